@@ -1,0 +1,262 @@
+//! The `bulwark` command: wires the crates together. Everything it does is
+//! configuration and start-up; the work happens in the library crates.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand};
+use include_dir::{Dir, include_dir};
+
+use bulwark_http::{AccessLogTarget, Server, ServerOptions};
+
+/// The starter site, written out when `bulwark serve` finds no site to serve.
+static STARTER_SITE: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../sites/default");
+
+#[derive(Parser)]
+#[command(
+    name = "bulwark",
+    version,
+    about = "A CMS and web framework in one binary"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve every site in the sites folder (creates a starter site if there is none).
+    Serve(ServeArgs),
+    /// Validate every site's configuration and compile all its templates.
+    Check {
+        #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
+        sites: PathBuf,
+    },
+    /// Site management.
+    Site {
+        #[command(subcommand)]
+        command: SiteCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum SiteCommand {
+    /// Create a new site folder from the starter site.
+    New {
+        name: String,
+        /// Host name the site answers to.
+        #[arg(long)]
+        hostname: Option<String>,
+        #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
+        sites: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Folder holding one folder per site.
+    #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
+    sites: PathBuf,
+    /// Address for plain HTTP.
+    #[arg(long, env = "BULWARK_LISTEN", default_value = "127.0.0.1:8000")]
+    listen: SocketAddr,
+    /// Address for HTTPS (HTTP/2 and HTTP/1.1), for sites that name a certificate.
+    #[arg(long, env = "BULWARK_LISTEN_TLS")]
+    listen_tls: Option<SocketAddr>,
+    /// Development mode: reload templates and config on change, detailed error pages.
+    #[arg(long, env = "BULWARK_DEV")]
+    dev: bool,
+    /// Access log: a file path, `-` for standard output, or `off`.
+    #[arg(long, env = "BULWARK_ACCESS_LOG", default_value = "-")]
+    access_log: String,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "BULWARK_MAX_BODY", default_value_t = 8 * 1024 * 1024)]
+    max_body: u64,
+    /// Largest accepted request head (request line and headers), in bytes.
+    #[arg(long, env = "BULWARK_MAX_HEADER", default_value_t = 64 * 1024)]
+    max_header: usize,
+    /// Seconds a client has to send a request head; also the keep-alive idle limit.
+    #[arg(long, env = "BULWARK_HEADER_TIMEOUT", default_value_t = 10.0)]
+    header_timeout: f64,
+    /// Seconds in-flight requests get to finish on shutdown.
+    #[arg(long, env = "BULWARK_SHUTDOWN_GRACE", default_value_t = 10.0)]
+    shutdown_grace: f64,
+    /// Worker threads (default: one per core).
+    #[arg(long, env = "BULWARK_THREADS")]
+    threads: Option<usize>,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("BULWARK_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => serve(args),
+        Command::Check { sites } => check(&sites),
+        Command::Site {
+            command:
+                SiteCommand::New {
+                    name,
+                    hostname,
+                    sites,
+                },
+        } => new_site(&sites, &name, hostname.as_deref()).map(|dir| {
+            println!("created {}", dir.display());
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    if !has_sites(&args.sites) {
+        let dir = write_starter_site(&args.sites.join("default"), None)?;
+        tracing::info!(
+            "no sites found: created the starter site in {}",
+            dir.display()
+        );
+    }
+    let options = ServerOptions {
+        listen: args.listen,
+        listen_tls: args.listen_tls,
+        dev: args.dev,
+        max_body_bytes: args.max_body,
+        max_header_bytes: args.max_header,
+        header_read_timeout: Duration::from_secs_f64(args.header_timeout),
+        shutdown_grace: Duration::from_secs_f64(args.shutdown_grace),
+        access_log: match args.access_log.as_str() {
+            "off" => AccessLogTarget::Off,
+            "-" => AccessLogTarget::Stdout,
+            path => AccessLogTarget::File(path.into()),
+        },
+        ..ServerOptions::default()
+    };
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if let Some(n) = args.threads {
+        runtime.worker_threads(n);
+    }
+    let runtime = runtime
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    runtime.block_on(async {
+        let server = Server::bind(&args.sites, options).await?;
+        tracing::info!("serving on http://{}/", server.local_addr());
+        if let Some(addr) = server.tls_local_addr() {
+            tracing::info!("serving on https://{addr}/");
+        }
+        server.run(shutdown_signal()).await;
+        tracing::info!("stopped");
+        Ok(())
+    })
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("installing the SIGTERM handler");
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term.recv() => {},
+    }
+    tracing::info!("shutting down: no new connections, finishing requests in flight");
+}
+
+fn has_sites(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.path().join("site.toml").is_file())
+        })
+        .unwrap_or(false)
+}
+
+fn check(sites_dir: &Path) -> anyhow::Result<()> {
+    let sites = bulwark_site::load_sites(sites_dir, false).map_err(|errors| {
+        anyhow::anyhow!(
+            "{}",
+            errors
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    })?;
+    let mut broken = 0;
+    for site in sites {
+        let name = site.name().to_string();
+        let templates = bulwark_template::SiteTemplates::new(site.into(), Default::default());
+        for err in templates.check_all() {
+            broken += 1;
+            let at = match (&err.template, err.line) {
+                (Some(t), Some(l)) => format!("{t}:{l}"),
+                (Some(t), None) => t.clone(),
+                _ => "?".into(),
+            };
+            eprintln!("site {name}: {at}: {}", err.message);
+        }
+        println!("site {name}: ok");
+    }
+    if broken > 0 {
+        bail!("{broken} template(s) do not compile");
+    }
+    Ok(())
+}
+
+fn new_site(sites_dir: &Path, name: &str, hostname: Option<&str>) -> anyhow::Result<PathBuf> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        bail!("{name:?} is not a valid site name (letters, digits, '-' and '_')");
+    }
+    let dir = sites_dir.join(name);
+    if dir.exists() {
+        bail!("{} already exists", dir.display());
+    }
+    let hostname = hostname
+        .map(str::to_string)
+        .unwrap_or(format!("{name}.localhost"));
+    bulwark_site::normalize_host(&hostname).map_err(|e| anyhow::anyhow!("--hostname: {e}"))?;
+    write_starter_site(&dir, Some((name, &hostname)))
+}
+
+/// Writes the starter site to `dir`; with `identity`, as a non-default site with
+/// that name and host name.
+fn write_starter_site(dir: &Path, identity: Option<(&str, &str)>) -> anyhow::Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    STARTER_SITE
+        .extract(dir)
+        .with_context(|| format!("writing the starter site to {}", dir.display()))?;
+    for sub in ["files", "lib", "templates"] {
+        std::fs::create_dir_all(dir.join(sub))?;
+    }
+    if let Some((name, hostname)) = identity {
+        let toml_path = dir.join("site.toml");
+        let text = std::fs::read_to_string(&toml_path)?;
+        let text = text
+            .replace("name = \"default\"", &format!("name = \"{name}\""))
+            .replace(
+                "hostname = \"localhost\"",
+                &format!("hostname = \"{hostname}\""),
+            )
+            .replace("default = true", "default = false");
+        std::fs::write(&toml_path, text)?;
+    }
+    Ok(dir.to_path_buf())
+}

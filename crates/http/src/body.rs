@@ -1,0 +1,103 @@
+//! The response body: bytes in memory, or a file streamed from disk.
+//!
+//! An enum instead of a boxed trait object: the hot path (cached or rendered bytes)
+//! allocates nothing beyond the bytes themselves.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
+use tokio::io::AsyncRead;
+use tokio_util::io::ReaderStream;
+
+pub enum Body {
+    Full(Option<Bytes>),
+    Stream {
+        reader: ReaderStream<Pin<Box<dyn AsyncRead + Send>>>,
+        remaining: u64,
+    },
+}
+
+impl Body {
+    pub fn empty() -> Body {
+        Body::Full(None)
+    }
+
+    /// Streams `len` bytes from `reader` in 64 KiB chunks.
+    pub fn stream(reader: impl AsyncRead + Send + 'static, len: u64) -> Body {
+        let reader: Pin<Box<dyn AsyncRead + Send>> = Box::pin(reader);
+        Body::Stream {
+            reader: ReaderStream::with_capacity(reader, 64 * 1024),
+            remaining: len,
+        }
+    }
+}
+
+impl From<Bytes> for Body {
+    fn from(b: Bytes) -> Body {
+        if b.is_empty() {
+            Body::Full(None)
+        } else {
+            Body::Full(Some(b))
+        }
+    }
+}
+
+impl From<String> for Body {
+    fn from(s: String) -> Body {
+        Body::from(Bytes::from(s))
+    }
+}
+
+impl From<&'static str> for Body {
+    fn from(s: &'static str) -> Body {
+        Body::from(Bytes::from_static(s.as_bytes()))
+    }
+}
+
+impl http_body::Body for Body {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, std::io::Error>>> {
+        match self.get_mut() {
+            Body::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            Body::Stream { reader, remaining } => {
+                use futures_util::Stream;
+                if *remaining == 0 {
+                    return Poll::Ready(None);
+                }
+                match Pin::new(reader).poll_next(cx) {
+                    Poll::Ready(Some(Ok(mut chunk))) => {
+                        if chunk.len() as u64 > *remaining {
+                            chunk.truncate(*remaining as usize);
+                        }
+                        *remaining -= chunk.len() as u64;
+                        Poll::Ready(Some(Ok(Frame::data(chunk))))
+                    }
+                    Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e))),
+                    Poll::Ready(None) => Poll::Ready(None),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            Body::Full(b) => b.is_none(),
+            Body::Stream { remaining, .. } => *remaining == 0,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Body::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
+            Body::Stream { remaining, .. } => SizeHint::with_exact(*remaining),
+        }
+    }
+}

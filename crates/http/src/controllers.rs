@@ -1,0 +1,337 @@
+//! The built-in controllers: `template`, `lib`, `file` and `redirect`.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use http::header::LOCATION;
+use http::{HeaderValue, Method, Response, StatusCode};
+use minijinja::Value;
+
+use bulwark_site::{LibSource, resolve_inside, split_lib_path};
+
+use crate::body::Body;
+use crate::controller::{
+    Content, Controller, EncodedBody, GET_HEAD, Outcome, Representation, RequestCtx,
+};
+
+/// Renders a named template. Path arguments become template variables, the query
+/// string (and a urlencoded POST body) is `q`, request details are `request`.
+pub struct TemplateController {
+    pub template: String,
+    pub content_type: HeaderValue,
+}
+
+impl TemplateController {
+    pub fn new(template: &str, content_type: Option<&str>) -> TemplateController {
+        let content_type = content_type
+            .and_then(|c| HeaderValue::from_str(c).ok())
+            .unwrap_or_else(|| content_type_for(template));
+        TemplateController {
+            template: template.to_string(),
+            content_type,
+        }
+    }
+}
+
+impl Controller for TemplateController {
+    fn allowed_methods(&self) -> &'static [Method] {
+        &[Method::GET, Method::HEAD, Method::POST]
+    }
+
+    fn reads_body(&self) -> bool {
+        true
+    }
+
+    fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let mut q: Vec<(String, String)> =
+                parse_form(req.parts.uri.query().unwrap_or("").as_bytes());
+            if req.parts.method == Method::POST {
+                q.extend(parse_form(&req.body));
+            }
+            let mut vars: BTreeMap<String, Value> = req
+                .args
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect();
+            let q: BTreeMap<String, Value> =
+                q.into_iter().map(|(k, v)| (k, Value::from(v))).collect();
+            vars.insert("q".into(), Value::from(q));
+            vars.insert(
+                "request".into(),
+                minijinja::context! {
+                    path => req.parts.uri.path(),
+                    method => req.parts.method.as_str(),
+                    query => req.parts.uri.query().unwrap_or(""),
+                },
+            );
+            match req.site.templates.render(&self.template, Value::from(vars)) {
+                Ok(html) => Outcome::Found(Representation {
+                    status: StatusCode::OK,
+                    content_type: self.content_type.clone(),
+                    last_modified: None,
+                    // Pages may show per-visitor data: browsers must always ask again.
+                    cache_control: "no-cache",
+                    content: Content::Dynamic(Bytes::from(html)),
+                }),
+                Err(err) => Outcome::Failed(err),
+            }
+        })
+    }
+}
+
+fn parse_form(bytes: &[u8]) -> Vec<(String, String)> {
+    bytes
+        .split(|b| *b == b'&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = match pair.iter().position(|b| *b == b'=') {
+                Some(i) => (&pair[..i], &pair[i + 1..]),
+                None => (pair, &b""[..]),
+            };
+            (form_decode(k), form_decode(v))
+        })
+        .collect()
+}
+
+fn form_decode(bytes: &[u8]) -> String {
+    let plus_as_space: Vec<u8> = bytes
+        .iter()
+        .map(|b| if *b == b'+' { b' ' } else { *b })
+        .collect();
+    percent_encoding::percent_decode(&plus_as_space)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+pub fn content_type_for(name: &str) -> HeaderValue {
+    let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    let mime = match ext {
+        "tpl" | "html" | "htm" => "text/html; charset=utf-8".to_string(),
+        "json" => "application/json".to_string(),
+        _ => {
+            let guess = mime_guess::from_ext(ext).first_or_octet_stream();
+            if guess.type_() == "text"
+                || guess.subtype() == "javascript"
+                || guess.subtype() == "xml"
+            {
+                format!("{guess}; charset=utf-8")
+            } else {
+                guess.to_string()
+            }
+        }
+    };
+    HeaderValue::from_str(&mime).unwrap_or(HeaderValue::from_static("application/octet-stream"))
+}
+
+/// Single files above this size are streamed from disk rather than held in memory.
+pub const STREAM_THRESHOLD: u64 = 512 * 1024;
+/// A combined body larger than this is refused rather than held in memory.
+const COMBINED_MAX: u64 = 16 * 1024 * 1024;
+
+/// Serves (combined) static files from the `lib/` folders of the site and its modules.
+pub struct LibController;
+
+impl Controller for LibController {
+    fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let Some(tail) = req.args.iter().find(|(k, _)| k == "path").map(|(_, v)| v) else {
+                return Outcome::NotFound;
+            };
+            let Some(names) = split_lib_path(tail) else {
+                return Outcome::NotFound;
+            };
+            let mut files = Vec::with_capacity(names.len());
+            for name in &names {
+                match req.site.site.lib.lookup(name) {
+                    Some(file) => files.push(file),
+                    None => return Outcome::NotFound,
+                }
+            }
+            let newest = files.iter().map(|f| f.modified).max().unwrap_or(UNIX_EPOCH);
+            let content_type = content_type_for(&names[0]);
+            let cache_control = "public, max-age=31536000, immutable";
+            if let [single] = files.as_slice()
+                && let LibSource::Disk(path) = &single.source
+                && single.len > STREAM_THRESHOLD
+            {
+                return Outcome::Found(Representation {
+                    status: StatusCode::OK,
+                    content_type,
+                    last_modified: Some(single.modified),
+                    cache_control,
+                    content: Content::File {
+                        path: path.clone(),
+                        len: single.len,
+                    },
+                });
+            }
+            if files.iter().map(|f| f.len).sum::<u64>() > COMBINED_MAX {
+                tracing::warn!(site = %req.site.site.name(), "lib: {tail:?} is too large to combine");
+                return Outcome::NotFound;
+            }
+            let stamp = newest
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            let key = format!("{}\n{stamp}", names.join("\n"));
+            let built = req
+                .site
+                .lib_cache
+                .try_get_with(key, async move {
+                    tokio::task::spawn_blocking(move || combine(&files))
+                        .await
+                        .map_err(|e| std::io::Error::other(e.to_string()))?
+                })
+                .await;
+            match built {
+                Ok(encoded) => Outcome::Found(Representation {
+                    status: StatusCode::OK,
+                    content_type,
+                    last_modified: Some(newest),
+                    cache_control,
+                    content: Content::Encoded(encoded),
+                }),
+                Err(e) => {
+                    tracing::warn!(site = %req.site.site.name(), "lib: {tail:?}: {e}");
+                    Outcome::NotFound
+                }
+            }
+        })
+    }
+}
+
+/// Concatenates the files (a newline between text files that lack one) and encodes
+/// the result once.
+fn combine(files: &[bulwark_site::LibFile]) -> std::io::Result<Arc<EncodedBody>> {
+    let mut out = Vec::new();
+    for file in files {
+        match &file.source {
+            LibSource::Disk(path) => out.extend(std::fs::read(path)?),
+            LibSource::Embedded(bytes) => out.extend_from_slice(bytes),
+        }
+        if files.len() > 1 && out.last() != Some(&b'\n') {
+            out.push(b'\n');
+        }
+    }
+    Ok(Arc::new(EncodedBody::new(Bytes::from(out))))
+}
+
+/// Serves files from a folder of the site (uploads), streamed, with ranges.
+pub struct FileController {
+    pub root: String,
+}
+
+impl Controller for FileController {
+    fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let Some(rel) = req
+                .args
+                .iter()
+                .find(|(k, _)| k == "path")
+                .map(|(_, v)| v.clone())
+            else {
+                return Outcome::NotFound;
+            };
+            let Some(folder) = req.site.site.folder(&self.root) else {
+                return Outcome::NotFound;
+            };
+            let found = tokio::task::spawn_blocking(move || {
+                let path = resolve_inside(&folder, &rel)?;
+                let meta = path.metadata().ok()?;
+                Some((path, meta))
+            })
+            .await
+            .ok()
+            .flatten();
+            let Some((path, meta)) = found else {
+                return Outcome::NotFound;
+            };
+            Outcome::Found(Representation {
+                status: StatusCode::OK,
+                content_type: content_type_for(&path.to_string_lossy()),
+                last_modified: Some(meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)),
+                cache_control: "public, max-age=3600",
+                content: Content::File {
+                    path,
+                    len: meta.len(),
+                },
+            })
+        })
+    }
+}
+
+/// Redirects to a path or URL, or to another rule by name (with this rule's path
+/// arguments).
+pub struct RedirectController {
+    pub to: String,
+    pub permanent: bool,
+}
+
+impl Controller for RedirectController {
+    fn allowed_methods(&self) -> &'static [Method] {
+        GET_HEAD
+    }
+
+    fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let location = if self.to.starts_with('/') || self.to.contains("://") {
+                Ok(self.to.clone())
+            } else {
+                req.site.site.router.url_for(&self.to, &[], req.args)
+            };
+            let location = match location.map(|l| HeaderValue::from_str(&l)) {
+                Ok(Ok(l)) => l,
+                Ok(Err(e)) => return Outcome::Failed(failure(format!("redirect target: {e}"))),
+                Err(e) => return Outcome::Failed(failure(e)),
+            };
+            let status = if self.permanent {
+                StatusCode::MOVED_PERMANENTLY
+            } else {
+                StatusCode::FOUND
+            };
+            let mut resp = Response::new(Body::empty());
+            *resp.status_mut() = status;
+            resp.headers_mut().insert(LOCATION, location);
+            Outcome::Response(resp)
+        })
+    }
+}
+
+fn failure(message: String) -> bulwark_template::RenderError {
+    bulwark_template::RenderError {
+        not_found: false,
+        template: None,
+        line: None,
+        message,
+        detail: String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_decode_plus_and_percent() {
+        assert_eq!(
+            parse_form(b"a=1+2&b=%C3%A9&c"),
+            vec![
+                ("a".into(), "1 2".into()),
+                ("b".into(), "é".into()),
+                ("c".into(), "".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn content_types_follow_the_extension() {
+        assert_eq!(content_type_for("home.tpl"), "text/html; charset=utf-8");
+        assert_eq!(content_type_for("a.css"), "text/css; charset=utf-8");
+        assert_eq!(content_type_for("x.json"), "application/json");
+        assert_eq!(content_type_for("logo.png"), "image/png");
+    }
+}

@@ -1,0 +1,89 @@
+//! Error responses: the site's own `404.tpl` / `500.tpl` (or `error.tpl` from core),
+//! a detailed page in development mode, and a plain fallback when even the error
+//! template fails.
+
+use bytes::Bytes;
+use http::header::{CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
+use http::{HeaderValue, Response, StatusCode};
+use minijinja::context;
+
+use bulwark_template::RenderError;
+
+use crate::body::Body;
+use crate::runtime::SiteRuntime;
+
+pub fn error_response(
+    site: &SiteRuntime,
+    status: StatusCode,
+    error: Option<&RenderError>,
+) -> Response<Body> {
+    let html = match error {
+        Some(err) if site.dev => dev_error_page(status, err),
+        _ => {
+            let reason = status.canonical_reason().unwrap_or("");
+            let specific = format!("{}.tpl", status.as_u16());
+            let name = if site.templates.exists(&specific) {
+                specific.as_str()
+            } else {
+                "error.tpl"
+            };
+            match site.templates.render(
+                name,
+                context! { status => status.as_u16(), reason => reason },
+            ) {
+                Ok(html) => html,
+                Err(e) => {
+                    tracing::error!(site = %site.site.name(), "error page {name}: {e}");
+                    plain_error_page(status)
+                }
+            }
+        }
+    };
+    html_response(status, html)
+}
+
+pub fn html_response(status: StatusCode, html: String) -> Response<Body> {
+    let mut resp = Response::new(Body::from(Bytes::from(html.clone())));
+    *resp.status_mut() = status;
+    let h = resp.headers_mut();
+    h.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert(CONTENT_LENGTH, HeaderValue::from(html.len()));
+    resp
+}
+
+pub fn plain_error_page(status: StatusCode) -> String {
+    let reason = status.canonical_reason().unwrap_or("");
+    format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{0} {1}</title></head>\
+         <body><h1>{0} {1}</h1></body></html>",
+        status.as_u16(),
+        reason
+    )
+}
+
+fn dev_error_page(status: StatusCode, err: &RenderError) -> String {
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let location = match (&err.template, err.line) {
+        (Some(t), Some(l)) => format!("{}, line {l}", esc(t)),
+        (Some(t), None) => esc(t),
+        _ => "unknown template".to_string(),
+    };
+    format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{status} template error</title>\
+         <style>body{{font:15px/1.5 system-ui,sans-serif;margin:2rem;color:#222}}\
+         pre{{background:#f6f6f6;padding:1rem;overflow:auto}}.where{{color:#a00}}</style></head>\
+         <body><h1>Template error</h1><p class=\"where\">{location}</p><pre>{}</pre><pre>{}</pre>\
+         <p>This page is shown because the server runs with <code>--dev</code>.</p></body></html>",
+        esc(&err.message),
+        esc(&err.detail)
+    )
+}

@@ -1,0 +1,539 @@
+//! The HTTP server: accepting connections, limits, host dispatch, shutdown.
+//!
+//! hyper is used directly rather than through axum: the routing that matters here is
+//! per host and per site (compiled from `site.toml`), and the measured cost of a
+//! general-purpose router and middleware stack on the hot path is 20-40% of the
+//! request rate (`../shared/STACK.md`).
+//!
+//! Limits come from hyper where hyper has them: the header buffer size (requests
+//! with larger heads get `431`), the header read timeout (slowloris; in hyper 1.12 it
+//! also bounds how long an idle keep-alive connection may wait for its next
+//! request). The body limit is ours: a `Content-Length` over it is refused at once,
+//! a chunked body is counted while it is read.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use arc_swap::ArcSwap;
+use bytes::Bytes;
+use futures_util::FutureExt;
+use http::header::{CONNECTION, CONTENT_LENGTH, HOST, LOCATION, REFERER, USER_AGENT};
+use http::{HeaderValue, Method, Request, Response, StatusCode, Version};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use bulwark_site::SiteError;
+use bulwark_template::TemplateOptions;
+
+use crate::access_log::{AccessEntry, AccessLog, AccessLogTarget};
+use crate::body::Body;
+use crate::controller::{RequestCtx, respond};
+use crate::error_page::{error_response, html_response, plain_error_page};
+use crate::runtime::{HostTarget, SiteRuntime, SiteTable};
+
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    pub listen: SocketAddr,
+    /// Where HTTPS is served, for sites that name a certificate.
+    pub listen_tls: Option<SocketAddr>,
+    /// Template reload, config reload and detailed error pages.
+    pub dev: bool,
+    pub max_body_bytes: u64,
+    /// The most a request head (request line and headers) may take.
+    pub max_header_bytes: usize,
+    /// Time allowed for a request head to arrive, and for an idle keep-alive
+    /// connection to send its next request.
+    pub header_read_timeout: Duration,
+    /// How long in-flight requests may finish after a shutdown signal.
+    pub shutdown_grace: Duration,
+    pub access_log: AccessLogTarget,
+    /// Template instructions per render.
+    pub fuel: u64,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8000)),
+            listen_tls: None,
+            dev: false,
+            max_body_bytes: 8 * 1024 * 1024,
+            max_header_bytes: 64 * 1024,
+            header_read_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(10),
+            access_log: AccessLogTarget::Off,
+            fuel: TemplateOptions::default().fuel,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
+    Sites(Vec<SiteError>),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+    #[error("TLS: {0}")]
+    Tls(String),
+}
+
+struct ServerState {
+    table: ArcSwap<SiteTable>,
+    options: ServerOptions,
+    log: AccessLog,
+}
+
+pub struct Server {
+    state: Arc<ServerState>,
+    sites_dir: PathBuf,
+    listener: TcpListener,
+    tls: Option<(TcpListener, tokio_rustls::TlsAcceptor)>,
+}
+
+impl Server {
+    /// Loads every site and binds the listeners; nothing is served until [`run`].
+    pub async fn bind(sites_dir: &Path, options: ServerOptions) -> Result<Server, ServerError> {
+        let template_options = template_options(&options);
+        let table = SiteTable::load(sites_dir, &template_options).map_err(ServerError::Sites)?;
+        let io = |what: String| move |source| ServerError::Io { what, source };
+        let listener = TcpListener::bind(options.listen)
+            .await
+            .map_err(io(format!("listening on {}", options.listen)))?;
+        let tls = match (
+            crate::tls::server_config(&table).map_err(ServerError::Tls)?,
+            options.listen_tls,
+        ) {
+            (Some(config), Some(addr)) => {
+                let l = TcpListener::bind(addr)
+                    .await
+                    .map_err(io(format!("listening on {addr}")))?;
+                Some((l, tokio_rustls::TlsAcceptor::from(config)))
+            }
+            (Some(_), None) => {
+                tracing::warn!(
+                    "sites name TLS certificates, but no TLS address is set (--listen-tls)"
+                );
+                None
+            }
+            _ => None,
+        };
+        let log = AccessLog::start(options.access_log.clone()).map_err(io("access log".into()))?;
+        Ok(Server {
+            state: Arc::new(ServerState {
+                table: ArcSwap::from_pointee(table),
+                options,
+                log,
+            }),
+            sites_dir: sites_dir.to_path_buf(),
+            listener,
+            tls,
+        })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .expect("bound listener has an address")
+    }
+
+    pub fn tls_local_addr(&self) -> Option<SocketAddr> {
+        self.tls.as_ref().and_then(|(l, _)| l.local_addr().ok())
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting and gives in-flight
+    /// requests up to the grace period to finish.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) {
+        let stop = CancellationToken::new();
+        let graceful = Arc::new(GracefulShutdown::new());
+        let builder = Arc::new(connection_builder(&self.state.options));
+        let mut tasks = Vec::new();
+        tasks.push(tokio::spawn(accept_loop(
+            self.listener,
+            None,
+            self.state.clone(),
+            builder.clone(),
+            graceful.clone(),
+            stop.clone(),
+        )));
+        if let Some((listener, acceptor)) = self.tls {
+            tasks.push(tokio::spawn(accept_loop(
+                listener,
+                Some(acceptor),
+                self.state.clone(),
+                builder.clone(),
+                graceful.clone(),
+                stop.clone(),
+            )));
+        }
+        if self.state.options.dev {
+            tokio::spawn(reload_on_change(
+                self.sites_dir.clone(),
+                self.state.clone(),
+                stop.clone(),
+            ));
+        }
+        shutdown.await;
+        stop.cancel();
+        for task in tasks {
+            let _ = task.await;
+        }
+        if self.state.log.dropped() > 0 {
+            tracing::warn!(
+                "access log: {} entries dropped (writer too slow)",
+                self.state.log.dropped()
+            );
+        }
+        let graceful =
+            Arc::try_unwrap(graceful).unwrap_or_else(|_| unreachable!("accept loops ended"));
+        tokio::select! {
+            _ = graceful.shutdown() => tracing::info!("all connections closed"),
+            _ = tokio::time::sleep(self.state.options.shutdown_grace) => {
+                tracing::warn!("shutdown grace period over; closing remaining connections");
+            }
+        }
+    }
+}
+
+fn template_options(options: &ServerOptions) -> TemplateOptions {
+    TemplateOptions {
+        dev: options.dev,
+        fuel: options.fuel,
+    }
+}
+
+fn connection_builder(options: &ServerOptions) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(options.header_read_timeout)
+        .max_buf_size(options.max_header_bytes.max(8192))
+        .keep_alive(true);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_header_list_size(options.max_header_bytes.min(u32::MAX as usize) as u32)
+        .keep_alive_interval(Some(Duration::from_secs(30)))
+        .max_concurrent_streams(256);
+    builder
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    state: Arc<ServerState>,
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    graceful: Arc<GracefulShutdown>,
+    stop: CancellationToken,
+) {
+    loop {
+        let (stream, peer) = tokio::select! {
+            _ = stop.cancelled() => return,
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off, keep serving.
+                    tracing::warn!("accept: {e}");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        let state = state.clone();
+        let secure = tls.is_some();
+        let service = service_fn(move |req| {
+            let state = state.clone();
+            async move { Ok::<_, Infallible>(handle(state, req, peer, secure).await) }
+        });
+        match &tls {
+            None => {
+                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                let conn = graceful.watch(conn.into_owned());
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+            }
+            Some(acceptor) => {
+                let acceptor = acceptor.clone();
+                let builder = builder.clone();
+                let graceful = graceful.clone();
+                let timeout = state_timeout(&builder);
+                tokio::spawn(async move {
+                    let stream = match tokio::time::timeout(timeout, acceptor.accept(stream)).await
+                    {
+                        Ok(Ok(s)) => s,
+                        _ => return,
+                    };
+                    let conn =
+                        builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                    let _ = graceful.watch(conn.into_owned()).await;
+                });
+            }
+        }
+    }
+}
+
+/// TLS handshakes get as long as a request head.
+fn state_timeout(_: &auto::Builder<TokioExecutor>) -> Duration {
+    Duration::from_secs(10)
+}
+
+async fn handle(
+    state: Arc<ServerState>,
+    req: Request<Incoming>,
+    peer: SocketAddr,
+    secure: bool,
+) -> Response<Body> {
+    let start = Instant::now();
+    let logged = state.log.enabled().then(|| {
+        let header = |name| {
+            req.headers()
+                .get(name)
+                .and_then(|v: &HeaderValue| v.to_str().ok())
+                .unwrap_or("-")
+                .to_string()
+        };
+        (
+            format!("{} {} {:?}", req.method(), req.uri(), req.version()),
+            header(HOST),
+            header(REFERER),
+            header(USER_AGENT),
+        )
+    });
+    let resp = match AssertUnwindSafe(dispatch(&state, req, secure))
+        .catch_unwind()
+        .await
+    {
+        Ok(resp) => resp,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            tracing::error!("request panicked: {message}");
+            html_response(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                plain_error_page(StatusCode::INTERNAL_SERVER_ERROR),
+            )
+        }
+    };
+    if let Some((request_line, host, referer, user_agent)) = logged {
+        let bytes = resp
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse().ok())
+            .unwrap_or(0);
+        state.log.record(AccessEntry {
+            time: SystemTime::now(),
+            peer: peer.ip(),
+            host,
+            request_line,
+            status: resp.status().as_u16(),
+            bytes,
+            referer,
+            user_agent,
+            duration: start.elapsed(),
+        });
+    }
+    resp
+}
+
+async fn dispatch(state: &ServerState, req: Request<Incoming>, secure: bool) -> Response<Body> {
+    let (parts, body) = req.into_parts();
+    let Some(host) = request_host(&parts) else {
+        return plain_response(StatusCode::BAD_REQUEST, true);
+    };
+    let site: Arc<SiteRuntime> = {
+        let table = state.table.load();
+        match table.resolve(&host.name) {
+            Some(HostTarget::Site(site)) => site.clone(),
+            Some(HostTarget::Alias(site)) => {
+                return redirect_to_canonical(site, &host, &parts, secure);
+            }
+            None => match &table.default {
+                Some(site) => site.clone(),
+                None => return plain_response(StatusCode::NOT_FOUND, false),
+            },
+        }
+    };
+    let declared_len = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared_len.is_some_and(|n| n > state.options.max_body_bytes) {
+        return too_large(&site);
+    }
+    let Some(matched) = site.site.router.route(parts.uri.path()) else {
+        return error_response(&site, StatusCode::NOT_FOUND, None);
+    };
+    let controller = site.controllers[matched.index].as_ref();
+    let body =
+        if controller.reads_body() && parts.method != Method::GET && parts.method != Method::HEAD {
+            match Limited::new(body, state.options.max_body_bytes as usize)
+                .collect()
+                .await
+            {
+                Ok(collected) => collected.to_bytes(),
+                Err(e) if e.is::<http_body_util::LengthLimitError>() => return too_large(&site),
+                Err(_) => return plain_response(StatusCode::BAD_REQUEST, true),
+            }
+        } else {
+            Bytes::new()
+        };
+    let ctx = RequestCtx {
+        parts: &parts,
+        args: &matched.args,
+        site: &site,
+        body,
+    };
+    respond(controller, &ctx).await
+}
+
+fn too_large(site: &SiteRuntime) -> Response<Body> {
+    let mut resp = error_response(site, StatusCode::PAYLOAD_TOO_LARGE, None);
+    // The unread body is still on the wire: this connection cannot be reused.
+    resp.headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    resp
+}
+
+fn plain_response(status: StatusCode, close: bool) -> Response<Body> {
+    let mut resp = html_response(status, plain_error_page(status));
+    if close {
+        resp.headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
+    resp
+}
+
+struct RequestHost {
+    name: String,
+    port: Option<u16>,
+}
+
+/// The host a request is for: the URI authority (HTTP/2, absolute-form requests),
+/// else the `Host` header. HTTP/1.1 requires one; HTTP/1.0 may omit it (default site).
+fn request_host(parts: &http::request::Parts) -> Option<RequestHost> {
+    let raw = match parts.uri.authority() {
+        Some(a) => a.as_str().to_string(),
+        None => match parts.headers.get(HOST) {
+            Some(h) => h.to_str().ok()?.to_string(),
+            None if parts.version <= Version::HTTP_10 => String::new(),
+            None => return None,
+        },
+    };
+    let raw = raw.rsplit('@').next().unwrap_or("");
+    let (name, port) = if raw.starts_with('[') {
+        let end = raw.find(']')?;
+        let port = raw[end + 1..].strip_prefix(':');
+        (&raw[..=end], port)
+    } else {
+        match raw.rsplit_once(':') {
+            Some((n, p)) => (n, Some(p)),
+            None => (raw, None),
+        }
+    };
+    let port = match port {
+        Some(p) => Some(p.parse::<u16>().ok()?),
+        None => None,
+    };
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'[' | b']' | b':'))
+    {
+        return None;
+    }
+    Some(RequestHost {
+        name: name.trim_end_matches('.').to_ascii_lowercase(),
+        port,
+    })
+}
+
+fn redirect_to_canonical(
+    site: &SiteRuntime,
+    host: &RequestHost,
+    parts: &http::request::Parts,
+    secure: bool,
+) -> Response<Body> {
+    let scheme = if secure { "https" } else { "http" };
+    let port = host.port.map(|p| format!(":{p}")).unwrap_or_default();
+    let path = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/");
+    let location = format!("{scheme}://{}{port}{path}", site.site.config.hostname);
+    let mut resp = Response::new(Body::empty());
+    *resp.status_mut() = StatusCode::MOVED_PERMANENTLY;
+    match HeaderValue::from_str(&location) {
+        Ok(l) => {
+            resp.headers_mut().insert(LOCATION, l);
+            resp.headers_mut()
+                .insert(CONTENT_LENGTH, HeaderValue::from(0));
+            resp
+        }
+        Err(_) => plain_response(StatusCode::BAD_REQUEST, true),
+    }
+}
+
+/// Development mode: rebuilds the site table when a `site.toml` changes or a site
+/// folder appears or goes, and swaps it in. A broken config is reported and the
+/// running sites stay as they were.
+async fn reload_on_change(sites_dir: PathBuf, state: Arc<ServerState>, stop: CancellationToken) {
+    let mut seen = config_fingerprint(&sites_dir);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+        }
+        let now = config_fingerprint(&sites_dir);
+        if now == seen {
+            continue;
+        }
+        seen = now;
+        let dir = sites_dir.clone();
+        let options = template_options(&state.options);
+        match tokio::task::spawn_blocking(move || SiteTable::load(&dir, &options)).await {
+            Ok(Ok(table)) => {
+                state.table.store(Arc::new(table));
+                tracing::info!("site configuration reloaded");
+            }
+            Ok(Err(errors)) => {
+                for e in errors {
+                    tracing::error!("not reloaded: {e}");
+                }
+            }
+            Err(e) => tracing::error!("reload failed: {e}"),
+        }
+    }
+}
+
+fn config_fingerprint(sites_dir: &Path) -> Vec<(PathBuf, Option<SystemTime>)> {
+    let mut out: Vec<_> = std::fs::read_dir(sites_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            let toml = e.path().join("site.toml");
+            let modified = toml.metadata().and_then(|m| m.modified()).ok();
+            (toml, modified)
+        })
+        .collect();
+    out.sort();
+    out
+}

@@ -1,0 +1,409 @@
+//! `site.toml`: reading and validating a site's configuration.
+//!
+//! Validation happens once, when a site is loaded, and every problem names the file,
+//! the key and what is wrong with it, so a typo in a config never surfaces later as a
+//! puzzling 404 or 500. Dispatch rules are parsed in two steps (common keys, then the
+//! options of the named controller) so an unknown option is reported against the
+//! controller that does not know it.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::dispatch::{Controller, DispatchRule, RulePattern};
+use crate::error::SiteError;
+
+/// The validated contents of a `site.toml`.
+#[derive(Debug, Clone)]
+pub struct SiteConfig {
+    pub name: SiteName,
+    /// Canonical host name, lower case, without port.
+    pub hostname: String,
+    /// Other host names that redirect (301) to `hostname`.
+    pub aliases: Vec<String>,
+    /// Unknown hosts are served by the site marked default.
+    pub is_default: bool,
+    /// Enabled modules, by name (the `core` module is always enabled).
+    pub modules: Vec<String>,
+    /// Free-form settings, visible to templates as `site.settings`.
+    pub settings: toml::Table,
+    pub rules: Vec<DispatchRule>,
+    pub tls: Option<TlsFiles>,
+}
+
+/// A site's name: its folder name unless `site.toml` says otherwise.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SiteName(String);
+
+impl SiteName {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for SiteName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Certificate chain and private key (PEM), resolved against the site folder.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SiteToml {
+    name: Option<String>,
+    hostname: String,
+    #[serde(default)]
+    aliases: Vec<String>,
+    #[serde(default)]
+    default: bool,
+    #[serde(default)]
+    modules: Vec<String>,
+    #[serde(default)]
+    settings: toml::Table,
+    #[serde(default)]
+    dispatch: Vec<toml::Table>,
+    tls: Option<TlsToml>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TlsToml {
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TemplateOptions {
+    template: String,
+    content_type: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileOptions {
+    #[serde(default = "default_files_root")]
+    root: String,
+}
+
+fn default_files_root() -> String {
+    "files".to_string()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RedirectOptions {
+    to: String,
+    #[serde(default = "default_true")]
+    permanent: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// Reads and validates `dir/site.toml`. `known_modules` are the modules compiled into
+/// this binary.
+pub fn load_site_config(dir: &Path, known_modules: &[&str]) -> Result<SiteConfig, SiteError> {
+    let file = dir.join("site.toml");
+    let text = std::fs::read_to_string(&file).map_err(|e| SiteError::Io {
+        path: file.clone(),
+        source: e,
+    })?;
+    parse_site_config(&file, &text, dir, known_modules)
+}
+
+pub(crate) fn parse_site_config(
+    file: &Path,
+    text: &str,
+    dir: &Path,
+    known_modules: &[&str],
+) -> Result<SiteConfig, SiteError> {
+    let invalid = |key: &str, problem: String| SiteError::invalid(file, key, problem);
+    let raw: SiteToml = toml::from_str(text).map_err(|e| {
+        let key = e
+            .message()
+            .split('`')
+            .nth(1)
+            .map(str::to_string)
+            .unwrap_or_default();
+        invalid(&key, e.to_string().trim().replace('\n', " "))
+    })?;
+
+    let folder_name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = raw.name.unwrap_or(folder_name);
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        return Err(invalid(
+            "name",
+            format!("{name:?} is not a valid site name (use letters, digits, '-' and '_')"),
+        ));
+    }
+
+    let hostname = normalize_host(&raw.hostname).map_err(|p| invalid("hostname", p))?;
+    let mut aliases = Vec::with_capacity(raw.aliases.len());
+    for (i, alias) in raw.aliases.iter().enumerate() {
+        let alias = normalize_host(alias).map_err(|p| invalid(&format!("aliases[{i}]"), p))?;
+        if alias == hostname || aliases.contains(&alias) {
+            return Err(invalid(
+                &format!("aliases[{i}]"),
+                format!("{alias:?} is listed twice (or equals the hostname)"),
+            ));
+        }
+        aliases.push(alias);
+    }
+
+    for (i, module) in raw.modules.iter().enumerate() {
+        if !known_modules.contains(&module.as_str()) {
+            return Err(invalid(
+                &format!("modules[{i}]"),
+                format!(
+                    "unknown module {module:?}; this binary has: {}",
+                    known_modules.join(", ")
+                ),
+            ));
+        }
+    }
+
+    let rules = parse_dispatch_rules(&raw.dispatch, "dispatch")
+        .map_err(|(key, problem)| invalid(&key, problem))?;
+
+    let tls = match raw.tls {
+        None => None,
+        Some(t) => {
+            let cert = dir.join(&t.cert);
+            let key = dir.join(&t.key);
+            for (k, p) in [("tls.cert", &cert), ("tls.key", &key)] {
+                if !p.is_file() {
+                    return Err(invalid(k, format!("file {} does not exist", p.display())));
+                }
+            }
+            Some(TlsFiles { cert, key })
+        }
+    };
+
+    Ok(SiteConfig {
+        name: SiteName(name),
+        hostname,
+        aliases,
+        is_default: raw.default,
+        modules: raw.modules,
+        settings: raw.settings,
+        rules,
+        tls,
+    })
+}
+
+/// Parses `[[dispatch]]` tables; errors are `(key, problem)` with `key` like
+/// `dispatch[2].template`.
+pub(crate) fn parse_dispatch_rules(
+    tables: &[toml::Table],
+    prefix: &str,
+) -> Result<Vec<DispatchRule>, (String, String)> {
+    let mut rules: Vec<DispatchRule> = Vec::with_capacity(tables.len());
+    for (i, table) in tables.iter().enumerate() {
+        let key = |k: &str| format!("{prefix}[{i}].{k}");
+        let mut options = table.clone();
+        let mut take_str = |k: &str| -> Result<String, (String, String)> {
+            match options.remove(k) {
+                Some(toml::Value::String(s)) => Ok(s),
+                Some(other) => Err((key(k), format!("must be a string, found {other}"))),
+                None => Err((key(k), "is missing".to_string())),
+            }
+        };
+        let name = take_str("name")?;
+        let path = take_str("path")?;
+        let controller = take_str("controller")?;
+        if name.is_empty() || rules.iter().any(|r| r.name == name) {
+            return Err((key("name"), format!("{name:?} is empty or not unique")));
+        }
+        let pattern = RulePattern::parse(&path).map_err(|p| (key("path"), p))?;
+        let options = toml::Value::Table(options);
+        let unknown = |e: toml::de::Error| {
+            (
+                format!("{prefix}[{i}]"),
+                format!("controller {controller:?}: {}", e.message()),
+            )
+        };
+        let controller = match controller.as_str() {
+            "template" => {
+                let o: TemplateOptions = options.try_into().map_err(unknown)?;
+                Controller::Template {
+                    template: o.template,
+                    content_type: o.content_type,
+                }
+            }
+            "lib" => {
+                let _: toml::Table = options.try_into().map_err(unknown)?;
+                Controller::Lib
+            }
+            "file" => {
+                let o: FileOptions = options.try_into().map_err(unknown)?;
+                if o.root
+                    .split('/')
+                    .any(|s| s.is_empty() || s == ".." || s == ".")
+                {
+                    return Err((
+                        key("root"),
+                        "must be a relative folder inside the site".into(),
+                    ));
+                }
+                Controller::File { root: o.root }
+            }
+            "redirect" => {
+                let o: RedirectOptions = options.try_into().map_err(unknown)?;
+                Controller::Redirect {
+                    to: o.to,
+                    permanent: o.permanent,
+                }
+            }
+            other => {
+                return Err((
+                    key("controller"),
+                    format!("unknown controller {other:?}; known: template, lib, file, redirect"),
+                ));
+            }
+        };
+        if let Controller::Template { template, .. } = &controller
+            && !template_name_is_safe(template)
+        {
+            return Err((
+                key("template"),
+                format!("{template:?} is not a template name"),
+            ));
+        }
+        rules.push(DispatchRule {
+            name,
+            pattern,
+            controller,
+        });
+    }
+    Ok(rules)
+}
+
+pub(crate) fn template_name_is_safe(name: &str) -> bool {
+    !name.is_empty()
+        && !name.contains('\\')
+        && !name.contains('\0')
+        && name
+            .split('/')
+            .all(|s| !s.is_empty() && !s.starts_with('.'))
+}
+
+/// Lower-cases a host name and checks that it is one (no scheme, port or path).
+pub fn normalize_host(host: &str) -> Result<String, String> {
+    let h = host.trim().to_ascii_lowercase();
+    let valid = !h.is_empty()
+        && h.len() <= 253
+        && h.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        });
+    if valid {
+        Ok(h)
+    } else {
+        Err(format!(
+            "{host:?} is not a host name (write it without scheme, port or path, e.g. \"example.com\")"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<SiteConfig, SiteError> {
+        parse_site_config(
+            Path::new("/s/blog/site.toml"),
+            text,
+            Path::new("/s/blog"),
+            &["core", "seo"],
+        )
+    }
+
+    #[test]
+    fn minimal_config_takes_the_folder_name() {
+        let c = parse("hostname = \"Example.COM\"").unwrap();
+        assert_eq!(c.name.as_str(), "blog");
+        assert_eq!(c.hostname, "example.com");
+        assert!(!c.is_default);
+    }
+
+    #[test]
+    fn unknown_key_names_file_and_key() {
+        let e = parse("hostname = \"a.b\"\nhostnme = \"x\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/s/blog/site.toml"), "{e}");
+        assert!(e.contains("hostnme"), "{e}");
+    }
+
+    #[test]
+    fn bad_hostname_is_refused() {
+        let e = parse("hostname = \"http://a.b:80/\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("hostname"), "{e}");
+    }
+
+    #[test]
+    fn unknown_module_is_refused_with_the_list_of_known_ones() {
+        let e = parse("hostname = \"a.b\"\nmodules = [\"sео\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("modules[0]") && e.contains("core, seo"), "{e}");
+    }
+
+    #[test]
+    fn unknown_controller_option_names_the_controller() {
+        let e = parse(
+            "hostname = \"a.b\"\n[[dispatch]]\nname=\"home\"\npath=\"/\"\ncontroller=\"template\"\ntemplate=\"home.tpl\"\ntemplte=\"x\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("dispatch[0]") && e.contains("templte"), "{e}");
+    }
+
+    #[test]
+    fn missing_template_option_is_reported() {
+        let e = parse(
+            "hostname = \"a.b\"\n[[dispatch]]\nname=\"home\"\npath=\"/\"\ncontroller=\"template\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("template"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_rule_names_are_refused() {
+        let rule = "[[dispatch]]\nname=\"a\"\npath=\"/x\"\ncontroller=\"lib\"\n";
+        let e = parse(&format!("hostname = \"a.b\"\n{rule}{rule}"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("dispatch[1].name"), "{e}");
+    }
+
+    #[test]
+    fn template_names_cannot_escape() {
+        assert!(!template_name_is_safe("../etc/passwd"));
+        assert!(!template_name_is_safe("/etc/passwd"));
+        assert!(!template_name_is_safe("a\\b"));
+        assert!(template_name_is_safe("pages/home.tpl"));
+    }
+}

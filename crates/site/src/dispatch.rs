@@ -1,0 +1,324 @@
+//! Dispatch rules: from a request path to a controller, and back (`url(...)`).
+//!
+//! A site's rules and the rules of its enabled modules are compiled into one
+//! `matchit` radix tree per site. Site rules come first: a module rule whose path or
+//! name is already taken is left out, which is how a site overrides a module's page.
+//! The compiled router is immutable; a config change builds a new one and swaps it in.
+
+use std::collections::HashMap;
+
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+
+/// What handles a matched request, with its options from `site.toml`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Controller {
+    /// Render a named template; path arguments become template variables.
+    Template {
+        template: String,
+        content_type: Option<String>,
+    },
+    /// Combined static files from the `lib/` folders (`path` argument).
+    Lib,
+    /// Files under a folder of the site (`path` argument), with range requests.
+    File { root: String },
+    /// Redirect to a path, a URL, or another rule by name.
+    Redirect { to: String, permanent: bool },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DispatchRule {
+    pub name: String,
+    pub pattern: RulePattern,
+    pub controller: Controller,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Segment {
+    Literal(String),
+    Param(String),
+    CatchAll(String),
+}
+
+/// A path pattern such as `/page/{id}/{slug}` or `/lib/{*path}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RulePattern {
+    source: String,
+    segments: Vec<Segment>,
+}
+
+impl RulePattern {
+    pub fn parse(path: &str) -> Result<RulePattern, String> {
+        if !path.starts_with('/') {
+            return Err(format!("{path:?} must start with '/'"));
+        }
+        let mut segments = Vec::new();
+        let parts: Vec<&str> = path[1..].split('/').collect();
+        for (i, part) in parts.iter().enumerate() {
+            let segment =
+                if let Some(inner) = part.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+                    if let Some(name) = inner.strip_prefix('*') {
+                        if i + 1 != parts.len() {
+                            return Err(format!("{path:?}: a catch-all {{*{name}}} must be last"));
+                        }
+                        Segment::CatchAll(check_param_name(path, name)?)
+                    } else {
+                        Segment::Param(check_param_name(path, inner)?)
+                    }
+                } else if part.contains(['{', '}']) {
+                    return Err(format!("{path:?}: a parameter must fill a whole segment"));
+                } else {
+                    Segment::Literal(part.to_string())
+                };
+            segments.push(segment);
+        }
+        Ok(RulePattern {
+            source: path.to_string(),
+            segments,
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Builds a path from arguments: positional ones fill the parameters in order,
+    /// named ones by name; named arguments that are not parameters become the query.
+    fn build(&self, positional: &[String], named: &[(String, String)]) -> Result<String, String> {
+        let mut out = String::new();
+        let mut next_positional = positional.iter();
+        let mut used = Vec::new();
+        for segment in &self.segments {
+            out.push('/');
+            match segment {
+                Segment::Literal(l) => out.push_str(l),
+                Segment::Param(name) | Segment::CatchAll(name) => {
+                    let value = named
+                        .iter()
+                        .find(|(k, _)| k == name)
+                        .map(|(_, v)| v)
+                        .or_else(|| next_positional.next())
+                        .ok_or_else(|| format!("missing argument {name:?}"))?;
+                    used.push(name.as_str());
+                    let set = if matches!(segment, Segment::CatchAll(_)) {
+                        PATH_ENCODE
+                    } else {
+                        SEGMENT_ENCODE
+                    };
+                    out.extend(utf8_percent_encode(value, set));
+                }
+            }
+        }
+        if next_positional.next().is_some() {
+            return Err("too many arguments".to_string());
+        }
+        let mut sep = '?';
+        for (k, v) in named.iter().filter(|(k, _)| !used.contains(&k.as_str())) {
+            out.push(sep);
+            sep = '&';
+            out.extend(utf8_percent_encode(k, QUERY_ENCODE));
+            out.push('=');
+            out.extend(utf8_percent_encode(v, QUERY_ENCODE));
+        }
+        Ok(out)
+    }
+}
+
+fn check_param_name(path: &str, name: &str) -> Result<String, String> {
+    if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        Ok(name.to_string())
+    } else {
+        Err(format!("{path:?}: {name:?} is not a parameter name"))
+    }
+}
+
+const PATH_ENCODE: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}');
+const SEGMENT_ENCODE: &AsciiSet = &PATH_ENCODE.add(b'/');
+const QUERY_ENCODE: &AsciiSet = &SEGMENT_ENCODE.add(b'&').add(b'=').add(b'+');
+
+/// A matched request: the rule and its path arguments (percent-decoded).
+#[derive(Debug)]
+pub struct RouteMatch<'r> {
+    /// Position of the rule in [`SiteRouter::rules`].
+    pub index: usize,
+    pub rule: &'r DispatchRule,
+    pub args: Vec<(String, String)>,
+}
+
+/// The compiled dispatch table of one site.
+#[derive(Debug)]
+pub struct SiteRouter {
+    tree: matchit::Router<usize>,
+    rules: Vec<DispatchRule>,
+    by_name: HashMap<String, usize>,
+}
+
+impl SiteRouter {
+    /// Compiles site rules (which must not conflict among themselves) and then module
+    /// rules (left out where a site rule already has the path or the name).
+    pub fn build(
+        site_rules: &[DispatchRule],
+        module_rules: &[DispatchRule],
+    ) -> Result<SiteRouter, String> {
+        let mut router = SiteRouter {
+            tree: matchit::Router::new(),
+            rules: Vec::new(),
+            by_name: HashMap::new(),
+        };
+        for rule in site_rules {
+            router
+                .insert(rule.clone())
+                .map_err(|e| format!("rule {:?} ({}): {e}", rule.name, rule.pattern.as_str()))?;
+        }
+        for rule in module_rules {
+            if !router.by_name.contains_key(&rule.name) {
+                // A conflict means the site already serves this path: keep the site's.
+                let _ = router.insert(rule.clone());
+            }
+        }
+        Ok(router)
+    }
+
+    fn insert(&mut self, rule: DispatchRule) -> Result<(), matchit::InsertError> {
+        let index = self.rules.len();
+        self.tree.insert(rule.pattern.as_str(), index)?;
+        self.by_name.insert(rule.name.clone(), index);
+        self.rules.push(rule);
+        Ok(())
+    }
+
+    /// Finds the rule for a raw (still percent-encoded) request path.
+    pub fn route(&self, raw_path: &str) -> Option<RouteMatch<'_>> {
+        let matched = self.tree.at(raw_path).ok()?;
+        let args = matched
+            .params
+            .iter()
+            .map(|(k, v)| {
+                let decoded = percent_encoding::percent_decode_str(v).decode_utf8_lossy();
+                (k.to_string(), decoded.into_owned())
+            })
+            .collect();
+        Some(RouteMatch {
+            index: *matched.value,
+            rule: &self.rules[*matched.value],
+            args,
+        })
+    }
+
+    /// Reverse routing: the path of the rule `name` with these arguments.
+    pub fn url_for(
+        &self,
+        name: &str,
+        positional: &[String],
+        named: &[(String, String)],
+    ) -> Result<String, String> {
+        let rule = self
+            .by_name
+            .get(name)
+            .map(|i| &self.rules[*i])
+            .ok_or_else(|| format!("no dispatch rule named {name:?}"))?;
+        rule.pattern
+            .build(positional, named)
+            .map_err(|e| format!("url({name:?}): {e}"))
+    }
+
+    pub fn rules(&self) -> &[DispatchRule] {
+        &self.rules
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(name: &str, path: &str, template: &str) -> DispatchRule {
+        DispatchRule {
+            name: name.into(),
+            pattern: RulePattern::parse(path).unwrap(),
+            controller: Controller::Template {
+                template: template.into(),
+                content_type: None,
+            },
+        }
+    }
+
+    #[test]
+    fn routes_with_named_segments_and_decodes_them() {
+        let r = SiteRouter::build(&[rule("page", "/page/{id}/{slug}", "page.tpl")], &[]).unwrap();
+        let m = r.route("/page/42/hello%20world").unwrap();
+        assert_eq!(m.rule.name, "page");
+        assert_eq!(
+            m.args,
+            vec![
+                ("id".into(), "42".into()),
+                ("slug".into(), "hello world".into())
+            ]
+        );
+        assert!(r.route("/page/42").is_none());
+    }
+
+    #[test]
+    fn site_rules_override_module_rules_by_path_and_name() {
+        let site = [rule("robots", "/robots.txt", "site-robots.tpl")];
+        let module = [
+            rule("robots", "/robots.txt", "module-robots.tpl"),
+            rule("other", "/robots.txt", "x.tpl"),
+            rule("sitemap", "/sitemap.xml", "sitemap.tpl"),
+        ];
+        let r = SiteRouter::build(&site, &module).unwrap();
+        let m = r.route("/robots.txt").unwrap();
+        assert_eq!(m.rule.controller, site[0].controller);
+        assert!(r.route("/sitemap.xml").is_some());
+    }
+
+    #[test]
+    fn conflicting_site_rules_are_an_error() {
+        let e = SiteRouter::build(&[rule("a", "/x", "a"), rule("b", "/x", "b")], &[]).unwrap_err();
+        assert!(e.contains("\"b\""), "{e}");
+    }
+
+    #[test]
+    fn reverse_routing_fills_positional_named_and_query() {
+        let r = SiteRouter::build(
+            &[
+                rule("page", "/page/{id}/{slug}", "p"),
+                rule("file", "/f/{*path}", "f"),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            r.url_for("page", &["42".into()], &[("slug".into(), "a b/c".into())])
+                .unwrap(),
+            "/page/42/a%20b%2Fc"
+        );
+        assert_eq!(
+            r.url_for(
+                "file",
+                &["img/x y.png".into()],
+                &[("w".into(), "1&2".into())]
+            )
+            .unwrap(),
+            "/f/img/x%20y.png?w=1%262"
+        );
+        assert!(r.url_for("page", &[], &[]).is_err());
+        assert!(r.url_for("nope", &[], &[]).is_err());
+    }
+
+    #[test]
+    fn patterns_are_validated() {
+        assert!(RulePattern::parse("page").is_err());
+        assert!(RulePattern::parse("/a/{*rest}/b").is_err());
+        assert!(RulePattern::parse("/a/x{id}").is_err());
+        assert!(RulePattern::parse("/a/{i-d}").is_err());
+    }
+}

@@ -1,0 +1,234 @@
+//! Sites: what Bulwark serves, read from folders.
+//!
+//! A site is a folder holding `site.toml` (host name, aliases, enabled modules,
+//! settings, dispatch rules, TLS files), `templates/`, `lib/` (static files) and
+//! `files/` (uploads). This crate reads and validates those folders, compiles each
+//! site's dispatch rules together with the rules of its enabled modules into a
+//! router, finds static files without ever leaving the folders they belong to, and
+//! holds the built-in modules compiled into the binary.
+//!
+//! It deliberately knows nothing about HTTP or templates: the `http` crate turns a
+//! matched [`DispatchRule`] into a response, the `template` crate renders.
+//!
+//! ```
+//! let dir = tempfile::tempdir().unwrap();
+//! let site_dir = dir.path().join("blog");
+//! std::fs::create_dir(&site_dir).unwrap();
+//! std::fs::write(site_dir.join("site.toml"), r#"
+//!     hostname = "blog.example"
+//!     [[dispatch]]
+//!     name = "home"
+//!     path = "/"
+//!     controller = "template"
+//!     template = "home.tpl"
+//! "#).unwrap();
+//! let sites = bulwark_site::load_sites(dir.path(), false).unwrap();
+//! let matched = sites[0].router.route("/").unwrap();
+//! assert_eq!(matched.rule.name, "home");
+//! assert_eq!(sites[0].router.url_for("home", &[], &[]).unwrap(), "/");
+//! ```
+
+mod config;
+mod dispatch;
+mod error;
+mod files;
+mod module;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use config::{SiteConfig, SiteName, TlsFiles, load_site_config, normalize_host};
+pub use dispatch::{Controller, DispatchRule, RouteMatch, RulePattern, SiteRouter};
+pub use error::SiteError;
+pub use files::{
+    LibFile, LibIndex, LibSource, relative_path_is_safe, resolve_inside, split_lib_path,
+};
+pub use module::{Module, builtin_module_names, builtin_modules, embedded_file};
+
+/// A loaded, validated site.
+#[derive(Debug)]
+pub struct Site {
+    pub config: SiteConfig,
+    /// The site folder, canonical.
+    pub dir: PathBuf,
+    /// Enabled modules in lookup order (`core` last).
+    pub modules: Vec<&'static Module>,
+    pub router: SiteRouter,
+    pub lib: LibIndex,
+    pub dev: bool,
+}
+
+/// How long a production lookup of a static file's metadata is trusted.
+const LIB_RECHECK: Duration = Duration::from_secs(2);
+
+impl Site {
+    /// Loads the site in `dir`. In `dev` mode nothing is cached that would hide an
+    /// edit (file metadata is looked up on every use).
+    pub fn load(dir: &Path, dev: bool) -> Result<Site, SiteError> {
+        let dir = dir.canonicalize().map_err(|e| SiteError::Io {
+            path: dir.to_path_buf(),
+            source: e,
+        })?;
+        let config = load_site_config(&dir, &builtin_module_names())?;
+        let modules = module::enabled_modules(&config.modules);
+        let module_rules: Vec<DispatchRule> = modules
+            .iter()
+            .flat_map(|m| m.rules.iter().cloned())
+            .collect();
+        let router = SiteRouter::build(&config.rules, &module_rules)
+            .map_err(|e| SiteError::invalid(&dir.join("site.toml"), "dispatch", e))?;
+        let site_lib = dir.join("lib").canonicalize().ok();
+        let lib = LibIndex::new(
+            site_lib,
+            modules.iter().filter_map(|m| m.lib).collect(),
+            if dev { Duration::ZERO } else { LIB_RECHECK },
+        );
+        Ok(Site {
+            config,
+            dir,
+            modules,
+            router,
+            lib,
+            dev,
+        })
+    }
+
+    pub fn name(&self) -> &SiteName {
+        &self.config.name
+    }
+
+    /// The folder a `file` controller serves, canonical, if it exists.
+    pub fn folder(&self, rel: &str) -> Option<PathBuf> {
+        if !relative_path_is_safe(rel.trim_end_matches('/')) {
+            return None;
+        }
+        let path = self.dir.join(rel).canonicalize().ok()?;
+        (path.starts_with(&self.dir) && path.is_dir()).then_some(path)
+    }
+
+    /// Where the site's own templates live (they override every module's).
+    pub fn templates_dir(&self) -> PathBuf {
+        self.dir.join("templates")
+    }
+}
+
+/// Loads every site folder (a folder holding `site.toml`) in `sites_dir`, and checks
+/// what no single site can: host names used twice, more than one default site.
+/// All problems are reported, not just the first.
+pub fn load_sites(sites_dir: &Path, dev: bool) -> Result<Vec<Site>, Vec<SiteError>> {
+    let entries = std::fs::read_dir(sites_dir).map_err(|e| {
+        vec![SiteError::Io {
+            path: sites_dir.to_path_buf(),
+            source: e,
+        }]
+    })?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("site.toml").is_file())
+        .collect();
+    dirs.sort();
+    let mut sites = Vec::new();
+    let mut errors = Vec::new();
+    for dir in dirs {
+        match Site::load(&dir, dev) {
+            Ok(site) => sites.push(site),
+            Err(e) => errors.push(e),
+        }
+    }
+    let mut hosts: Vec<(&str, &Site)> = Vec::new();
+    for site in &sites {
+        let file = site.dir.join("site.toml");
+        for host in std::iter::once(&site.config.hostname).chain(&site.config.aliases) {
+            if let Some((_, other)) = hosts.iter().find(|(h, _)| *h == host.as_str()) {
+                errors.push(SiteError::invalid(
+                    &file,
+                    "hostname",
+                    format!("{host:?} is also used by site {:?}", other.name().as_str()),
+                ));
+            } else {
+                hosts.push((host, site));
+            }
+        }
+        if sites
+            .iter()
+            .any(|s| s.name() == site.name() && !std::ptr::eq(s, site))
+        {
+            errors.push(SiteError::invalid(
+                &file,
+                "name",
+                format!("{:?} is used by two sites", site.name().as_str()),
+            ));
+        }
+    }
+    let defaults: Vec<&Site> = sites.iter().filter(|s| s.config.is_default).collect();
+    if defaults.len() > 1 {
+        errors.push(SiteError::invalid(
+            &defaults[1].dir.join("site.toml"),
+            "default",
+            format!(
+                "site {:?} is already the default site",
+                defaults[0].name().as_str()
+            ),
+        ));
+    }
+    if errors.is_empty() {
+        Ok(sites)
+    } else {
+        Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_site(root: &Path, name: &str, toml: &str) {
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("site.toml"), toml).unwrap();
+    }
+
+    #[test]
+    fn host_used_by_two_sites_is_reported_with_both_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_site(
+            tmp.path(),
+            "a",
+            "hostname = \"a.test\"\naliases = [\"shared.test\"]",
+        );
+        write_site(tmp.path(), "b", "hostname = \"shared.test\"");
+        let errors = load_sites(tmp.path(), false).unwrap_err();
+        let text = errors
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            text.contains("shared.test") && text.contains("\"a\""),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn two_default_sites_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_site(tmp.path(), "a", "hostname = \"a.test\"\ndefault = true");
+        write_site(tmp.path(), "b", "hostname = \"b.test\"\ndefault = true");
+        let errors = load_sites(tmp.path(), false).unwrap_err();
+        assert!(errors[0].to_string().contains("default"), "{}", errors[0]);
+    }
+
+    #[test]
+    fn every_broken_site_is_reported() {
+        let tmp = tempfile::tempdir().unwrap();
+        write_site(tmp.path(), "a", "hostname = 5");
+        write_site(
+            tmp.path(),
+            "b",
+            "hostname = \"b.test\"\nmodules = [\"nope\"]",
+        );
+        let errors = load_sites(tmp.path(), false).unwrap_err();
+        assert_eq!(errors.len(), 2);
+    }
+}

@@ -1,0 +1,313 @@
+//! Templates: one minijinja environment per site.
+//!
+//! Templates are found through a chain: the site's own `templates/` folder first,
+//! then each enabled module's templates by priority, then `core`, so a site replaces
+//! any template by putting a file of the same name in its folder. Output of `.html`,
+//! `.htm`, `.xml` and `.tpl` templates is HTML-escaped (minijinja leaves `.tpl` alone
+//! by default), `.json` templates are JSON-escaped.
+//!
+//! Compiled templates are kept in the environment. In development mode every lookup
+//! checks whether the file changed (or whether a site file now overrides a module
+//! template) and recompiles it; in production nothing is re-read.
+//!
+//! A fuel limit stops runaway templates (`{% for i in range(10**9) %}`) with an
+//! error instead of occupying a worker forever.
+//!
+//! Deliberately not here: where renders run (the `http` crate decides) and data
+//! models (a later layer adds the `m` object).
+//!
+//! ```
+//! use std::sync::Arc;
+//! let dir = tempfile::tempdir().unwrap();
+//! let site_dir = dir.path().join("s");
+//! std::fs::create_dir_all(site_dir.join("templates")).unwrap();
+//! std::fs::write(site_dir.join("site.toml"), "hostname = \"s.test\"").unwrap();
+//! std::fs::write(site_dir.join("templates/hi.tpl"), "Hi {{ who }}!").unwrap();
+//! let site = Arc::new(bulwark_site::Site::load(&site_dir, false).unwrap());
+//! let templates = bulwark_template::SiteTemplates::new(site, Default::default());
+//! let html = templates
+//!     .render("hi.tpl", minijinja::context! { who => "<b>you</b>" })
+//!     .unwrap();
+//! assert_eq!(html, "Hi &lt;b&gt;you&lt;/b&gt;!");
+//! ```
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bulwark_site::{Site, embedded_file};
+use minijinja::value::{Kwargs, Rest};
+use minijinja::{AutoEscape, Environment, ErrorKind, TemplateSource, Value};
+
+/// Options for a site's template environment.
+#[derive(Debug, Clone)]
+pub struct TemplateOptions {
+    /// Recompile changed templates and fail loudly on missing `lib` files.
+    pub dev: bool,
+    /// Instructions a single render may execute before it is stopped.
+    pub fuel: u64,
+}
+
+impl Default for TemplateOptions {
+    fn default() -> Self {
+        TemplateOptions {
+            dev: false,
+            fuel: 20_000_000,
+        }
+    }
+}
+
+/// A template that could not be loaded or rendered, with where and why.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct RenderError {
+    /// True when the template does not exist at all (as opposed to being broken).
+    pub not_found: bool,
+    pub template: Option<String>,
+    pub line: Option<usize>,
+    pub message: String,
+    /// The source excerpt around the error, for development error pages.
+    pub detail: String,
+}
+
+impl From<minijinja::Error> for RenderError {
+    fn from(err: minijinja::Error) -> Self {
+        // The innermost error is where the problem is (an include inside a layout...).
+        let mut innermost: &minijinja::Error = &err;
+        let mut messages = vec![err.to_string()];
+        while let Some(next) =
+            std::error::Error::source(innermost).and_then(|s| s.downcast_ref::<minijinja::Error>())
+        {
+            messages.push(next.to_string());
+            innermost = next;
+        }
+        let located = if innermost.line().is_some() {
+            innermost
+        } else {
+            &err
+        };
+        RenderError {
+            not_found: err.kind() == ErrorKind::TemplateNotFound,
+            template: located.name().map(str::to_string),
+            line: located.line(),
+            message: messages.join("\n  caused by: "),
+            detail: format!("{}", located.display_debug_info()),
+        }
+    }
+}
+
+/// The compiled templates of one site and the functions they may call.
+pub struct SiteTemplates {
+    env: Environment<'static>,
+    site: Arc<Site>,
+}
+
+impl SiteTemplates {
+    pub fn new(site: Arc<Site>, options: TemplateOptions) -> SiteTemplates {
+        let mut env = Environment::new();
+        env.set_auto_escape_callback(auto_escape_for);
+        env.set_fuel(Some(options.fuel));
+        env.set_debug(options.dev);
+        env.set_auto_reload(options.dev);
+        env.set_loader(template_loader(&site, options.dev));
+        env.add_global(
+            "site",
+            Value::from(minijinja::value::Serde(SiteGlobal {
+                name: site.name().as_str(),
+                hostname: &site.config.hostname,
+                settings: &site.config.settings,
+            })),
+        );
+        let lib_site = site.clone();
+        let dev = options.dev;
+        env.add_function("lib", move |files: Rest<String>| {
+            lib_tags(&lib_site, dev, &files)
+        });
+        let url_site = site.clone();
+        env.add_function(
+            "url",
+            move |name: String, args: Rest<Value>, kwargs: Kwargs| {
+                build_url(&url_site, &name, &args, kwargs)
+            },
+        );
+        env.add_function("random", |n: u32| -> u32 {
+            rand::random_range(1..=n.max(1))
+        });
+        SiteTemplates { env, site }
+    }
+
+    pub fn site(&self) -> &Arc<Site> {
+        &self.site
+    }
+
+    /// Whether a template of this name can be found (without compiling it).
+    pub fn exists(&self, name: &str) -> bool {
+        find_template_source(&self.site, name, false).is_some()
+    }
+
+    pub fn render(&self, name: &str, ctx: Value) -> Result<String, RenderError> {
+        let template = self.env.get_template(name)?;
+        Ok(template.render(ctx)?)
+    }
+
+    /// Compiles every template the site can see; returns the broken ones.
+    pub fn check_all(&self) -> Vec<RenderError> {
+        let mut names = Vec::new();
+        collect_files(&self.site.templates_dir(), "", &mut names);
+        for module in &self.site.modules {
+            if let Some(dir) = module.templates {
+                collect_embedded(dir, dir.path(), &mut names);
+            }
+        }
+        names.sort();
+        names.dedup();
+        names
+            .iter()
+            .filter_map(|name| self.env.get_template(name).err().map(RenderError::from))
+            .collect()
+    }
+}
+
+#[derive(serde::Serialize)]
+struct SiteGlobal<'a> {
+    name: &'a str,
+    hostname: &'a str,
+    settings: &'a toml::Table,
+}
+
+fn auto_escape_for(name: &str) -> AutoEscape {
+    match name.rsplit('.').next() {
+        Some("html" | "htm" | "xml" | "tpl" | "svg") => AutoEscape::Html,
+        Some("json") => AutoEscape::Json,
+        _ => AutoEscape::None,
+    }
+}
+
+fn template_loader(
+    site: &Arc<Site>,
+    dev: bool,
+) -> impl Fn(&str) -> Result<Option<TemplateSource>, minijinja::Error> + Send + Sync + 'static {
+    let site = site.clone();
+    move |name| Ok(find_template_source(&site, name, dev))
+}
+
+/// Looks a template up along the chain. In `dev` mode the source carries a check
+/// that notices edits, and for module templates the later appearance of a site file
+/// that overrides them.
+fn find_template_source(site: &Site, name: &str, dev: bool) -> Option<TemplateSource> {
+    if !bulwark_site::relative_path_is_safe(name) {
+        return None;
+    }
+    let site_file = site.templates_dir().join(name);
+    if let Ok(meta) = site_file.metadata()
+        && let Ok(text) = std::fs::read_to_string(&site_file)
+    {
+        let source = TemplateSource::new(text);
+        if !dev {
+            return Some(source);
+        }
+        let stamp = (meta.modified().ok(), meta.len());
+        return Some(source.with_uptodate_check(move || {
+            site_file
+                .metadata()
+                .map(|m| (m.modified().ok(), m.len()) == stamp)
+                .unwrap_or(false)
+        }));
+    }
+    let text = site
+        .modules
+        .iter()
+        .filter_map(|m| m.templates)
+        .find_map(|dir| embedded_file(dir, name))
+        .and_then(|f| f.contents_utf8())?;
+    let source = TemplateSource::new(text);
+    Some(if dev {
+        source.with_uptodate_check(move || !site_file.exists())
+    } else {
+        source
+    })
+}
+
+fn lib_tags(site: &Site, dev: bool, files: &[String]) -> Result<Value, minijinja::Error> {
+    let names: Vec<&str> = files.iter().map(String::as_str).collect();
+    match site.lib.combined_urls(&names) {
+        Ok(urls) => {
+            let mut html = String::new();
+            for (ext, url) in urls {
+                let url = html_attr(&url);
+                match ext.as_str() {
+                    "css" => html.push_str(&format!(
+                        r#"<link href="{url}" type="text/css" media="all" rel="stylesheet">"#
+                    )),
+                    "js" => html.push_str(&format!(r#"<script src="{url}"></script>"#)),
+                    _ => html.push_str(&url),
+                }
+            }
+            Ok(Value::from_safe_string(html))
+        }
+        Err(problem) if dev => Err(minijinja::Error::new(ErrorKind::InvalidOperation, problem)),
+        Err(problem) => {
+            tracing::warn!(site = %site.name(), "lib(): {problem}");
+            Ok(Value::from_safe_string(format!(
+                "<!-- lib: {} -->",
+                html_attr(&problem).replace("--", "- -")
+            )))
+        }
+    }
+}
+
+fn html_attr(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+fn build_url(
+    site: &Site,
+    name: &str,
+    args: &[Value],
+    kwargs: Kwargs,
+) -> Result<String, minijinja::Error> {
+    let positional: Vec<String> = args.iter().map(|v| v.to_string()).collect();
+    let mut named = Vec::new();
+    for key in kwargs.args() {
+        let value: Value = kwargs.get(key)?;
+        named.push((key.to_string(), value.to_string()));
+    }
+    site.router
+        .url_for(name, &positional, &named)
+        .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e))
+}
+
+fn collect_files(dir: &Path, prefix: &str, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let rel = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}/{name}")
+        };
+        if entry.path().is_dir() {
+            collect_files(&entry.path(), &rel, out);
+        } else {
+            out.push(rel);
+        }
+    }
+}
+
+fn collect_embedded(dir: &include_dir::Dir<'static>, root: &Path, out: &mut Vec<String>) {
+    for file in dir.files() {
+        if let Ok(rel) = file.path().strip_prefix(root) {
+            out.push(rel.to_string_lossy().into_owned());
+        }
+    }
+    for sub in dir.dirs() {
+        collect_embedded(sub, root, out);
+    }
+}

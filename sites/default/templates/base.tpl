@@ -1,0 +1,27 @@
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{% block title %}{{ site.settings.title }}{% endblock %}</title>
+{{ lib("css/bulwark.css", "css/site.css") }}
+</head>
+<body>
+<header class="top">
+  <div class="wrap">
+    <a class="brand" href="{{ url('home') }}">{{ site.settings.title }}</a>
+    <nav>
+      {% for rule, label in [("home", "Home"), ("features", "Features"), ("about", "About"), ("contact", "Contact")] %}
+      <a href="{{ url(rule) }}"{% if request.path == url(rule) %} aria-current="page"{% endif %}>{{ label }}</a>
+      {% endfor %}
+    </nav>
+  </div>
+</header>
+<main class="wrap">
+{% block content %}{% endblock %}
+</main>
+<footer class="wrap foot">
+  <p>{{ site.settings.tagline }} &middot; Served by Bulwark.</p>
+</footer>
+</body>
+</html>
