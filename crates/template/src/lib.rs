@@ -28,7 +28,7 @@
 //! let html = templates
 //!     .render("hi.tpl", minijinja::context! { who => "<b>you</b>" })
 //!     .unwrap();
-//! assert_eq!(html, "Hi &lt;b&gt;you&lt;/b&gt;!");
+//! assert_eq!(html, "Hi &lt;b&gt;you&lt;&#x2f;b&gt;!");
 //! ```
 
 use std::path::Path;
