@@ -262,7 +262,7 @@ async fn accept_loop(
         match &tls {
             None => {
                 let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                let conn = graceful.watch(conn.into_owned());
+                let conn = graceful.watcher().watch(conn.into_owned());
                 tokio::spawn(async move {
                     let _ = conn.await;
                 });
@@ -270,7 +270,8 @@ async fn accept_loop(
             Some(acceptor) => {
                 let acceptor = acceptor.clone();
                 let builder = builder.clone();
-                let graceful = graceful.clone();
+                // Only a watcher goes into the task: the shutdown handle must stay unique.
+                let graceful = graceful.watcher();
                 let timeout = state_timeout(&builder);
                 tokio::spawn(async move {
                     let stream = match tokio::time::timeout(timeout, acceptor.accept(stream)).await

@@ -134,6 +134,7 @@ fn check_param_name(path: &str, name: &str) -> Result<String, String> {
 const PATH_ENCODE: &AsciiSet = &CONTROLS
     .add(b' ')
     .add(b'"')
+    .add(b'\'')
     .add(b'#')
     .add(b'%')
     .add(b'<')

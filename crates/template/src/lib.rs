@@ -267,16 +267,22 @@ fn build_url(
     name: &str,
     args: &[Value],
     kwargs: Kwargs,
-) -> Result<String, minijinja::Error> {
+) -> Result<Value, minijinja::Error> {
     let positional: Vec<String> = args.iter().map(|v| v.to_string()).collect();
     let mut named = Vec::new();
     for key in kwargs.args() {
         let value: Value = kwargs.get(key)?;
         named.push((key.to_string(), value.to_string()));
     }
-    site.router
+    let url = site
+        .router
         .url_for(name, &positional, &named)
-        .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e))
+        .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e))?;
+    Ok(if url.contains('&') {
+        Value::from(url)
+    } else {
+        Value::from_safe_string(url)
+    })
 }
 
 fn collect_files(dir: &Path, prefix: &str, out: &mut Vec<String>) {

@@ -1,0 +1,151 @@
+//! The `bulwark` command as a user runs it: a real process on a real port.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn bulwark(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bulwark"));
+    cmd.current_dir(dir).env("BULWARK_LOG", "warn");
+    cmd
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+#[test]
+fn serve_without_sites_creates_the_starter_site_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut child = bulwark(dir.path())
+        .args([
+            "serve",
+            "--access-log",
+            "off",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = reqwest::blocking::Client::new();
+    let started = Instant::now();
+    let home = loop {
+        match client.get(format!("http://127.0.0.1:{port}/")).send() {
+            Ok(r) => break r,
+            Err(_) if started.elapsed() < Duration::from_secs(20) => {
+                std::thread::sleep(Duration::from_millis(100))
+            }
+            Err(e) => panic!("server did not come up: {e}"),
+        }
+    };
+    assert_eq!(home.status(), 200);
+    let html = home.text().unwrap();
+    assert!(html.contains("<title>Bulwark</title>"), "{html}");
+    let css = &html[html.find("/lib/").unwrap()..];
+    let css = &css[..css.find('"').unwrap()];
+    let css = client
+        .get(format!("http://127.0.0.1:{port}{css}"))
+        .send()
+        .unwrap();
+    assert_eq!(css.status(), 200);
+    assert!(css.text().unwrap().contains(".hero"));
+    for page in [
+        "/features",
+        "/about",
+        "/contact",
+        "/features/push",
+        "/robots.txt",
+    ] {
+        let r = client
+            .get(format!("http://127.0.0.1:{port}{page}"))
+            .send()
+            .unwrap();
+        assert_eq!(r.status(), 200, "{page}");
+    }
+    assert!(dir.path().join("sites/default/site.toml").is_file());
+
+    unsafe { libc_kill(child.id() as i32, 15) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "no exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+}
+
+unsafe extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}
+
+#[test]
+fn check_accepts_the_starter_site_and_names_a_broken_template() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bulwark(dir.path())
+        .args(["site", "new", "blog"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let toml = std::fs::read_to_string(dir.path().join("sites/blog/site.toml")).unwrap();
+    assert!(toml.contains("hostname = \"blog.localhost\"") && toml.contains("default = false"));
+
+    let out = bulwark(dir.path()).arg("check").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("site blog: ok"));
+
+    std::fs::write(
+        dir.path().join("sites/blog/templates/bad.tpl"),
+        "ok\n{% for %}\n",
+    )
+    .unwrap();
+    let out = bulwark(dir.path()).arg("check").output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.tpl:2"), "{err}");
+
+    let out = bulwark(dir.path())
+        .args(["site", "new", "blog"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "creating an existing site must fail");
+}
+
+#[test]
+fn a_bad_config_stops_serve_with_a_message_naming_file_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("sites/x");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(
+        site.join("site.toml"),
+        "hostname = \"x.test\"\nmodules = [\"nosuch\"]\n",
+    )
+    .unwrap();
+    let out = bulwark(dir.path())
+        .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port())])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("sites/x/site.toml") && err.contains("modules[0]"),
+        "{err}"
+    );
+}

@@ -1,0 +1,192 @@
+//! Bad and hostile input: every case gets an answer or a closed connection, and the
+//! server keeps serving everybody else.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn still_serving(s: &TestServer) {
+    let r = get(s.addr, "a.test", "/page/ok").await;
+    assert_eq!(r.status, 200, "a normal request failed");
+}
+
+#[tokio::test]
+async fn malformed_requests_get_400_and_nothing_crashes() {
+    let s = start(&two_sites(), |_| {}).await;
+    let garbage: [&[u8]; 7] = [
+        b"GARBAGE\r\n\r\n",
+        b"GET\r\n\r\n",
+        b"GET / HTTP/9.9\r\nHost: a.test\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost a.test\r\n\r\n",
+        b"GET /\x00 HTTP/1.1\r\nHost: a.test\r\n\r\n",
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+        b"GET / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n",
+    ];
+    for request in garbage {
+        if let Some(r) = raw(s.addr, request).await {
+            assert!(
+                (400..500).contains(&r.status),
+                "{:?}: {}",
+                String::from_utf8_lossy(request),
+                r.status
+            );
+        }
+    }
+    still_serving(&s).await;
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_one_mebibyte_header_is_refused() {
+    let s = start(&two_sites(), |_| {}).await;
+    let req = format!(
+        "GET / HTTP/1.1\r\nHost: a.test\r\nX-Big: {}\r\nConnection: close\r\n\r\n",
+        "a".repeat(1024 * 1024)
+    );
+    // hyper answers 431 once its buffer is full; the client may see a reset instead
+    // if it is still writing. Either way nothing is served.
+    if let Some(r) = raw(s.addr, req.as_bytes()).await {
+        assert_eq!(r.status, 431);
+    }
+    still_serving(&s).await;
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_gets_413_declared_or_chunked() {
+    let s = start(&two_sites(), |o| o.max_body_bytes = 1024).await;
+    let declared = "POST /page/x HTTP/1.1\r\nHost: a.test\r\nContent-Length: 1000000\r\nConnection: close\r\n\r\n";
+    let r = raw(s.addr, declared.as_bytes()).await.unwrap();
+    assert_eq!(r.status, 413);
+    assert_eq!(r.header("connection"), Some("close"));
+
+    let chunk = "a".repeat(600);
+    let chunked = format!(
+        "POST /page/x HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n258\r\n{chunk}\r\n258\r\n{chunk}\r\n0\r\n\r\n"
+    );
+    let r = raw(s.addr, chunked.as_bytes()).await.unwrap();
+    assert_eq!(r.status, 413);
+
+    let small = "x=1";
+    let ok = format!(
+        "POST /page/x HTTP/1.1\r\nHost: a.test\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{small}",
+        small.len()
+    );
+    assert_eq!(
+        raw(s.addr, ok.as_bytes()).await.unwrap().text(),
+        "page x q=1"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slowloris_client_is_cut_off_while_others_are_served() {
+    let s = start(&two_sites(), |o| {
+        o.header_read_timeout = Duration::from_secs(2)
+    })
+    .await;
+    let mut slow = TcpStream::connect(s.addr).await.unwrap();
+    let started = Instant::now();
+    let addr = s.addr;
+    let slow_task = tokio::spawn(async move {
+        // One byte a second: this head would take a minute to arrive.
+        for byte in b"GET / HTTP/1.1\r\nHost: a.test\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n" {
+            if slow.write_all(&[*byte]).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let mut buf = [0u8; 64];
+            if let Ok(Ok(0)) = tokio::time::timeout(Duration::from_millis(1), slow.read(&mut buf)).await {
+                break;
+            }
+        }
+        started.elapsed()
+    });
+    // Normal requests succeed meanwhile, and quickly.
+    for _ in 0..5 {
+        let t = Instant::now();
+        let r = get(addr, "a.test", "/page/ok").await;
+        assert_eq!(r.status, 200);
+        assert!(t.elapsed() < Duration::from_secs(1));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let cut_after = tokio::time::timeout(Duration::from_secs(20), slow_task)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        cut_after < Duration::from_secs(6),
+        "slow client kept for {cut_after:?}"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn idle_keep_alive_connections_are_closed_after_the_timeout() {
+    let s = start(&two_sites(), |o| {
+        o.header_read_timeout = Duration::from_secs(1)
+    })
+    .await;
+    let mut conn = TcpStream::connect(s.addr).await.unwrap();
+    conn.write_all(b"GET /page/a HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = conn.read(&mut buf).await.unwrap();
+    assert!(parse_response(&buf[..n]).unwrap().status == 200);
+    let t = Instant::now();
+    let n = tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf))
+        .await
+        .unwrap()
+        .unwrap_or(0);
+    assert_eq!(n, 0, "expected the server to close the idle connection");
+    assert!(t.elapsed() < Duration::from_secs(3));
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn keep_alive_and_pipelined_requests_are_answered_in_order() {
+    let s = start(&two_sites(), |_| {}).await;
+    let mut conn = TcpStream::connect(s.addr).await.unwrap();
+    conn.write_all(
+        b"GET /page/one HTTP/1.1\r\nHost: a.test\r\n\r\nGET /page/two HTTP/1.1\r\nHost: a.test\r\n\r\nGET /page/three HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let mut buf = Vec::new();
+    conn.read_to_end(&mut buf).await.unwrap();
+    let text = String::from_utf8_lossy(&buf);
+    let one = text.find("page one").unwrap();
+    let two = text.find("page two").unwrap();
+    let three = text.find("page three").unwrap();
+    assert!(one < two && two < three);
+    assert_eq!(text.matches("HTTP/1.1 200 OK").count(), 3);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_lets_a_request_in_flight_finish_and_stops_accepting() {
+    let s = start(&two_sites(), |_| {}).await;
+    let addr = s.addr;
+    // A request whose head is complete but whose body is still arriving.
+    let mut conn = TcpStream::connect(addr).await.unwrap();
+    conn.write_all(b"POST /page/x HTTP/1.1\r\nHost: a.test\r\nContent-Length: 3\r\nConnection: close\r\n\r\nx=")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let stopping = tokio::spawn(s.shutdown());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        TcpStream::connect(addr).await.is_err(),
+        "still accepting after shutdown"
+    );
+    conn.write_all(b"1").await.unwrap();
+    let mut buf = Vec::new();
+    conn.read_to_end(&mut buf).await.unwrap();
+    assert_eq!(parse_response(&buf).unwrap().text(), "page x q=1");
+    stopping.await.unwrap();
+}

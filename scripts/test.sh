@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it. Safe to run again and again; installs or
+# starts what the tests need (PostgreSQL, when the store tests need it) by itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -f scripts/ensure-postgres.sh ]; then
+    # shellcheck source=/dev/null
+    source scripts/ensure-postgres.sh
+    trap 'type bulwark_pg_cleanup >/dev/null 2>&1 && bulwark_pg_cleanup' EXIT
+fi
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+cargo test --workspace --all-targets
+cargo test --workspace --doc
