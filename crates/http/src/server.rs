@@ -221,6 +221,9 @@ fn connection_builder(options: &ServerOptions) -> auto::Builder<TokioExecutor> {
         .timer(TokioTimer::new())
         .header_read_timeout(options.header_read_timeout)
         .max_buf_size(options.max_header_bytes.max(8192))
+        // Most responses are small: one copied buffer and one write() beat writev().
+        .writev(false)
+        .pipeline_flush(true)
         .keep_alive(true);
     builder
         .http2()

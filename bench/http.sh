@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# HTTP benchmark: Bulwark against nginx serving a fixed body of the same size, in the
+# same run, on loopback. Prints requests/s, latency and the Bulwark/nginx ratio.
+#
+#   bench/http.sh                 # 10 s per scenario, 100 connections
+#   DURATION=30 CONNECTIONS=256 bench/http.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-10}
+CONNECTIONS=${CONNECTIONS:-100}
+BULWARK_PORT=${BULWARK_PORT:-8100}
+NGINX_PORT=${NGINX_PORT:-8101}
+
+need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
+need wrk wrk
+need nginx nginx-light
+
+cargo build --release -q -p bulwark
+work=$(mktemp -d)
+cleanup() {
+    [ -n "${BULWARK_PID:-}" ] && kill "$BULWARK_PID" 2>/dev/null || true
+    [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+target/release/bulwark serve --sites bench/sites --listen "127.0.0.1:$BULWARK_PORT" \
+    --access-log off >"$work/bulwark.log" 2>&1 &
+BULWARK_PID=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$BULWARK_PORT/json" >/dev/null && break; sleep 0.1; done
+
+json_body=$(curl -s "http://127.0.0.1:$BULWARK_PORT/json")
+# The random page varies in length (1-20 items); nginx returns one of median size.
+random_body=$(for _ in $(seq 200); do curl -s "http://127.0.0.1:$BULWARK_PORT/random" | wc -c; done | sort -n | sed -n 100p)
+random_fixed=$(head -c "$random_body" /dev/zero | tr '\0' 'x')
+
+cat >"$work/nginx.conf" <<NGINX
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        location = /json { default_type application/json; return 200 '$json_body'; }
+        location = /random { default_type text/html; return 200 '$random_fixed'; }
+    }
+}
+NGINX
+nginx -c "$work/nginx.conf" -p "$work"
+sleep 0.5
+
+rate() { awk '/Requests\/sec/ {print $2}' "$1"; }
+lat() { awk '/ 99%/ {print $2}' "$1"; }
+run() { wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$1" >"$2"; }
+
+echo "scenario  bulwark_req/s  nginx_req/s  ratio  bulwark_p99  nginx_p99"
+for path in json random; do
+    run "http://127.0.0.1:$BULWARK_PORT/$path" "$work/b-$path.txt"
+    run "http://127.0.0.1:$NGINX_PORT/$path" "$work/n-$path.txt"
+    b=$(rate "$work/b-$path.txt"); n=$(rate "$work/n-$path.txt")
+    ratio=$(awk -v b="$b" -v n="$n" 'BEGIN {printf "%.2f", b / n}')
+    printf '%-8s  %13s  %11s  %5s  %11s  %9s\n' "/$path" "$b" "$n" "$ratio" "$(lat "$work/b-$path.txt")" "$(lat "$work/n-$path.txt")"
+    grep -q "Non-2xx\|Socket errors" "$work/b-$path.txt" && grep "Non-2xx\|Socket errors" "$work/b-$path.txt" || true
+done
+echo "(wrk -t1 -c$CONNECTIONS -d${DURATION}s; random page body: $random_body bytes; bulwark RSS: $(ps -o rss= -p $BULWARK_PID) KiB)"

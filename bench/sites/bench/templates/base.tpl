@@ -1,0 +1,8 @@
+<html>
+<head>
+<title>{% block title %}Loadtest{% endblock %}</title>
+</head>
+<body>
+{% block body %}{% endblock %}
+</body>
+</html>
