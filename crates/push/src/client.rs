@@ -1,0 +1,390 @@
+//! One permanent task per client: it owns the subscriptions and the inbox, and
+//! transports come and go around it.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use serde::Serialize;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::PushError;
+use crate::hub::{Encoding, Hub, Message, Position};
+use crate::topic::{Topic, TopicFilter};
+
+/// A client's identity: 128 random bits, so it cannot be guessed; it survives
+/// reconnects and transport changes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClientId(Arc<str>);
+
+impl ClientId {
+    fn new() -> ClientId {
+        ClientId(format!("{:032x}", rand::random::<u128>()).into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for ClientId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+pub(crate) struct ClientEntry {
+    pub(crate) commands: mpsc::Sender<Command>,
+    pub(crate) principal: Option<String>,
+    /// Set when messages could not even be queued for the task.
+    pub(crate) lost: Arc<AtomicBool>,
+}
+
+pub(crate) enum Command {
+    Subscribe {
+        filter: TopicFilter,
+        since: Option<Position>,
+        snapshot: bool,
+        reply: oneshot::Sender<Result<SubscribeReply, PushError>>,
+    },
+    Unsubscribe {
+        filter: TopicFilter,
+        reply: oneshot::Sender<()>,
+    },
+    Deliver(Vec<Arc<Message>>),
+    Take(oneshot::Sender<Taken>),
+}
+
+pub(crate) struct Taken {
+    messages: Vec<Arc<Message>>,
+    lost: bool,
+}
+
+/// What resuming from a position gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Recovery {
+    /// No position was given.
+    None,
+    /// Everything missed is in the inbox.
+    Recovered,
+    /// The history no longer reaches back that far: reload.
+    Gap,
+    /// The server restarted: reload.
+    EpochChanged,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SubscribeReply {
+    pub filter: String,
+    /// For a topic without wildcards: where its stream is now.
+    pub position: Option<Position>,
+    pub recovery: Recovery,
+}
+
+/// A batch for one transport: the shared body, and whether messages were lost
+/// before it (then the client should resynchronise).
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub body: Bytes,
+    pub count: usize,
+    pub lost: bool,
+}
+
+/// A handle to a client's task, held by a transport for as long as it is attached.
+#[derive(Clone)]
+pub struct ClientHandle {
+    hub: Arc<Hub>,
+    id: ClientId,
+    commands: mpsc::Sender<Command>,
+    principal: Option<String>,
+}
+
+impl ClientHandle {
+    pub(crate) fn new(hub: Arc<Hub>, id: ClientId, entry: &ClientEntry) -> ClientHandle {
+        ClientHandle {
+            hub,
+            id,
+            commands: entry.commands.clone(),
+            principal: entry.principal.clone(),
+        }
+    }
+
+    pub fn id(&self) -> &ClientId {
+        &self.id
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.hub.epoch()
+    }
+
+    async fn ask<T>(
+        &self,
+        make: impl FnOnce(oneshot::Sender<T>) -> Command,
+    ) -> Result<T, PushError> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(make(reply))
+            .await
+            .map_err(|_| PushError::UnknownClient)?;
+        answer.await.map_err(|_| PushError::UnknownClient)
+    }
+
+    /// Subscribes; with `since`, first delivers what was missed after that position;
+    /// with `snapshot`, first delivers the topic's latest message.
+    pub async fn subscribe(
+        &self,
+        filter: &str,
+        since: Option<Position>,
+        snapshot: bool,
+    ) -> Result<SubscribeReply, PushError> {
+        let filter = TopicFilter::parse(filter)?;
+        if !self
+            .hub
+            .acl
+            .may_subscribe(self.principal.as_deref(), &filter)
+        {
+            return Err(PushError::Forbidden(format!(
+                "subscribing to {}",
+                filter.as_str()
+            )));
+        }
+        self.ask(|reply| Command::Subscribe {
+            filter,
+            since,
+            snapshot,
+            reply,
+        })
+        .await?
+    }
+
+    pub async fn unsubscribe(&self, filter: &str) -> Result<(), PushError> {
+        let filter = TopicFilter::parse(filter)?;
+        self.ask(|reply| Command::Unsubscribe { filter, reply })
+            .await
+    }
+
+    /// Publishes as this client: the access policy decides.
+    pub fn publish(&self, topic: &str, payload_json: &str) -> Result<Position, PushError> {
+        let parsed = Topic::parse(topic)?;
+        if !self.hub.acl.may_publish(self.principal.as_deref(), &parsed) {
+            return Err(PushError::Forbidden(format!("publishing on {topic}")));
+        }
+        self.hub.publish(topic, payload_json)
+    }
+
+    /// What is waiting, or the next batch if it arrives within `wait`; `None` if
+    /// nothing came. This is all a long-poll request does.
+    pub async fn next_batch(
+        &self,
+        wait: Duration,
+        encoding: Encoding,
+    ) -> Result<Option<Batch>, PushError> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(Command::Take(reply))
+            .await
+            .map_err(|_| PushError::UnknownClient)?;
+        let taken = match tokio::time::timeout(wait, answer).await {
+            Ok(Ok(taken)) => taken,
+            Ok(Err(_)) => return Err(PushError::UnknownClient),
+            Err(_) => return Ok(None),
+        };
+        if taken.messages.is_empty() && !taken.lost {
+            return Ok(None);
+        }
+        let body = if taken.messages.is_empty() {
+            Bytes::new()
+        } else {
+            self.hub.encode(&taken.messages, encoding)
+        };
+        Ok(Some(Batch {
+            body,
+            count: taken.messages.len(),
+            lost: taken.lost,
+        }))
+    }
+}
+
+/// Starts a client's task.
+pub(crate) fn spawn(hub: &Arc<Hub>, principal: Option<&str>) -> (ClientId, ClientEntry) {
+    let id = ClientId::new();
+    let (commands, receiver) = mpsc::channel(1024);
+    let lost = Arc::new(AtomicBool::new(false));
+    let task = ClientTask {
+        hub: Arc::downgrade(hub),
+        id: id.clone(),
+        principal: principal.map(str::to_string),
+        filters: Vec::new(),
+        inbox: VecDeque::new(),
+        lost: lost.clone(),
+        waiter: None,
+        last_active: Instant::now(),
+    };
+    tokio::spawn(task.run(receiver));
+    (
+        id,
+        ClientEntry {
+            commands,
+            principal: principal.map(str::to_string),
+            lost,
+        },
+    )
+}
+
+struct ClientTask {
+    hub: std::sync::Weak<Hub>,
+    id: ClientId,
+    principal: Option<String>,
+    filters: Vec<TopicFilter>,
+    inbox: VecDeque<Arc<Message>>,
+    lost: Arc<AtomicBool>,
+    waiter: Option<oneshot::Sender<Taken>>,
+    last_active: Instant,
+}
+
+impl ClientTask {
+    async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
+        let Some(idle_timeout) = self.hub.upgrade().map(|h| h.config.client_idle_timeout) else {
+            return;
+        };
+        let tick = (idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
+        loop {
+            let command = tokio::select! {
+                c = commands.recv() => c,
+                _ = tokio::time::sleep(tick) => {
+                    if self.waiter.as_ref().is_some_and(|w| w.is_closed()) {
+                        self.waiter = None;
+                    }
+                    if self.waiter.is_none() && self.last_active.elapsed() >= idle_timeout {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            let Some(command) = command else { break };
+            let Some(hub) = self.hub.upgrade() else { break };
+            match command {
+                Command::Deliver(messages) => {
+                    self.inbox.extend(messages);
+                    let limit = hub.config.inbox_size;
+                    if self.inbox.len() > limit {
+                        let overflow = self.inbox.len() - limit;
+                        self.inbox.drain(..overflow);
+                        hub.count_lost(overflow as u64);
+                        self.lost.store(true, Ordering::Relaxed);
+                    }
+                    self.flush_to_waiter();
+                }
+                Command::Take(reply) => {
+                    self.last_active = Instant::now();
+                    if let Some(old) = self.waiter.replace(reply) {
+                        // A newer transport took over: the old one ends empty-handed.
+                        let _ = old.send(Taken {
+                            messages: Vec::new(),
+                            lost: false,
+                        });
+                    }
+                    self.flush_to_waiter();
+                }
+                Command::Subscribe {
+                    filter,
+                    since,
+                    snapshot,
+                    reply,
+                } => {
+                    self.last_active = Instant::now();
+                    let _ = reply.send(self.subscribe(&hub, filter, since, snapshot));
+                    self.flush_to_waiter();
+                }
+                Command::Unsubscribe { filter, reply } => {
+                    self.last_active = Instant::now();
+                    if let Some(i) = self.filters.iter().position(|f| *f == filter) {
+                        self.filters.remove(i);
+                        hub.index.write().remove(&self.id, &filter);
+                    }
+                    let _ = reply.send(());
+                }
+            }
+        }
+        if let Some(hub) = self.hub.upgrade() {
+            hub.forget_client(&self.id, &self.filters);
+        }
+    }
+
+    fn subscribe(
+        &mut self,
+        hub: &Hub,
+        filter: TopicFilter,
+        since: Option<Position>,
+        snapshot: bool,
+    ) -> Result<SubscribeReply, PushError> {
+        if !self.filters.contains(&filter) {
+            if self.filters.len() >= hub.config.max_subscriptions {
+                return Err(PushError::TooManySubscriptions(
+                    hub.config.max_subscriptions,
+                ));
+            }
+            self.filters.push(filter.clone());
+            hub.index.write().add(&self.id, &filter);
+        }
+        let topic = filter.as_topic();
+        let readable = |m: &Arc<Message>| hub.acl.may_read(self.principal.as_deref(), &m.topic);
+        let mut recovery = Recovery::None;
+        if let (Some(topic), Some(since)) = (&topic, since) {
+            recovery = if since.epoch != hub.epoch() {
+                Recovery::EpochChanged
+            } else {
+                match hub.history_since(topic, since.offset) {
+                    Some(missed) => {
+                        self.inbox.extend(missed.into_iter().filter(readable));
+                        Recovery::Recovered
+                    }
+                    None => Recovery::Gap,
+                }
+            };
+        }
+        let position = topic.as_ref().map(|topic| {
+            let (latest, offset) = hub.latest(topic);
+            if snapshot
+                && since.is_none()
+                && let Some(latest) = latest.filter(readable)
+            {
+                self.inbox.push_back(latest);
+            }
+            Position {
+                epoch: hub.epoch(),
+                offset,
+            }
+        });
+        Ok(SubscribeReply {
+            filter: filter.as_str().to_string(),
+            position,
+            recovery,
+        })
+    }
+
+    fn flush_to_waiter(&mut self) {
+        let lost = self.lost.load(Ordering::Relaxed);
+        if self.inbox.is_empty() && !lost {
+            return;
+        }
+        let Some(waiter) = self.waiter.take() else {
+            return;
+        };
+        self.lost.store(false, Ordering::Relaxed);
+        let taken = Taken {
+            messages: self.inbox.drain(..).collect(),
+            lost,
+        };
+        if let Err(taken) = waiter.send(taken) {
+            // The transport went away meanwhile: keep everything for the next one.
+            self.inbox = taken.messages.into_iter().collect();
+            if taken.lost {
+                self.lost.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+}

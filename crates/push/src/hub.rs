@@ -1,0 +1,475 @@
+//! The hub: topics with their history, the subscription index, the dispatcher and
+//! the shared encodings.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use parking_lot::{Mutex, RwLock};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+
+use crate::PushError;
+use crate::client::{ClientEntry, ClientHandle, ClientId, Command};
+use crate::topic::{Topic, TopicFilter};
+
+#[derive(Debug, Clone)]
+pub struct PushConfig {
+    /// How long the dispatcher collects publications before delivering them.
+    pub batch_interval: Duration,
+    /// Messages kept per topic for clients that reconnect.
+    pub history_size: usize,
+    /// A topic's history is dropped this long after its last publication.
+    pub history_ttl: Duration,
+    /// A client with no transport attached for this long is removed.
+    pub client_idle_timeout: Duration,
+    pub max_clients: usize,
+    pub max_subscriptions: usize,
+    pub max_message_bytes: usize,
+    /// Messages waiting for a client; past this the oldest are dropped and the
+    /// client is told it lost messages.
+    pub inbox_size: usize,
+}
+
+impl Default for PushConfig {
+    fn default() -> Self {
+        PushConfig {
+            batch_interval: Duration::from_millis(25),
+            history_size: 100,
+            history_ttl: Duration::from_secs(300),
+            client_idle_timeout: Duration::from_secs(60),
+            max_clients: 100_000,
+            max_subscriptions: 64,
+            max_message_bytes: 64 * 1024,
+            inbox_size: 256,
+        }
+    }
+}
+
+/// Who may read, subscribe and publish. `principal` is the logged-in user (or
+/// `None` for an anonymous visitor), as the transport established it.
+pub trait PushAcl: Send + Sync {
+    fn may_subscribe(&self, principal: Option<&str>, filter: &TopicFilter) -> bool;
+    /// Checked for every delivered message, so a wildcard subscription never leaks a
+    /// topic the client may not read.
+    fn may_read(&self, principal: Option<&str>, topic: &Topic) -> bool;
+    fn may_publish(&self, principal: Option<&str>, topic: &Topic) -> bool;
+}
+
+/// Everything allowed: for tests and trusted embedding.
+pub struct OpenAcl;
+
+impl PushAcl for OpenAcl {
+    fn may_subscribe(&self, _: Option<&str>, _: &TopicFilter) -> bool {
+        true
+    }
+    fn may_read(&self, _: Option<&str>, _: &Topic) -> bool {
+        true
+    }
+    fn may_publish(&self, _: Option<&str>, _: &Topic) -> bool {
+        true
+    }
+}
+
+/// A published message, serialised once when it is published.
+#[derive(Debug)]
+pub struct Message {
+    pub id: u64,
+    pub topic: Topic,
+    pub offset: u64,
+    /// `{"topic":..,"offset":..,"payload":..}`
+    pub json: Bytes,
+}
+
+/// Where a topic's stream is: the process epoch and the offset of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Position {
+    pub epoch: u64,
+    pub offset: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    Identity,
+    Gzip,
+}
+
+struct TopicHistory {
+    next_offset: u64,
+    messages: VecDeque<Arc<Message>>,
+    last_publish: Instant,
+}
+
+#[derive(Default)]
+pub(crate) struct SubIndex {
+    exact: HashMap<Topic, HashSet<ClientId>>,
+    wildcard: HashMap<ClientId, Vec<TopicFilter>>,
+}
+
+impl SubIndex {
+    pub(crate) fn add(&mut self, client: &ClientId, filter: &TopicFilter) {
+        match filter.as_topic() {
+            Some(topic) => {
+                self.exact.entry(topic).or_default().insert(client.clone());
+            }
+            None => self
+                .wildcard
+                .entry(client.clone())
+                .or_default()
+                .push(filter.clone()),
+        }
+    }
+
+    pub(crate) fn remove(&mut self, client: &ClientId, filter: &TopicFilter) {
+        match filter.as_topic() {
+            Some(topic) => {
+                if let Some(set) = self.exact.get_mut(&topic) {
+                    set.remove(client);
+                    if set.is_empty() {
+                        self.exact.remove(&topic);
+                    }
+                }
+            }
+            None => {
+                if let Some(filters) = self.wildcard.get_mut(client) {
+                    filters.retain(|f| f != filter);
+                    if filters.is_empty() {
+                        self.wildcard.remove(client);
+                    }
+                }
+            }
+        }
+    }
+
+    fn matching(&self, topic: &Topic, out: &mut HashSet<ClientId>) {
+        if let Some(set) = self.exact.get(topic) {
+            out.extend(set.iter().cloned());
+        }
+        for (client, filters) in &self.wildcard {
+            if filters.iter().any(|f| f.matches(topic)) {
+                out.insert(client.clone());
+            }
+        }
+    }
+}
+
+/// Counters, cheap to update, read as a snapshot.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Stats {
+    pub published: u64,
+    pub delivered: u64,
+    pub batches: u64,
+    /// Batch bodies handed to clients.
+    pub encodings_needed: u64,
+    /// Batch bodies actually serialised (the rest were shared).
+    pub encodings_computed: u64,
+    pub lost: u64,
+    pub clients: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    published: AtomicU64,
+    delivered: AtomicU64,
+    batches: AtomicU64,
+    encodings_needed: AtomicU64,
+    encodings_computed: AtomicU64,
+    lost: AtomicU64,
+}
+
+type BatchKey = (Arc<[u64]>, Encoding);
+
+pub struct Hub {
+    pub(crate) config: PushConfig,
+    pub(crate) acl: Arc<dyn PushAcl>,
+    epoch: u64,
+    next_id: AtomicU64,
+    topics: Mutex<HashMap<Topic, TopicHistory>>,
+    pub(crate) clients: RwLock<HashMap<ClientId, ClientEntry>>,
+    pub(crate) index: RwLock<SubIndex>,
+    dispatch: mpsc::UnboundedSender<Arc<Message>>,
+    encodings: moka::sync::Cache<BatchKey, Bytes>,
+    counters: Counters,
+}
+
+impl Hub {
+    /// Starts a hub with its dispatcher and history sweeper (on the current tokio
+    /// runtime). The epoch is new for every hub, so clients notice a restart.
+    pub fn new(config: PushConfig, acl: Arc<dyn PushAcl>) -> Arc<Hub> {
+        let (dispatch, queue) = mpsc::unbounded_channel();
+        let hub = Arc::new(Hub {
+            epoch: rand::random::<u64>() >> 11,
+            next_id: AtomicU64::new(1),
+            topics: Mutex::new(HashMap::new()),
+            clients: RwLock::new(HashMap::new()),
+            index: RwLock::new(SubIndex::default()),
+            dispatch,
+            encodings: moka::sync::Cache::builder()
+                .max_capacity(16 * 1024 * 1024)
+                .weigher(|_k: &BatchKey, v: &Bytes| v.len().min(u32::MAX as usize) as u32)
+                .time_to_live(Duration::from_secs(10))
+                .build(),
+            counters: Counters::default(),
+            acl,
+            config,
+        });
+        tokio::spawn(dispatcher(Arc::downgrade(&hub), queue));
+        tokio::spawn(history_sweeper(Arc::downgrade(&hub)));
+        hub
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    pub fn config(&self) -> &PushConfig {
+        &self.config
+    }
+
+    /// Publishes a JSON payload on a topic (no access check: this is the server's own
+    /// API; browsers publish through [`ClientHandle::publish`]).
+    pub fn publish(&self, topic: &str, payload_json: &str) -> Result<Position, PushError> {
+        let topic = Topic::parse(topic)?;
+        if payload_json.len() > self.config.max_message_bytes {
+            return Err(PushError::TooLarge {
+                size: payload_json.len(),
+                limit: self.config.max_message_bytes,
+            });
+        }
+        let payload: &serde_json::value::RawValue =
+            serde_json::from_str(payload_json).map_err(|e| PushError::BadPayload(e.to_string()))?;
+        let message = {
+            let mut topics = self.topics.lock();
+            // A topic's offsets start above every offset it ever had (message ids only
+            // grow), so a client resuming across a history sweep sees a gap, never a
+            // silently reused offset.
+            let first_offset = self.next_id.load(Ordering::Relaxed);
+            let history = topics.entry(topic.clone()).or_insert_with(|| TopicHistory {
+                next_offset: first_offset,
+                messages: VecDeque::new(),
+                last_publish: Instant::now(),
+            });
+            let offset = history.next_offset;
+            history.next_offset += 1;
+            history.last_publish = Instant::now();
+            #[derive(Serialize)]
+            struct Wire<'a> {
+                topic: &'a str,
+                offset: u64,
+                payload: &'a serde_json::value::RawValue,
+            }
+            let json = serde_json::to_vec(&Wire {
+                topic: topic.as_str(),
+                offset,
+                payload,
+            })
+            .expect("serialising a message");
+            let message = Arc::new(Message {
+                id: self.next_id.fetch_add(1, Ordering::Relaxed),
+                topic,
+                offset,
+                json: Bytes::from(json),
+            });
+            history.messages.push_back(message.clone());
+            while history.messages.len() > self.config.history_size {
+                history.messages.pop_front();
+            }
+            message
+        };
+        let position = Position {
+            epoch: self.epoch,
+            offset: message.offset,
+        };
+        self.counters.published.fetch_add(1, Ordering::Relaxed);
+        let _ = self.dispatch.send(message);
+        Ok(position)
+    }
+
+    /// A client by id (reconnect, transport switch) or a new one.
+    pub fn connect(self: &Arc<Self>, id: Option<&str>) -> Result<ClientHandle, PushError> {
+        self.connect_as(id, None)
+    }
+
+    /// Like [`connect`](Self::connect), for a client acting for `principal`. An
+    /// existing client is only resumed by the same principal.
+    pub fn connect_as(
+        self: &Arc<Self>,
+        id: Option<&str>,
+        principal: Option<&str>,
+    ) -> Result<ClientHandle, PushError> {
+        if let Some(id) = id {
+            let clients = self.clients.read();
+            if let Some((key, entry)) = clients.get_key_value(id)
+                && entry.principal.as_deref() == principal
+                && !entry.commands.is_closed()
+            {
+                return Ok(ClientHandle::new(self.clone(), key.clone(), entry));
+            }
+        }
+        let mut clients = self.clients.write();
+        if clients.len() >= self.config.max_clients {
+            return Err(PushError::TooManyClients(self.config.max_clients));
+        }
+        let (id, entry) = crate::client::spawn(self, principal);
+        let handle = ClientHandle::new(self.clone(), id.clone(), &entry);
+        clients.insert(id, entry);
+        Ok(handle)
+    }
+
+    /// The messages of `topic` after `offset`, or `None` when the history no longer
+    /// reaches back that far.
+    pub(crate) fn history_since(&self, topic: &Topic, offset: u64) -> Option<Vec<Arc<Message>>> {
+        let topics = self.topics.lock();
+        let Some(history) = topics.get(topic) else {
+            return (offset == 0).then(Vec::new);
+        };
+        let oldest = history
+            .messages
+            .front()
+            .map_or(history.next_offset, |m| m.offset);
+        if offset + 1 < oldest {
+            return None;
+        }
+        Some(
+            history
+                .messages
+                .iter()
+                .filter(|m| m.offset > offset)
+                .cloned()
+                .collect(),
+        )
+    }
+
+    pub(crate) fn latest(&self, topic: &Topic) -> (Option<Arc<Message>>, u64) {
+        let topics = self.topics.lock();
+        match topics.get(topic) {
+            Some(h) => (h.messages.back().cloned(), h.next_offset - 1),
+            None => (None, 0),
+        }
+    }
+
+    /// The body for exactly these messages, serialised once per distinct set.
+    pub(crate) fn encode(&self, messages: &[Arc<Message>], encoding: Encoding) -> Bytes {
+        self.counters
+            .encodings_needed
+            .fetch_add(1, Ordering::Relaxed);
+        let ids: Arc<[u64]> = messages.iter().map(|m| m.id).collect();
+        self.encodings.get_with((ids, encoding), || {
+            self.counters
+                .encodings_computed
+                .fetch_add(1, Ordering::Relaxed);
+            let mut json =
+                Vec::with_capacity(messages.iter().map(|m| m.json.len() + 1).sum::<usize>() + 40);
+            write!(json, "{{\"epoch\":{},\"messages\":[", self.epoch).expect("Vec write");
+            for (i, m) in messages.iter().enumerate() {
+                if i > 0 {
+                    json.push(b',');
+                }
+                json.extend_from_slice(&m.json);
+            }
+            json.extend_from_slice(b"]}");
+            match encoding {
+                Encoding::Identity => Bytes::from(json),
+                Encoding::Gzip => {
+                    let mut gz =
+                        flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+                    gz.write_all(&json).expect("Vec write");
+                    Bytes::from(gz.finish().expect("Vec write"))
+                }
+            }
+        })
+    }
+
+    pub(crate) fn count_lost(&self, n: u64) {
+        self.counters.lost.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn forget_client(&self, id: &ClientId, filters: &[TopicFilter]) {
+        let mut index = self.index.write();
+        for f in filters {
+            index.remove(id, f);
+        }
+        drop(index);
+        self.clients.write().remove(id);
+    }
+
+    pub fn stats(&self) -> Stats {
+        let c = &self.counters;
+        Stats {
+            published: c.published.load(Ordering::Relaxed),
+            delivered: c.delivered.load(Ordering::Relaxed),
+            batches: c.batches.load(Ordering::Relaxed),
+            encodings_needed: c.encodings_needed.load(Ordering::Relaxed),
+            encodings_computed: c.encodings_computed.load(Ordering::Relaxed),
+            lost: c.lost.load(Ordering::Relaxed),
+            clients: self.clients.read().len() as u64,
+        }
+    }
+}
+
+/// Collects publications for one batch interval, then hands every client its share
+/// of the batch in one go.
+async fn dispatcher(hub: Weak<Hub>, mut queue: mpsc::UnboundedReceiver<Arc<Message>>) {
+    while let Some(first) = queue.recv().await {
+        let Some(interval) = hub.upgrade().map(|h| h.config.batch_interval) else {
+            return;
+        };
+        tokio::time::sleep(interval).await;
+        let mut batch = vec![first];
+        while let Ok(m) = queue.try_recv() {
+            batch.push(m);
+        }
+        let Some(hub) = hub.upgrade() else { return };
+        hub.counters.batches.fetch_add(1, Ordering::Relaxed);
+        let mut per_client: HashMap<ClientId, Vec<Arc<Message>>> = HashMap::new();
+        {
+            let index = hub.index.read();
+            let mut matched = HashSet::new();
+            for message in &batch {
+                matched.clear();
+                index.matching(&message.topic, &mut matched);
+                for client in matched.drain() {
+                    per_client.entry(client).or_default().push(message.clone());
+                }
+            }
+        }
+        let clients = hub.clients.read();
+        for (id, mut messages) in per_client {
+            let Some(entry) = clients.get(&id) else {
+                continue;
+            };
+            messages.retain(|m| hub.acl.may_read(entry.principal.as_deref(), &m.topic));
+            if messages.is_empty() {
+                continue;
+            }
+            let n = messages.len() as u64;
+            if entry.commands.try_send(Command::Deliver(messages)).is_ok() {
+                hub.counters.delivered.fetch_add(n, Ordering::Relaxed);
+            } else {
+                // The client task is hopelessly behind: its next batch says so.
+                entry.lost.store(true, Ordering::Relaxed);
+                hub.count_lost(n);
+            }
+        }
+    }
+}
+
+async fn history_sweeper(hub: Weak<Hub>) {
+    loop {
+        let Some(ttl) = hub.upgrade().map(|h| h.config.history_ttl) else {
+            return;
+        };
+        tokio::time::sleep(
+            ttl.min(Duration::from_secs(30))
+                .max(Duration::from_millis(100)),
+        )
+        .await;
+        let Some(hub) = hub.upgrade() else { return };
+        hub.topics
+            .lock()
+            .retain(|_, h| h.last_publish.elapsed() < ttl);
+    }
+}

@@ -1,0 +1,61 @@
+//! Push: topics, one permanent task per client, batched dispatch, and encodings
+//! shared between clients.
+//!
+//! The design follows the long-polling comet server in the seed article: a client is
+//! a long-lived task with an inbox, not a request. Transports (WebSocket, Server-Sent
+//! Events, long-poll; in the `http` crate) only attach to that task and take what is
+//! waiting, so a reconnect or a switch of transport loses nothing and recomputes
+//! nothing.
+//!
+//! Publications go to a dispatcher that collects them for a short interval and then
+//! hands each client the messages it is subscribed to, all at once. Clients that
+//! follow the same topics therefore get the same set of messages, and the serialised
+//! (and compressed) body for a set of message ids is built once and shared: the
+//! [`Stats`] count how many bodies were needed and how many were computed.
+//!
+//! Each topic keeps a short history with the process epoch and a per-topic offset
+//! (the Centrifugo model): a client that reconnects with its last position gets
+//! exactly what it missed, or is told that it cannot (the history no longer reaches
+//! back that far, or the server restarted and the epoch changed).
+//!
+//! Not here: HTTP, authentication and cross-node fan-out. Access control is a trait
+//! ([`PushAcl`]) the embedding application implements.
+//!
+//! ```
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! use std::time::Duration;
+//! use bulwark_push::{Hub, PushConfig, OpenAcl, Encoding};
+//! let hub = Hub::new(PushConfig::default(), std::sync::Arc::new(OpenAcl));
+//! let client = hub.connect(None).unwrap();
+//! client.subscribe("chat/+", None, false).await.unwrap();
+//! hub.publish("chat/lobby", r#"{"text":"hi"}"#).unwrap();
+//! let batch = client.next_batch(Duration::from_secs(1), Encoding::Identity).await.unwrap().unwrap();
+//! assert!(std::str::from_utf8(&batch.body).unwrap().contains(r#""text":"hi""#));
+//! # });
+//! ```
+
+mod client;
+mod hub;
+mod topic;
+
+pub use client::{Batch, ClientHandle, ClientId, Recovery, SubscribeReply};
+pub use hub::{Encoding, Hub, Message, OpenAcl, Position, PushAcl, PushConfig, Stats};
+pub use topic::{Topic, TopicFilter};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PushError {
+    #[error("bad topic: {0}")]
+    BadTopic(String),
+    #[error("message too large: {size} bytes, the limit is {limit}")]
+    TooLarge { size: usize, limit: usize },
+    #[error("payload is not valid JSON: {0}")]
+    BadPayload(String),
+    #[error("too many clients connected (limit {0})")]
+    TooManyClients(usize),
+    #[error("too many subscriptions for this client (limit {0})")]
+    TooManySubscriptions(usize),
+    #[error("not allowed: {0}")]
+    Forbidden(String),
+    #[error("unknown or expired client")]
+    UnknownClient,
+}

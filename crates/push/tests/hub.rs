@@ -1,0 +1,307 @@
+//! The hub and client tasks, without HTTP.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bulwark_push::*;
+
+const WAIT: Duration = Duration::from_secs(2);
+
+fn hub_with(tweak: impl FnOnce(&mut PushConfig)) -> Arc<Hub> {
+    let mut config = PushConfig {
+        batch_interval: Duration::from_millis(10),
+        ..PushConfig::default()
+    };
+    tweak(&mut config);
+    Hub::new(config, Arc::new(OpenAcl))
+}
+
+fn messages(batch: &Batch) -> Vec<serde_json::Value> {
+    let v: serde_json::Value = serde_json::from_slice(&batch.body).unwrap();
+    v["messages"].as_array().unwrap().clone()
+}
+
+async fn next(c: &ClientHandle) -> Batch {
+    c.next_batch(WAIT, Encoding::Identity)
+        .await
+        .unwrap()
+        .expect("a batch")
+}
+
+#[tokio::test]
+async fn wildcard_subscriptions_receive_matching_topics_only() {
+    let hub = hub_with(|_| {});
+    let c = hub.connect(None).unwrap();
+    c.subscribe("site/chat/+", None, false).await.unwrap();
+    hub.publish("site/chat/lobby", r#"{"n":1}"#).unwrap();
+    hub.publish("site/other", r#"{"n":2}"#).unwrap();
+    hub.publish("site/chat/lobby/deep", r#"{"n":3}"#).unwrap();
+    let got = messages(&next(&c).await);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0]["topic"], "site/chat/lobby");
+    assert_eq!(got[0]["payload"]["n"], 1);
+    assert!(
+        c.next_batch(Duration::from_millis(100), Encoding::Identity)
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn publications_within_the_interval_arrive_as_one_batch_shared_between_clients() {
+    let hub = hub_with(|c| c.batch_interval = Duration::from_millis(50));
+    let mut clients = Vec::new();
+    for _ in 0..20 {
+        let c = hub.connect(None).unwrap();
+        c.subscribe("news", None, false).await.unwrap();
+        clients.push(c);
+    }
+    for i in 0..5 {
+        hub.publish("news", &format!("{{\"i\":{i}}}")).unwrap();
+    }
+    let mut bodies = Vec::new();
+    for c in &clients {
+        let b = next(c).await;
+        assert_eq!(b.count, 5);
+        bodies.push(b.body);
+    }
+    assert!(bodies.windows(2).all(|w| w[0] == w[1]));
+    let stats = hub.stats();
+    assert_eq!(stats.encodings_needed, 20);
+    assert_eq!(stats.encodings_computed, 1, "{stats:?}");
+    assert_eq!(stats.batches, 1);
+}
+
+#[tokio::test]
+async fn a_resubscribing_client_recovers_exactly_what_it_missed() {
+    let hub = hub_with(|_| {});
+    let first = hub.connect(None).unwrap();
+    let reply = first.subscribe("rsc/42", None, false).await.unwrap();
+    let position = reply.position.unwrap();
+    for i in 1..=3 {
+        hub.publish("rsc/42", &format!("{i}")).unwrap();
+    }
+    // A new client (say, after the old one expired) resumes from the position.
+    let second = hub.connect(None).unwrap();
+    let reply = second
+        .subscribe("rsc/42", Some(position), false)
+        .await
+        .unwrap();
+    assert_eq!(reply.recovery, Recovery::Recovered);
+    let got = messages(&next(&second).await);
+    let payloads: Vec<i64> = got.iter().map(|m| m["payload"].as_i64().unwrap()).collect();
+    assert_eq!(payloads, [1, 2, 3]);
+    assert_eq!(
+        reply.position.unwrap().offset,
+        got[2]["offset"].as_u64().unwrap()
+    );
+}
+
+#[tokio::test]
+async fn resuming_beyond_the_history_or_from_another_epoch_is_reported() {
+    let hub = hub_with(|c| c.history_size = 2);
+    let c = hub.connect(None).unwrap();
+    let position = c
+        .subscribe("t", None, false)
+        .await
+        .unwrap()
+        .position
+        .unwrap();
+    for i in 0..5 {
+        hub.publish("t", &i.to_string()).unwrap();
+    }
+    let late = hub.connect(None).unwrap();
+    assert_eq!(
+        late.subscribe("t", Some(position), false)
+            .await
+            .unwrap()
+            .recovery,
+        Recovery::Gap
+    );
+    let other_epoch = Position {
+        epoch: position.epoch ^ 1,
+        offset: 0,
+    };
+    let r = late.subscribe("t", Some(other_epoch), false).await.unwrap();
+    assert_eq!(r.recovery, Recovery::EpochChanged);
+}
+
+#[tokio::test]
+async fn a_snapshot_delivers_the_latest_message_at_once() {
+    let hub = hub_with(|_| {});
+    hub.publish("weather", r#""rain""#).unwrap();
+    hub.publish("weather", r#""sun""#).unwrap();
+    let c = hub.connect(None).unwrap();
+    c.subscribe("weather", None, true).await.unwrap();
+    let got = messages(&next(&c).await);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0]["payload"], "sun");
+}
+
+#[tokio::test]
+async fn reconnecting_with_the_id_keeps_subscriptions_and_waiting_messages() {
+    let hub = hub_with(|_| {});
+    let c = hub.connect(None).unwrap();
+    c.subscribe("a", None, false).await.unwrap();
+    let id = c.id().as_str().to_string();
+    drop(c);
+    hub.publish("a", "1").unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let again = hub.connect(Some(&id)).unwrap();
+    assert_eq!(again.id().as_str(), id);
+    assert_eq!(messages(&next(&again).await).len(), 1);
+    // Another principal cannot take the client over.
+    let intruder = hub.connect_as(Some(&id), Some("mallory")).unwrap();
+    assert_ne!(intruder.id().as_str(), id);
+}
+
+#[tokio::test]
+async fn a_newer_transport_takes_over_from_an_older_one() {
+    let hub = hub_with(|_| {});
+    let c = hub.connect(None).unwrap();
+    c.subscribe("a", None, false).await.unwrap();
+    let old = {
+        let c = c.clone();
+        tokio::spawn(async move {
+            c.next_batch(Duration::from_secs(5), Encoding::Identity)
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let newer = {
+        let c = c.clone();
+        tokio::spawn(async move {
+            c.next_batch(Duration::from_secs(5), Encoding::Identity)
+                .await
+        })
+    };
+    assert!(
+        old.await.unwrap().unwrap().is_none(),
+        "the old transport ends empty"
+    );
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    hub.publish("a", "1").unwrap();
+    assert_eq!(newer.await.unwrap().unwrap().unwrap().count, 1);
+}
+
+#[tokio::test]
+async fn idle_clients_expire_and_their_task_ends() {
+    let hub = hub_with(|c| c.client_idle_timeout = Duration::from_millis(100));
+    let c = hub.connect(None).unwrap();
+    c.subscribe("a", None, false).await.unwrap();
+    let id = c.id().as_str().to_string();
+    drop(c);
+    assert_eq!(hub.stats().clients, 1);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(hub.stats().clients, 0);
+    let fresh = hub.connect(Some(&id)).unwrap();
+    assert_ne!(fresh.id().as_str(), id, "an expired id is not revived");
+}
+
+#[tokio::test]
+async fn an_overflowing_inbox_drops_the_oldest_and_says_so() {
+    let hub = hub_with(|c| c.inbox_size = 3);
+    let c = hub.connect(None).unwrap();
+    c.subscribe("a", None, false).await.unwrap();
+    for i in 0..10 {
+        hub.publish("a", &i.to_string()).unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let b = next(&c).await;
+    assert!(b.lost);
+    let payloads: Vec<i64> = messages(&b)
+        .iter()
+        .map(|m| m["payload"].as_i64().unwrap())
+        .collect();
+    assert_eq!(payloads, [7, 8, 9]);
+    assert_eq!(hub.stats().lost, 7);
+}
+
+struct PrivateAcl;
+
+impl PushAcl for PrivateAcl {
+    fn may_subscribe(&self, _: Option<&str>, filter: &TopicFilter) -> bool {
+        !filter.as_str().starts_with("private/")
+    }
+    fn may_read(&self, principal: Option<&str>, topic: &Topic) -> bool {
+        !topic.as_str().starts_with("private/") || principal == Some("admin")
+    }
+    fn may_publish(&self, principal: Option<&str>, topic: &Topic) -> bool {
+        topic.as_str().starts_with("chat/") || principal == Some("admin")
+    }
+}
+
+#[tokio::test]
+async fn the_acl_decides_subscribing_reading_and_publishing() {
+    let hub = Hub::new(
+        PushConfig {
+            batch_interval: Duration::from_millis(10),
+            ..PushConfig::default()
+        },
+        Arc::new(PrivateAcl),
+    );
+    let c = hub.connect(None).unwrap();
+    assert!(matches!(
+        c.subscribe("private/x", None, false).await,
+        Err(PushError::Forbidden(_))
+    ));
+    // A wildcard that would cover private topics never delivers them.
+    c.subscribe("#", None, false).await.unwrap();
+    hub.publish("private/secret", r#""no""#).unwrap();
+    hub.publish("public/news", r#""yes""#).unwrap();
+    let got = messages(&next(&c).await);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0]["topic"], "public/news");
+    assert!(matches!(
+        c.publish("news", "1"),
+        Err(PushError::Forbidden(_))
+    ));
+    assert!(c.publish("chat/lobby", "1").is_ok());
+}
+
+#[tokio::test]
+async fn limits_give_clear_errors() {
+    let hub = hub_with(|c| {
+        c.max_clients = 2;
+        c.max_subscriptions = 2;
+        c.max_message_bytes = 16;
+    });
+    let c = hub.connect(None).unwrap();
+    let _second = hub.connect(None).unwrap();
+    assert_eq!(hub.connect(None).err(), Some(PushError::TooManyClients(2)));
+    c.subscribe("a", None, false).await.unwrap();
+    c.subscribe("b", None, false).await.unwrap();
+    c.subscribe("a", None, false).await.unwrap(); // the same again is fine
+    assert_eq!(
+        c.subscribe("c", None, false).await.err(),
+        Some(PushError::TooManySubscriptions(2))
+    );
+    assert!(matches!(
+        hub.publish("a", &format!("\"{}\"", "x".repeat(40))),
+        Err(PushError::TooLarge { .. })
+    ));
+    assert!(matches!(
+        hub.publish("a", "{not json"),
+        Err(PushError::BadPayload(_))
+    ));
+    assert!(matches!(
+        hub.publish("a/+", "1"),
+        Err(PushError::BadTopic(_))
+    ));
+}
+
+#[tokio::test]
+async fn gzip_batches_decode_to_the_identity_body() {
+    use std::io::Read;
+    let hub = hub_with(|_| {});
+    let c = hub.connect(None).unwrap();
+    c.subscribe("a", None, false).await.unwrap();
+    hub.publish("a", r#"{"text":"hello hello hello"}"#).unwrap();
+    let gz = c.next_batch(WAIT, Encoding::Gzip).await.unwrap().unwrap();
+    let mut plain = String::new();
+    flate2::read::GzDecoder::new(&gz.body[..])
+        .read_to_string(&mut plain)
+        .unwrap();
+    assert!(plain.contains("hello hello hello"));
+}
