@@ -17,11 +17,17 @@ pub enum Body {
         reader: ReaderStream<Pin<Box<dyn AsyncRead + Send>>>,
         remaining: u64,
     },
+    /// Chunks as a task produces them (event streams); ends when the sender goes.
+    Channel(tokio::sync::mpsc::Receiver<Bytes>),
 }
 
 impl Body {
     pub fn empty() -> Body {
         Body::Full(None)
+    }
+
+    pub fn channel(receiver: tokio::sync::mpsc::Receiver<Bytes>) -> Body {
+        Body::Channel(receiver)
     }
 
     /// Streams `len` bytes from `reader` in 64 KiB chunks.
@@ -84,6 +90,9 @@ impl http_body::Body for Body {
                     Poll::Pending => Poll::Pending,
                 }
             }
+            Body::Channel(receiver) => receiver
+                .poll_recv(cx)
+                .map(|chunk| chunk.map(|b| Ok(Frame::data(b)))),
         }
     }
 
@@ -91,6 +100,7 @@ impl http_body::Body for Body {
         match self {
             Body::Full(b) => b.is_none(),
             Body::Stream { remaining, .. } => *remaining == 0,
+            Body::Channel(_) => false,
         }
     }
 
@@ -98,6 +108,7 @@ impl http_body::Body for Body {
         match self {
             Body::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
             Body::Stream { remaining, .. } => SizeHint::with_exact(*remaining),
+            Body::Channel(_) => SizeHint::default(),
         }
     }
 }

@@ -32,6 +32,8 @@ pub struct RequestCtx<'a> {
     pub site: &'a SiteRuntime,
     /// The request body, already read within the size limit (POST/PUT only).
     pub body: Bytes,
+    /// The connection, for a controller that switches protocols (WebSocket).
+    pub upgrade: std::sync::Mutex<Option<hyper::upgrade::OnUpgrade>>,
 }
 
 pub const GET_HEAD: &[Method] = &[Method::GET, Method::HEAD];

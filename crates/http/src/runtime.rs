@@ -6,13 +6,14 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use bulwark_site::{Controller as Rule, Site, SiteError};
 use bulwark_template::{SiteTemplates, TemplateOptions};
 
 use crate::controller::{Controller, EncodedBody};
 use crate::controllers::{FileController, LibController, RedirectController, TemplateController};
+use crate::push::{PushController, SitePushAcl};
 
 /// Budget for combined static files kept in memory, per site.
 const LIB_CACHE_BYTES: u64 = 64 * 1024 * 1024;
@@ -23,11 +24,42 @@ pub struct SiteRuntime {
     /// One controller per dispatch rule, by rule index.
     pub controllers: Vec<Box<dyn Controller>>,
     pub lib_cache: moka::future::Cache<String, Arc<EncodedBody>>,
+    /// The site's push hub, when the `push` module is enabled.
+    pub push: Option<Arc<bulwark_push::Hub>>,
     pub dev: bool,
 }
 
+/// Push hubs by site, kept across configuration reloads so connected clients keep
+/// their tasks; a hub is replaced only when the site's `[push]` policy changed.
+#[derive(Default)]
+pub struct PushHubs {
+    hubs: Mutex<HashMap<String, (String, Arc<bulwark_push::Hub>)>>,
+}
+
+impl PushHubs {
+    fn hub_for(&self, site: &Site) -> Option<Arc<bulwark_push::Hub>> {
+        if !site.modules.iter().any(|m| m.name == "push") {
+            return None;
+        }
+        let policy = format!("{:?}", site.config.push);
+        let mut hubs = self.hubs.lock().expect("push hubs");
+        if let Some((p, hub)) = hubs.get(site.name().as_str())
+            && *p == policy
+        {
+            return Some(hub.clone());
+        }
+        let hub = bulwark_push::Hub::new(
+            bulwark_push::PushConfig::default(),
+            Arc::new(SitePushAcl::new(&site.config.push)),
+        );
+        hubs.insert(site.name().to_string(), (policy, hub.clone()));
+        Some(hub)
+    }
+}
+
 impl SiteRuntime {
-    pub fn new(site: Site, options: &TemplateOptions) -> SiteRuntime {
+    pub fn new(site: Site, options: &TemplateOptions, hubs: &PushHubs) -> SiteRuntime {
+        let push = hubs.hub_for(&site);
         let site = Arc::new(site);
         let controllers = site
             .router
@@ -45,6 +77,9 @@ impl SiteRuntime {
                         to: to.clone(),
                         permanent: *permanent,
                     }),
+                    Rule::Push { transport } => Box::new(PushController {
+                        transport: *transport,
+                    }),
                 }
             })
             .collect();
@@ -55,6 +90,7 @@ impl SiteRuntime {
                 .max_capacity(LIB_CACHE_BYTES)
                 .weigher(|_k: &String, v: &Arc<EncodedBody>| v.weight())
                 .build(),
+            push,
             dev: options.dev,
             site,
         }
@@ -74,19 +110,23 @@ pub struct SiteTable {
 }
 
 impl SiteTable {
-    pub fn load(sites_dir: &Path, options: &TemplateOptions) -> Result<SiteTable, Vec<SiteError>> {
+    pub fn load(
+        sites_dir: &Path,
+        options: &TemplateOptions,
+        hubs: &PushHubs,
+    ) -> Result<SiteTable, Vec<SiteError>> {
         let sites = bulwark_site::load_sites(sites_dir, options.dev)?;
-        Ok(SiteTable::from_sites(sites, options))
+        Ok(SiteTable::from_sites(sites, options, hubs))
     }
 
-    pub fn from_sites(sites: Vec<Site>, options: &TemplateOptions) -> SiteTable {
+    pub fn from_sites(sites: Vec<Site>, options: &TemplateOptions, hubs: &PushHubs) -> SiteTable {
         let mut table = SiteTable {
             hosts: HashMap::new(),
             default: None,
             sites: Vec::new(),
         };
         for site in sites {
-            let rt = Arc::new(SiteRuntime::new(site, options));
+            let rt = Arc::new(SiteRuntime::new(site, options, hubs));
             let config = &rt.site.config;
             table
                 .hosts

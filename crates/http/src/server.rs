@@ -39,7 +39,7 @@ use crate::access_log::{AccessEntry, AccessLog, AccessLogTarget};
 use crate::body::Body;
 use crate::controller::{RequestCtx, respond};
 use crate::error_page::{error_response, html_response, plain_error_page};
-use crate::runtime::{HostTarget, SiteRuntime, SiteTable};
+use crate::runtime::{HostTarget, PushHubs, SiteRuntime, SiteTable};
 
 #[derive(Debug, Clone)]
 pub struct ServerOptions {
@@ -92,6 +92,7 @@ pub enum ServerError {
 
 struct ServerState {
     table: ArcSwap<SiteTable>,
+    hubs: PushHubs,
     options: ServerOptions,
     log: AccessLog,
 }
@@ -107,7 +108,9 @@ impl Server {
     /// Loads every site and binds the listeners; nothing is served until [`run`].
     pub async fn bind(sites_dir: &Path, options: ServerOptions) -> Result<Server, ServerError> {
         let template_options = template_options(&options);
-        let table = SiteTable::load(sites_dir, &template_options).map_err(ServerError::Sites)?;
+        let hubs = PushHubs::default();
+        let table =
+            SiteTable::load(sites_dir, &template_options, &hubs).map_err(ServerError::Sites)?;
         let io = |what: String| move |source| ServerError::Io { what, source };
         let listener = TcpListener::bind(options.listen)
             .await
@@ -134,6 +137,7 @@ impl Server {
         Ok(Server {
             state: Arc::new(ServerState {
                 table: ArcSwap::from_pointee(table),
+                hubs,
                 options,
                 log,
             }),
@@ -358,7 +362,8 @@ async fn handle(
 }
 
 async fn dispatch(state: &ServerState, req: Request<Incoming>, secure: bool) -> Response<Body> {
-    let (parts, body) = req.into_parts();
+    let (mut parts, body) = req.into_parts();
+    let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
     let Some(host) = request_host(&parts) else {
         return plain_response(StatusCode::BAD_REQUEST, true);
     };
@@ -404,6 +409,7 @@ async fn dispatch(state: &ServerState, req: Request<Incoming>, secure: bool) -> 
         args: &matched.args,
         site: &site,
         body,
+        upgrade: std::sync::Mutex::new(upgrade),
     };
     respond(controller, &ctx).await
 }
@@ -512,7 +518,10 @@ async fn reload_on_change(sites_dir: PathBuf, state: Arc<ServerState>, stop: Can
         seen = now;
         let dir = sites_dir.clone();
         let options = template_options(&state.options);
-        match tokio::task::spawn_blocking(move || SiteTable::load(&dir, &options)).await {
+        let state2 = state.clone();
+        match tokio::task::spawn_blocking(move || SiteTable::load(&dir, &options, &state2.hubs))
+            .await
+        {
             Ok(Ok(table)) => {
                 state.table.store(Arc::new(table));
                 tracing::info!("site configuration reloaded");

@@ -55,11 +55,15 @@ pub(crate) enum Command {
     },
     Deliver(Vec<Arc<Message>>),
     Take(oneshot::Sender<Taken>),
+    /// A batch that was taken but never reached its transport goes back in front.
+    Requeue(Taken),
 }
 
 pub(crate) struct Taken {
     messages: Vec<Arc<Message>>,
     lost: bool,
+    /// Another transport attached to this client: the one that waited should end.
+    superseded: bool,
 }
 
 /// What resuming from a position gave.
@@ -176,7 +180,8 @@ impl ClientHandle {
     }
 
     /// What is waiting, or the next batch if it arrives within `wait`; `None` if
-    /// nothing came. This is all a long-poll request does.
+    /// nothing came. This is all a long-poll request does. Only one transport waits
+    /// at a time: when another one asks, this one gets [`PushError::Superseded`].
     pub async fn next_batch(
         &self,
         wait: Duration,
@@ -187,11 +192,20 @@ impl ClientHandle {
             .send(Command::Take(reply))
             .await
             .map_err(|_| PushError::UnknownClient)?;
-        let taken = match tokio::time::timeout(wait, answer).await {
-            Ok(Ok(taken)) => taken,
-            Ok(Err(_)) => return Err(PushError::UnknownClient),
-            Err(_) => return Ok(None),
+        let mut pending = PendingTake {
+            answer: Some(answer),
+            commands: self.commands.clone(),
         };
+        let taken =
+            match tokio::time::timeout(wait, pending.answer.as_mut().expect("set above")).await {
+                Ok(Ok(taken)) => taken,
+                Ok(Err(_)) => return Err(PushError::UnknownClient),
+                Err(_) => return Ok(None),
+            };
+        pending.answer = None;
+        if taken.superseded {
+            return Err(PushError::Superseded);
+        }
         if taken.messages.is_empty() && !taken.lost {
             return Ok(None);
         }
@@ -205,6 +219,24 @@ impl ClientHandle {
             count: taken.messages.len(),
             lost: taken.lost,
         }))
+    }
+}
+
+/// Makes [`ClientHandle::next_batch`] safe to cancel (a transport closing, a
+/// `select!` choosing another branch): a batch the task already handed over but
+/// nobody received is sent back to the task instead of being lost.
+struct PendingTake {
+    answer: Option<oneshot::Receiver<Taken>>,
+    commands: mpsc::Sender<Command>,
+}
+
+impl Drop for PendingTake {
+    fn drop(&mut self) {
+        if let Some(mut answer) = self.answer.take()
+            && let Ok(taken) = answer.try_recv()
+        {
+            let _ = self.commands.try_send(Command::Requeue(taken));
+        }
     }
 }
 
@@ -278,6 +310,15 @@ impl ClientTask {
                     }
                     self.flush_to_waiter();
                 }
+                Command::Requeue(taken) => {
+                    for message in taken.messages.into_iter().rev() {
+                        self.inbox.push_front(message);
+                    }
+                    if taken.lost {
+                        self.lost.store(true, Ordering::Relaxed);
+                    }
+                    self.flush_to_waiter();
+                }
                 Command::Take(reply) => {
                     self.last_active = Instant::now();
                     if let Some(old) = self.waiter.replace(reply) {
@@ -285,6 +326,7 @@ impl ClientTask {
                         let _ = old.send(Taken {
                             messages: Vec::new(),
                             lost: false,
+                            superseded: true,
                         });
                     }
                     self.flush_to_waiter();
@@ -378,6 +420,7 @@ impl ClientTask {
         let taken = Taken {
             messages: self.inbox.drain(..).collect(),
             lost,
+            superseded: false,
         };
         if let Err(taken) = waiter.send(taken) {
             // The transport went away meanwhile: keep everything for the next one.

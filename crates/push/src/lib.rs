@@ -58,4 +58,6 @@ pub enum PushError {
     Forbidden(String),
     #[error("unknown or expired client")]
     UnknownClient,
+    #[error("another transport took over this client")]
+    Superseded,
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::dispatch::{Controller, DispatchRule, RulePattern};
+use crate::dispatch::{Controller, DispatchRule, PushTransport, RulePattern};
 use crate::error::SiteError;
 
 /// The validated contents of a `site.toml`.
@@ -29,6 +29,21 @@ pub struct SiteConfig {
     pub settings: toml::Table,
     pub rules: Vec<DispatchRule>,
     pub tls: Option<TlsFiles>,
+    pub push: PushSettings,
+}
+
+/// `[push]`: who may do what with push topics (see docs/push.md).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PushSettings {
+    /// Topic filters browsers may publish on (none by default).
+    #[serde(default)]
+    pub browser_publish: Vec<String>,
+    /// Topic filters browsers may neither subscribe to nor receive.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Bearer token for `POST /push/publish`; without one the endpoint is closed.
+    pub publish_token: Option<String>,
 }
 
 /// A site's name: its folder name unless `site.toml` says otherwise.
@@ -70,6 +85,8 @@ struct SiteToml {
     #[serde(default)]
     dispatch: Vec<toml::Table>,
     tls: Option<TlsToml>,
+    #[serde(default)]
+    push: PushSettings,
 }
 
 #[derive(Deserialize)]
@@ -95,6 +112,12 @@ struct FileOptions {
 
 fn default_files_root() -> String {
     "files".to_string()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PushOptions {
+    transport: PushTransport,
 }
 
 #[derive(Deserialize)]
@@ -195,6 +218,25 @@ pub(crate) fn parse_site_config(
         }
     };
 
+    for (key, filters) in [
+        ("push.browser_publish", &raw.push.browser_publish),
+        ("push.deny", &raw.push.deny),
+    ] {
+        for (i, f) in filters.iter().enumerate() {
+            let parts: Vec<&str> = f.split('/').collect();
+            let valid = parts.iter().enumerate().all(|(j, p)| {
+                !p.is_empty()
+                    && (*p == "+" || (*p == "#" && j + 1 == parts.len()) || !p.contains(['+', '#']))
+            });
+            if !valid {
+                return Err(invalid(
+                    &format!("{key}[{i}]"),
+                    format!("{f:?} is not a topic filter"),
+                ));
+            }
+        }
+    }
+
     Ok(SiteConfig {
         name: SiteName(name),
         hostname,
@@ -204,6 +246,7 @@ pub(crate) fn parse_site_config(
         settings: raw.settings,
         rules,
         tls,
+        push: raw.push,
     })
 }
 
@@ -263,6 +306,12 @@ pub(crate) fn parse_dispatch_rules(
                 }
                 Controller::File { root: o.root }
             }
+            "push" => {
+                let o: PushOptions = options.try_into().map_err(unknown)?;
+                Controller::Push {
+                    transport: o.transport,
+                }
+            }
             "redirect" => {
                 let o: RedirectOptions = options.try_into().map_err(unknown)?;
                 Controller::Redirect {
@@ -273,7 +322,9 @@ pub(crate) fn parse_dispatch_rules(
             other => {
                 return Err((
                     key("controller"),
-                    format!("unknown controller {other:?}; known: template, lib, file, redirect"),
+                    format!(
+                        "unknown controller {other:?}; known: template, lib, file, redirect, push"
+                    ),
                 ));
             }
         };

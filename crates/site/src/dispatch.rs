@@ -23,6 +23,20 @@ pub enum Controller {
     File { root: String },
     /// Redirect to a path, a URL, or another rule by name.
     Redirect { to: String, permanent: bool },
+    /// An endpoint of the push module.
+    Push { transport: PushTransport },
+}
+
+/// The push endpoints: three transports, commands for the two that cannot send
+/// them, and the server-side publish API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PushTransport {
+    Websocket,
+    Sse,
+    Poll,
+    Command,
+    Publish,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -37,8 +37,8 @@ mod module;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use config::{SiteConfig, SiteName, TlsFiles, load_site_config, normalize_host};
-pub use dispatch::{Controller, DispatchRule, RouteMatch, RulePattern, SiteRouter};
+pub use config::{PushSettings, SiteConfig, SiteName, TlsFiles, load_site_config, normalize_host};
+pub use dispatch::{Controller, DispatchRule, PushTransport, RouteMatch, RulePattern, SiteRouter};
 pub use error::SiteError;
 pub use files::{
     LibFile, LibIndex, LibSource, relative_path_is_safe, resolve_inside, split_lib_path,
