@@ -14,3 +14,8 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo test --workspace --all-targets
 cargo test --workspace --doc
+
+# Pages people click: headless Chromium against the real binary.
+./scripts/ensure-browser.sh
+cargo build -q -p bulwark
+(cd tests/browser && node --test)

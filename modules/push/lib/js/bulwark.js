@@ -95,6 +95,7 @@
     });
     // After repeated failures, fall back to the next transport.
     var kind = kinds[Math.min(Math.floor(this.attempt / 3), kinds.length - 1)];
+    this.kind = kind;
     this.transport = new TRANSPORTS[kind](this);
     this.emit("state", {transport: kind, state: "connecting"});
   };
@@ -120,7 +121,7 @@
     this.epoch = msg.epoch;
     this.clientId = msg.client;
     this.attempt = 0;
-    this.emit("state", {state: "connected", client: this.clientId});
+    this.emit("state", {state: "connected", transport: this.kind, client: this.clientId});
     var commands = [];
     if (fresh) for (var f in this.subs) commands.push(this.subscribeCommand(f, this.subs[f]));
     commands = commands.concat(this.queue);
@@ -195,7 +196,8 @@
         loop();
       }).catch(function () { if (push.transport === self) push.reconnect(); });
     }
-    loop();
+    // Start once the constructor has returned and this is the push's transport.
+    setTimeout(loop, 0);
     this.send = function (cmd) { command(push, cmd); };
     this.close = function () { stopped = true; };
   }
