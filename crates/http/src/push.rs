@@ -20,7 +20,7 @@ use hyper_util::rt::TokioIo;
 use serde::Deserialize;
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
-use tokio_tungstenite::tungstenite::protocol::Role;
+use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
 use bulwark_push::{ClientHandle, Encoding, Hub, Position, PushAcl, PushError, Topic, TopicFilter};
 use bulwark_site::{PushSettings, PushTransport};
@@ -84,6 +84,7 @@ impl Controller for PushController {
             PushTransport::Websocket | PushTransport::Sse => &[Method::GET],
             PushTransport::Poll => &[Method::GET, Method::POST],
             PushTransport::Command | PushTransport::Publish => &[Method::POST],
+            PushTransport::Stats => &[Method::GET],
         }
     }
 
@@ -102,6 +103,7 @@ impl Controller for PushController {
                 PushTransport::Poll => poll(hub, req).await,
                 PushTransport::Command => command(hub, req).await,
                 PushTransport::Publish => publish(hub, req),
+                PushTransport::Stats => stats(hub, req),
             })
         })
     }
@@ -338,10 +340,18 @@ fn websocket(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
         let Ok(upgraded) = on_upgrade.await else {
             return;
         };
+        // Small buffers: most connections are idle most of the time, and their memory
+        // is what limits how many one node holds (tungstenite defaults to 128 KiB).
+        let config = WebSocketConfig::default()
+            .read_buffer_size(4 * 1024)
+            .write_buffer_size(0)
+            .max_write_buffer_size(1024 * 1024)
+            .max_message_size(Some(128 * 1024))
+            .max_frame_size(Some(128 * 1024));
         let ws = tokio_tungstenite::WebSocketStream::from_raw_socket(
             TokioIo::new(upgraded),
             Role::Server,
-            None,
+            Some(config),
         )
         .await;
         serve_websocket(ws, client).await;
@@ -417,23 +427,8 @@ where
 /// `POST /push/publish` with `Authorization: Bearer <publish_token>` and a JSON body
 /// `{"topic": "...", "payload": ...}`: publishing from other programs.
 fn publish(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
-    let expected = req.site.site.config.push.publish_token.as_deref();
-    let given = req
-        .parts
-        .headers
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    match (expected, given) {
-        (Some(expected), Some(given))
-            if constant_time_eq(expected.as_bytes(), given.as_bytes()) => {}
-        (None, _) => {
-            return error_json(
-                StatusCode::FORBIDDEN,
-                "publishing over HTTP is off: set push.publish_token",
-            );
-        }
-        _ => return error_json(StatusCode::UNAUTHORIZED, "a valid bearer token is required"),
+    if let Err(resp) = authorize(req) {
+        return *resp;
     }
     #[derive(Deserialize)]
     struct Publication {
@@ -454,6 +449,50 @@ fn publish(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
         }
         Err(e) => error_json(StatusCode::BAD_REQUEST, &e.to_string()),
     }
+}
+
+/// `GET /push/stats` with the publish token: the hub's counters.
+fn stats(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
+    if let Err(resp) = authorize(req) {
+        return *resp;
+    }
+    let s = hub.stats();
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "clients": s.clients, "published": s.published, "delivered": s.delivered,
+            "batches": s.batches, "encodings_needed": s.encodings_needed,
+            "encodings_computed": s.encodings_computed, "lost": s.lost,
+        }),
+    )
+}
+
+/// The server-side endpoints need `Authorization: Bearer <push.publish_token>`.
+fn authorize(req: &RequestCtx<'_>) -> Result<(), Box<Response<Body>>> {
+    let expected = req.site.site.config.push.publish_token.as_deref();
+    let given = req
+        .parts
+        .headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match (expected, given) {
+        (Some(expected), Some(given))
+            if constant_time_eq(expected.as_bytes(), given.as_bytes()) => {}
+        (None, _) => {
+            return Err(Box::new(error_json(
+                StatusCode::FORBIDDEN,
+                "publishing over HTTP is off: set push.publish_token",
+            )));
+        }
+        _ => {
+            return Err(Box::new(error_json(
+                StatusCode::UNAUTHORIZED,
+                "a valid bearer token is required",
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -335,3 +335,25 @@ async fn push_endpoints_are_absent_without_the_module() {
     assert_eq!(get(s.addr, "a.test", "/push/poll").await.status, 404);
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn stats_need_the_token_and_count_shared_encodings() {
+    let s = push_server().await;
+    assert_eq!(http_json(&s, "GET", "/push/stats", "", "").await.0, 401);
+    let mut sockets = Vec::new();
+    for _ in 0..3 {
+        let (mut ws, _) = ws_connect(&s, None).await;
+        ws_send(&mut ws, json!({"op": "subscribe", "topic": "same"})).await;
+        sockets.push(ws);
+    }
+    server_publish(&s, "same", json!(1)).await;
+    for ws in &mut sockets {
+        assert_eq!(ws_next(ws).await["messages"][0]["payload"], 1);
+    }
+    let (status, stats) = http_json(&s, "GET", "/push/stats", "Authorization: Bearer s3cret\r\n", "").await;
+    assert_eq!(status, 200);
+    assert_eq!(stats["clients"], 3);
+    assert_eq!(stats["encodings_needed"], 3);
+    assert_eq!(stats["encodings_computed"], 1);
+    s.shutdown().await;
+}

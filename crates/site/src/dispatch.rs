@@ -37,6 +37,7 @@ pub enum PushTransport {
     Poll,
     Command,
     Publish,
+    Stats,
 }
 
 #[derive(Debug, Clone, PartialEq)]
