@@ -343,7 +343,7 @@ fn websocket(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
         // Small buffers: most connections are idle most of the time, and their memory
         // is what limits how many one node holds (tungstenite defaults to 128 KiB).
         let config = WebSocketConfig::default()
-            .read_buffer_size(4 * 1024)
+            .read_buffer_size(2 * 1024)
             .write_buffer_size(0)
             .max_write_buffer_size(1024 * 1024)
             .max_message_size(Some(128 * 1024))

@@ -350,7 +350,14 @@ async fn stats_need_the_token_and_count_shared_encodings() {
     for ws in &mut sockets {
         assert_eq!(ws_next(ws).await["messages"][0]["payload"], 1);
     }
-    let (status, stats) = http_json(&s, "GET", "/push/stats", "Authorization: Bearer s3cret\r\n", "").await;
+    let (status, stats) = http_json(
+        &s,
+        "GET",
+        "/push/stats",
+        "Authorization: Bearer s3cret\r\n",
+        "",
+    )
+    .await;
     assert_eq!(status, 200);
     assert_eq!(stats["clients"], 3);
     assert_eq!(stats["encodings_needed"], 3);

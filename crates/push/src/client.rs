@@ -42,13 +42,10 @@ pub(crate) struct ClientEntry {
     pub(crate) lost: Arc<AtomicBool>,
 }
 
+/// Kept small (the rare, large subscribe request is boxed): every client's channel
+/// allocates its slots in blocks, and idle clients are what a node holds most of.
 pub(crate) enum Command {
-    Subscribe {
-        filter: TopicFilter,
-        since: Option<Position>,
-        snapshot: bool,
-        reply: oneshot::Sender<Result<SubscribeReply, PushError>>,
-    },
+    Subscribe(Box<SubscribeRequest>),
     Unsubscribe {
         filter: TopicFilter,
         reply: oneshot::Sender<()>,
@@ -57,6 +54,13 @@ pub(crate) enum Command {
     Take(oneshot::Sender<Taken>),
     /// A batch that was taken but never reached its transport goes back in front.
     Requeue(Taken),
+}
+
+pub(crate) struct SubscribeRequest {
+    filter: TopicFilter,
+    since: Option<Position>,
+    snapshot: bool,
+    reply: oneshot::Sender<Result<SubscribeReply, PushError>>,
 }
 
 pub(crate) struct Taken {
@@ -155,11 +159,13 @@ impl ClientHandle {
                 filter.as_str()
             )));
         }
-        self.ask(|reply| Command::Subscribe {
-            filter,
-            since,
-            snapshot,
-            reply,
+        self.ask(|reply| {
+            Command::Subscribe(Box::new(SubscribeRequest {
+                filter,
+                since,
+                snapshot,
+                reply,
+            }))
         })
         .await?
     }
@@ -243,7 +249,7 @@ impl Drop for PendingTake {
 /// Starts a client's task.
 pub(crate) fn spawn(hub: &Arc<Hub>, principal: Option<&str>) -> (ClientId, ClientEntry) {
     let id = ClientId::new();
-    let (commands, receiver) = mpsc::channel(1024);
+    let (commands, receiver) = mpsc::channel(256);
     let lost = Arc::new(AtomicBool::new(false));
     let task = ClientTask {
         hub: Arc::downgrade(hub),
@@ -331,13 +337,14 @@ impl ClientTask {
                     }
                     self.flush_to_waiter();
                 }
-                Command::Subscribe {
-                    filter,
-                    since,
-                    snapshot,
-                    reply,
-                } => {
+                Command::Subscribe(request) => {
                     self.last_active = Instant::now();
+                    let SubscribeRequest {
+                        filter,
+                        since,
+                        snapshot,
+                        reply,
+                    } = *request;
                     let _ = reply.send(self.subscribe(&hub, filter, since, snapshot));
                     self.flush_to_waiter();
                 }

@@ -176,9 +176,10 @@ async fn a_newer_transport_takes_over_from_an_older_one() {
                 .await
         })
     };
-    assert!(
-        old.await.unwrap().unwrap().is_none(),
-        "the old transport ends empty"
+    assert_eq!(
+        old.await.unwrap().err(),
+        Some(PushError::Superseded),
+        "the old transport is told to end"
     );
     tokio::time::sleep(Duration::from_millis(20)).await;
     hub.publish("a", "1").unwrap();
