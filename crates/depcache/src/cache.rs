@@ -366,12 +366,19 @@ where
 
     /// Removes `key`. A computation of `key` that is running keeps its result to
     /// itself and its waiters: it is not stored, and later callers start afresh.
-    pub fn flush(&self, key: &K) {
+    pub fn flush<Q>(&self, key: &Q)
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
         let inner = &*self.inner;
-        let generation = inner.generation.load(Ordering::Acquire);
-        inner.flights.detach(generation, key);
-        inner.entries.invalidate(&KeyRef { generation, key });
-        inner.notify(&FlushEvent::Key(key));
+        let key = VersionedKey {
+            generation: inner.current_generation(),
+            key: key.to_owned(),
+        };
+        inner.flights.detach(&key);
+        inner.entries.invalidate(&key);
+        inner.notify(&FlushEvent::Key(&key.key));
     }
 
     /// Invalidates every entry that depends on `dep`, in O(1): its serial is bumped
@@ -449,7 +456,11 @@ where
     }
 
     /// Looks `key` up in the current generation.
-    pub(crate) fn lookup(&self, key: &K) -> Option<Arc<Entry<V>>> {
+    pub(crate) fn lookup<Q>(&self, key: &Q) -> Option<Arc<Entry<V>>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.entries.get(&KeyRef {
             generation: self.current_generation(),
             key,

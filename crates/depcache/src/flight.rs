@@ -19,6 +19,7 @@
 //! flight, while readers keep getting the old value.
 
 use std::any::Any;
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::future::Future;
 use std::hash::{BuildHasher, Hash, RandomState};
@@ -126,12 +127,8 @@ impl<K: Hash + Eq + Clone, V> Flights<K, V> {
 
     /// Marks the flight for `key` as not to be stored, and unregisters it so later
     /// callers start a new one.
-    pub(crate) fn detach(&self, generation: u64, key: &K) {
-        let key = VersionedKey {
-            generation,
-            key: key.clone(),
-        };
-        if let Some(flight) = self.shard(&key).lock().remove(&key) {
+    pub(crate) fn detach(&self, key: &VersionedKey<K>) {
+        if let Some(flight) = self.shard(key).lock().remove(key) {
             flight.detached.store(true, Ordering::Release);
         }
     }
@@ -266,14 +263,16 @@ where
     ///
     /// `compute` must be `Send + 'static` because grace and early refresh run it in
     /// a spawned tokio task.
-    pub async fn get_or_compute<F, Fut, E>(
+    pub async fn get_or_compute<Q, F, Fut, E>(
         &self,
-        key: K,
+        key: &Q,
         policy: impl Into<Policy>,
         deps: &[DependencyKey],
         compute: F,
     ) -> Result<Arc<V>, Error>
     where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
         F: FnOnce() -> Fut + Send + 'static,
         Fut: Future<Output = Result<V, E>> + Send + 'static,
         E: Into<BoxError> + 'static,
@@ -283,14 +282,14 @@ where
         let mut compute = Some(compute);
         loop {
             let mut stale_if_error: Option<Arc<Entry<V>>> = None;
-            if let Some(entry) = inner.lookup(&key) {
+            if let Some(entry) = inner.lookup(key) {
                 let now = Instant::now();
                 let current = entry.dependencies.are_current();
                 if current && now < entry.fresh_until {
                     inner.counters.hits.increment();
                     if entry.wants_early_refresh(now)
                         && let Some(compute) = compute.take()
-                        && self.refresh_in_background(&key, policy, deps, compute)
+                        && self.refresh_in_background(key, policy, deps, compute)
                     {
                         inner.counters.early_refreshes.increment();
                     }
@@ -299,7 +298,7 @@ where
                 let stale_allowed = current || policy.serve_stale_after_flush;
                 if stale_allowed && now < entry.grace_until {
                     if let Some(compute) = compute.take() {
-                        self.refresh_in_background(&key, policy, deps, compute);
+                        self.refresh_in_background(key, policy, deps, compute);
                     }
                     inner.counters.grace_hits.increment();
                     return Ok(Arc::clone(&entry.value));
@@ -312,7 +311,7 @@ where
 
             let versioned = VersionedKey {
                 generation: inner.current_generation(),
-                key: key.clone(),
+                key: key.to_owned(),
             };
             let result = match inner
                 .flights
@@ -349,14 +348,16 @@ where
     /// Recomputes `key` in a spawned task unless a computation is already running.
     /// Returns whether it started one. Without a tokio runtime it does nothing: the
     /// stale value is served until it ends and a later call recomputes.
-    fn refresh_in_background<F, Fut, E>(
+    fn refresh_in_background<Q, F, Fut, E>(
         &self,
-        key: &K,
+        key: &Q,
         policy: Policy,
         deps: &[DependencyKey],
         compute: F,
     ) -> bool
     where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
         F: FnOnce() -> Fut + Send + 'static,
         Fut: Future<Output = Result<V, E>> + Send + 'static,
         E: Into<BoxError> + 'static,
@@ -367,7 +368,7 @@ where
         let inner = &self.inner;
         let versioned = VersionedKey {
             generation: inner.current_generation(),
-            key: key.clone(),
+            key: key.to_owned(),
         };
         let Some(flight) = inner
             .flights

@@ -50,7 +50,7 @@
 //!
 //! let title = cache
 //!     .get_or_compute(
-//!         "title:42".to_string(),
+//!         "title:42",
 //!         Policy::ttl(Duration::from_secs(3600)).with_grace(Duration::from_secs(10)),
 //!         &[rsc_42.clone()],
 //!         || async { Ok::<_, std::io::Error>("Hello".to_string()) },

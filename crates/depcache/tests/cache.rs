@@ -107,7 +107,7 @@ fn flush_removes_one_key() {
     let cache = cache();
     cache.set("a".into(), "A".into(), HOUR, &[]);
     cache.set("b".into(), "B".into(), HOUR, &[]);
-    cache.flush(&"a".to_string());
+    cache.flush("a");
     assert_eq!(get(&cache, "a"), None);
     assert_eq!(get(&cache, "b").as_deref(), Some("B"));
 }
@@ -221,7 +221,7 @@ fn flush_observers_hear_every_kind_of_flush() {
         };
         log.lock().unwrap().push(line);
     });
-    cache.flush(&"a".to_string());
+    cache.flush("a");
     cache.flush_dependency(&"rsc:1".into());
     cache.flush_all();
     cache.bump_generation();

@@ -45,7 +45,7 @@ async fn a_thousand_concurrent_callers_share_one_computation() {
         callers.push(tokio::spawn(async move {
             start.wait().await;
             cache
-                .get_or_compute(key("page"), HOUR, &[], move || async move {
+                .get_or_compute("page", HOUR, &[], move || async move {
                     runs.fetch_add(1, Ordering::SeqCst);
                     // Long enough that every caller arrives while it runs.
                     sleep(Duration::from_millis(200)).await;
@@ -75,7 +75,7 @@ async fn a_failing_computation_reaches_every_waiter_and_is_not_cached() {
         let (cache, runs) = (cache.clone(), Arc::clone(&runs));
         callers.push(tokio::spawn(async move {
             cache
-                .get_or_compute(key("k"), HOUR, &[], move || async move {
+                .get_or_compute("k", HOUR, &[], move || async move {
                     runs.fetch_add(1, Ordering::SeqCst);
                     sleep(Duration::from_millis(100)).await;
                     Err::<String, _>(StoreDown)
@@ -96,7 +96,7 @@ async fn a_failing_computation_reaches_every_waiter_and_is_not_cached() {
     assert!(runs.load(Ordering::SeqCst) < 100, "failures are shared too");
     assert_eq!(cache.get("k"), None);
     let value = cache
-        .get_or_compute(key("k"), HOUR, &[], || async { ok("recovered") })
+        .get_or_compute("k", HOUR, &[], || async { ok("recovered") })
         .await
         .unwrap();
     assert_eq!(*value, "recovered");
@@ -110,7 +110,7 @@ async fn a_panicking_computation_leaves_no_waiter_hanging() {
         let cache = cache.clone();
         callers.push(tokio::spawn(async move {
             cache
-                .get_or_compute(key("k"), HOUR, &[], || async {
+                .get_or_compute("k", HOUR, &[], || async {
                     sleep(Duration::from_millis(50)).await;
                     if true {
                         panic!("template exploded");
@@ -139,7 +139,7 @@ async fn waiters_take_over_when_the_computing_caller_is_cancelled() {
         let cache = cache.clone();
         tokio::spawn(async move {
             cache
-                .get_or_compute(key("k"), HOUR, &[], move || async move {
+                .get_or_compute("k", HOUR, &[], move || async move {
                     started.notify_one();
                     sleep(HOUR).await;
                     ok("never")
@@ -152,7 +152,7 @@ async fn waiters_take_over_when_the_computing_caller_is_cancelled() {
         let cache = cache.clone();
         tokio::spawn(async move {
             cache
-                .get_or_compute(key("k"), HOUR, &[], || async { ok("from the waiter") })
+                .get_or_compute("k", HOUR, &[], || async { ok("from the waiter") })
                 .await
         })
     };
@@ -180,7 +180,7 @@ async fn start_blocked_computation(
         let key = key(key_name);
         tokio::spawn(async move {
             cache
-                .get_or_compute(key, HOUR, &[dep], move || async move {
+                .get_or_compute(&key, HOUR, &[dep], move || async move {
                     started.notify_one();
                     release.notified().await;
                     ok(value)
@@ -206,7 +206,7 @@ async fn a_value_computed_across_a_dependency_flush_is_not_served_fresh() {
     let fresh_runs = Arc::new(AtomicUsize::new(0));
     let runs = Arc::clone(&fresh_runs);
     let fresh = cache.get_or_compute(
-        key("title"),
+        "title",
         HOUR,
         std::slice::from_ref(&dep),
         move || async move {
@@ -246,7 +246,7 @@ async fn a_value_computed_across_a_flush_of_its_key_is_not_stored() {
     let dep = DependencyKey::new("rsc:42");
     let release = Arc::new(Notify::new());
     let old = start_blocked_computation(&cache, "title", &dep, "old", Arc::clone(&release)).await;
-    cache.flush(&key("title"));
+    cache.flush("title");
     release.notify_one();
     timeout(LIMIT, old).await.unwrap().unwrap().unwrap();
     assert_eq!(cache.get("title"), None);
@@ -269,7 +269,7 @@ async fn grace_serves_the_old_value_at_once_while_one_task_recomputes() {
     let cache = cache();
     let policy = Policy::ttl(Duration::from_millis(50)).with_grace(HOUR);
     cache
-        .get_or_compute(key("k"), policy, &[], || async { ok("v1") })
+        .get_or_compute("k", policy, &[], || async { ok("v1") })
         .await
         .unwrap();
     sleep(Duration::from_millis(80)).await;
@@ -280,7 +280,7 @@ async fn grace_serves_the_old_value_at_once_while_one_task_recomputes() {
         let (runs, release) = (Arc::clone(&runs), Arc::clone(&release));
         let value = timeout(
             Duration::from_millis(500),
-            cache.get_or_compute(key("k"), policy, &[], move || async move {
+            cache.get_or_compute("k", policy, &[], move || async move {
                 runs.fetch_add(1, Ordering::SeqCst);
                 release.notified().await;
                 ok("v2")
@@ -316,7 +316,7 @@ async fn after_a_dependency_flush_grace_applies_only_when_the_caller_opts_in() {
     let blocked = Arc::clone(&release);
     let opted_in = cache
         .get_or_compute(
-            key("k"),
+            "k",
             policy.serve_stale_after_flush(),
             &dep,
             move || async move {
@@ -329,7 +329,7 @@ async fn after_a_dependency_flush_grace_applies_only_when_the_caller_opts_in() {
     assert_eq!(*opted_in, "old", "opted in: served stale while recomputing");
 
     // Without opting in, the caller waits for the recomputation already running.
-    let waiting = cache.get_or_compute(key("k"), policy, &dep, || async { ok("unused") });
+    let waiting = cache.get_or_compute("k", policy, &dep, || async { ok("unused") });
     release.notify_one();
     let value = timeout(LIMIT, waiting).await.unwrap().unwrap();
     assert_eq!(*value, "new");
@@ -340,21 +340,19 @@ async fn stale_if_error_serves_the_old_value_when_the_recompute_fails() {
     let cache = cache();
     let policy = Policy::ttl(Duration::from_millis(20)).with_stale_if_error(HOUR);
     cache
-        .get_or_compute(key("k"), policy, &[], || async { ok("old") })
+        .get_or_compute("k", policy, &[], || async { ok("old") })
         .await
         .unwrap();
     sleep(Duration::from_millis(40)).await;
     let value = cache
-        .get_or_compute(key("k"), policy, &[], || async {
-            Err::<String, _>(StoreDown)
-        })
+        .get_or_compute("k", policy, &[], || async { Err::<String, _>(StoreDown) })
         .await
         .unwrap();
     assert_eq!(*value, "old");
     assert_eq!(cache.stats().stale_if_error_serves, 1);
     // Without a stale window the error comes through.
     let error = cache
-        .get_or_compute(key("other"), policy, &[], || async {
+        .get_or_compute("other", policy, &[], || async {
             Err::<String, _>(StoreDown)
         })
         .await;
@@ -367,14 +365,14 @@ async fn early_refresh_recomputes_a_hot_entry_before_it_expires() {
     // A slow computation and a huge beta: XFetch fires on the first hit.
     let policy = Policy::ttl(HOUR).with_early_refresh(1e9);
     cache
-        .get_or_compute(key("k"), policy, &[], || async {
+        .get_or_compute("k", policy, &[], || async {
             sleep(Duration::from_millis(5)).await;
             ok("v1")
         })
         .await
         .unwrap();
     let hit = cache
-        .get_or_compute(key("k"), policy, &[], || async { ok("v2") })
+        .get_or_compute("k", policy, &[], || async { ok("v2") })
         .await
         .unwrap();
     assert_eq!(*hit, "v1", "the reader does not wait");
@@ -392,7 +390,7 @@ async fn without_early_refresh_a_fresh_hit_never_recomputes() {
     cache.set(key("k"), "v1".into(), HOUR, &[]);
     for _ in 0..100 {
         let value = cache
-            .get_or_compute(key("k"), HOUR, &[], || async { ok("v2") })
+            .get_or_compute("k", HOUR, &[], || async { ok("v2") })
             .await
             .unwrap();
         assert_eq!(*value, "v1");

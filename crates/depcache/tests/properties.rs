@@ -189,7 +189,7 @@ proptest! {
                 (cache.clone(), Arc::clone(&started), Arc::clone(&release));
             runtime.spawn(async move {
                 cache
-                    .get_or_compute(1, HOUR, &dependencies(deps), move || async move {
+                    .get_or_compute(&1, HOUR, &dependencies(deps), move || async move {
                         started.notify_one();
                         release.notified().await;
                         Ok::<_, std::io::Error>(7)

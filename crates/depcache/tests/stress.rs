@@ -151,7 +151,7 @@ async fn concurrent_reads_never_see_values_older_than_a_completed_flush() {
                     }
                     Ok(Computed(versions))
                 };
-                let call = cache.get_or_compute(key, policy, &dependency_keys, compute);
+                let call = cache.get_or_compute(&key, policy, &dependency_keys, compute);
                 let result = if dice.roll(10) == 0 {
                     // Cancel some callers, leaders included, mid-flight.
                     match tokio::time::timeout(Duration::from_micros(50), call).await {
