@@ -139,9 +139,26 @@ pub(crate) struct Entry<V> {
     /// XFetch: beta and the measured compute time (delta).
     early_refresh: Option<(f64, Duration)>,
     weight: u32,
+    /// The flush epoch at which the dependencies were last found current.
+    validated_epoch: AtomicU64,
 }
 
 impl<V> Entry<V> {
+    /// True while none of the entry's dependencies was flushed since it was stored.
+    #[inline]
+    pub(crate) fn dependencies_current(&self, table: &DependencyTable) -> bool {
+        let epoch = table.epoch();
+        if self.validated_epoch.load(Ordering::Relaxed) == epoch {
+            return true;
+        }
+        if !self.dependencies.are_current() {
+            return false;
+        }
+        // Racing validators may store an older epoch; that only costs a re-check.
+        self.validated_epoch.store(epoch, Ordering::Relaxed);
+        true
+    }
+
     fn has_stale_window(&self) -> bool {
         self.keep_until > self.fresh_until
     }
@@ -310,7 +327,7 @@ where
             key,
         };
         if let Some(entry) = inner.entries.get(&lookup) {
-            if entry.dependencies.are_current() {
+            if entry.dependencies_current(&inner.dependencies) {
                 if Instant::now() < entry.fresh_until {
                     inner.counters.hits.increment();
                     return Some(Arc::clone(&entry.value));
@@ -490,6 +507,7 @@ where
             keep_until,
             early_refresh: policy.early_refresh_beta.map(|beta| (beta, compute_time)),
             weight: u32::try_from(weight).unwrap_or(u32::MAX),
+            validated_epoch: AtomicU64::new(dependencies.epoch),
             dependencies,
         });
         let key = VersionedKey {
@@ -538,7 +556,8 @@ where
         let mut dead = Vec::new();
         for (key, entry) in self.entries.iter() {
             let retired = key.generation != generation;
-            let invalidated = !entry.dependencies.are_current() && !entry.has_stale_window();
+            let invalidated =
+                !entry.dependencies_current(&self.dependencies) && !entry.has_stale_window();
             if retired || invalidated {
                 dead.push((key, entry));
             }

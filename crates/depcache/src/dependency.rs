@@ -15,6 +15,15 @@
 //! later capture starts again at serial 0. A flush of a dependency key that is not in
 //! the table has nothing to invalidate and does not insert it, which keeps the table
 //! bounded by the dependencies of live entries and computations.
+//!
+//! Checking every dependency on every read would still cost a cache miss or two
+//! per dependency (the cells are scattered in memory). So the table also counts
+//! flushes of any key in one *flush epoch*, and an entry remembers the epoch at which
+//! its dependencies were last found current: while the epoch has not moved, no
+//! dependency at all was flushed, and the read skips the per-dependency check. A flush
+//! bumps the key's serial before the epoch, and a check reads the epoch before the
+//! serials, so an entry can only be marked current at an epoch that already includes
+//! every flush it must see.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -91,6 +100,8 @@ struct DependencyCell {
 #[derive(Clone)]
 pub struct Dependencies {
     pub(crate) generation: u64,
+    /// The flush epoch read before the serials were.
+    pub(crate) epoch: u64,
     captured: Box<[(Arc<DependencyCell>, Serial)]>,
 }
 
@@ -118,6 +129,7 @@ impl fmt::Debug for Dependencies {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Dependencies")
             .field("generation", &self.generation)
+            .field("epoch", &self.epoch)
             .field("len", &self.captured.len())
             .finish()
     }
@@ -132,6 +144,8 @@ type DependencyShard = RwLock<HashMap<DependencyKey, Arc<DependencyCell>>>;
 pub(crate) struct DependencyTable {
     hasher: RandomState,
     shards: Box<[DependencyShard]>,
+    /// Number of flushes that bumped a serial, of any key.
+    epoch: AtomicU64,
 }
 
 impl DependencyTable {
@@ -139,6 +153,7 @@ impl DependencyTable {
         Self {
             hasher: RandomState::new(),
             shards: (0..SHARDS).map(|_| RwLock::new(HashMap::new())).collect(),
+            epoch: AtomicU64::new(0),
         }
     }
 
@@ -154,7 +169,14 @@ impl DependencyTable {
         Arc::clone(shard.write().entry(key.clone()).or_default())
     }
 
+    /// The flush epoch; unchanged means no serial was bumped.
+    #[inline]
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
     pub(crate) fn capture(&self, generation: u64, keys: &[DependencyKey]) -> Dependencies {
+        let epoch = self.epoch();
         let captured = keys
             .iter()
             .map(|key| {
@@ -165,6 +187,7 @@ impl DependencyTable {
             .collect();
         Dependencies {
             generation,
+            epoch,
             captured,
         }
     }
@@ -176,7 +199,10 @@ impl DependencyTable {
         // the lookup and the increment.
         let shard = self.shard(key).read();
         let cell = shard.get(key)?;
-        Some(Serial(cell.serial.fetch_add(1, Ordering::AcqRel) + 1))
+        let serial = Serial(cell.serial.fetch_add(1, Ordering::AcqRel) + 1);
+        // After the serial, so whoever sees the new epoch also sees the new serial.
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+        Some(serial)
     }
 
     /// The current serial of `key`; 0 for a key nothing depends on.

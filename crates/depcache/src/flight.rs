@@ -284,7 +284,7 @@ where
             let mut stale_if_error: Option<Arc<Entry<V>>> = None;
             if let Some(entry) = inner.lookup(key) {
                 let now = Instant::now();
-                let current = entry.dependencies.are_current();
+                let current = entry.dependencies_current(&inner.dependencies);
                 if current && now < entry.fresh_until {
                     inner.counters.hits.increment();
                     if entry.wants_early_refresh(now)
