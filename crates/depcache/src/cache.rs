@@ -127,9 +127,62 @@ where
     }
 }
 
+/// A value handed out by the cache: shared, never copied; dereferences to the value.
+///
+/// It is the stored entry itself, so a hit costs one reference count increment, as
+/// in a plain `Arc` cache. For an `Arc<T>`, store `Arc<T>` as the value and clone it.
+pub struct Cached<V>(pub(crate) Arc<Entry<V>>);
+
+impl<V> Cached<V> {
+    /// True when both point at the same stored value.
+    pub fn ptr_eq(this: &Self, other: &Self) -> bool {
+        Arc::ptr_eq(&this.0, &other.0)
+    }
+}
+
+impl<V> Clone for Cached<V> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+impl<V> std::ops::Deref for Cached<V> {
+    type Target = V;
+
+    fn deref(&self) -> &V {
+        &self.0.value
+    }
+}
+
+impl<V> AsRef<V> for Cached<V> {
+    fn as_ref(&self) -> &V {
+        &self.0.value
+    }
+}
+
+impl<V: fmt::Debug> fmt::Debug for Cached<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0.value, f)
+    }
+}
+
+impl<V: fmt::Display> fmt::Display for Cached<V> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0.value, f)
+    }
+}
+
+impl<V: PartialEq> PartialEq for Cached<V> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.value == other.0.value
+    }
+}
+
+impl<V: Eq> Eq for Cached<V> {}
+
 /// A stored value with what decides whether it may be served.
 pub(crate) struct Entry<V> {
-    pub(crate) value: Arc<V>,
+    pub(crate) value: V,
     pub(crate) dependencies: Dependencies,
     pub(crate) fresh_until: Instant,
     /// End of stale-while-revalidate.
@@ -141,6 +194,34 @@ pub(crate) struct Entry<V> {
     weight: u32,
     /// The flush epoch at which the dependencies were last found current.
     validated_epoch: AtomicU64,
+}
+
+impl<V: Weigh> Entry<V> {
+    pub(crate) fn new(
+        value: V,
+        policy: &Policy,
+        dependencies: Dependencies,
+        compute_time: Duration,
+    ) -> Arc<Self> {
+        let now = Instant::now();
+        let fresh_until = add_saturating(now, policy.ttl);
+        let grace_until = add_saturating(fresh_until, policy.grace);
+        let keep_until = add_saturating(fresh_until, policy.grace.max(policy.stale_if_error));
+        let weight = value
+            .weigh()
+            .saturating_add(ENTRY_OVERHEAD_BYTES)
+            .saturating_add(dependencies.len() * 16);
+        Arc::new(Entry {
+            value,
+            fresh_until,
+            grace_until,
+            keep_until,
+            early_refresh: policy.early_refresh_beta.map(|beta| (beta, compute_time)),
+            weight: u32::try_from(weight).unwrap_or(u32::MAX),
+            validated_epoch: AtomicU64::new(dependencies.epoch),
+            dependencies,
+        })
+    }
 }
 
 impl<V> Entry<V> {
@@ -316,7 +397,7 @@ where
 
     /// The fresh value stored for `key`, if its time to live has not passed and none
     /// of its dependencies was flushed since it was stored. Never waits.
-    pub fn get<Q>(&self, key: &Q) -> Option<Arc<V>>
+    pub fn get<Q>(&self, key: &Q) -> Option<Cached<V>>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -330,7 +411,7 @@ where
             if entry.dependencies_current(&inner.dependencies) {
                 if Instant::now() < entry.fresh_until {
                     inner.counters.hits.increment();
-                    return Some(Arc::clone(&entry.value));
+                    return Some(Cached(entry));
                 }
             } else if !entry.has_stale_window() {
                 inner.remove_if_same(&lookup, &entry);
@@ -361,13 +442,8 @@ where
         policy: impl Into<Policy>,
         dependencies: Dependencies,
     ) {
-        self.inner.insert(
-            key,
-            Arc::new(value),
-            &policy.into(),
-            dependencies,
-            Duration::ZERO,
-        );
+        let entry = Entry::new(value, &policy.into(), dependencies, Duration::ZERO);
+        self.inner.store(key, &entry);
     }
 
     /// Takes the current serials of `deps` (and the current generation), to be
@@ -484,38 +560,14 @@ where
         })
     }
 
-    pub(crate) fn insert(
-        &self,
-        key: K,
-        value: Arc<V>,
-        policy: &Policy,
-        dependencies: Dependencies,
-        compute_time: Duration,
-    ) -> (VersionedKey<K>, Arc<Entry<V>>) {
-        let now = Instant::now();
-        let fresh_until = add_saturating(now, policy.ttl);
-        let grace_until = add_saturating(fresh_until, policy.grace);
-        let keep_until = add_saturating(fresh_until, policy.grace.max(policy.stale_if_error));
-        let weight = value
-            .weigh()
-            .saturating_add(ENTRY_OVERHEAD_BYTES)
-            .saturating_add(dependencies.len() * 16);
-        let entry = Arc::new(Entry {
-            value,
-            fresh_until,
-            grace_until,
-            keep_until,
-            early_refresh: policy.early_refresh_beta.map(|beta| (beta, compute_time)),
-            weight: u32::try_from(weight).unwrap_or(u32::MAX),
-            validated_epoch: AtomicU64::new(dependencies.epoch),
-            dependencies,
-        });
+    /// Stores `entry` under `key` in the generation its dependencies were captured in.
+    pub(crate) fn store(&self, key: K, entry: &Arc<Entry<V>>) -> VersionedKey<K> {
         let key = VersionedKey {
             generation: entry.dependencies.generation,
             key,
         };
-        self.entries.insert(key.clone(), Arc::clone(&entry));
-        (key, entry)
+        self.entries.insert(key.clone(), Arc::clone(entry));
+        key
     }
 
     /// Removes the entry for `key` only if it still is `entry`, so a newer value

@@ -28,18 +28,18 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use crate::cache::{Depcache, Entry, Inner, VersionedKey};
+use crate::cache::{Cached, Depcache, Entry, Inner, VersionedKey};
 use crate::dependency::{Dependencies, DependencyKey};
 use crate::policy::Policy;
 use crate::weigh::Weigh;
 use crate::{BoxError, Error};
 
-type Outcome<V> = Option<Result<Arc<V>, Error>>;
+type Outcome<V> = Option<Result<Cached<V>, Error>>;
 
 pub(crate) struct Flight<V> {
     outcome: watch::Sender<Outcome<V>>,
@@ -187,7 +187,7 @@ async fn lead<K, V, F, Fut, E>(
     guard: FlightGuard<K, V>,
     policy: Policy,
     compute: F,
-) -> Result<Arc<V>, Error>
+) -> Result<Cached<V>, Error>
 where
     K: Hash + Eq + Clone + Send + Sync + 'static,
     V: Weigh + Send + Sync + 'static,
@@ -201,9 +201,14 @@ where
     let compute_time = started.elapsed();
     let result = match outcome {
         Ok(Ok(value)) => {
-            let value = Arc::new(value);
-            store_computed(&guard, Arc::clone(&value), &policy, compute_time);
-            Ok(value)
+            let entry = Entry::new(
+                value,
+                &policy,
+                guard.flight.dependencies.clone(),
+                compute_time,
+            );
+            store_computed(&guard, &entry);
+            Ok(Cached(entry))
         }
         Ok(Err(error)) => Err(Error::Compute(Arc::from(error.into()))),
         Err(panic) => Err(Error::ComputePanicked(panic_message(&*panic))),
@@ -213,12 +218,8 @@ where
     result
 }
 
-fn store_computed<K, V>(
-    guard: &FlightGuard<K, V>,
-    value: Arc<V>,
-    policy: &Policy,
-    compute_time: Duration,
-) where
+fn store_computed<K, V>(guard: &FlightGuard<K, V>, entry: &Arc<Entry<V>>)
+where
     K: Hash + Eq + Clone + Send + Sync + 'static,
     V: Weigh + Send + Sync + 'static,
 {
@@ -227,18 +228,12 @@ fn store_computed<K, V>(
         // Flushed while computing: the value may predate the flushed data.
         return;
     }
-    let (key, entry) = guard.inner.insert(
-        guard.key.key.clone(),
-        value,
-        policy,
-        flight.dependencies.clone(),
-        compute_time,
-    );
+    let key = guard.inner.store(guard.key.key.clone(), entry);
     // A flush(key) between the check above and the insert marked the flight before
     // invalidating; catch it here. (A dependency flush needs no such care: the entry
     // carries the old serial and fails every read.)
     if flight.detached.load(Ordering::Acquire) {
-        guard.inner.remove_owned_if_same(key, &entry);
+        guard.inner.remove_owned_if_same(key, entry);
     }
 }
 
@@ -269,7 +264,7 @@ where
         policy: impl Into<Policy>,
         deps: &[DependencyKey],
         compute: F,
-    ) -> Result<Arc<V>, Error>
+    ) -> Result<Cached<V>, Error>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -293,7 +288,7 @@ where
                     {
                         inner.counters.early_refreshes.increment();
                     }
-                    return Ok(Arc::clone(&entry.value));
+                    return Ok(Cached(entry));
                 }
                 let stale_allowed = current || policy.serve_stale_after_flush;
                 if stale_allowed && now < entry.grace_until {
@@ -301,7 +296,7 @@ where
                         self.refresh_in_background(key, policy, deps, compute);
                     }
                     inner.counters.grace_hits.increment();
-                    return Ok(Arc::clone(&entry.value));
+                    return Ok(Cached(entry));
                 }
                 if stale_allowed && now < entry.keep_until {
                     stale_if_error = Some(entry);
@@ -338,7 +333,7 @@ where
             return match (result, stale_if_error) {
                 (Err(_), Some(stale)) => {
                     inner.counters.stale_if_error_serves.increment();
-                    Ok(Arc::clone(&stale.value))
+                    Ok(Cached(stale))
                 }
                 (result, _) => result,
             };

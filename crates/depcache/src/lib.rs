@@ -76,7 +76,7 @@ mod weigh;
 
 use std::sync::Arc;
 
-pub use cache::{Config, DEFAULT_BUDGET_BYTES, Depcache, FlushEvent, Generation};
+pub use cache::{Cached, Config, DEFAULT_BUDGET_BYTES, Depcache, FlushEvent, Generation};
 pub use dependency::{Dependencies, DependencyKey, Serial};
 pub use memo::{DEFAULT_MEMO_LIMIT, RequestMemo};
 pub use policy::Policy;

@@ -10,15 +10,16 @@
 use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
-use std::sync::Arc;
 
 /// The default number of keys after which a [`RequestMemo`] clears itself.
 pub const DEFAULT_MEMO_LIMIT: usize = 10_000;
 
 /// Values already fetched in this request. Not shared between threads or requests.
+///
+/// Store something cheap to clone out of it, such as a [`Cached`](crate::Cached) or an `Arc`.
 #[derive(Debug)]
 pub struct RequestMemo<K, V> {
-    values: HashMap<K, Arc<V>>,
+    values: HashMap<K, V>,
     limit: usize,
 }
 
@@ -37,16 +38,16 @@ impl<K: Hash + Eq, V> RequestMemo<K, V> {
     }
 
     /// The value memoised for `key`.
-    pub fn get<Q>(&self, key: &Q) -> Option<Arc<V>>
+    pub fn get<Q>(&self, key: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.values.get(key).cloned()
+        self.values.get(key)
     }
 
     /// Memoises `value` for `key`, clearing the memo first when it is full.
-    pub fn insert(&mut self, key: K, value: Arc<V>) {
+    pub fn insert(&mut self, key: K, value: V) {
         if self.values.len() >= self.limit && !self.values.contains_key(&key) {
             self.values.clear();
         }
@@ -78,12 +79,13 @@ impl<K: Hash + Eq, V> Default for RequestMemo<K, V> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn memo_returns_what_was_inserted() {
         let mut memo = RequestMemo::new();
         memo.insert("rsc:1".to_string(), Arc::new(1));
-        assert_eq!(memo.get("rsc:1").as_deref(), Some(&1));
+        assert_eq!(memo.get("rsc:1").map(|value| **value), Some(1));
         assert_eq!(memo.get("rsc:2"), None);
     }
 
@@ -98,7 +100,7 @@ mod tests {
         memo.insert(3, Arc::new(3));
         assert_eq!(memo.len(), 1);
         assert_eq!(memo.get(&0), None);
-        assert_eq!(memo.get(&3).as_deref(), Some(&3));
+        assert_eq!(memo.get(&3).map(|value| **value), Some(3));
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::sleep;
 use std::time::Duration;
 
-use bulwark_depcache::{Config, Depcache, DependencyKey, FlushEvent, Policy};
+use bulwark_depcache::{Cached, Config, Depcache, DependencyKey, FlushEvent, Policy};
 
 const HOUR: Duration = Duration::from_secs(3600);
 
@@ -42,7 +42,7 @@ fn reads_share_the_stored_value_without_copying_it() {
     cache.set("a".into(), "one".into(), HOUR, &[]);
     let first = cache.get("a").unwrap();
     let second = cache.get("a").unwrap();
-    assert!(Arc::ptr_eq(&first, &second));
+    assert!(Cached::ptr_eq(&first, &second));
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use bulwark_depcache::{Config, Depcache, DependencyKey, Error, Policy};
+use bulwark_depcache::{Cached, Config, Depcache, DependencyKey, Error, Policy};
 use tokio::sync::{Barrier, Notify};
 use tokio::time::{sleep, timeout};
 
@@ -173,7 +173,7 @@ async fn start_blocked_computation(
     dep: &DependencyKey,
     value: &'static str,
     release: Arc<Notify>,
-) -> tokio::task::JoinHandle<Result<Arc<String>, Error>> {
+) -> tokio::task::JoinHandle<Result<Cached<String>, Error>> {
     let started = Arc::new(Notify::new());
     let task = {
         let (cache, dep, started) = (cache.clone(), dep.clone(), Arc::clone(&started));
