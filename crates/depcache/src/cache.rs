@@ -181,10 +181,16 @@ impl<V: PartialEq> PartialEq for Cached<V> {
 impl<V: Eq> Eq for Cached<V> {}
 
 /// A stored value with what decides whether it may be served.
+///
+/// `repr(C)` keeps what every hit reads (the epoch and the expiry) on the cache line
+/// that the reference count, which every hit writes, is on anyway.
+#[repr(C)]
 pub(crate) struct Entry<V> {
+    /// The flush epoch at which the dependencies were last found current.
+    validated_epoch: AtomicU64,
+    pub(crate) fresh_until: Instant,
     pub(crate) value: V,
     pub(crate) dependencies: Dependencies,
-    pub(crate) fresh_until: Instant,
     /// End of stale-while-revalidate.
     pub(crate) grace_until: Instant,
     /// End of the longest stale window; moka drops the entry then.
@@ -192,8 +198,6 @@ pub(crate) struct Entry<V> {
     /// XFetch: beta and the measured compute time (delta).
     early_refresh: Option<(f64, Duration)>,
     weight: u32,
-    /// The flush epoch at which the dependencies were last found current.
-    validated_epoch: AtomicU64,
 }
 
 impl<V: Weigh> Entry<V> {
