@@ -608,6 +608,9 @@ where
     }
 
     fn sweep(&self) {
+        // Apply pending removals first (flush_all, expiry), so the scan below and the
+        // prune at the end see what is really left.
+        self.entries.run_pending_tasks();
         let generation = self.current_generation();
         let mut dead = Vec::new();
         for (key, entry) in self.entries.iter() {
@@ -647,5 +650,57 @@ where
         // Without a sweeper the cache still works: moka expires entries and the
         // budget evicts; invalidated entries just linger until read or evicted.
         eprintln!("depcache: could not start the sweeper thread: {error}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quiet() -> Depcache<u32, String> {
+        Depcache::new(Config {
+            sweep_interval: None,
+            ..Config::default()
+        })
+    }
+
+    #[test]
+    fn the_dependency_table_forgets_keys_nothing_depends_on() {
+        let cache = quiet();
+        for i in 0..1000 {
+            let deps = [DependencyKey::new(format!("rsc:{i}"))];
+            cache.set(i, "v".into(), Duration::from_secs(60), &deps);
+        }
+        assert_eq!(cache.inner.dependencies.len(), 1000);
+        cache.sweep();
+        assert_eq!(
+            cache.inner.dependencies.len(),
+            1000,
+            "live entries keep theirs"
+        );
+        for i in 0..500 {
+            cache.flush_dependency(&DependencyKey::new(format!("rsc:{i}")));
+        }
+        cache.sweep();
+        assert_eq!(cache.inner.dependencies.len(), 500);
+        cache.flush_all();
+        cache.sweep();
+        assert_eq!(cache.inner.dependencies.len(), 0);
+    }
+
+    #[test]
+    fn flushing_an_unknown_dependency_does_not_grow_the_table() {
+        let cache = quiet();
+        for i in 0..1000 {
+            cache.flush_dependency(&DependencyKey::new(format!("rsc:{i}")));
+        }
+        assert_eq!(cache.inner.dependencies.len(), 0);
+    }
+
+    #[test]
+    fn hot_entry_fields_share_the_first_cache_line_with_the_refcounts() {
+        // Arc's two counts take 16 bytes; the epoch and the expiry follow them.
+        assert_eq!(std::mem::offset_of!(Entry<String>, validated_epoch), 0);
+        assert!(std::mem::offset_of!(Entry<String>, fresh_until) + 16 <= 64 - 16);
     }
 }

@@ -384,3 +384,39 @@ where
         true
     }
 }
+
+impl<K, V> Depcache<K, V>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    V: Weigh + Send + Sync + 'static,
+{
+    /// [`get_or_compute`](Self::get_or_compute) for synchronous code running on a
+    /// thread of a tokio runtime's blocking pool (`spawn_blocking`), such as a
+    /// template render. `compute` runs on the blocking pool too, never on a runtime
+    /// worker. Like `Handle::block_on`, this panics when called from async code or
+    /// outside a tokio runtime.
+    pub fn get_or_compute_blocking<Q, F, E>(
+        &self,
+        key: &Q,
+        policy: impl Into<Policy>,
+        deps: &[DependencyKey],
+        compute: F,
+    ) -> Result<Cached<V>, Error>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+        F: FnOnce() -> Result<V, E> + Send + 'static,
+        E: Into<BoxError> + Send + 'static,
+    {
+        let runtime = tokio::runtime::Handle::current();
+        let compute = move || async move {
+            match tokio::task::spawn_blocking(compute).await {
+                Ok(result) => result.map_err(Into::into),
+                // Re-raise so the single flight reports it as a panic to every waiter.
+                Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+                Err(error) => Err(BoxError::from(error)),
+            }
+        };
+        runtime.block_on(self.get_or_compute(key, policy, deps, compute))
+    }
+}

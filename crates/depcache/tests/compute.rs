@@ -399,3 +399,34 @@ async fn without_early_refresh_a_fresh_hit_never_recomputes() {
     assert_eq!(cache.get("k").as_deref().map(String::as_str), Some("v1"));
     assert_eq!(cache.stats().early_refreshes, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_blocking_variant_shares_one_computation_across_blocking_threads() {
+    let cache = cache();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let mut callers = Vec::new();
+    for _ in 0..20 {
+        let (cache, runs) = (cache.clone(), Arc::clone(&runs));
+        callers.push(tokio::task::spawn_blocking(move || {
+            cache.get_or_compute_blocking("k", HOUR, &[], move || {
+                runs.fetch_add(1, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(100));
+                ok("computed on the blocking pool")
+            })
+        }));
+    }
+    for caller in callers {
+        let value = timeout(LIMIT, caller).await.expect("no caller hangs");
+        assert_eq!(*value.unwrap().unwrap(), "computed on the blocking pool");
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let panicked = tokio::task::spawn_blocking(move || {
+        cache.get_or_compute_blocking("p", HOUR, &[], || -> Result<String, StoreDown> {
+            panic!("blocking computation exploded")
+        })
+    });
+    let result = timeout(LIMIT, panicked).await.unwrap().unwrap();
+    assert!(
+        matches!(result, Err(Error::ComputePanicked(message)) if &*message == "blocking computation exploded")
+    );
+}
