@@ -16,9 +16,13 @@
 //!   value was computed; a read serves the entry only if they are all unchanged and
 //!   its time to live has not passed. Stale entries are dropped by the read that
 //!   finds them or by a background sweeper.
+//!   To keep reads cheap, a read skips the per-dependency check while no dependency
+//!   at all was flushed since the entry was last found current (one shared epoch).
 //! - **Single flight.** [`Depcache::get_or_compute`] runs one computation per
 //!   missing key and hands its result to every concurrent caller. Errors and panics
-//!   reach every waiter; nothing failed or stale is stored; no waiter hangs.
+//!   reach every waiter; nothing failed or stale is stored; no waiter hangs. A flush
+//!   during the computation keeps its result from being stored, and callers that
+//!   arrive after the flush start a new computation instead of joining the old one.
 //! - **Grace, stale-if-error, early refresh**, per entry through [`Policy`].
 //! - **Byte budget.** Values report their size through [`Weigh`]; storage is a
 //!   `moka` cache bounded by weight (TinyLFU admission and eviction).
@@ -28,13 +32,20 @@
 //! - [`RequestMemo`]: a plain map that lives for one request, in front of the cache.
 //!
 //! `get`, `set` and the flushes are synchronous and never wait, so template code can
-//! call them from a synchronous context; `get_or_compute` is async (tokio).
+//! call them from a synchronous context; `get_or_compute` is async (tokio), and
+//! [`Depcache::get_or_compute_blocking`] serves synchronous code on tokio's blocking
+//! pool. Reads hand out [`Cached`] values: the stored entry itself behind an `Arc`,
+//! dereferencing to the value, so a hit costs what a plain `Arc` cache's hit does.
 //!
 //! # What it does not do
 //!
 //! No persistence, no web or database code, no cross-node invalidation (a flush
 //! observer, [`Depcache::observe_flushes`], is the hook for that). Values are shared
-//! through `Arc`, never copied or serialised. The per-request memo does not track
+//! through `Arc`, never copied or serialised. No eviction policy of its own: moka's
+//! TinyLFU decides what goes when the budget is full (and may decline to admit a new
+//! entry then), moka's expiry removes entries whose stale windows ended, and the
+//! sweeper removes invalidated and retired ones. Keys are not weighed individually
+//! (a fixed overhead per entry stands in). The per-request memo does not track
 //! dependencies: clear it when the request flushes anything.
 //!
 //! # Example
