@@ -40,6 +40,23 @@ fn on_two_threads(read: &(dyn Fn(usize) + Sync)) {
     });
 }
 
+const TASKS: usize = 64;
+
+/// Runs `TASKS` tasks made by `task(first_read_index)` on a 2-worker runtime; each
+/// does `READS / TASKS` reads.
+fn on_64_tasks<F, Fut>(runtime: &tokio::runtime::Runtime, task: F)
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    runtime.block_on(async {
+        let tasks: Vec<_> = (0..TASKS).map(|t| tokio::spawn(task(t * 7919))).collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+    })
+}
+
 fn main() {
     let keys: Vec<String> = (0..KEYS).map(|i| format!("rsc:{i}:title")).collect();
     let floor: moka::sync::Cache<String, Arc<String>> = moka::sync::Cache::new(u64::MAX);
@@ -62,6 +79,13 @@ fn main() {
     let (mut floor_one, mut get_one, mut compute_one) =
         (Best(f64::MAX), Best(f64::MAX), Best(f64::MAX));
     let (mut floor_two, mut get_two) = (Best(f64::MAX), Best(f64::MAX));
+    let (mut floor_tasks, mut get_tasks, mut compute_tasks) =
+        (Best(f64::MAX), Best(f64::MAX), Best(f64::MAX));
+    let workers = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    let keys = Arc::new(keys);
     for _ in 0..ROUNDS {
         floor_one.record(READS, || {
             for n in 0..READS {
@@ -95,6 +119,41 @@ fn main() {
                 black_box(cache.get(keys[n % KEYS].as_str()));
             })
         });
+        floor_tasks.record(READS, || {
+            on_64_tasks(&workers, |first| {
+                let (floor, keys) = (floor.clone(), Arc::clone(&keys));
+                async move {
+                    for n in first..first + READS / TASKS {
+                        black_box(floor.get(keys[n % KEYS].as_str()));
+                    }
+                }
+            })
+        });
+        get_tasks.record(READS, || {
+            on_64_tasks(&workers, |first| {
+                let (cache, keys) = (cache.clone(), Arc::clone(&keys));
+                async move {
+                    for n in first..first + READS / TASKS {
+                        black_box(cache.get(keys[n % KEYS].as_str()));
+                    }
+                }
+            })
+        });
+        compute_tasks.record(READS, || {
+            on_64_tasks(&workers, |first| {
+                let (cache, keys) = (cache.clone(), Arc::clone(&keys));
+                async move {
+                    for n in first..first + READS / TASKS {
+                        let hit = cache
+                            .get_or_compute(keys[n % KEYS].as_str(), HOUR, &[], || async {
+                                Ok::<_, std::io::Error>(String::new())
+                            })
+                            .await;
+                        black_box(hit.unwrap());
+                    }
+                }
+            })
+        });
     }
     let line = |case: &str, floor: &Best, ours: &Best| {
         println!(
@@ -113,5 +172,15 @@ fn main() {
         "hit, 2 threads, get (wall time per read)",
         &floor_two,
         &get_two,
+    );
+    line(
+        "hit, 64 tasks on 2 workers, get (wall time per read)",
+        &floor_tasks,
+        &get_tasks,
+    );
+    line(
+        "hit, 64 tasks on 2 workers, get_or_compute (wall time per read)",
+        &floor_tasks,
+        &compute_tasks,
     );
 }

@@ -189,6 +189,10 @@ pub(crate) struct Entry<V> {
     /// The flush epoch at which the dependencies were last found current.
     validated_epoch: AtomicU64,
     pub(crate) fresh_until: Instant,
+    /// Whether a read must look at the clock. Entries without a stale window or early
+    /// refresh end their life at `fresh_until`, and moka, which expires them then,
+    /// already looked at the clock for us.
+    pub(crate) needs_clock: bool,
     pub(crate) value: V,
     pub(crate) dependencies: Dependencies,
     /// End of stale-while-revalidate.
@@ -215,12 +219,14 @@ impl<V: Weigh> Entry<V> {
             .weigh()
             .saturating_add(ENTRY_OVERHEAD_BYTES)
             .saturating_add(dependencies.len() * 16);
+        let early_refresh = policy.early_refresh_beta.map(|beta| (beta, compute_time));
         Arc::new(Entry {
+            needs_clock: keep_until > fresh_until || early_refresh.is_some(),
             value,
             fresh_until,
             grace_until,
             keep_until,
-            early_refresh: policy.early_refresh_beta.map(|beta| (beta, compute_time)),
+            early_refresh,
             weight: u32::try_from(weight).unwrap_or(u32::MAX),
             validated_epoch: AtomicU64::new(dependencies.epoch),
             dependencies,
@@ -413,7 +419,7 @@ where
         };
         if let Some(entry) = inner.entries.get(&lookup) {
             if entry.dependencies_current(&inner.dependencies) {
-                if Instant::now() < entry.fresh_until {
+                if !entry.needs_clock || Instant::now() < entry.fresh_until {
                     inner.counters.hits.increment();
                     return Some(Cached(entry));
                 }

@@ -278,11 +278,12 @@ where
         loop {
             let mut stale_if_error: Option<Arc<Entry<V>>> = None;
             if let Some(entry) = inner.lookup(key) {
-                let now = Instant::now();
                 let current = entry.dependencies_current(&inner.dependencies);
-                if current && now < entry.fresh_until {
+                let now = entry.needs_clock.then(Instant::now);
+                if current && now.is_none_or(|now| now < entry.fresh_until) {
                     inner.counters.hits.increment();
-                    if entry.wants_early_refresh(now)
+                    if let Some(now) = now
+                        && entry.wants_early_refresh(now)
                         && let Some(compute) = compute.take()
                         && self.refresh_in_background(key, policy, deps, compute)
                     {
@@ -290,6 +291,7 @@ where
                     }
                     return Ok(Cached(entry));
                 }
+                let now = now.unwrap_or_else(Instant::now);
                 let stale_allowed = current || policy.serve_stale_after_flush;
                 if stale_allowed && now < entry.grace_until {
                     if let Some(compute) = compute.take() {
