@@ -48,7 +48,7 @@ async fn a_thousand_concurrent_callers_share_one_computation() {
                 .get_or_compute("page", HOUR, &[], move || async move {
                     runs.fetch_add(1, Ordering::SeqCst);
                     // Long enough that every caller arrives while it runs.
-                    sleep(Duration::from_millis(200)).await;
+                    sleep(Duration::from_millis(500)).await;
                     ok("rendered")
                 })
                 .await
@@ -63,7 +63,9 @@ async fn a_thousand_concurrent_callers_share_one_computation() {
     }
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     let stats = cache.stats();
-    assert_eq!(stats.coalesced_waits, 999, "{stats:?}");
+    // On a loaded machine a straggler may arrive after the value is stored: a hit.
+    assert_eq!(stats.coalesced_waits + stats.hits, 999, "{stats:?}");
+    assert!(stats.coalesced_waits > 900, "{stats:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -156,7 +158,14 @@ async fn waiters_take_over_when_the_computing_caller_is_cancelled() {
                 .await
         })
     };
-    sleep(Duration::from_millis(50)).await;
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    while cache.stats().coalesced_waits == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the waiter never joined"
+        );
+        sleep(Duration::from_millis(1)).await;
+    }
     leader.abort();
     let value = timeout(LIMIT, waiter)
         .await
