@@ -131,8 +131,18 @@ impl Store {
     /// exists. Returns the problems found (empty when all is well).
     pub fn check_consistency(&self) -> Result<Vec<String>> {
         let mut problems = Vec::new();
-        if self.sqlite_backend().is_some() {
-            self.read(|c| {
+        if let Some(b) = self.sqlite_backend() {
+            // A fresh connection: FTS5's integrity check on a long-lived
+            // reader can compare against stale cached state and report a
+            // checksum mismatch that is not there.
+            let fresh = rusqlite::Connection::open_with_flags(
+                &b.path,
+                rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+            )
+            .map_err(|e| StoreError::Database(e.to_string()))?;
+            {
+                let c = &mut crate::db::SqliteConn(&fresh);
+                let c: &mut dyn crate::db::Conn = c;
                 for r in c.query("PRAGMA integrity_check", &[])? {
                     let t = r.text(0);
                     if t != "ok" {
@@ -142,8 +152,7 @@ impl Store {
                 for r in c.query("PRAGMA foreign_key_check", &[])? {
                     problems.push(format!("foreign key: {:?}", r.opt_text(0)));
                 }
-                Ok(())
-            })?;
+            }
         }
         self.read(|c| {
             let orphans = c

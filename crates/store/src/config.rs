@@ -38,6 +38,12 @@ impl Store {
 
     pub fn set_config_value(&self, key: &str, value: &str) -> Result<()> {
         check_key(key)?;
+        if value.contains('\0') {
+            return Err(StoreError::invalid(
+                "config value",
+                "may not contain NUL characters",
+            ));
+        }
         if value.len() > MAX_VALUE_LEN {
             return Err(StoreError::invalid(
                 "config value",

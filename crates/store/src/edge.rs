@@ -10,6 +10,9 @@ use crate::resource::{category_id, insert_resource, load};
 use crate::store::{Changes, Store};
 
 fn predicate_id(c: &mut dyn Conn, name: &str) -> Result<ResourceId> {
+    if crate::resource::check_name("predicate", name).is_err() {
+        return Err(StoreError::UnknownPredicate(name.to_owned()));
+    }
     c.query_one(
         "SELECT r.id FROM rsc r JOIN rsc k ON k.id = r.category_id \
          WHERE r.name = $1 AND k.name = 'predicate'",

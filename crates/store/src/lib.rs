@@ -62,4 +62,4 @@ pub use model::{
     Predicate, Props, PropsChange, Resource, ResourceId, ResourceUpdate, Revision, SearchPage,
     SearchQuery, SortKey, Version, Visibility,
 };
-pub use store::{Database, PasswordParams, PoolOptions, Store, StoreConfig};
+pub use store::{Database, PasswordParams, PoolOptions, PoolStatus, Store, StoreConfig};

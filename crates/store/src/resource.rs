@@ -105,6 +105,9 @@ pub(crate) fn require_resource(c: &mut dyn Conn, id: ResourceId, field: &str) ->
 
 /// The id of a category by name.
 pub(crate) fn category_id(c: &mut dyn Conn, name: &str) -> Result<ResourceId> {
+    if check_name("category", name).is_err() {
+        return Err(StoreError::UnknownCategory(name.to_owned()));
+    }
     c.query_one(
         "SELECT k.id FROM category k JOIN rsc r ON r.id = k.id WHERE r.name = $1",
         &params![name],
@@ -404,7 +407,7 @@ impl Store {
 
     /// The resource with this unique name, if any.
     pub fn resource_by_name(&self, name: &str) -> Result<Option<Resource>> {
-        if name.len() > MAX_NAME_LEN {
+        if check_name("name", name).is_err() {
             return Ok(None);
         }
         self.read(|c| {
@@ -419,7 +422,7 @@ impl Store {
 
     /// The id for a unique name.
     pub fn resource_id(&self, name: &str) -> Result<Option<ResourceId>> {
-        if name.len() > MAX_NAME_LEN {
+        if check_name("name", name).is_err() {
             return Ok(None);
         }
         self.read(|c| {

@@ -97,11 +97,33 @@ static HTML: LazyLock<ammonia::Builder<'static>> = LazyLock::new(|| {
             .collect(),
         )
         .url_schemes(["http", "https", "mailto"].into_iter().collect())
-        .url_relative(ammonia::UrlRelative::PassThrough)
+        .url_relative(ammonia::UrlRelative::Custom(Box::new(relative_url)))
         .link_rel(Some("noopener noreferrer"))
         .strip_comments(true);
     b
 });
+
+/// A relative URL that looks like it has a scheme (`` `javascript:... ``,
+/// `java\0script:`) is harmless to a modern browser but not worth the risk:
+/// drop it. Real relative URLs have no ':' before the first '/', '?' or '#'.
+fn relative_url(url: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if looks_like_scheme(url) {
+        None
+    } else {
+        Some(std::borrow::Cow::Borrowed(url))
+    }
+}
+
+fn looks_like_scheme(url: &str) -> bool {
+    let compact: String = url
+        .chars()
+        .filter(|c| !c.is_whitespace() && !c.is_control())
+        .collect();
+    match compact.find([':', '/', '?', '#']) {
+        Some(i) => compact.as_bytes()[i] == b':',
+        None => false,
+    }
+}
 
 static TEXT: LazyLock<ammonia::Builder<'static>> = LazyLock::new(ammonia::Builder::empty);
 
@@ -132,14 +154,10 @@ fn sanitize_url(s: &str) -> String {
         .filter(|c| !c.is_whitespace() && !c.is_control())
         .collect::<String>()
         .to_ascii_lowercase();
-    let scheme_end = lower.find([':', '/', '?', '#']);
-    let safe = match scheme_end {
-        Some(i) if lower.as_bytes()[i] == b':' => {
-            let scheme = &lower[..i];
-            matches!(scheme, "http" | "https" | "mailto")
-        }
-        _ => true, // relative
-    };
+    let safe = !looks_like_scheme(&lower)
+        || ["http:", "https:", "mailto:"]
+            .iter()
+            .any(|s| lower.starts_with(s));
     if safe {
         sanitize_text(t)
     } else {

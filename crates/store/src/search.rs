@@ -41,6 +41,9 @@ impl Store {
             if !q.categories.is_empty() {
                 let mut ranges = Vec::new();
                 for name in &q.categories {
+                    if crate::resource::check_name("category", name).is_err() {
+                        return Err(StoreError::UnknownCategory(name.clone()));
+                    }
                     let row = c
                         .query_one(
                             "SELECT k.nr_left, k.nr_right FROM category k JOIN rsc r ON r.id = k.id WHERE r.name = $1",
@@ -86,6 +89,9 @@ impl Store {
                 sql.conditions.push(format!("{date_col} <= {p}"));
             }
             if let Some((predicate, object)) = &q.has_object {
+                if crate::resource::check_name("predicate", predicate).is_err() {
+                    return Err(StoreError::UnknownPredicate(predicate.clone()));
+                }
                 let pred = c
                     .query_one(
                         "SELECT r.id FROM rsc r JOIN rsc k ON k.id = r.category_id WHERE r.name = $1 AND k.name = 'predicate'",

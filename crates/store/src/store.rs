@@ -109,6 +109,13 @@ impl StoreConfig {
     }
 }
 
+/// A snapshot of the connection pool, for metrics and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStatus {
+    pub open: u32,
+    pub idle: usize,
+}
+
 /// The dependency keys a write touches, collected while it runs and emitted
 /// once it committed.
 #[derive(Default)]
@@ -124,6 +131,7 @@ impl Changes {
 }
 
 pub(crate) struct SqliteBackend {
+    pub path: PathBuf,
     writer: Mutex<rusqlite::Connection>,
     readers: Vec<Mutex<rusqlite::Connection>>,
     next_reader: AtomicUsize,
@@ -207,6 +215,7 @@ impl Store {
                         .map(|_| open_sqlite_conn(&path, fsync, true).map(Mutex::new))
                         .collect::<Result<Vec<_>>>()?;
                     Ok(Backend::Sqlite(SqliteBackend {
+                        path,
                         writer: Mutex::new(writer),
                         readers,
                         next_reader: AtomicUsize::new(0),
@@ -295,6 +304,21 @@ impl Store {
         self.inner.events.subscribe()
     }
 
+    /// How many database connections are open and idle right now.
+    pub fn connections(&self) -> PoolStatus {
+        match &self.inner.backend {
+            Backend::Sqlite(b) => PoolStatus {
+                open: b.readers.len() as u32 + 1,
+                idle: b.readers.iter().filter(|r| !r.is_locked()).count()
+                    + usize::from(!b.writer.is_locked()),
+            },
+            Backend::Postgres(b) => PoolStatus {
+                open: b.pool.size(),
+                idle: b.pool.num_idle(),
+            },
+        }
+    }
+
     /// "sqlite" or "postgres".
     pub fn backend_name(&self) -> &'static str {
         match self.inner.backend {
@@ -330,6 +354,9 @@ impl Store {
                 f(&mut SqliteConn(&c))
             }
             Backend::Postgres(b) => {
+                // Dropping a pooled connection spawns its return to the pool:
+                // that needs the runtime's context on this (non-runtime) thread.
+                let _context = b.handle.enter();
                 let mut conn = b.handle.block_on(b.pool.acquire()).map_err(acquire_error)?;
                 f(&mut PgConn {
                     handle: &b.handle,
@@ -356,6 +383,7 @@ impl Store {
                 transaction(&mut conn, "BEGIN IMMEDIATE", |c| f(c, &mut changes))?
             }
             Backend::Postgres(b) => {
+                let _context = b.handle.enter();
                 let mut pooled = b.handle.block_on(b.pool.acquire()).map_err(acquire_error)?;
                 let mut conn = PgConn {
                     handle: &b.handle,

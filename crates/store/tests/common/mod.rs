@@ -42,6 +42,22 @@ pub struct TestDb {
     schema: Option<String>,
 }
 
+impl TestDb {
+    pub fn new(
+        store: Store,
+        config: StoreConfig,
+        dir: Option<tempfile::TempDir>,
+        schema: Option<String>,
+    ) -> Self {
+        TestDb {
+            store,
+            config,
+            _dir: dir,
+            schema,
+        }
+    }
+}
+
 impl Drop for TestDb {
     fn drop(&mut self) {
         if let Some(schema) = self.schema.take() {
