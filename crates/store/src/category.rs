@@ -16,6 +16,7 @@ use crate::store::{Changes, Store};
 
 /// Recompute `nr_left`, `nr_right` and `depth` of every category.
 pub(crate) fn renumber(c: &mut dyn Conn, ch: &mut Changes) -> Result<()> {
+    ch.category_memo.clear();
     let rows = c.query(
         "SELECT k.id, k.parent_id, k.nr_left, k.nr_right, k.depth, r.name FROM category k \
          JOIN rsc r ON r.id = k.id ORDER BY k.seq, k.id",

@@ -211,7 +211,16 @@ pub(crate) fn insert_resource(
     }
     check_window(publication_start, publication_end)?;
     let json = props_json(&mut props)?;
-    let cat = category_id(c, &category)?;
+    let (cat, lineage) = match ch.category_memo.get(&category) {
+        Some(known) => known.clone(),
+        None => {
+            let id = category_id(c, &category)?;
+            let lineage = category_lineage(c, id)?;
+            ch.category_memo
+                .insert(category.clone(), (id, lineage.clone()));
+            (id, lineage)
+        }
+    };
     if matches!(category.as_str(), "category" | "predicate") && name.is_none() {
         return Err(StoreError::invalid(
             "name",
@@ -262,8 +271,14 @@ pub(crate) fn insert_resource(
         ch.add(DependencyKey::predicates());
     }
     queue_pivot(c, id, now, ch)?;
-    let r = load(c, id)?.ok_or_else(|| StoreError::ResourceNotFound(id.to_string()))?;
-    resource_keys(c, &r, ch)?;
+    ch.add(DependencyKey::resource(id));
+    if let Some(n) = &name {
+        ch.add(DependencyKey::resource_name(n));
+    }
+    for l in &lineage {
+        ch.add(DependencyKey::category(l));
+    }
+    ch.add(DependencyKey::search());
     Ok(id)
 }
 

@@ -122,6 +122,10 @@ pub struct PoolStatus {
 pub(crate) struct Changes {
     pub keys: BTreeSet<DependencyKey>,
     pub pivot_queued: bool,
+    /// Category name -> (id, names of it and its ancestors), looked up once
+    /// per transaction: a bulk import would otherwise ask for every row.
+    /// Cleared whenever the tree is renumbered.
+    pub category_memo: std::collections::HashMap<String, (crate::model::ResourceId, Vec<String>)>,
 }
 
 impl Changes {

@@ -179,23 +179,28 @@ fn ten_writers_racing_on_one_version_exactly_one_wins(s: &Store) {
 /// One long write holds the only writer (SQLite) or the only pooled
 /// connection (PostgreSQL); others give up at the deadline with `Busy`.
 async fn pool_deadline_gives_busy(db: common::TestDb) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    const BATCH: usize = 3_000;
     let s = db.store.clone();
+    let holder_done = Arc::new(AtomicBool::new(false));
     let holder = std::thread::spawn({
         let s = s.clone();
+        let done = holder_done.clone();
         move || {
-            let batch = (0..20_000)
+            let batch = (0..BATCH)
                 .map(|i| {
                     NewResource::new("article", Props::new().with("title", format!("bulk {i}")))
                 })
                 .collect();
-            s.create_resources(batch).unwrap().len()
+            let n = s.create_resources(batch).unwrap().len();
+            done.store(true, Ordering::SeqCst);
+            n
         }
     });
     let waiter = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(30));
-        let mut busy = 0;
-        let mut ok = 0;
-        for _ in 0..20 {
+        let (mut busy, mut ok) = (0, 0);
+        while busy < 3 && !holder_done.load(Ordering::SeqCst) {
             match s.create_resource(NewResource::new("article", Props::new())) {
                 Err(StoreError::Busy) => busy += 1,
                 Ok(_) => ok += 1,
@@ -211,7 +216,7 @@ async fn pool_deadline_gives_busy(db: common::TestDb) {
         tokio::task::spawn_blocking(move || holder.join().unwrap())
             .await
             .unwrap(),
-        20_000
+        BATCH
     );
     assert!(busy > 0, "no Busy error ({ok} writes got through)");
     // Once the load is gone, writes work again.
