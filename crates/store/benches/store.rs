@@ -131,31 +131,47 @@ fn run(store: &Store, n: usize) -> Vec<String> {
     }
     out.push(Latencies(lat).report("read by id", t.elapsed()));
 
-    // Search: category (with subcategories) + one or two words, 20 per page.
+    // Search: category (with subcategories) + one or two words, published
+    // only, newest first, 20 per page; once with the total count (a pager)
+    // and once without (a "newest matching" list).
     let searches = 1_000;
-    let mut lat = Vec::with_capacity(searches);
-    let mut hits = 0u64;
-    let t = Instant::now();
-    for i in 0..searches {
-        // Searched words are drawn like the text: common ones more often.
-        let text = if i % 2 == 0 {
-            word(&mut rng, &vocab).to_owned()
+    // Searched words are drawn like the text: common ones more often.
+    let texts: Vec<String> = (0..searches)
+        .map(|i| {
+            if i % 2 == 0 {
+                word(&mut rng, &vocab).to_owned()
+            } else {
+                format!("{} {}", word(&mut rng, &vocab), word(&mut rng, &vocab))
+            }
+        })
+        .collect();
+    for count_total in [true, false] {
+        let mut lat = Vec::with_capacity(searches);
+        let mut hits = 0u64;
+        let t = Instant::now();
+        for text in &texts {
+            let q = SearchQuery {
+                categories: vec!["text".into()],
+                text: Some(text.clone()),
+                published_only: true,
+                sort: SortKey::Modified,
+                descending: true,
+                limit: 20,
+                count_total,
+                ..Default::default()
+            };
+            hits += timed(&mut lat, || store.search(&q).unwrap())
+                .total
+                .unwrap_or(0);
+        }
+        let what = if count_total {
+            eprintln!("average matches per search: {}", hits / searches as u64);
+            "search category + text, page + total"
         } else {
-            format!("{} {}", word(&mut rng, &vocab), word(&mut rng, &vocab))
+            "search category + text, page only"
         };
-        let q = SearchQuery {
-            categories: vec!["text".into()],
-            text: Some(text),
-            published_only: true,
-            sort: SortKey::Modified,
-            descending: true,
-            limit: 20,
-            ..Default::default()
-        };
-        hits += timed(&mut lat, || store.search(&q).unwrap()).total;
+        out.push(Latencies(lat).report(what, t.elapsed()));
     }
-    out.push(Latencies(lat).report("search category + text", t.elapsed()));
-    eprintln!("average matches per search: {}", hits / searches as u64);
 
     // Updates (each: a revision, the update, a pivot queue entry).
     let updates = 5_000;
@@ -222,7 +238,13 @@ fn main() {
                 .unwrap()
         });
         drop(store);
+        // BULWARK_BENCH_KEEP=1 keeps the schema for EXPLAIN ANALYZE.
+        let keep = std::env::var("BULWARK_BENCH_KEEP").is_ok_and(|v| v == "1");
         rt.block_on(async {
+            if keep {
+                eprintln!("kept schema {schema}");
+                return;
+            }
             use sqlx::Connection;
             let mut c = sqlx::PgConnection::connect(&url).await.unwrap();
             sqlx::raw_sql(sqlx::AssertSqlSafe(format!(

@@ -409,6 +409,9 @@ pub struct SearchQuery {
     pub descending: bool,
     pub offset: u64,
     pub limit: u64,
+    /// Also count all matches (a second query that visits every match; turn
+    /// it off when no pager needs it, e.g. "the 10 newest articles").
+    pub count_total: bool,
 }
 
 impl Default for SearchQuery {
@@ -425,6 +428,7 @@ impl Default for SearchQuery {
             descending: false,
             offset: 0,
             limit: 20,
+            count_total: true,
         }
     }
 }
@@ -433,8 +437,8 @@ impl Default for SearchQuery {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchPage {
     pub ids: Vec<ResourceId>,
-    /// Matches in total, ignoring paging.
-    pub total: u64,
+    /// Matches in total, ignoring paging (`None` unless `count_total`).
+    pub total: Option<u64>,
 }
 
 pub(crate) fn to_millis(t: DateTime<Utc>) -> i64 {

@@ -117,10 +117,15 @@ impl Store {
                 format!("WHERE {}", sql.conditions.join(" AND "))
             };
             let from = "FROM rsc r LEFT JOIN rsc_pivot p ON p.rsc_id = r.id";
-            let total = c
-                .query_one(&format!("SELECT count(*) {from} {where_clause}"), &sql.params)?
-                .map(|r| r.int(0) as u64)
-                .unwrap_or(0);
+            let total = if q.count_total {
+                Some(
+                    c.query_one(&format!("SELECT count(*) {from} {where_clause}"), &sql.params)?
+                        .map(|r| r.int(0) as u64)
+                        .unwrap_or(0),
+                )
+            } else {
+                None
+            };
             let dir = if q.descending { "DESC" } else { "ASC" };
             let order = match q.sort {
                 SortKey::Id => format!("r.id {dir}"),
@@ -130,8 +135,14 @@ impl Store {
                         // Byte order, like SQLite's BINARY: same order on both.
                         col.push_str(" COLLATE \"C\"");
                     }
-                    let null_col = sort_column(key);
-                    format!("CASE WHEN {null_col} IS NULL THEN 1 ELSE 0 END, {col} {dir}, r.id {dir}")
+                    if matches!(key, SortKey::Created | SortKey::Modified) {
+                        // Never NULL: a plain ORDER BY lets the database walk
+                        // the column's index and stop after one page.
+                        format!("{col} {dir}, r.id {dir}")
+                    } else {
+                        let null_col = sort_column(key);
+                        format!("CASE WHEN {null_col} IS NULL THEN 1 ELSE 0 END, {col} {dir}, r.id {dir}")
+                    }
                 }
             };
             let lp = sql.bind(limit as i64);

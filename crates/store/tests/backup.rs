@@ -65,7 +65,11 @@ fn verify_restored(restored: &Store, hot: ResourceId) {
             .filter(|_| r.version.0 > 1)
             .or(Some(0))
     );
-    let total = restored.search(&SearchQuery::default()).unwrap().total;
+    let total = restored
+        .search(&SearchQuery::default())
+        .unwrap()
+        .total
+        .unwrap();
     assert_eq!(total, 23 + 301);
     restored.pivot_all(500).unwrap();
     let found = restored
@@ -74,7 +78,7 @@ fn verify_restored(restored: &Store, hot: ResourceId) {
             ..Default::default()
         })
         .unwrap();
-    assert_eq!(found.total, 300);
+    assert_eq!(found.total.unwrap(), 300);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -17,7 +17,7 @@ on_both_backends!(
 /// Everything a failed write could have left behind.
 fn footprint(s: &Store) -> (u64, u64, usize, usize) {
     (
-        s.search(&SearchQuery::default()).unwrap().total,
+        s.search(&SearchQuery::default()).unwrap().total.unwrap(),
         s.pivot_pending().unwrap(),
         s.categories().unwrap().len(),
         s.config_values().unwrap().len(),
@@ -303,6 +303,6 @@ fn sql_metacharacters_are_data_in_every_string_field(s: &Store) {
             ..Default::default()
         })
         .unwrap();
-    assert_eq!(found.total, 2);
+    assert_eq!(found.total.unwrap(), 2);
     assert_eq!(s.categories().unwrap().len(), 17);
 }
