@@ -1,0 +1,84 @@
+//! Per-site key/value settings, editable at run time.
+
+use chrono::Utc;
+
+use crate::db::params;
+use crate::error::{Result, StoreError};
+use crate::model::DependencyKey;
+use crate::store::Store;
+
+const MAX_KEY_LEN: usize = 120;
+const MAX_VALUE_LEN: usize = 64 * 1024;
+
+fn check_key(key: &str) -> Result<()> {
+    if key.is_empty()
+        || key.len() > MAX_KEY_LEN
+        || !key
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '_' | '.' | '-'))
+    {
+        return Err(StoreError::invalid(
+            "config key",
+            format!("{key:?}: 1 to {MAX_KEY_LEN} characters of a-z, 0-9, '_', '.', '-'"),
+        ));
+    }
+    Ok(())
+}
+
+impl Store {
+    pub fn config_value(&self, key: &str) -> Result<Option<String>> {
+        check_key(key)?;
+        self.read(|c| {
+            Ok(
+                c.query_one("SELECT value FROM config WHERE key = $1", &params![key])?
+                    .map(|r| r.text(0)),
+            )
+        })
+    }
+
+    pub fn set_config_value(&self, key: &str, value: &str) -> Result<()> {
+        check_key(key)?;
+        if value.contains('\0') {
+            return Err(StoreError::invalid(
+                "config value",
+                "may not contain NUL characters",
+            ));
+        }
+        if value.len() > MAX_VALUE_LEN {
+            return Err(StoreError::invalid(
+                "config value",
+                format!("longer than {MAX_VALUE_LEN} bytes"),
+            ));
+        }
+        self.write(|c, ch| {
+            c.execute(
+                "INSERT INTO config (key, value, modified) VALUES ($1, $2, $3) \
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value, modified = excluded.modified",
+                &params![key, value, Utc::now().timestamp_millis()],
+            )?;
+            ch.add(DependencyKey::config(key));
+            Ok(())
+        })
+    }
+
+    pub fn delete_config_value(&self, key: &str) -> Result<()> {
+        check_key(key)?;
+        self.write(|c, ch| {
+            c.execute("DELETE FROM config WHERE key = $1", &params![key])?;
+            ch.add(DependencyKey::config(key));
+            Ok(())
+        })
+    }
+
+    /// Every setting, sorted by key.
+    pub fn config_values(&self) -> Result<Vec<(String, String)>> {
+        let mut all: Vec<(String, String)> = self.read(|c| {
+            Ok(c.query("SELECT key, value FROM config", &[])?
+                .iter()
+                .map(|r| (r.text(0), r.text(1)))
+                .collect())
+        })?;
+        all.sort();
+        Ok(all)
+    }
+}

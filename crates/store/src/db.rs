@@ -1,0 +1,345 @@
+//! The one seam between the domain logic and the two database drivers.
+//!
+//! Every store operation is written once, as synchronous code against [`Conn`]:
+//! a connection that runs parameterised SQL and hands back rows of plain
+//! [`Cell`]s. SQLite (rusqlite) is synchronous by nature; PostgreSQL (sqlx) is
+//! reached with `Handle::block_on` from the calling thread, which must therefore
+//! be a blocking thread (the render path runs there anyway; async callers go
+//! through `Store::run`). Writing the logic once is what keeps the two backends
+//! honest: the conformance suite tests one implementation with two dialects,
+//! not two implementations.
+//!
+//! SQL is written with PostgreSQL's `$1` placeholders; for SQLite they are
+//! rewritten to `?1`, which SQLite binds by number as well. Parameters are always
+//! bound, never spliced into the text: data can never become SQL.
+
+use crate::error::StoreError;
+
+/// Which SQL dialect a connection speaks; the few statements that differ ask this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// A bound parameter. Nulls carry their type because PostgreSQL checks it.
+#[derive(Debug, Clone)]
+pub(crate) enum Param {
+    Int(Option<i64>),
+    Text(Option<String>),
+    Bool(bool),
+}
+
+impl From<i64> for Param {
+    fn from(v: i64) -> Self {
+        Param::Int(Some(v))
+    }
+}
+impl From<Option<i64>> for Param {
+    fn from(v: Option<i64>) -> Self {
+        Param::Int(v)
+    }
+}
+impl From<&str> for Param {
+    fn from(v: &str) -> Self {
+        Param::Text(Some(v.to_owned()))
+    }
+}
+impl From<String> for Param {
+    fn from(v: String) -> Self {
+        Param::Text(Some(v))
+    }
+}
+impl From<Option<String>> for Param {
+    fn from(v: Option<String>) -> Self {
+        Param::Text(v)
+    }
+}
+impl From<Option<&str>> for Param {
+    fn from(v: Option<&str>) -> Self {
+        Param::Text(v.map(str::to_owned))
+    }
+}
+impl From<bool> for Param {
+    fn from(v: bool) -> Self {
+        Param::Bool(v)
+    }
+}
+
+/// `params![a, b, c]` builds a `[Param; N]`.
+macro_rules! params {
+    () => { [] as [$crate::db::Param; 0] };
+    ($($p:expr),+ $(,)?) => { [$($crate::db::Param::from($p)),+] };
+}
+pub(crate) use params;
+
+/// One value read back from the database.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Cell {
+    Null,
+    Int(i64),
+    Float(f64),
+    Text(String),
+    Bool(bool),
+}
+
+pub(crate) struct Row(pub Vec<Cell>);
+
+impl Row {
+    pub fn int(&self, i: usize) -> i64 {
+        match &self.0[i] {
+            Cell::Int(v) => *v,
+            Cell::Bool(b) => *b as i64,
+            Cell::Float(f) => *f as i64,
+            other => panic!("column {i}: expected integer, got {other:?}"),
+        }
+    }
+    pub fn opt_int(&self, i: usize) -> Option<i64> {
+        match &self.0[i] {
+            Cell::Null => None,
+            _ => Some(self.int(i)),
+        }
+    }
+    pub fn bool(&self, i: usize) -> bool {
+        self.int(i) != 0
+    }
+    pub fn text(&self, i: usize) -> String {
+        match &self.0[i] {
+            Cell::Text(s) => s.clone(),
+            other => panic!("column {i}: expected text, got {other:?}"),
+        }
+    }
+    pub fn opt_text(&self, i: usize) -> Option<String> {
+        match &self.0[i] {
+            Cell::Null => None,
+            _ => Some(self.text(i)),
+        }
+    }
+}
+
+/// What kind of failure a driver error was, so the domain code can turn a
+/// constraint violation into an error a user can act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DbFailure {
+    Unique,
+    ForeignKey,
+    Other,
+}
+
+#[derive(Debug)]
+pub(crate) struct DbError {
+    pub failure: DbFailure,
+    pub message: String,
+}
+
+impl From<DbError> for StoreError {
+    fn from(e: DbError) -> Self {
+        StoreError::Database(e.message)
+    }
+}
+
+pub(crate) type DbResult<T> = Result<T, DbError>;
+
+/// A database connection that the domain logic drives synchronously.
+pub(crate) trait Conn {
+    fn dialect(&self) -> Dialect;
+    fn execute(&mut self, sql: &str, params: &[Param]) -> DbResult<u64>;
+    fn query(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>>;
+    /// Several statements without parameters (migrations).
+    fn execute_batch(&mut self, sql: &str) -> DbResult<()>;
+
+    fn query_one(&mut self, sql: &str, params: &[Param]) -> DbResult<Option<Row>> {
+        Ok(self.query(sql, params)?.into_iter().next())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// SQLite
+
+pub(crate) struct SqliteConn<'a>(pub &'a rusqlite::Connection);
+
+/// `$12` -> `?12`. Our SQL never has `$` inside string literals.
+fn sqlite_placeholders(sql: &str) -> std::borrow::Cow<'_, str> {
+    if sql.contains('$') {
+        std::borrow::Cow::Owned(sql.replace('$', "?"))
+    } else {
+        std::borrow::Cow::Borrowed(sql)
+    }
+}
+
+fn sqlite_error(e: rusqlite::Error) -> DbError {
+    let failure = match &e {
+        rusqlite::Error::SqliteFailure(f, _) => match f.extended_code {
+            rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+            | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => DbFailure::Unique,
+            rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY => DbFailure::ForeignKey,
+            _ => DbFailure::Other,
+        },
+        _ => DbFailure::Other,
+    };
+    DbError {
+        failure,
+        message: e.to_string(),
+    }
+}
+
+fn bind_sqlite(stmt: &mut rusqlite::Statement<'_>, params: &[Param]) -> DbResult<()> {
+    for (i, p) in params.iter().enumerate() {
+        let r = match p {
+            Param::Int(v) => stmt.raw_bind_parameter(i + 1, v),
+            Param::Text(v) => stmt.raw_bind_parameter(i + 1, v),
+            Param::Bool(v) => stmt.raw_bind_parameter(i + 1, v),
+        };
+        r.map_err(sqlite_error)?;
+    }
+    Ok(())
+}
+
+impl Conn for SqliteConn<'_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Param]) -> DbResult<u64> {
+        let mut stmt = self
+            .0
+            .prepare_cached(&sqlite_placeholders(sql))
+            .map_err(sqlite_error)?;
+        bind_sqlite(&mut stmt, params)?;
+        stmt.raw_execute().map(|n| n as u64).map_err(sqlite_error)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
+        let mut stmt = self
+            .0
+            .prepare_cached(&sqlite_placeholders(sql))
+            .map_err(sqlite_error)?;
+        bind_sqlite(&mut stmt, params)?;
+        let n = stmt.column_count();
+        let mut rows = stmt.raw_query();
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().map_err(sqlite_error)? {
+            let mut cells = Vec::with_capacity(n);
+            for i in 0..n {
+                use rusqlite::types::ValueRef;
+                cells.push(match row.get_ref(i).map_err(sqlite_error)? {
+                    ValueRef::Null => Cell::Null,
+                    ValueRef::Integer(v) => Cell::Int(v),
+                    ValueRef::Real(v) => Cell::Float(v),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => {
+                        Cell::Text(String::from_utf8_lossy(t).into_owned())
+                    }
+                });
+            }
+            out.push(Row(cells));
+        }
+        Ok(out)
+    }
+
+    fn execute_batch(&mut self, sql: &str) -> DbResult<()> {
+        self.0.execute_batch(sql).map_err(sqlite_error)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// PostgreSQL
+
+pub(crate) struct PgConn<'a> {
+    pub handle: &'a tokio::runtime::Handle,
+    pub conn: &'a mut sqlx::PgConnection,
+}
+
+pub(crate) fn pg_error(e: sqlx::Error) -> DbError {
+    let failure = match &e {
+        sqlx::Error::Database(d) => match d.code().as_deref() {
+            Some("23505") => DbFailure::Unique,
+            Some("23503") => DbFailure::ForeignKey,
+            _ => DbFailure::Other,
+        },
+        _ => DbFailure::Other,
+    };
+    DbError {
+        failure,
+        message: e.to_string(),
+    }
+}
+
+fn bind_pg<'q>(
+    mut q: sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>,
+    params: &[Param],
+) -> sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments> {
+    for p in params {
+        q = match p {
+            Param::Int(v) => q.bind(*v),
+            Param::Text(v) => q.bind(v.clone()),
+            Param::Bool(v) => q.bind(*v),
+        };
+    }
+    q
+}
+
+fn pg_cell(row: &sqlx::postgres::PgRow, i: usize) -> DbResult<Cell> {
+    use sqlx::{Column, Row as _, TypeInfo};
+    let ty = row.columns()[i].type_info().name().to_owned();
+    let cell = match ty.as_str() {
+        "INT8" => row.try_get::<Option<i64>, _>(i).map(|v| v.map(Cell::Int)),
+        "INT4" => row
+            .try_get::<Option<i32>, _>(i)
+            .map(|v| v.map(|v| Cell::Int(v as i64))),
+        "INT2" => row
+            .try_get::<Option<i16>, _>(i)
+            .map(|v| v.map(|v| Cell::Int(v as i64))),
+        "BOOL" => row.try_get::<Option<bool>, _>(i).map(|v| v.map(Cell::Bool)),
+        "FLOAT8" => row.try_get::<Option<f64>, _>(i).map(|v| v.map(Cell::Float)),
+        "FLOAT4" => row
+            .try_get::<Option<f32>, _>(i)
+            .map(|v| v.map(|v| Cell::Float(v as f64))),
+        _ => row
+            .try_get::<Option<String>, _>(i)
+            .map(|v| v.map(Cell::Text)),
+    }
+    .map_err(pg_error)?;
+    Ok(cell.unwrap_or(Cell::Null))
+}
+
+impl Conn for PgConn<'_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Param]) -> DbResult<u64> {
+        let q = bind_pg(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
+        let conn = &mut *self.conn;
+        self.handle
+            .block_on(async move { q.execute(conn).await })
+            .map(|r| r.rows_affected())
+            .map_err(pg_error)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
+        let q = bind_pg(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
+        let conn = &mut *self.conn;
+        let rows = self
+            .handle
+            .block_on(async move { q.fetch_all(conn).await })
+            .map_err(pg_error)?;
+        rows.iter()
+            .map(|r| {
+                use sqlx::Row as _;
+                (0..r.len())
+                    .map(|i| pg_cell(r, i))
+                    .collect::<DbResult<Vec<_>>>()
+                    .map(Row)
+            })
+            .collect()
+    }
+
+    fn execute_batch(&mut self, sql: &str) -> DbResult<()> {
+        let conn = &mut *self.conn;
+        let sql = sql.to_owned();
+        self.handle
+            .block_on(async move { sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(conn).await })
+            .map(|_| ())
+            .map_err(pg_error)
+    }
+}

@@ -1,0 +1,65 @@
+//! # bulwark-store: Bulwark's data model on SQLite and PostgreSQL
+//!
+//! **What it is for.** Everything in a Bulwark site is a *resource*: an id, an
+//! optional unique name, a category, publication state, visibility, and all
+//! other properties in one JSON document. Resources sit in a category tree,
+//! are connected by ordered *edges* labelled with *predicates*, keep their
+//! earlier states as *revisions*, and may carry *identities* (username with an
+//! argon2id hash, e-mail). A *pivot* extracts titles, dates and words into
+//! indexed columns for *search*; *config* holds per-site settings. This crate
+//! stores all of that, on SQLite (one file per site, nothing to install) or on
+//! PostgreSQL (shared by several nodes), with the same behaviour on both.
+//!
+//! **How it works.**
+//! - The domain logic is written once, as synchronous code over a tiny
+//!   connection trait (`db.rs`); rusqlite and sqlx (PostgreSQL only) sit
+//!   behind it. One conformance suite therefore tests one implementation.
+//! - Every public method on [`Store`] is synchronous, because the template
+//!   layer reads models synchronously from blocking threads. Async code calls
+//!   [`Store::run`], which hops to tokio's blocking pool; PostgreSQL is driven
+//!   there with `Handle::block_on`. A runtime worker is never blocked.
+//! - Writes run in one transaction each. Updates are optimistic: they name the
+//!   [`Version`] they are based on and a stale one is a [`StoreError::Conflict`].
+//!   Text properties are sanitised on write (ammonia, a fixed whitelist), so
+//!   templates print them without escaping.
+//! - Every committed write emits a [`ChangeEvent`] with the
+//!   [`DependencyKey`]s it affects (`rsc:42`, `cat:article`,
+//!   `edges:42:author`, `search`), after commit and never for a rollback.
+//! - Writes queue the resource for the pivot in the same transaction; the
+//!   pivot task ([`Store::spawn_pivot_task`]) indexes batches (FTS5 on SQLite,
+//!   `tsvector` + GIN on PostgreSQL).
+//! - Plain-SQL migrations (`migrations/`) run when a store opens.
+//! - Pools: SQLite in WAL mode with one writer and several readers; a
+//!   PostgreSQL pool with a minimum of one connection, an idle timeout, a
+//!   small maximum and an acquire deadline that surfaces as
+//!   [`StoreError::Busy`].
+//!
+//! **What it deliberately does not do.** No access control (the ACL lives in
+//! the site layer; the store only keeps visibility), no caching (that is the
+//! depcache, fed by the change events), no media files (the media crate), no
+//! cross-node event fan-out (LISTEN/NOTIFY belongs to the push/cluster layer),
+//! and no ORM: SQL is plain, bound, and in one place per operation.
+
+mod backup;
+mod category;
+mod config;
+mod db;
+mod edge;
+mod error;
+mod identity;
+mod migrate;
+mod model;
+mod pivot;
+mod resource;
+mod sanitize;
+mod search;
+mod store;
+
+pub use error::{Result, StoreError};
+pub use migrate::schema_version;
+pub use model::{
+    Category, ChangeEvent, DateField, DependencyKey, Edge, Identity, IdentityKind, NewResource,
+    Predicate, Props, PropsChange, Resource, ResourceId, ResourceUpdate, Revision, SearchPage,
+    SearchQuery, SortKey, Version, Visibility,
+};
+pub use store::{Database, PasswordParams, PoolOptions, PoolStatus, Store, StoreConfig};

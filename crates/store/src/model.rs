@@ -1,0 +1,452 @@
+//! The public data types of the store.
+
+use chrono::{DateTime, TimeZone, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{Result, StoreError};
+
+/// The id of a resource (and so of a category, predicate or user).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ResourceId(pub i64);
+
+impl std::fmt::Display for ResourceId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The version of a resource: 1 on create, +1 on every update. Updates name the
+/// version they were based on; a stale one is a [`StoreError::Conflict`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Version(pub i64);
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Who may see a resource. The ACL layer decides what this means for a request;
+/// the store only keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Visibility {
+    Public,
+    Members,
+    /// Only members of this content group.
+    Group(ResourceId),
+}
+
+impl Visibility {
+    pub(crate) fn columns(self) -> (&'static str, Option<i64>) {
+        match self {
+            Visibility::Public => ("public", None),
+            Visibility::Members => ("members", None),
+            Visibility::Group(g) => ("group", Some(g.0)),
+        }
+    }
+    pub(crate) fn from_columns(kind: &str, group: Option<i64>) -> Self {
+        match (kind, group) {
+            ("members", _) => Visibility::Members,
+            ("group", Some(g)) => Visibility::Group(ResourceId(g)),
+            _ => Visibility::Public,
+        }
+    }
+}
+
+/// The properties of a resource: one JSON object. Build it from a
+/// `serde_json::Value` or parse it from text; anything but an object is refused.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Props(pub Map<String, Value>);
+
+impl Props {
+    pub fn new() -> Self {
+        Props(Map::new())
+    }
+    /// Parse a JSON document; it must be an object.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let v: Value = serde_json::from_str(text)
+            .map_err(|e| StoreError::invalid("props", format!("invalid JSON: {e}")))?;
+        Self::try_from(v)
+    }
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.0.insert(key.to_owned(), value.into());
+        self
+    }
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0.get(key)
+    }
+    pub fn str(&self, key: &str) -> Option<&str> {
+        self.0.get(key).and_then(Value::as_str)
+    }
+}
+
+impl TryFrom<Value> for Props {
+    type Error = StoreError;
+    fn try_from(v: Value) -> Result<Self> {
+        match v {
+            Value::Object(m) => Ok(Props(m)),
+            _ => Err(StoreError::invalid("props", "must be a JSON object")),
+        }
+    }
+}
+
+/// A resource as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resource {
+    pub id: ResourceId,
+    pub name: Option<String>,
+    pub category: ResourceId,
+    /// The unique name of the category (`article`, `person`, ...).
+    pub category_name: String,
+    pub published: bool,
+    pub publication_start: Option<DateTime<Utc>>,
+    pub publication_end: Option<DateTime<Utc>>,
+    pub visibility: Visibility,
+    pub creator: Option<ResourceId>,
+    pub modifier: Option<ResourceId>,
+    pub created: DateTime<Utc>,
+    pub modified: DateTime<Utc>,
+    pub version: Version,
+    /// Text and HTML values are already sanitised.
+    pub props: Props,
+}
+
+impl Resource {
+    pub fn title(&self) -> Option<&str> {
+        self.props.str("title")
+    }
+    /// Published and inside the publication window at `now`.
+    pub fn is_visible_at(&self, now: DateTime<Utc>) -> bool {
+        self.published
+            && self.publication_start.is_none_or(|s| s <= now)
+            && self.publication_end.is_none_or(|e| e > now)
+    }
+}
+
+/// What to create. `category` is a category's unique name.
+#[derive(Debug, Clone)]
+pub struct NewResource {
+    pub name: Option<String>,
+    pub category: String,
+    pub published: bool,
+    pub publication_start: Option<DateTime<Utc>>,
+    pub publication_end: Option<DateTime<Utc>>,
+    pub visibility: Visibility,
+    pub creator: Option<ResourceId>,
+    pub props: Props,
+}
+
+impl NewResource {
+    pub fn new(category: &str, props: Props) -> Self {
+        NewResource {
+            name: None,
+            category: category.to_owned(),
+            published: false,
+            publication_start: None,
+            publication_end: None,
+            visibility: Visibility::Public,
+            creator: None,
+            props,
+        }
+    }
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = Some(name.to_owned());
+        self
+    }
+    pub fn published(mut self, published: bool) -> Self {
+        self.published = published;
+        self
+    }
+    pub fn created_by(mut self, creator: ResourceId) -> Self {
+        self.creator = Some(creator);
+        self
+    }
+}
+
+/// How an update changes the properties.
+#[derive(Debug, Clone, Default)]
+pub enum PropsChange {
+    #[default]
+    Keep,
+    /// Replace the whole document.
+    Replace(Props),
+    /// Set the given keys; a JSON `null` removes the key.
+    Merge(Props),
+}
+
+/// An update of an existing resource, based on `version`. Fields left `None`
+/// keep their value.
+#[derive(Debug, Clone)]
+pub struct ResourceUpdate {
+    pub id: ResourceId,
+    pub version: Version,
+    pub name: Option<Option<String>>,
+    pub category: Option<String>,
+    pub published: Option<bool>,
+    pub publication_start: Option<Option<DateTime<Utc>>>,
+    pub publication_end: Option<Option<DateTime<Utc>>>,
+    pub visibility: Option<Visibility>,
+    pub modifier: Option<ResourceId>,
+    pub props: PropsChange,
+}
+
+impl ResourceUpdate {
+    pub fn new(id: ResourceId, version: Version) -> Self {
+        ResourceUpdate {
+            id,
+            version,
+            name: None,
+            category: None,
+            published: None,
+            publication_start: None,
+            publication_end: None,
+            visibility: None,
+            modifier: None,
+            props: PropsChange::Keep,
+        }
+    }
+    pub fn merge(mut self, props: Props) -> Self {
+        self.props = PropsChange::Merge(props);
+        self
+    }
+    pub fn replace(mut self, props: Props) -> Self {
+        self.props = PropsChange::Replace(props);
+        self
+    }
+    pub fn published(mut self, published: bool) -> Self {
+        self.published = Some(published);
+        self
+    }
+    pub fn modified_by(mut self, modifier: ResourceId) -> Self {
+        self.modifier = Some(modifier);
+        self
+    }
+}
+
+/// A node of the category tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Category {
+    pub id: ResourceId,
+    pub name: String,
+    pub parent: Option<ResourceId>,
+    pub depth: i64,
+    /// Nested-set interval: a category is below another when its interval is
+    /// inside the other's.
+    pub left: i64,
+    pub right: i64,
+}
+
+impl Category {
+    /// True when `self` is `other` or below it.
+    pub fn is_a(&self, other: &Category) -> bool {
+        self.left >= other.left && self.right <= other.right
+    }
+}
+
+/// A predicate and the categories it may connect (empty = any).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Predicate {
+    pub id: ResourceId,
+    pub name: String,
+    pub subject_categories: Vec<String>,
+    pub object_categories: Vec<String>,
+}
+
+/// A directed, ordered connection: subject --predicate--> object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Edge {
+    pub id: i64,
+    pub subject: ResourceId,
+    pub predicate: String,
+    pub object: ResourceId,
+    pub seq: i64,
+    pub creator: Option<ResourceId>,
+    pub created: DateTime<Utc>,
+}
+
+/// The state of a resource before one of its updates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Revision {
+    pub id: i64,
+    pub resource: ResourceId,
+    /// The version the resource had (the one this revision preserves).
+    pub version: Version,
+    pub created: DateTime<Utc>,
+    pub modifier: Option<ResourceId>,
+    pub snapshot: Resource,
+}
+
+/// A way to log in or reach a user resource. Secrets never leave the store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Identity {
+    pub id: i64,
+    pub resource: ResourceId,
+    pub kind: IdentityKind,
+    pub key: String,
+    pub created: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum IdentityKind {
+    /// Username with an argon2id password hash.
+    Username,
+    Email,
+}
+
+impl IdentityKind {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            IdentityKind::Username => "username_pw",
+            IdentityKind::Email => "email",
+        }
+    }
+    pub(crate) fn parse(s: &str) -> Self {
+        if s == "email" {
+            IdentityKind::Email
+        } else {
+            IdentityKind::Username
+        }
+    }
+}
+
+/// A cache dependency key such as `rsc:42`, `cat:article`, `edges:42:author`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct DependencyKey(String);
+
+impl DependencyKey {
+    pub fn resource(id: ResourceId) -> Self {
+        DependencyKey(format!("rsc:{id}"))
+    }
+    pub fn resource_name(name: &str) -> Self {
+        DependencyKey(format!("name:{name}"))
+    }
+    pub fn category(name: &str) -> Self {
+        DependencyKey(format!("cat:{name}"))
+    }
+    /// Objects of `subject` by `predicate`.
+    pub fn edges(subject: ResourceId, predicate: &str) -> Self {
+        DependencyKey(format!("edges:{subject}:{predicate}"))
+    }
+    /// Subjects of `object` by `predicate`.
+    pub fn subjects(object: ResourceId, predicate: &str) -> Self {
+        DependencyKey(format!("subjects:{object}:{predicate}"))
+    }
+    /// Any search result may have changed.
+    pub fn search() -> Self {
+        DependencyKey("search".to_owned())
+    }
+    pub fn category_tree() -> Self {
+        DependencyKey("category_tree".to_owned())
+    }
+    pub fn predicates() -> Self {
+        DependencyKey("predicates".to_owned())
+    }
+    pub fn config(key: &str) -> Self {
+        DependencyKey(format!("config:{key}"))
+    }
+    pub fn identity(resource: ResourceId) -> Self {
+        DependencyKey(format!("identity:{resource}"))
+    }
+    pub fn revisions(resource: ResourceId) -> Self {
+        DependencyKey(format!("revisions:{resource}"))
+    }
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for DependencyKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Emitted after a write committed: the dependency keys whose cached values
+/// may now be stale. Never emitted for a write that rolled back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChangeEvent {
+    pub keys: Vec<DependencyKey>,
+}
+
+/// Which date a search filters or sorts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DateField {
+    Created,
+    Modified,
+    PublicationStart,
+    /// The `date_start` property (events), from the pivot.
+    DateStart,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    Id,
+    Created,
+    Modified,
+    PublicationStart,
+    DateStart,
+    /// Case-insensitive title, from the pivot.
+    Title,
+}
+
+/// A search. Text, title and `date_start` come from the pivot, so they see a
+/// change once the pivot task has indexed it; everything else is live.
+#[derive(Debug, Clone)]
+pub struct SearchQuery {
+    /// Category names; a resource matches when it is in one of them or below.
+    pub categories: Vec<String>,
+    /// Words that must all occur (prefix match), in title or any text property.
+    pub text: Option<String>,
+    pub date_field: DateField,
+    pub date_from: Option<DateTime<Utc>>,
+    pub date_to: Option<DateTime<Utc>>,
+    /// Has an edge `predicate` to `object`.
+    pub has_object: Option<(String, ResourceId)>,
+    /// Only published resources inside their publication window (at `now`).
+    pub published_only: bool,
+    pub sort: SortKey,
+    pub descending: bool,
+    pub offset: u64,
+    pub limit: u64,
+    /// Also count all matches (a second query that visits every match; turn
+    /// it off when no pager needs it, e.g. "the 10 newest articles").
+    pub count_total: bool,
+}
+
+impl Default for SearchQuery {
+    fn default() -> Self {
+        SearchQuery {
+            categories: Vec::new(),
+            text: None,
+            date_field: DateField::Created,
+            date_from: None,
+            date_to: None,
+            has_object: None,
+            published_only: false,
+            sort: SortKey::Id,
+            descending: false,
+            offset: 0,
+            limit: 20,
+            count_total: true,
+        }
+    }
+}
+
+/// One page of search results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchPage {
+    pub ids: Vec<ResourceId>,
+    /// Matches in total, ignoring paging (`None` unless `count_total`).
+    pub total: Option<u64>,
+}
+
+pub(crate) fn to_millis(t: DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+pub(crate) fn from_millis(ms: i64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .unwrap_or(DateTime::<Utc>::MIN_UTC)
+}

@@ -1,0 +1,593 @@
+//! Resources: create, read, update (optimistic), delete; revisions.
+
+use chrono::Utc;
+use serde_json::Value;
+
+use crate::db::{Conn, DbError, DbFailure, Dialect, Row, params};
+use crate::error::{Result, StoreError};
+use crate::model::*;
+use crate::sanitize::sanitize_props;
+use crate::store::{Changes, Store};
+
+pub(crate) const MAX_NAME_LEN: usize = 80;
+const MAX_PROPS_BYTES: usize = 1024 * 1024;
+
+pub(crate) const RSC_COLUMNS: &str = "r.id, r.name, r.category_id, c.name, r.is_published, \
+     r.publication_start, r.publication_end, r.visibility, r.content_group_id, r.creator_id, \
+     r.modifier_id, r.created, r.modified, r.version, r.props";
+
+pub(crate) fn resource_from_row(row: &Row) -> Result<Resource> {
+    let props: Value = serde_json::from_str(&row.text(14))
+        .map_err(|e| StoreError::Database(format!("stored props are not JSON: {e}")))?;
+    Ok(Resource {
+        id: ResourceId(row.int(0)),
+        name: row.opt_text(1),
+        category: ResourceId(row.int(2)),
+        category_name: row.opt_text(3).unwrap_or_default(),
+        published: row.bool(4),
+        publication_start: row.opt_int(5).map(from_millis),
+        publication_end: row.opt_int(6).map(from_millis),
+        visibility: Visibility::from_columns(&row.text(7), row.opt_int(8)),
+        creator: row.opt_int(9).map(ResourceId),
+        modifier: row.opt_int(10).map(ResourceId),
+        created: from_millis(row.int(11)),
+        modified: from_millis(row.int(12)),
+        version: Version(row.int(13)),
+        props: Props::try_from(props)?,
+    })
+}
+
+/// A unique name: lowercase identifier, so it is safe in URLs and keys.
+pub(crate) fn check_name(field: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > MAX_NAME_LEN {
+        return Err(StoreError::invalid(
+            field,
+            format!("must be 1 to {MAX_NAME_LEN} characters"),
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        || name.starts_with(|c: char| c.is_ascii_digit())
+    {
+        return Err(StoreError::invalid(
+            field,
+            format!("{name:?}: only a-z, 0-9 and '_', not starting with a digit"),
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn map_unique(e: DbError, what: impl FnOnce() -> String) -> StoreError {
+    match e.failure {
+        DbFailure::Unique => StoreError::Duplicate(what()),
+        DbFailure::ForeignKey => StoreError::InUse(what()),
+        DbFailure::Other => e.into(),
+    }
+}
+
+fn for_update(c: &dyn Conn) -> &'static str {
+    match c.dialect() {
+        Dialect::Postgres => " FOR UPDATE OF r",
+        // SQLite's writer holds the whole database already (BEGIN IMMEDIATE).
+        Dialect::Sqlite => "",
+    }
+}
+
+pub(crate) fn load(c: &mut dyn Conn, id: ResourceId) -> Result<Option<Resource>> {
+    let sql = format!(
+        "SELECT {RSC_COLUMNS} FROM rsc r LEFT JOIN rsc c ON c.id = r.category_id WHERE r.id = $1"
+    );
+    c.query_one(&sql, &params![id.0])?
+        .map(|r| resource_from_row(&r))
+        .transpose()
+}
+
+fn load_for_update(c: &mut dyn Conn, id: ResourceId) -> Result<Resource> {
+    let sql = format!(
+        "SELECT {RSC_COLUMNS} FROM rsc r LEFT JOIN rsc c ON c.id = r.category_id WHERE r.id = $1{}",
+        for_update(c)
+    );
+    match c.query_one(&sql, &params![id.0])? {
+        Some(r) => resource_from_row(&r),
+        None => Err(StoreError::ResourceNotFound(id.to_string())),
+    }
+}
+
+pub(crate) fn require_resource(c: &mut dyn Conn, id: ResourceId, field: &str) -> Result<()> {
+    if c.query_one("SELECT 1 FROM rsc WHERE id = $1", &params![id.0])?
+        .is_none()
+    {
+        return Err(StoreError::ResourceNotFound(format!("{id} ({field})")));
+    }
+    Ok(())
+}
+
+/// The id of a category by name.
+pub(crate) fn category_id(c: &mut dyn Conn, name: &str) -> Result<ResourceId> {
+    if check_name("category", name).is_err() {
+        return Err(StoreError::UnknownCategory(name.to_owned()));
+    }
+    c.query_one(
+        "SELECT k.id FROM category k JOIN rsc r ON r.id = k.id WHERE r.name = $1",
+        &params![name],
+    )?
+    .map(|r| ResourceId(r.int(0)))
+    .ok_or_else(|| StoreError::UnknownCategory(name.to_owned()))
+}
+
+/// Names of `category` and everything above it: the `cat:` keys a change of
+/// one of its resources touches.
+pub(crate) fn category_lineage(c: &mut dyn Conn, category: ResourceId) -> Result<Vec<String>> {
+    Ok(c.query(
+        "SELECT r.name FROM category k JOIN category a ON k.nr_left BETWEEN a.nr_left AND a.nr_right \
+         JOIN rsc r ON r.id = a.id WHERE k.id = $1 ORDER BY a.nr_left",
+        &params![category.0],
+    )?
+    .iter()
+    .filter_map(|r| r.opt_text(0))
+    .collect())
+}
+
+fn is_category_resource(c: &mut dyn Conn, id: ResourceId) -> Result<bool> {
+    Ok(
+        c.query_one("SELECT 1 FROM category WHERE id = $1", &params![id.0])?
+            .is_some(),
+    )
+}
+
+fn check_window(
+    start: Option<chrono::DateTime<Utc>>,
+    end: Option<chrono::DateTime<Utc>>,
+) -> Result<()> {
+    if let (Some(s), Some(e)) = (start, end)
+        && e < s
+    {
+        return Err(StoreError::invalid(
+            "publication_end",
+            "is before publication_start",
+        ));
+    }
+    Ok(())
+}
+
+fn props_json(props: &mut Props) -> Result<String> {
+    sanitize_props(props)?;
+    let json =
+        serde_json::to_string(&props.0).map_err(|e| StoreError::invalid("props", e.to_string()))?;
+    if json.len() > MAX_PROPS_BYTES {
+        return Err(StoreError::invalid(
+            "props",
+            format!("larger than {MAX_PROPS_BYTES} bytes"),
+        ));
+    }
+    Ok(json)
+}
+
+pub(crate) fn queue_pivot(
+    c: &mut dyn Conn,
+    id: ResourceId,
+    now: i64,
+    ch: &mut Changes,
+) -> Result<()> {
+    c.execute(
+        "INSERT INTO pivot_queue (rsc_id, queued) VALUES ($1, $2) \
+         ON CONFLICT (rsc_id) DO UPDATE SET queued = excluded.queued",
+        &params![id.0, now],
+    )?;
+    ch.pivot_queued = true;
+    Ok(())
+}
+
+fn resource_keys(c: &mut dyn Conn, r: &Resource, ch: &mut Changes) -> Result<()> {
+    ch.add(DependencyKey::resource(r.id));
+    if let Some(n) = &r.name {
+        ch.add(DependencyKey::resource_name(n));
+    }
+    for cat in category_lineage(c, r.category)? {
+        ch.add(DependencyKey::category(&cat));
+    }
+    ch.add(DependencyKey::search());
+    Ok(())
+}
+
+pub(crate) fn insert_resource(
+    c: &mut dyn Conn,
+    new: NewResource,
+    ch: &mut Changes,
+) -> Result<ResourceId> {
+    let NewResource {
+        name,
+        category,
+        published,
+        publication_start,
+        publication_end,
+        visibility,
+        creator,
+        mut props,
+    } = new;
+    if let Some(n) = &name {
+        check_name("name", n)?;
+    }
+    check_window(publication_start, publication_end)?;
+    let json = props_json(&mut props)?;
+    let (cat, lineage) = match ch.category_memo.get(&category) {
+        Some(known) => known.clone(),
+        None => {
+            let id = category_id(c, &category)?;
+            let lineage = category_lineage(c, id)?;
+            ch.category_memo
+                .insert(category.clone(), (id, lineage.clone()));
+            (id, lineage)
+        }
+    };
+    if matches!(category.as_str(), "category" | "predicate") && name.is_none() {
+        return Err(StoreError::invalid(
+            "name",
+            format!("a {category} needs a unique name"),
+        ));
+    }
+    if let Some(u) = creator {
+        require_resource(c, u, "creator")?;
+    }
+    let (vis, group) = visibility.columns();
+    if let Some(g) = group {
+        require_resource(c, ResourceId(g), "content group")?;
+    }
+    let now = Utc::now().timestamp_millis();
+    let row = c
+        .query_one(
+            "INSERT INTO rsc (name, category_id, is_published, publication_start, publication_end, \
+             visibility, content_group_id, creator_id, modifier_id, created, modified, version, props) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $9, 1, $10) RETURNING id",
+            &params![
+                name.clone(),
+                cat.0,
+                published,
+                publication_start.map(to_millis),
+                publication_end.map(to_millis),
+                vis,
+                group,
+                creator.map(|u| u.0),
+                now,
+                json
+            ],
+        )
+        .map_err(|e| {
+            map_unique(e, || {
+                format!("resource name {:?}", name.as_deref().unwrap_or(""))
+            })
+        })?
+        .ok_or_else(|| StoreError::Database("insert returned no id".into()))?;
+    let id = ResourceId(row.int(0));
+    if category == "category" {
+        c.execute(
+            "INSERT INTO category (id, parent_id, seq) VALUES ($1, NULL, $1)",
+            &params![id.0],
+        )?;
+        crate::category::renumber(c, ch)?;
+    }
+    if category == "predicate" {
+        ch.add(DependencyKey::predicates());
+    }
+    queue_pivot(c, id, now, ch)?;
+    ch.add(DependencyKey::resource(id));
+    if let Some(n) = &name {
+        ch.add(DependencyKey::resource_name(n));
+    }
+    for l in &lineage {
+        ch.add(DependencyKey::category(l));
+    }
+    ch.add(DependencyKey::search());
+    Ok(id)
+}
+
+fn apply_update(c: &mut dyn Conn, u: ResourceUpdate, ch: &mut Changes) -> Result<Resource> {
+    let current = load_for_update(c, u.id)?;
+    if current.version != u.version {
+        return Err(StoreError::Conflict {
+            id: u.id,
+            expected: u.version,
+            actual: current.version,
+        });
+    }
+    let name = u.name.unwrap_or_else(|| current.name.clone());
+    if let Some(n) = &name {
+        check_name("name", n)?;
+    }
+    let publication_start = u.publication_start.unwrap_or(current.publication_start);
+    let publication_end = u.publication_end.unwrap_or(current.publication_end);
+    check_window(publication_start, publication_end)?;
+    let mut props = match u.props {
+        PropsChange::Keep => current.props.clone(),
+        PropsChange::Replace(p) => p,
+        PropsChange::Merge(p) => {
+            let mut merged = current.props.clone();
+            for (k, v) in p.0 {
+                if v.is_null() {
+                    merged.0.remove(&k);
+                } else {
+                    merged.0.insert(k, v);
+                }
+            }
+            merged
+        }
+    };
+    let json = props_json(&mut props)?;
+    let category = match &u.category {
+        Some(cat) => category_id(c, cat)?,
+        None => current.category,
+    };
+    let is_category = is_category_resource(c, u.id)?;
+    if is_category && (category != current.category || name.is_none()) {
+        return Err(StoreError::invalid(
+            "category",
+            "a category stays a category and keeps a name",
+        ));
+    }
+    if current.category_name == "predicate" && name.is_none() {
+        return Err(StoreError::invalid(
+            "name",
+            "a predicate needs a unique name",
+        ));
+    }
+    let visibility = u.visibility.unwrap_or(current.visibility);
+    let (vis, group) = visibility.columns();
+    if let Some(g) = group {
+        require_resource(c, ResourceId(g), "content group")?;
+    }
+    if let Some(m) = u.modifier {
+        require_resource(c, m, "modifier")?;
+    }
+    let now = Utc::now().timestamp_millis();
+    let snapshot =
+        serde_json::to_string(&current).map_err(|e| StoreError::Database(e.to_string()))?;
+    c.execute(
+        "INSERT INTO revision (rsc_id, version, snapshot, modifier_id, created) VALUES ($1, $2, $3, $4, $5)",
+        &params![
+            current.id.0,
+            current.version.0,
+            snapshot,
+            current.modifier.map(|m| m.0),
+            now
+        ],
+    )?;
+    let n = c
+        .execute(
+            "UPDATE rsc SET name = $1, category_id = $2, is_published = $3, publication_start = $4, \
+             publication_end = $5, visibility = $6, content_group_id = $7, modifier_id = $8, \
+             modified = $9, version = version + 1, props = $10 WHERE id = $11 AND version = $12",
+            &params![
+                name.clone(),
+                category.0,
+                u.published.unwrap_or(current.published),
+                publication_start.map(to_millis),
+                publication_end.map(to_millis),
+                vis,
+                group,
+                u.modifier.or(current.modifier).map(|m| m.0),
+                now,
+                json,
+                u.id.0,
+                u.version.0
+            ],
+        )
+        .map_err(|e| {
+            map_unique(e, || {
+                format!("resource name {:?}", name.as_deref().unwrap_or(""))
+            })
+        })?;
+    if n != 1 {
+        // Only reachable if the row lock above was not taken; kept as a guard.
+        return Err(StoreError::Conflict {
+            id: u.id,
+            expected: u.version,
+            actual: Version(u.version.0 + 1),
+        });
+    }
+    queue_pivot(c, u.id, now, ch)?;
+    resource_keys(c, &current, ch)?;
+    let updated = load(c, u.id)?.ok_or_else(|| StoreError::ResourceNotFound(u.id.to_string()))?;
+    resource_keys(c, &updated, ch)?;
+    ch.add(DependencyKey::revisions(u.id));
+    if is_category {
+        ch.add(DependencyKey::category_tree());
+    }
+    if current.category_name == "predicate" {
+        ch.add(DependencyKey::predicates());
+    }
+    Ok(updated)
+}
+
+impl Store {
+    /// Create a resource; returns its id. Properties are sanitised.
+    pub fn create_resource(&self, new: NewResource) -> Result<ResourceId> {
+        self.write(|c, ch| insert_resource(c, new, ch))
+    }
+
+    /// Create many resources in one transaction (imports, benchmarks): all or
+    /// nothing.
+    pub fn create_resources(&self, new: Vec<NewResource>) -> Result<Vec<ResourceId>> {
+        self.write(|c, ch| {
+            new.into_iter()
+                .map(|n| insert_resource(c, n, ch))
+                .collect::<Result<Vec<_>>>()
+        })
+    }
+
+    /// The resource with this id, if any.
+    pub fn resource(&self, id: ResourceId) -> Result<Option<Resource>> {
+        self.read(|c| load(c, id))
+    }
+
+    /// The resource with this unique name, if any.
+    pub fn resource_by_name(&self, name: &str) -> Result<Option<Resource>> {
+        if check_name("name", name).is_err() {
+            return Ok(None);
+        }
+        self.read(|c| {
+            let sql = format!(
+                "SELECT {RSC_COLUMNS} FROM rsc r LEFT JOIN rsc c ON c.id = r.category_id WHERE r.name = $1"
+            );
+            c.query_one(&sql, &params![name])?
+                .map(|r| resource_from_row(&r))
+                .transpose()
+        })
+    }
+
+    /// The id for a unique name.
+    pub fn resource_id(&self, name: &str) -> Result<Option<ResourceId>> {
+        if check_name("name", name).is_err() {
+            return Ok(None);
+        }
+        self.read(|c| {
+            Ok(
+                c.query_one("SELECT id FROM rsc WHERE name = $1", &params![name])?
+                    .map(|r| ResourceId(r.int(0))),
+            )
+        })
+    }
+
+    /// Update a resource based on the version the caller read. A stale version
+    /// is refused with [`StoreError::Conflict`]; the previous state is kept as a
+    /// revision. Returns the stored resource (with its new version).
+    pub fn update_resource(&self, update: ResourceUpdate) -> Result<Resource> {
+        self.write(|c, ch| apply_update(c, update, ch))
+    }
+
+    /// Delete a resource with its edges, identities and pivot. With `version`
+    /// set, a stale version is a conflict. A category still in use (by
+    /// resources or subcategories) is refused.
+    pub fn delete_resource(&self, id: ResourceId, version: Option<Version>) -> Result<()> {
+        self.write(|c, ch| {
+            let current = load_for_update(c, id)?;
+            if let Some(v) = version
+                && v != current.version
+            {
+                return Err(StoreError::Conflict {
+                    id,
+                    expected: v,
+                    actual: current.version,
+                });
+            }
+            let is_category = is_category_resource(c, id)?;
+            if is_category {
+                let used = c.query_one(
+                    "SELECT 1 FROM rsc WHERE category_id = $1 UNION ALL SELECT 1 FROM category WHERE parent_id = $1",
+                    &params![id.0],
+                )?;
+                if used.is_some() {
+                    return Err(StoreError::InUse(format!(
+                        "category {:?}",
+                        current.name.as_deref().unwrap_or("")
+                    )));
+                }
+                ch.add(DependencyKey::category_tree());
+            }
+            for e in c.query(
+                "SELECT e.subject_id, e.object_id, p.name FROM edge e JOIN rsc p ON p.id = e.predicate_id \
+                 WHERE e.subject_id = $1 OR e.object_id = $1 OR e.predicate_id = $1",
+                &params![id.0],
+            )? {
+                let pred = e.opt_text(2).unwrap_or_default();
+                ch.add(DependencyKey::edges(ResourceId(e.int(0)), &pred));
+                ch.add(DependencyKey::subjects(ResourceId(e.int(1)), &pred));
+            }
+            if c.query_one("SELECT 1 FROM identity WHERE rsc_id = $1", &params![id.0])?
+                .is_some()
+            {
+                ch.add(DependencyKey::identity(id));
+            }
+            resource_keys(c, &current, ch)?;
+            if c.dialect() == Dialect::Sqlite {
+                c.execute("DELETE FROM rsc_fts WHERE rowid = $1", &params![id.0])?;
+            }
+            c.execute("DELETE FROM rsc WHERE id = $1", &params![id.0])
+                .map_err(|e| map_unique(e, || format!("resource {id} (referenced as content group)")))?;
+            if current.category_name == "predicate" {
+                ch.add(DependencyKey::predicates());
+            }
+            if is_category {
+                crate::category::renumber(c, ch)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// True when the resource is in `category` or one of its subcategories.
+    pub fn is_a(&self, id: ResourceId, category: &str) -> Result<bool> {
+        self.read(|c| {
+            let cat = category_id(c, category)?;
+            Ok(c.query_one(
+                "SELECT 1 FROM rsc r JOIN category k ON k.id = r.category_id \
+                 JOIN category a ON a.id = $2 \
+                 WHERE r.id = $1 AND k.nr_left BETWEEN a.nr_left AND a.nr_right",
+                &params![id.0, cat.0],
+            )?
+            .is_some())
+        })
+    }
+
+    /// Earlier versions of a resource, newest first.
+    pub fn revisions(&self, id: ResourceId) -> Result<Vec<Revision>> {
+        self.read(|c| {
+            c.query(
+                "SELECT id, rsc_id, version, created, modifier_id, snapshot FROM revision \
+                 WHERE rsc_id = $1 ORDER BY version DESC, id DESC",
+                &params![id.0],
+            )?
+            .iter()
+            .map(revision_from_row)
+            .collect()
+        })
+    }
+
+    pub fn revision(&self, revision_id: i64) -> Result<Revision> {
+        self.read(|c| {
+            c.query_one(
+                "SELECT id, rsc_id, version, created, modifier_id, snapshot FROM revision WHERE id = $1",
+                &params![revision_id],
+            )?
+            .map(|r| revision_from_row(&r))
+            .transpose()?
+            .ok_or(StoreError::RevisionNotFound(revision_id))
+        })
+    }
+
+    /// Put a resource back to a revision's state: an ordinary update (so the
+    /// state being replaced becomes a revision too) based on `version`.
+    pub fn restore_revision(
+        &self,
+        revision_id: i64,
+        version: Version,
+        modifier: Option<ResourceId>,
+    ) -> Result<Resource> {
+        let rev = self.revision(revision_id)?;
+        let s = rev.snapshot;
+        self.update_resource(ResourceUpdate {
+            id: s.id,
+            version,
+            name: Some(s.name),
+            category: Some(s.category_name),
+            published: Some(s.published),
+            publication_start: Some(s.publication_start),
+            publication_end: Some(s.publication_end),
+            visibility: Some(s.visibility),
+            modifier,
+            props: PropsChange::Replace(s.props),
+        })
+    }
+}
+
+fn revision_from_row(r: &Row) -> Result<Revision> {
+    let snapshot: Resource = serde_json::from_str(&r.text(5))
+        .map_err(|e| StoreError::Database(format!("revision snapshot: {e}")))?;
+    Ok(Revision {
+        id: r.int(0),
+        resource: ResourceId(r.int(1)),
+        version: Version(r.int(2)),
+        created: from_millis(r.int(3)),
+        modifier: r.opt_int(4).map(ResourceId),
+        snapshot,
+    })
+}

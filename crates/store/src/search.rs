@@ -1,0 +1,181 @@
+//! The search query: one SQL statement built from a [`SearchQuery`], with
+//! every value bound as a parameter. Ordering always ends in the id and puts
+//! NULLs last explicitly, so both backends return the same ids in the same
+//! order for the same data.
+
+use chrono::Utc;
+
+use crate::db::{Dialect, Param, params};
+use crate::error::{Result, StoreError};
+use crate::model::*;
+use crate::pivot::normalise_words;
+use crate::store::Store;
+
+const MAX_LIMIT: u64 = 1000;
+const MAX_TEXT_TERMS: usize = 16;
+
+struct Sql {
+    conditions: Vec<String>,
+    params: Vec<Param>,
+}
+
+impl Sql {
+    /// Add a parameter and return its placeholder.
+    fn bind(&mut self, p: impl Into<Param>) -> String {
+        self.params.push(p.into());
+        format!("${}", self.params.len())
+    }
+}
+
+impl Store {
+    /// Run a search. Unknown categories or predicates are errors, not empty
+    /// results, so a typo in a template shows up.
+    pub fn search(&self, q: &SearchQuery) -> Result<SearchPage> {
+        let limit = q.limit.min(MAX_LIMIT);
+        self.read(|c| {
+            let dialect = c.dialect();
+            let mut sql = Sql {
+                conditions: Vec::new(),
+                params: Vec::new(),
+            };
+            if !q.categories.is_empty() {
+                let mut ranges = Vec::new();
+                for name in &q.categories {
+                    if crate::resource::check_name("category", name).is_err() {
+                        return Err(StoreError::UnknownCategory(name.clone()));
+                    }
+                    let row = c
+                        .query_one(
+                            "SELECT k.nr_left, k.nr_right FROM category k JOIN rsc r ON r.id = k.id WHERE r.name = $1",
+                            &params![name.as_str()],
+                        )?
+                        .ok_or_else(|| StoreError::UnknownCategory(name.clone()))?;
+                    let (l, r) = (sql.bind(row.int(0)), sql.bind(row.int(1)));
+                    ranges.push(format!("k.nr_left BETWEEN {l} AND {r}"));
+                }
+                sql.conditions.push(format!(
+                    "r.category_id IN (SELECT k.id FROM category k WHERE {})",
+                    ranges.join(" OR ")
+                ));
+            }
+            if let Some(text) = &q.text {
+                let words = normalise_words(text);
+                let terms: Vec<&str> = words.split(' ').filter(|w| !w.is_empty()).take(MAX_TEXT_TERMS).collect();
+                if !terms.is_empty() {
+                    match dialect {
+                        Dialect::Sqlite => {
+                            // Terms are letters and digits only, quoted anyway.
+                            let m = terms.iter().map(|t| format!("\"{t}\"*")).collect::<Vec<_>>().join(" AND ");
+                            let p = sql.bind(m);
+                            sql.conditions.push(format!(
+                                "r.id IN (SELECT rowid FROM rsc_fts WHERE rsc_fts MATCH {p})"
+                            ));
+                        }
+                        Dialect::Postgres => {
+                            let m = terms.iter().map(|t| format!("{t}:*")).collect::<Vec<_>>().join(" & ");
+                            let p = sql.bind(m);
+                            sql.conditions.push(format!("p.words @@ to_tsquery('simple', {p})"));
+                        }
+                    }
+                }
+            }
+            let date_col = date_column(q.date_field);
+            if let Some(from) = q.date_from {
+                let p = sql.bind(to_millis(from));
+                sql.conditions.push(format!("{date_col} >= {p}"));
+            }
+            if let Some(to) = q.date_to {
+                let p = sql.bind(to_millis(to));
+                sql.conditions.push(format!("{date_col} <= {p}"));
+            }
+            if let Some((predicate, object)) = &q.has_object {
+                if crate::resource::check_name("predicate", predicate).is_err() {
+                    return Err(StoreError::UnknownPredicate(predicate.clone()));
+                }
+                let pred = c
+                    .query_one(
+                        "SELECT r.id FROM rsc r JOIN rsc k ON k.id = r.category_id WHERE r.name = $1 AND k.name = 'predicate'",
+                        &params![predicate.as_str()],
+                    )?
+                    .ok_or_else(|| StoreError::UnknownPredicate(predicate.clone()))?;
+                let (pp, op) = (sql.bind(pred.int(0)), sql.bind(object.0));
+                sql.conditions.push(format!(
+                    "EXISTS (SELECT 1 FROM edge e WHERE e.subject_id = r.id AND e.predicate_id = {pp} AND e.object_id = {op})"
+                ));
+            }
+            if q.published_only {
+                let t = sql.bind(true);
+                let now = sql.bind(Utc::now().timestamp_millis());
+                sql.conditions.push(format!(
+                    "r.is_published = {t} AND (r.publication_start IS NULL OR r.publication_start <= {now}) \
+                     AND (r.publication_end IS NULL OR r.publication_end > {now})"
+                ));
+            }
+            let where_clause = if sql.conditions.is_empty() {
+                String::new()
+            } else {
+                format!("WHERE {}", sql.conditions.join(" AND "))
+            };
+            let from = "FROM rsc r LEFT JOIN rsc_pivot p ON p.rsc_id = r.id";
+            let total = if q.count_total {
+                Some(
+                    c.query_one(&format!("SELECT count(*) {from} {where_clause}"), &sql.params)?
+                        .map(|r| r.int(0) as u64)
+                        .unwrap_or(0),
+                )
+            } else {
+                None
+            };
+            let dir = if q.descending { "DESC" } else { "ASC" };
+            let order = match q.sort {
+                SortKey::Id => format!("r.id {dir}"),
+                key => {
+                    let mut col = sort_column(key).to_owned();
+                    if key == SortKey::Title && dialect == Dialect::Postgres {
+                        // Byte order, like SQLite's BINARY: same order on both.
+                        col.push_str(" COLLATE \"C\"");
+                    }
+                    if matches!(key, SortKey::Created | SortKey::Modified) {
+                        // Never NULL: a plain ORDER BY lets the database walk
+                        // the column's index and stop after one page.
+                        format!("{col} {dir}, r.id {dir}")
+                    } else {
+                        let null_col = sort_column(key);
+                        format!("CASE WHEN {null_col} IS NULL THEN 1 ELSE 0 END, {col} {dir}, r.id {dir}")
+                    }
+                }
+            };
+            let lp = sql.bind(limit as i64);
+            let op = sql.bind(q.offset.min(i64::MAX as u64) as i64);
+            let ids = c
+                .query(
+                    &format!("SELECT r.id {from} {where_clause} ORDER BY {order} LIMIT {lp} OFFSET {op}"),
+                    &sql.params,
+                )?
+                .iter()
+                .map(|r| ResourceId(r.int(0)))
+                .collect();
+            Ok(SearchPage { ids, total })
+        })
+    }
+}
+
+fn date_column(f: DateField) -> &'static str {
+    match f {
+        DateField::Created => "r.created",
+        DateField::Modified => "r.modified",
+        DateField::PublicationStart => "r.publication_start",
+        DateField::DateStart => "p.date_start",
+    }
+}
+
+fn sort_column(k: SortKey) -> &'static str {
+    match k {
+        SortKey::Id => "r.id",
+        SortKey::Created => "r.created",
+        SortKey::Modified => "r.modified",
+        SortKey::PublicationStart => "r.publication_start",
+        SortKey::DateStart => "p.date_start",
+        SortKey::Title => "p.title_sort",
+    }
+}

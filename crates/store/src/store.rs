@@ -1,0 +1,500 @@
+//! Opening a store, the connection pools, transactions and change events.
+//!
+//! Every public operation is a synchronous method on [`Store`]. The template
+//! render path runs on blocking threads and calls them directly; async code
+//! calls [`Store::run`], which moves the call to tokio's blocking pool. The
+//! PostgreSQL backend drives sqlx with `Handle::block_on` from that thread, so
+//! neither backend ever blocks a runtime worker.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::runtime::Handle;
+use tokio::sync::{Notify, broadcast};
+
+use crate::db::{Conn, DbError, PgConn, SqliteConn, pg_error};
+use crate::error::{Result, StoreError};
+use crate::model::{ChangeEvent, DependencyKey};
+
+/// Where the data lives.
+#[derive(Debug, Clone)]
+pub enum Database {
+    /// One SQLite file (per site). Created when missing.
+    Sqlite { path: PathBuf },
+    /// A PostgreSQL database; `schema` (created when missing) lets several
+    /// sites share one database.
+    Postgres { url: String, schema: Option<String> },
+}
+
+/// Pool sizes and deadlines.
+#[derive(Debug, Clone)]
+pub struct PoolOptions {
+    /// PostgreSQL: connections kept open even when idle.
+    pub min_connections: u32,
+    /// PostgreSQL: the most connections ever open.
+    pub max_connections: u32,
+    /// PostgreSQL: idle connections above the minimum close after this.
+    pub idle_timeout: Duration,
+    /// Both: waiting longer than this for a connection (or SQLite's single
+    /// writer) gives [`StoreError::Busy`].
+    pub acquire_timeout: Duration,
+    /// SQLite: read connections (WAL lets them read while the writer writes).
+    pub sqlite_readers: usize,
+}
+
+impl Default for PoolOptions {
+    fn default() -> Self {
+        PoolOptions {
+            min_connections: 1,
+            max_connections: 8,
+            idle_timeout: Duration::from_secs(300),
+            acquire_timeout: Duration::from_secs(5),
+            sqlite_readers: 4,
+        }
+    }
+}
+
+/// argon2id cost parameters for new password hashes. Existing hashes carry
+/// their own parameters, so raising these never locks anyone out.
+#[derive(Debug, Clone, Copy)]
+pub struct PasswordParams {
+    pub memory_kib: u32,
+    pub iterations: u32,
+    pub parallelism: u32,
+}
+
+impl Default for PasswordParams {
+    /// OWASP's recommended minimum for argon2id.
+    fn default() -> Self {
+        PasswordParams {
+            memory_kib: 19 * 1024,
+            iterations: 2,
+            parallelism: 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct StoreConfig {
+    pub database: Database,
+    pub pool: PoolOptions,
+    pub passwords: PasswordParams,
+    /// SQLite: fsync on every commit (`synchronous=FULL`). With `false`
+    /// (`NORMAL`) a commit survives a process crash but may be lost when the
+    /// machine loses power.
+    pub sqlite_fsync_every_commit: bool,
+}
+
+impl StoreConfig {
+    pub fn sqlite(path: impl Into<PathBuf>) -> Self {
+        Self::with(Database::Sqlite { path: path.into() })
+    }
+    pub fn postgres(url: &str, schema: Option<&str>) -> Self {
+        Self::with(Database::Postgres {
+            url: url.to_owned(),
+            schema: schema.map(str::to_owned),
+        })
+    }
+    fn with(database: Database) -> Self {
+        StoreConfig {
+            database,
+            pool: PoolOptions::default(),
+            passwords: PasswordParams::default(),
+            sqlite_fsync_every_commit: true,
+        }
+    }
+}
+
+/// A snapshot of the connection pool, for metrics and tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolStatus {
+    pub open: u32,
+    pub idle: usize,
+}
+
+/// The dependency keys a write touches, collected while it runs and emitted
+/// once it committed.
+#[derive(Default)]
+pub(crate) struct Changes {
+    pub keys: BTreeSet<DependencyKey>,
+    pub pivot_queued: bool,
+    /// Category name -> (id, names of it and its ancestors), looked up once
+    /// per transaction: a bulk import would otherwise ask for every row.
+    /// Cleared whenever the tree is renumbered.
+    pub category_memo: std::collections::HashMap<String, (crate::model::ResourceId, Vec<String>)>,
+}
+
+impl Changes {
+    pub fn add(&mut self, key: DependencyKey) {
+        self.keys.insert(key);
+    }
+}
+
+pub(crate) struct SqliteBackend {
+    pub path: PathBuf,
+    writer: Mutex<rusqlite::Connection>,
+    readers: Vec<Mutex<rusqlite::Connection>>,
+    next_reader: AtomicUsize,
+}
+
+pub(crate) struct PgBackend {
+    pub pool: sqlx::PgPool,
+    pub handle: Handle,
+    pub url: String,
+    pub schema: String,
+}
+
+pub(crate) enum Backend {
+    Sqlite(SqliteBackend),
+    Postgres(PgBackend),
+}
+
+pub(crate) struct Inner {
+    pub backend: Backend,
+    pub config: StoreConfig,
+    events: broadcast::Sender<ChangeEvent>,
+    pub pivot_wakeup: Notify,
+}
+
+/// A site's database. Cheap to clone; all clones share the pools.
+#[derive(Clone)]
+pub struct Store {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("database", &self.inner.config.database)
+            .finish()
+    }
+}
+
+fn valid_schema_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+fn open_sqlite_conn(path: &Path, fsync: bool, reader: bool) -> Result<rusqlite::Connection> {
+    let conn = rusqlite::Connection::open(path)
+        .map_err(|e| StoreError::Database(format!("opening {}: {e}", path.display())))?;
+    let sync = if fsync { "FULL" } else { "NORMAL" };
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = {sync};
+         PRAGMA foreign_keys = ON;
+         PRAGMA busy_timeout = 5000;
+         PRAGMA cache_size = -16000;"
+    ))
+    .map_err(|e| StoreError::Database(e.to_string()))?;
+    if reader {
+        conn.execute_batch("PRAGMA query_only = ON;")
+            .map_err(|e| StoreError::Database(e.to_string()))?;
+    }
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
+}
+
+impl Store {
+    /// Open (and create, and migrate) a store. Needs a tokio runtime: the
+    /// PostgreSQL backend keeps its handle to drive queries from blocking threads.
+    pub async fn open(config: StoreConfig) -> Result<Store> {
+        let handle = Handle::current();
+        let backend = match &config.database {
+            Database::Sqlite { path } => {
+                let path = path.clone();
+                let fsync = config.sqlite_fsync_every_commit;
+                let readers = config.pool.sqlite_readers.max(1);
+                tokio::task::spawn_blocking(move || -> Result<Backend> {
+                    // The writer first: it creates the file and switches it to WAL.
+                    let writer = open_sqlite_conn(&path, fsync, false)?;
+                    let readers = (0..readers)
+                        .map(|_| open_sqlite_conn(&path, fsync, true).map(Mutex::new))
+                        .collect::<Result<Vec<_>>>()?;
+                    Ok(Backend::Sqlite(SqliteBackend {
+                        path,
+                        writer: Mutex::new(writer),
+                        readers,
+                        next_reader: AtomicUsize::new(0),
+                    }))
+                })
+                .await
+                .map_err(|e| StoreError::Database(e.to_string()))??
+            }
+            Database::Postgres { url, schema } => {
+                let schema = schema.clone().unwrap_or_else(|| "public".to_owned());
+                if !valid_schema_name(&schema) {
+                    return Err(StoreError::invalid(
+                        "schema",
+                        "must be 1 to 63 characters of a-z, 0-9 and '_'",
+                    ));
+                }
+                let base: sqlx::postgres::PgConnectOptions = url
+                    .parse()
+                    .map_err(|e| StoreError::invalid("url", format!("{e}")))?;
+                {
+                    use sqlx::Connection;
+                    let mut c = sqlx::PgConnection::connect_with(&base).await.map_err(|e| {
+                        StoreError::Database(format!("cannot connect to PostgreSQL at {url}: {e}"))
+                    })?;
+                    // The name is checked above; identifiers cannot be bound.
+                    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+                        "CREATE SCHEMA IF NOT EXISTS \"{schema}\""
+                    )))
+                    .execute(&mut c)
+                    .await
+                    .map_err(|e| StoreError::Database(pg_error(e).message))?;
+                    let _ = c.close().await;
+                }
+                let opts = base.options([("search_path", schema.as_str())]);
+                let p = &config.pool;
+                let pool = sqlx::postgres::PgPoolOptions::new()
+                    .min_connections(p.min_connections.max(1))
+                    .max_connections(p.max_connections.max(p.min_connections.max(1)))
+                    .idle_timeout(p.idle_timeout)
+                    .acquire_timeout(p.acquire_timeout)
+                    .connect_with(opts)
+                    .await
+                    .map_err(|e| {
+                        StoreError::Database(format!("cannot connect to PostgreSQL at {url}: {e}"))
+                    })?;
+                Backend::Postgres(PgBackend {
+                    pool,
+                    handle: handle.clone(),
+                    url: url.clone(),
+                    schema,
+                })
+            }
+        };
+        let (events, _) = broadcast::channel(4096);
+        let store = Store {
+            inner: Arc::new(Inner {
+                backend,
+                config,
+                events,
+                pivot_wakeup: Notify::new(),
+            }),
+        };
+        let s = store.clone();
+        tokio::task::spawn_blocking(move || crate::migrate::migrate(&s))
+            .await
+            .map_err(|e| StoreError::Migration(e.to_string()))??;
+        Ok(store)
+    }
+
+    /// Run store calls from async code: on tokio's blocking pool, so a slow
+    /// query or a password hash never stalls a runtime worker.
+    pub async fn run<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Store) -> Result<T> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .map_err(|e| StoreError::Database(format!("store task failed: {e}")))?
+    }
+
+    /// Change events of committed writes. A receiver that falls more than
+    /// 4096 events behind gets `Lagged` and should flush everything it caches.
+    pub fn subscribe(&self) -> broadcast::Receiver<ChangeEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// How many database connections are open and idle right now.
+    pub fn connections(&self) -> PoolStatus {
+        match &self.inner.backend {
+            Backend::Sqlite(b) => PoolStatus {
+                open: b.readers.len() as u32 + 1,
+                idle: b.readers.iter().filter(|r| !r.is_locked()).count()
+                    + usize::from(!b.writer.is_locked()),
+            },
+            Backend::Postgres(b) => PoolStatus {
+                open: b.pool.size(),
+                idle: b.pool.num_idle(),
+            },
+        }
+    }
+
+    /// "sqlite" or "postgres".
+    pub fn backend_name(&self) -> &'static str {
+        match self.inner.backend {
+            Backend::Sqlite(_) => "sqlite",
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+
+    /// The configuration this store was opened with (to reopen it, or to
+    /// open a second handle in another process).
+    pub fn config(&self) -> &StoreConfig {
+        &self.inner.config
+    }
+
+    fn acquire_timeout(&self) -> Duration {
+        self.inner.config.pool.acquire_timeout
+    }
+
+    /// Run `f` on a read connection, outside a transaction.
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&mut dyn Conn) -> Result<T>) -> Result<T> {
+        match &self.inner.backend {
+            Backend::Sqlite(b) => {
+                let n = b.readers.len();
+                let start = b.next_reader.fetch_add(1, Ordering::Relaxed);
+                for i in 0..n {
+                    if let Some(c) = b.readers[(start + i) % n].try_lock() {
+                        return f(&mut SqliteConn(&c));
+                    }
+                }
+                let c = b.readers[start % n]
+                    .try_lock_for(self.acquire_timeout())
+                    .ok_or(StoreError::Busy)?;
+                f(&mut SqliteConn(&c))
+            }
+            Backend::Postgres(b) => {
+                // Dropping a pooled connection spawns its return to the pool:
+                // that needs the runtime's context on this (non-runtime) thread.
+                let _context = b.handle.enter();
+                let mut conn = b.handle.block_on(b.pool.acquire()).map_err(acquire_error)?;
+                f(&mut PgConn {
+                    handle: &b.handle,
+                    conn: &mut conn,
+                })
+            }
+        }
+    }
+
+    /// Run `f` in a transaction; commit when it returns Ok, roll back when it
+    /// returns Err. The change event goes out only after the commit succeeded.
+    pub(crate) fn write<T>(
+        &self,
+        f: impl FnOnce(&mut dyn Conn, &mut Changes) -> Result<T>,
+    ) -> Result<T> {
+        let mut changes = Changes::default();
+        let out = match &self.inner.backend {
+            Backend::Sqlite(b) => {
+                let c = b
+                    .writer
+                    .try_lock_for(self.acquire_timeout())
+                    .ok_or(StoreError::Busy)?;
+                let mut conn = SqliteConn(&c);
+                transaction(&mut conn, "BEGIN IMMEDIATE", |c| f(c, &mut changes))?
+            }
+            Backend::Postgres(b) => {
+                let _context = b.handle.enter();
+                let mut pooled = b.handle.block_on(b.pool.acquire()).map_err(acquire_error)?;
+                let mut conn = PgConn {
+                    handle: &b.handle,
+                    conn: &mut pooled,
+                };
+                let r = transaction(&mut conn, "BEGIN", |c| f(c, &mut changes));
+                if matches!(r, Err(TxError::RollbackFailed(_))) {
+                    // The connection is in an unknown state: never reuse it.
+                    pooled.close_on_drop();
+                }
+                r?
+            }
+        };
+        self.emit(changes);
+        Ok(out)
+    }
+
+    fn emit(&self, changes: Changes) {
+        if changes.pivot_queued {
+            self.inner.pivot_wakeup.notify_one();
+        }
+        if !changes.keys.is_empty() {
+            // No receivers is fine: nobody caches anything yet.
+            let _ = self.inner.events.send(ChangeEvent {
+                keys: changes.keys.into_iter().collect(),
+            });
+        }
+    }
+
+    pub(crate) fn sqlite_backend(&self) -> Option<&SqliteBackend> {
+        match &self.inner.backend {
+            Backend::Sqlite(b) => Some(b),
+            Backend::Postgres(_) => None,
+        }
+    }
+
+    pub(crate) fn pg_backend(&self) -> Option<&PgBackend> {
+        match &self.inner.backend {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(b) => Some(b),
+        }
+    }
+
+    /// Run `f` with a read connection of SQLite (for `VACUUM INTO`).
+    pub(crate) fn with_sqlite_reader<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Connection) -> Result<T>,
+    ) -> Result<T> {
+        let b = self
+            .sqlite_backend()
+            .ok_or_else(|| StoreError::Database("not a SQLite store".into()))?;
+        let c = b.readers[0]
+            .try_lock_for(self.acquire_timeout())
+            .ok_or(StoreError::Busy)?;
+        f(&c)
+    }
+}
+
+fn acquire_error(e: sqlx::Error) -> StoreError {
+    match e {
+        sqlx::Error::PoolTimedOut => StoreError::Busy,
+        other => StoreError::Database(pg_error(other).message),
+    }
+}
+
+enum TxError {
+    Store(StoreError),
+    RollbackFailed(StoreError),
+}
+
+impl From<TxError> for StoreError {
+    fn from(e: TxError) -> Self {
+        match e {
+            TxError::Store(e) | TxError::RollbackFailed(e) => e,
+        }
+    }
+}
+
+fn transaction<T>(
+    conn: &mut dyn Conn,
+    begin: &str,
+    f: impl FnOnce(&mut dyn Conn) -> Result<T>,
+) -> std::result::Result<T, TxError> {
+    conn.execute_batch(begin)
+        .map_err(|e| TxError::Store(e.into()))?;
+    let rollback = |conn: &mut dyn Conn, err: StoreError| -> TxError {
+        match conn.execute_batch("ROLLBACK") {
+            Ok(()) => TxError::Store(err),
+            Err(_) => TxError::RollbackFailed(err),
+        }
+    };
+    match f(conn) {
+        Ok(v) => match conn.execute_batch("COMMIT") {
+            Ok(()) => Ok(v),
+            // A deferred constraint fails at COMMIT, and SQLite then leaves the
+            // transaction open.
+            Err(e) => Err(rollback(conn, commit_error(e))),
+        },
+        Err(e) => Err(rollback(conn, e)),
+    }
+}
+
+fn commit_error(e: DbError) -> StoreError {
+    match e.failure {
+        crate::db::DbFailure::ForeignKey => {
+            StoreError::InUse(format!("a referenced resource ({})", e.message))
+        }
+        _ => e.into(),
+    }
+}

@@ -1,0 +1,164 @@
+//! Backups taken while a writer keeps writing are consistent snapshots, and
+//! restore into an empty database only.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use bulwark_store::*;
+
+/// Fill a store, start a writer hammering one resource (each update adds a
+/// revision), take a backup in the middle, and return what was written.
+fn backup_during_writes(s: &Store, dest: &std::path::Path) -> ResourceId {
+    s.create_resources(
+        (0..300)
+            .map(|i| {
+                NewResource::new(
+                    "article",
+                    Props::new().with("title", format!("backupdoc {i}")),
+                )
+            })
+            .collect(),
+    )
+    .unwrap();
+    let hot = s
+        .create_resource(NewResource::new("article", Props::new().with("n", 0)))
+        .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let s = s.clone();
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let r = s.resource(hot).unwrap().unwrap();
+                s.update_resource(
+                    ResourceUpdate::new(hot, r.version).merge(Props::new().with("n", n)),
+                )
+                .unwrap();
+                n += 1;
+            }
+            n
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    s.backup(dest).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    stop.store(true, Ordering::Relaxed);
+    let n = writer.join().unwrap();
+    assert!(n > 0);
+    hot
+}
+
+/// The restored copy is internally consistent: the hot resource's revision
+/// count matches its version exactly (no half-applied update).
+fn verify_restored(restored: &Store, hot: ResourceId) {
+    let problems = restored.check_consistency().unwrap();
+    assert!(problems.is_empty(), "{problems:?}");
+    let r = restored.resource(hot).unwrap().unwrap();
+    let revs = restored.revisions(hot).unwrap().len() as i64;
+    assert_eq!(revs, r.version.0 - 1, "snapshot is not consistent");
+    assert_eq!(
+        r.props.get("n").and_then(|v| v.as_i64()),
+        Some(r.version.0 - 2)
+            .filter(|_| r.version.0 > 1)
+            .or(Some(0))
+    );
+    let total = restored
+        .search(&SearchQuery::default())
+        .unwrap()
+        .total
+        .unwrap();
+    assert_eq!(total, 23 + 301);
+    restored.pivot_all(500).unwrap();
+    let found = restored
+        .search(&SearchQuery {
+            text: Some("backupdoc".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(found.total.unwrap(), 300);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_backup_while_writing_restores_consistently() {
+    let db = common::sqlite().await;
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("backup.db");
+    let d = dest.clone();
+    let s = db.store.clone();
+    let hot = tokio::task::spawn_blocking(move || backup_during_writes(&s, &d))
+        .await
+        .unwrap();
+    // Restoring over an existing database is refused.
+    let err = Store::restore(&dest, db.config.clone()).await.unwrap_err();
+    assert!(matches!(err, StoreError::Backup(_)), "{err:?}");
+    let mut target = db.config.clone();
+    target.database = Database::Sqlite {
+        path: dir.path().join("restored.db"),
+    };
+    let restored = Store::restore(&dest, target).await.unwrap();
+    tokio::task::spawn_blocking(move || verify_restored(&restored, hot))
+        .await
+        .unwrap();
+    // A second backup to the same file is refused, not overwritten.
+    let s = db.store.clone();
+    let err = tokio::task::spawn_blocking(move || s.backup(&dest))
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Backup(_)));
+}
+
+async fn pg_admin(sql: String) {
+    use sqlx::Connection;
+    let mut c = sqlx::PgConnection::connect(&common::pg_url())
+        .await
+        .unwrap();
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(&mut c)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_backup_while_writing_restores_consistently() {
+    let db = common::postgres("backup").await;
+    let Database::Postgres {
+        schema: Some(schema),
+        ..
+    } = &db.config.database
+    else {
+        unreachable!()
+    };
+    let schema = schema.clone();
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("backup.sql");
+    let d = dest.clone();
+    let s = db.store.clone();
+    let hot = tokio::task::spawn_blocking(move || backup_during_writes(&s, &d))
+        .await
+        .unwrap();
+
+    // Restoring over the live schema is refused.
+    let err = Store::restore(&dest, db.config.clone()).await.unwrap_err();
+    assert!(matches!(err, StoreError::Backup(_)), "{err:?}");
+
+    // Restore into a new, empty database.
+    let dbname = format!("bulwark_restore_{}", common::unique_suffix());
+    pg_admin(format!("CREATE DATABASE \"{dbname}\"")).await;
+    let base = common::pg_url();
+    let (prefix, _) = base.rsplit_once('/').unwrap();
+    let url = format!("{prefix}/{dbname}");
+    let target = StoreConfig::postgres(&url, Some(&schema));
+    let result = async {
+        let restored = Store::restore(&dest, target).await.unwrap();
+        tokio::task::spawn_blocking(move || verify_restored(&restored, hot)).await
+    }
+    .await;
+    pg_admin(format!("DROP DATABASE IF EXISTS \"{dbname}\" WITH (FORCE)")).await;
+    if let Err(e) = result {
+        std::panic::resume_unwind(e.into_panic());
+    }
+}

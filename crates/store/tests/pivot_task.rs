@@ -1,0 +1,57 @@
+//! The background pivot task indexes what writes queue, on both backends.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use bulwark_store::*;
+
+async fn background_pivot_task_indexes_new_writes(db: common::TestDb) {
+    let store = db.store.clone();
+    let mut events = store.subscribe();
+    let task = store.spawn_pivot_task(100, Duration::from_secs(5));
+    let id = store
+        .run(|s| {
+            s.create_resource(NewResource::new(
+                "article",
+                Props::new().with("title", "Background indexing works"),
+            ))
+        })
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let found = store
+            .run(|s| {
+                s.search(&SearchQuery {
+                    text: Some("background index".into()),
+                    ..Default::default()
+                })
+            })
+            .await
+            .unwrap();
+        if found.ids == vec![id] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "pivot task did not index {id}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The pivot commit announced itself to caches.
+    let mut saw_search = false;
+    while let Ok(ev) = events.try_recv() {
+        saw_search |= ev.keys.contains(&DependencyKey::search());
+    }
+    assert!(saw_search);
+    assert_eq!(store.run(|s| s.pivot_pending()).await.unwrap(), 0);
+    task.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_background_pivot_task_indexes_new_writes() {
+    background_pivot_task_indexes_new_writes(common::sqlite().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_background_pivot_task_indexes_new_writes() {
+    background_pivot_task_indexes_new_writes(common::postgres("pivot_task").await).await;
+}
