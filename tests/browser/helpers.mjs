@@ -36,6 +36,7 @@ export async function startBulwark() {
   }
   return {
     url,
+    dir,
     async stop() {
       child.kill("SIGTERM");
       await new Promise((r) => child.once("exit", r));

@@ -251,6 +251,14 @@ fn write_starter_site(dir: &Path, identity: Option<(&str, &str)>) -> anyhow::Res
     for sub in ["files", "lib", "templates"] {
         std::fs::create_dir_all(dir.join(sub))?;
     }
+    // Every new site gets its own API token.
+    let toml_path = dir.join("site.toml");
+    let text = std::fs::read_to_string(&toml_path)?;
+    let token = format!("{:032x}", rand::random::<u128>());
+    std::fs::write(
+        &toml_path,
+        text.replace("# token = \"generated\"", &format!("token = \"{token}\"")),
+    )?;
     if let Some((name, hostname)) = identity {
         let toml_path = dir.join("site.toml");
         let text = std::fs::read_to_string(&toml_path)?;

@@ -10,6 +10,8 @@ use http::header::LOCATION;
 use http::{HeaderValue, Method, Response, StatusCode};
 use minijinja::Value;
 
+use bulwark_template::{ModelRoot, RenderScope, Requester};
+
 use bulwark_site::{LibSource, resolve_inside, split_lib_path};
 
 use crate::body::Body;
@@ -47,38 +49,114 @@ impl Controller for TemplateController {
 
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let mut q: Vec<(String, String)> =
-                parse_form(req.parts.uri.query().unwrap_or("").as_bytes());
-            if req.parts.method == Method::POST {
-                q.extend(parse_form(&req.body));
-            }
-            let mut vars: BTreeMap<String, Value> = req
+            let scope = render_scope(req);
+            render_template(
+                req,
+                &scope,
+                &self.template,
+                &self.content_type,
+                BTreeMap::new(),
+            )
+        })
+    }
+}
+
+/// The models as this request may see them (anonymous until sessions exist).
+fn render_scope(req: &RequestCtx<'_>) -> Arc<RenderScope> {
+    let site = req.site.site.clone();
+    RenderScope::with_page_urls(
+        req.site.models.clone(),
+        Requester::Anonymous,
+        Arc::new(move |id, slug| {
+            let id = id.0.to_string();
+            site.router
+                .url_for("page", &[id.clone(), slug.to_string()], &[])
+                .or_else(|_| site.router.url_for("page_id", &[id], &[]))
+                .ok()
+        }),
+    )
+}
+
+/// Renders `template` with the path arguments, `q`, `request`, `m` and `extra`.
+fn render_template(
+    req: &RequestCtx<'_>,
+    scope: &Arc<RenderScope>,
+    template: &str,
+    content_type: &HeaderValue,
+    mut vars: BTreeMap<String, Value>,
+) -> Outcome {
+    let mut q: Vec<(String, String)> = parse_form(req.parts.uri.query().unwrap_or("").as_bytes());
+    if req.parts.method == Method::POST {
+        q.extend(parse_form(&req.body));
+    }
+    for (k, v) in req.args {
+        vars.entry(k.clone())
+            .or_insert_with(|| Value::from(v.as_str()));
+    }
+    let q: BTreeMap<String, Value> = q.into_iter().map(|(k, v)| (k, Value::from(v))).collect();
+    vars.insert("q".into(), Value::from(q));
+    vars.insert(
+        "request".into(),
+        minijinja::context! {
+            path => req.parts.uri.path(),
+            method => req.parts.method.as_str(),
+            query => req.parts.uri.query().unwrap_or(""),
+        },
+    );
+    vars.insert("m".into(), Value::from_object(ModelRoot(scope.clone())));
+    match req.site.templates.render(template, Value::from(vars)) {
+        Ok(html) => Outcome::Found(Representation {
+            status: StatusCode::OK,
+            content_type: content_type.clone(),
+            last_modified: None,
+            // Pages may show per-visitor data: browsers must always ask again.
+            cache_control: "no-cache",
+            content: Content::Dynamic(Bytes::from(html)),
+        }),
+        Err(err) => Outcome::Failed(err),
+    }
+}
+
+/// A resource's page: `page.<category>.tpl`, falling back up the category tree to
+/// `page.tpl`. Missing and not-visible resources are both a 404.
+pub struct PageController;
+
+impl Controller for PageController {
+    fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let Some(key) = req
                 .args
                 .iter()
-                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
-                .collect();
-            let q: BTreeMap<String, Value> =
-                q.into_iter().map(|(k, v)| (k, Value::from(v))).collect();
-            vars.insert("q".into(), Value::from(q));
-            vars.insert(
-                "request".into(),
-                minijinja::context! {
-                    path => req.parts.uri.path(),
-                    method => req.parts.method.as_str(),
-                    query => req.parts.uri.query().unwrap_or(""),
-                },
-            );
-            match req.site.templates.render(&self.template, Value::from(vars)) {
-                Ok(html) => Outcome::Found(Representation {
-                    status: StatusCode::OK,
-                    content_type: self.content_type.clone(),
-                    last_modified: None,
-                    // Pages may show per-visitor data: browsers must always ask again.
-                    cache_control: "no-cache",
-                    content: Content::Dynamic(Bytes::from(html)),
-                }),
-                Err(err) => Outcome::Failed(err),
-            }
+                .find(|(k, _)| k == "id")
+                .map(|(_, v)| v.as_str())
+            else {
+                return Outcome::NotFound;
+            };
+            let scope = render_scope(req);
+            let rsc = match scope.rsc(key) {
+                Ok(Some(rsc)) => rsc,
+                Ok(None) => return Outcome::NotFound,
+                Err(e) => return Outcome::Failed(e.into()),
+            };
+            let category = rsc
+                .get_attr("category")
+                .ok()
+                .map(|c| c.to_string())
+                .unwrap_or_default();
+            let chain = match scope.category_chain(&category) {
+                Ok(chain) => chain,
+                Err(e) => return Outcome::Failed(e.into()),
+            };
+            let template = chain
+                .iter()
+                .map(|c| format!("page.{c}.tpl"))
+                .find(|t| req.site.templates.exists(t))
+                .unwrap_or_else(|| "page.tpl".to_string());
+            let mut vars = BTreeMap::new();
+            vars.insert("id".to_string(), rsc.get_attr("id").unwrap_or_default());
+            vars.insert("rsc".to_string(), rsc);
+            let html = HeaderValue::from_static("text/html; charset=utf-8");
+            render_template(req, &scope, &template, &html, vars)
         })
     }
 }

@@ -12,9 +12,11 @@
 //! the template controller), and site configuration parsing (the `site` crate).
 
 mod access_log;
+mod api;
 mod body;
 mod controller;
 mod controllers;
+mod data;
 mod encoding;
 mod error_page;
 mod push;
@@ -25,6 +27,7 @@ mod tls;
 pub use access_log::AccessLogTarget;
 pub use body::Body;
 pub use controller::{Content, Controller, Outcome, Representation, RequestCtx};
+pub use data::SiteStores;
 pub use encoding::{Encoding, negotiate};
 pub use runtime::{PushHubs, SiteRuntime, SiteTable};
 pub use server::{Server, ServerError, ServerOptions};

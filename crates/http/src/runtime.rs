@@ -12,7 +12,10 @@ use bulwark_site::{Controller as Rule, Site, SiteError};
 use bulwark_template::{SiteTemplates, TemplateOptions};
 
 use crate::controller::{Controller, EncodedBody};
-use crate::controllers::{FileController, LibController, RedirectController, TemplateController};
+use crate::controllers::{
+    FileController, LibController, PageController, RedirectController, TemplateController,
+};
+use crate::data::SiteStores;
 use crate::push::{PushController, SitePushAcl};
 
 /// Budget for combined static files kept in memory, per site.
@@ -26,6 +29,8 @@ pub struct SiteRuntime {
     pub lib_cache: moka::future::Cache<String, Arc<EncodedBody>>,
     /// The site's push hub, when the `push` module is enabled.
     pub push: Option<Arc<bulwark_push::Hub>>,
+    /// The site's data: store and depcache.
+    pub models: Arc<bulwark_template::SiteModels>,
     pub dev: bool,
 }
 
@@ -37,7 +42,7 @@ pub struct PushHubs {
 }
 
 impl PushHubs {
-    fn hub_for(&self, site: &Site) -> Option<Arc<bulwark_push::Hub>> {
+    pub(crate) fn hub_for(&self, site: &Site) -> Option<Arc<bulwark_push::Hub>> {
         if !site.modules.iter().any(|m| m.name == "push") {
             return None;
         }
@@ -58,8 +63,12 @@ impl PushHubs {
 }
 
 impl SiteRuntime {
-    pub fn new(site: Site, options: &TemplateOptions, hubs: &PushHubs) -> SiteRuntime {
-        let push = hubs.hub_for(&site);
+    pub fn new(
+        site: Site,
+        options: &TemplateOptions,
+        push: Option<Arc<bulwark_push::Hub>>,
+        models: Arc<bulwark_template::SiteModels>,
+    ) -> SiteRuntime {
         let site = Arc::new(site);
         let controllers = site
             .router
@@ -77,6 +86,8 @@ impl SiteRuntime {
                         to: to.clone(),
                         permanent: *permanent,
                     }),
+                    Rule::Page => Box::new(PageController),
+                    Rule::Api => Box::new(crate::api::ApiController),
                     Rule::Push { transport } => Box::new(PushController {
                         transport: *transport,
                     }),
@@ -91,6 +102,7 @@ impl SiteRuntime {
                 .weigher(|_k: &String, v: &Arc<EncodedBody>| v.weight())
                 .build(),
             push,
+            models,
             dev: options.dev,
             site,
         }
@@ -110,23 +122,38 @@ pub struct SiteTable {
 }
 
 impl SiteTable {
-    pub fn load(
+    /// Loads every site, opening (or reusing) its database and push hub.
+    pub async fn load(
         sites_dir: &Path,
         options: &TemplateOptions,
         hubs: &PushHubs,
+        stores: &SiteStores,
     ) -> Result<SiteTable, Vec<SiteError>> {
-        let sites = bulwark_site::load_sites(sites_dir, options.dev)?;
-        Ok(SiteTable::from_sites(sites, options, hubs))
-    }
-
-    pub fn from_sites(sites: Vec<Site>, options: &TemplateOptions, hubs: &PushHubs) -> SiteTable {
+        let dir = sites_dir.to_path_buf();
+        let dev = options.dev;
+        let sites = tokio::task::spawn_blocking(move || bulwark_site::load_sites(&dir, dev))
+            .await
+            .expect("loading sites does not panic")?;
         let mut table = SiteTable {
             hosts: HashMap::new(),
             default: None,
             sites: Vec::new(),
         };
+        let mut errors = Vec::new();
         for site in sites {
-            let rt = Arc::new(SiteRuntime::new(site, options, hubs));
+            let push = hubs.hub_for(&site);
+            let models = match stores.models_for(&site, push.clone()).await {
+                Ok(models) => models,
+                Err(problem) => {
+                    errors.push(SiteError::Invalid {
+                        file: site.dir.join("site.toml"),
+                        key: "database".into(),
+                        problem,
+                    });
+                    continue;
+                }
+            };
+            let rt = Arc::new(SiteRuntime::new(site, options, push, models));
             let config = &rt.site.config;
             table
                 .hosts
@@ -141,7 +168,11 @@ impl SiteTable {
             }
             table.sites.push(rt);
         }
-        table
+        if errors.is_empty() {
+            Ok(table)
+        } else {
+            Err(errors)
+        }
     }
 
     /// Picks the site for a (lower-case, port-less) host name.

@@ -38,6 +38,7 @@ use bulwark_template::TemplateOptions;
 use crate::access_log::{AccessEntry, AccessLog, AccessLogTarget};
 use crate::body::Body;
 use crate::controller::{RequestCtx, respond};
+use crate::data::SiteStores;
 use crate::error_page::{error_response, html_response, plain_error_page};
 use crate::runtime::{HostTarget, PushHubs, SiteRuntime, SiteTable};
 
@@ -93,6 +94,7 @@ pub enum ServerError {
 struct ServerState {
     table: ArcSwap<SiteTable>,
     hubs: PushHubs,
+    stores: SiteStores,
     options: ServerOptions,
     log: AccessLog,
 }
@@ -109,8 +111,10 @@ impl Server {
     pub async fn bind(sites_dir: &Path, options: ServerOptions) -> Result<Server, ServerError> {
         let template_options = template_options(&options);
         let hubs = PushHubs::default();
-        let table =
-            SiteTable::load(sites_dir, &template_options, &hubs).map_err(ServerError::Sites)?;
+        let stores = SiteStores::default();
+        let table = SiteTable::load(sites_dir, &template_options, &hubs, &stores)
+            .await
+            .map_err(ServerError::Sites)?;
         let io = |what: String| move |source| ServerError::Io { what, source };
         let listener = TcpListener::bind(options.listen)
             .await
@@ -138,6 +142,7 @@ impl Server {
             state: Arc::new(ServerState {
                 table: ArcSwap::from_pointee(table),
                 hubs,
+                stores,
                 options,
                 log,
             }),
@@ -151,6 +156,17 @@ impl Server {
         self.listener
             .local_addr()
             .expect("bound listener has an address")
+    }
+
+    /// A site's data (store and model cache), for programs that embed the server.
+    pub fn site_models(&self, site: &str) -> Option<Arc<bulwark_template::SiteModels>> {
+        self.state
+            .table
+            .load()
+            .sites
+            .iter()
+            .find(|rt| rt.site.name().as_str() == site)
+            .map(|rt| rt.models.clone())
     }
 
     pub fn tls_local_addr(&self) -> Option<SocketAddr> {
@@ -516,22 +532,17 @@ async fn reload_on_change(sites_dir: PathBuf, state: Arc<ServerState>, stop: Can
             continue;
         }
         seen = now;
-        let dir = sites_dir.clone();
         let options = template_options(&state.options);
-        let state2 = state.clone();
-        match tokio::task::spawn_blocking(move || SiteTable::load(&dir, &options, &state2.hubs))
-            .await
-        {
-            Ok(Ok(table)) => {
+        match SiteTable::load(&sites_dir, &options, &state.hubs, &state.stores).await {
+            Ok(table) => {
                 state.table.store(Arc::new(table));
                 tracing::info!("site configuration reloaded");
             }
-            Ok(Err(errors)) => {
+            Err(errors) => {
                 for e in errors {
                     tracing::error!("not reloaded: {e}");
                 }
             }
-            Err(e) => tracing::error!("reload failed: {e}"),
         }
     }
 }

@@ -30,6 +30,30 @@ pub struct SiteConfig {
     pub rules: Vec<DispatchRule>,
     pub tls: Option<TlsFiles>,
     pub push: PushSettings,
+    pub database: DatabaseSettings,
+    pub api: ApiSettings,
+}
+
+/// `[api]`: the JSON API for resources (`/api/rsc/{id}`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiSettings {
+    /// Bearer token that allows changing resources; without one the API is
+    /// read-only (and shows only what anonymous visitors may see).
+    pub token: Option<String>,
+}
+
+/// `[database]`: where the site's data lives. Without a `url`, an SQLite file in
+/// the site folder (`data/site.db`); with a `postgres://` URL, a PostgreSQL
+/// database (and optional schema) that several nodes can share.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseSettings {
+    pub url: Option<String>,
+    pub schema: Option<String>,
+    /// Fill an empty database with demo content (the starter site does).
+    #[serde(default)]
+    pub demo_content: bool,
 }
 
 /// `[push]`: who may do what with push topics (see docs/push.md).
@@ -87,6 +111,10 @@ struct SiteToml {
     tls: Option<TlsToml>,
     #[serde(default)]
     push: PushSettings,
+    #[serde(default)]
+    database: DatabaseSettings,
+    #[serde(default)]
+    api: ApiSettings,
 }
 
 #[derive(Deserialize)]
@@ -237,6 +265,15 @@ pub(crate) fn parse_site_config(
         }
     }
 
+    if let Some(url) = &raw.database.url
+        && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
+    {
+        return Err(invalid(
+            "database.url",
+            format!("{url:?}: only postgres:// URLs (SQLite needs no URL)"),
+        ));
+    }
+
     Ok(SiteConfig {
         name: SiteName(name),
         hostname,
@@ -247,6 +284,8 @@ pub(crate) fn parse_site_config(
         rules,
         tls,
         push: raw.push,
+        database: raw.database,
+        api: raw.api,
     })
 }
 
@@ -306,6 +345,14 @@ pub(crate) fn parse_dispatch_rules(
                 }
                 Controller::File { root: o.root }
             }
+            "api" => {
+                let _: toml::Table = options.try_into().map_err(unknown)?;
+                Controller::Api
+            }
+            "page" => {
+                let _: toml::Table = options.try_into().map_err(unknown)?;
+                Controller::Page
+            }
             "push" => {
                 let o: PushOptions = options.try_into().map_err(unknown)?;
                 Controller::Push {
@@ -323,7 +370,7 @@ pub(crate) fn parse_dispatch_rules(
                 return Err((
                     key("controller"),
                     format!(
-                        "unknown controller {other:?}; known: template, lib, file, redirect, push"
+                        "unknown controller {other:?}; known: template, page, api, lib, file, redirect, push"
                     ),
                 ));
             }

@@ -25,6 +25,11 @@ pub enum Controller {
     Redirect { to: String, permanent: bool },
     /// An endpoint of the push module.
     Push { transport: PushTransport },
+    /// A resource's page (`id` argument: a number or a unique name), rendered with
+    /// `page.<category>.tpl`, falling back up the category tree to `page.tpl`.
+    Page,
+    /// The JSON API for a resource (`id` argument).
+    Api,
 }
 
 /// The push endpoints: three transports, commands for the two that cannot send

@@ -37,7 +37,10 @@ mod module;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use config::{PushSettings, SiteConfig, SiteName, TlsFiles, load_site_config, normalize_host};
+pub use config::{
+    ApiSettings, DatabaseSettings, PushSettings, SiteConfig, SiteName, TlsFiles, load_site_config,
+    normalize_host,
+};
 pub use dispatch::{Controller, DispatchRule, PushTransport, RouteMatch, RulePattern, SiteRouter};
 pub use error::SiteError;
 pub use files::{

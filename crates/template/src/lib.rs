@@ -31,6 +31,10 @@
 //! assert_eq!(html, "Hi &lt;b&gt;you&lt;&#x2f;b&gt;!");
 //! ```
 
+mod models;
+
+pub use models::{ModelRoot, ModelValue, PageUrls, RenderScope, Requester, RscObject, SiteModels};
+
 use std::path::Path;
 use std::sync::Arc;
 

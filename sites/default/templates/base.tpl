@@ -11,7 +11,7 @@
   <div class="wrap">
     <a class="brand" href="{{ url('home') }}">{{ site.settings.title }}</a>
     <nav>
-      {% for rule, label in [("home", "Home"), ("features", "Features"), ("live", "Live"), ("about", "About"), ("contact", "Contact")] %}
+      {% for rule, label in [("home", "Home"), ("articles", "Articles"), ("features", "Features"), ("live", "Live"), ("about", "About"), ("contact", "Contact")] %}
       <a href="{{ url(rule) }}"{% if request.path == url(rule) %} aria-current="page"{% endif %}>{{ label }}</a>
       {% endfor %}
     </nav>

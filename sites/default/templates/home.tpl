@@ -12,6 +12,14 @@
   {{ card(f.title, f.text, url("feature", f.slug)) }}
 {% endfor %}
 </section>
+<h2>Latest articles</h2>
+<section class="grid">
+{% for a in m.search(cat="article", pagelen=3) %}
+  {{ card(a.title, a.summary, a.page_url) }}
+{% else %}
+  <p>No articles yet.</p>
+{% endfor %}
+</section>
 <p class="hint">This is the starter site. Its files are in <code>sites/default/</code>: edit
 <code>templates/home.tpl</code> with <code>bulwark serve --dev</code> running and reload.</p>
 {% endblock %}

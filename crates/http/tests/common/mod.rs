@@ -15,6 +15,7 @@ use tokio::net::TcpStream;
 
 pub struct TestServer {
     pub addr: SocketAddr,
+    pub models: HashMap<String, std::sync::Arc<bulwark_template::SiteModels>>,
     pub tls_addr: Option<SocketAddr>,
     pub dir: tempfile::TempDir,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
@@ -56,12 +57,17 @@ pub async fn start(files: &[(&str, &str)], tweak: impl FnOnce(&mut ServerOptions
         .unwrap_or_else(|e| panic!("{e}"));
     let addr = server.local_addr();
     let tls_addr = server.tls_local_addr();
+    let models = ["a", "b", "p", "news"]
+        .iter()
+        .filter_map(|name| Some((name.to_string(), server.site_models(name)?)))
+        .collect();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(server.run(async move {
         let _ = stopped.await;
     }));
     TestServer {
         addr,
+        models,
         tls_addr,
         dir,
         stop: Some(stop),

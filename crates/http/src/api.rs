@@ -1,0 +1,142 @@
+//! `/api/rsc/{id}`: a resource as JSON (`GET`, what anonymous visitors may see), and
+//! changing its properties (`PATCH` with a JSON object to merge, `Authorization:
+//! Bearer <[api] token>`, optionally `If-Match: <version>` for optimistic updates).
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, IF_MATCH};
+use http::{HeaderValue, Method, Response, StatusCode};
+use serde_json::json;
+
+use bulwark_store::{
+    Props, PropsChange, Resource, ResourceId, ResourceUpdate, StoreError, Version,
+};
+use bulwark_template::Requester;
+
+use crate::body::Body;
+use crate::controller::{Controller, Outcome, RequestCtx};
+
+pub struct ApiController;
+
+fn reply(status: StatusCode, value: serde_json::Value) -> Outcome {
+    let mut resp = Response::new(Body::from(Bytes::from(value.to_string())));
+    *resp.status_mut() = status;
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Outcome::Response(resp)
+}
+
+fn error(status: StatusCode, message: impl std::fmt::Display) -> Outcome {
+    reply(status, json!({"error": message.to_string()}))
+}
+
+fn resource_json(r: &Resource) -> serde_json::Value {
+    json!({
+        "id": r.id.0,
+        "name": r.name,
+        "category": r.category_name,
+        "published": r.published,
+        "version": r.version.0,
+        "created": r.created.to_rfc3339(),
+        "modified": r.modified.to_rfc3339(),
+        "props": r.props.0,
+    })
+}
+
+impl Controller for ApiController {
+    fn allowed_methods(&self) -> &'static [Method] {
+        &[Method::GET, Method::HEAD, Method::PATCH]
+    }
+
+    fn reads_body(&self) -> bool {
+        true
+    }
+
+    fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let Some(id) = req
+                .args
+                .iter()
+                .find(|(k, _)| k == "id")
+                .and_then(|(_, v)| v.parse::<i64>().ok())
+                .map(ResourceId)
+            else {
+                return error(StatusCode::NOT_FOUND, "no such resource");
+            };
+            let store = req.site.models.store.clone();
+            if req.parts.method != Method::PATCH {
+                return match store.run(move |s| s.resource(id)).await {
+                    Ok(Some(r)) if Requester::Anonymous.may_see(&r) => {
+                        reply(StatusCode::OK, resource_json(&r))
+                    }
+                    Ok(_) => error(StatusCode::NOT_FOUND, "no such resource"),
+                    Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, e),
+                };
+            }
+            let expected = req.site.site.config.api.token.as_deref();
+            let given = req
+                .parts
+                .headers
+                .get(AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "));
+            match (expected, given) {
+                (Some(e), Some(g)) if crate::push::constant_time_eq(e.as_bytes(), g.as_bytes()) => {
+                }
+                (None, _) => {
+                    return error(
+                        StatusCode::FORBIDDEN,
+                        "the API is read-only: set [api] token",
+                    );
+                }
+                _ => return error(StatusCode::UNAUTHORIZED, "a valid bearer token is required"),
+            }
+            let props = match serde_json::from_slice::<serde_json::Value>(&req.body) {
+                Ok(serde_json::Value::Object(map)) => Props(map),
+                Ok(_) => {
+                    return error(
+                        StatusCode::BAD_REQUEST,
+                        "the body must be a JSON object of properties",
+                    );
+                }
+                Err(e) => return error(StatusCode::BAD_REQUEST, format!("bad JSON: {e}")),
+            };
+            let if_match = req
+                .parts
+                .headers
+                .get(IF_MATCH)
+                .and_then(|v| v.to_str().ok())
+                .map(|v| v.trim_matches('"').parse::<i64>());
+            let result = store
+                .run(move |s| {
+                    let current = s
+                        .resource(id)?
+                        .ok_or_else(|| StoreError::ResourceNotFound(id.to_string()))?;
+                    let version = match if_match {
+                        Some(Ok(v)) => Version(v),
+                        Some(Err(_)) => {
+                            return Err(StoreError::InvalidInput {
+                                field: "If-Match".into(),
+                                reason: "must be a version number".into(),
+                            });
+                        }
+                        None => current.version,
+                    };
+                    let mut update = ResourceUpdate::new(id, version);
+                    update.props = PropsChange::Merge(props);
+                    s.update_resource(update)
+                })
+                .await;
+            match result {
+                Ok(r) => reply(StatusCode::OK, resource_json(&r)),
+                Err(e @ StoreError::ResourceNotFound(_)) => error(StatusCode::NOT_FOUND, e),
+                Err(e @ StoreError::Conflict { .. }) => error(StatusCode::CONFLICT, e),
+                Err(e @ StoreError::InvalidInput { .. }) => error(StatusCode::BAD_REQUEST, e),
+                Err(e @ StoreError::Busy) => error(StatusCode::SERVICE_UNAVAILABLE, e),
+                Err(e) => error(StatusCode::BAD_REQUEST, e),
+            }
+        })
+    }
+}

@@ -1,0 +1,628 @@
+//! The `m` object: templates pull their data from the models, and every read is
+//! recorded as a dependency of the render.
+//!
+//! `m.rsc[42].title`, `m.rsc["about"].body`, `m.rsc[42].o.author` (objects by
+//! predicate), `m.rsc[42].s.author` (subjects), `m.rsc[42].is_a("article")`,
+//! `m.search(cat="article", text="...", sort="-created", page=1, pagelen=10)`,
+//! `m.config.key`.
+//!
+//! A lookup goes: the request memo (what this render already fetched), then the
+//! site's depcache, then the store. Each step records the dependency keys the data
+//! came from, together with the serial each key had *before* the data was read: a
+//! page cached from this render is then checked against exactly those serials, so
+//! a change committed while the page was rendering is never served as fresh.
+//!
+//! Access control applies to every resource a template reaches, whichever way it
+//! reaches it (directly, through an edge, through a search): a resource the
+//! requester may not see behaves as absent.
+//!
+//! Renders are synchronous (minijinja's lookups are). Reads that miss the caches go
+//! to the store on the calling thread; on a multi-threaded runtime the thread is
+//! first handed over with `block_in_place`, so the runtime keeps serving others.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bulwark_depcache::{Depcache, DependencyKey, Policy, Serial, Weigh};
+use bulwark_store::{Resource, ResourceId, SearchQuery, SortKey, Store, StoreError, Visibility};
+use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr};
+use minijinja::{Error, ErrorKind, State, Value};
+
+/// How long model values stay cached when nothing flushes them.
+const MODEL_TTL: Duration = Duration::from_secs(3600);
+
+/// A site's data: its store and the dependency cache in front of it.
+pub struct SiteModels {
+    pub store: Store,
+    pub cache: Depcache<String, ModelValue>,
+}
+
+impl SiteModels {
+    pub fn new(store: Store) -> Arc<SiteModels> {
+        Arc::new(SiteModels {
+            store,
+            cache: Depcache::default(),
+        })
+    }
+}
+
+/// What the model layer caches.
+#[derive(Clone)]
+pub enum ModelValue {
+    Resource(Option<Arc<Resource>>),
+    Ids(Arc<[ResourceId]>),
+    Search(Arc<[ResourceId]>, Option<u64>),
+    Flag(bool),
+    Text(Option<Arc<str>>),
+}
+
+impl Weigh for ModelValue {
+    fn weigh(&self) -> usize {
+        64 + match self {
+            ModelValue::Resource(Some(r)) => {
+                256 + serde_json::to_string(&r.props.0).map_or(0, |s| s.len())
+            }
+            ModelValue::Ids(ids) | ModelValue::Search(ids, _) => ids.len() * 8,
+            ModelValue::Text(Some(t)) => t.len(),
+            _ => 0,
+        }
+    }
+}
+
+/// Who is asking: decides which resources a render may see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Requester {
+    Anonymous,
+    Member { user: ResourceId },
+    Admin { user: ResourceId },
+}
+
+impl Requester {
+    /// The access profile that cached fragments are keyed by.
+    pub fn profile(&self) -> &'static str {
+        match self {
+            Requester::Anonymous => "anon",
+            Requester::Member { .. } => "member",
+            Requester::Admin { .. } => "admin",
+        }
+    }
+
+    /// May this requester see the resource at all? Anonymous visitors see published
+    /// public resources inside their publication window; members also see
+    /// members-only ones; administrators see everything.
+    pub fn may_see(&self, r: &Resource) -> bool {
+        match self {
+            Requester::Admin { .. } => true,
+            Requester::Member { user } => {
+                r.creator == Some(*user)
+                    || (r.is_visible_at(chrono::Utc::now())
+                        && !matches!(r.visibility, Visibility::Group(_)))
+            }
+            Requester::Anonymous => {
+                r.is_visible_at(chrono::Utc::now()) && r.visibility == Visibility::Public
+            }
+        }
+    }
+}
+
+/// Builds a resource's page URL from its id and slug (the site's dispatch rules).
+pub type PageUrls = Arc<dyn Fn(ResourceId, &str) -> Option<String> + Send + Sync>;
+
+/// One render's view of the models: who asks, what was read, with which serials.
+pub struct RenderScope {
+    models: Arc<SiteModels>,
+    requester: Requester,
+    deps: Mutex<HashMap<String, Serial>>,
+    memo: Mutex<HashMap<String, ModelValue>>,
+    page_rule: Option<PageUrls>,
+}
+
+/// Past this many keys the request memo starts over (a huge listing must not hold
+/// every resource it touched for the rest of the request).
+const MEMO_LIMIT: usize = 10_000;
+
+impl RenderScope {
+    pub fn new(models: Arc<SiteModels>, requester: Requester) -> Arc<RenderScope> {
+        Arc::new(RenderScope {
+            models,
+            requester,
+            deps: Mutex::new(HashMap::new()),
+            memo: Mutex::new(HashMap::new()),
+            page_rule: None,
+        })
+    }
+
+    /// Like [`new`](Self::new), with how to build a resource's page URL.
+    pub fn with_page_urls(
+        models: Arc<SiteModels>,
+        requester: Requester,
+        page_url: PageUrls,
+    ) -> Arc<RenderScope> {
+        Arc::new(RenderScope {
+            models,
+            requester,
+            deps: Mutex::new(HashMap::new()),
+            memo: Mutex::new(HashMap::new()),
+            page_rule: Some(page_url),
+        })
+    }
+
+    pub fn requester(&self) -> &Requester {
+        &self.requester
+    }
+
+    pub fn models(&self) -> &Arc<SiteModels> {
+        &self.models
+    }
+
+    /// The dependency keys this render read, each with the serial it had before
+    /// the read.
+    pub fn dependencies(&self) -> Vec<(DependencyKey, Serial)> {
+        self.deps
+            .lock()
+            .expect("deps")
+            .iter()
+            .map(|(k, s)| (DependencyKey::new(k), *s))
+            .collect()
+    }
+
+    /// Records a dependency (first read wins: that serial is the one that matters).
+    pub fn depend(&self, key: &str) {
+        let mut deps = self.deps.lock().expect("deps");
+        if !deps.contains_key(key) {
+            let serial = self.models.cache.serial(&DependencyKey::new(key));
+            deps.insert(key.to_string(), serial);
+        }
+    }
+
+    /// A model value: memo, then depcache, then `load` against the store.
+    fn fetch(
+        &self,
+        key: &str,
+        deps: &[String],
+        load: impl FnOnce(&Store) -> Result<ModelValue, StoreError>,
+    ) -> Result<ModelValue, Error> {
+        for d in deps {
+            self.depend(d);
+        }
+        if let Some(v) = self.memo.lock().expect("memo").get(key) {
+            return Ok(v.clone());
+        }
+        let value = match self.models.cache.get(key) {
+            Some(hit) => (*hit).clone(),
+            None => {
+                let dep_keys: Vec<DependencyKey> = deps.iter().map(DependencyKey::new).collect();
+                let captured = self.models.cache.capture(&dep_keys);
+                let store = &self.models.store;
+                let value = off_the_runtime(|| load(store)).map_err(|e| {
+                    Error::new(ErrorKind::InvalidOperation, "reading the store failed")
+                        .with_source(e)
+                })?;
+                self.models.cache.set_captured(
+                    key.to_string(),
+                    value.clone(),
+                    Policy::ttl(MODEL_TTL),
+                    captured,
+                );
+                value
+            }
+        };
+        let mut memo = self.memo.lock().expect("memo");
+        if memo.len() >= MEMO_LIMIT {
+            memo.clear();
+        }
+        memo.insert(key.to_string(), value.clone());
+        Ok(value)
+    }
+
+    fn resource(&self, id: ResourceId) -> Result<Option<Arc<Resource>>, Error> {
+        let value = self.fetch(&format!("rsc:{id}"), &[format!("rsc:{id}")], |s| {
+            Ok(ModelValue::Resource(s.resource(id)?.map(Arc::new)))
+        })?;
+        Ok(match value {
+            ModelValue::Resource(r) => r.filter(|r| self.requester.may_see(r)),
+            _ => None,
+        })
+    }
+
+    fn resource_id_by_name(&self, name: &str) -> Result<Option<ResourceId>, Error> {
+        let key = format!("name:{name}");
+        let value = self.fetch(&format!("id-of:{name}"), &[key], |s| {
+            Ok(ModelValue::Ids(s.resource_id(name)?.into_iter().collect()))
+        })?;
+        Ok(match value {
+            ModelValue::Ids(ids) => ids.first().copied(),
+            _ => None,
+        })
+    }
+
+    fn rsc_value(self: &Arc<Self>, id: ResourceId) -> Result<Value, Error> {
+        Ok(match self.resource(id)? {
+            Some(r) => Value::from_object(RscObject {
+                rsc: r,
+                scope: self.clone(),
+            }),
+            None => Value::UNDEFINED,
+        })
+    }
+
+    fn visible_list(self: &Arc<Self>, ids: &[ResourceId]) -> Result<Value, Error> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let v = self.rsc_value(*id)?;
+            if !v.is_undefined() {
+                out.push(v);
+            }
+        }
+        Ok(Value::from(out))
+    }
+}
+
+/// Runs blocking store work without stalling a runtime worker.
+fn off_the_runtime<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
+}
+
+/// The `m` global of a render.
+#[derive(Debug)]
+pub struct ModelRoot(pub Arc<RenderScope>);
+
+impl std::fmt::Debug for RenderScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderScope")
+            .field("requester", &self.requester)
+            .finish()
+    }
+}
+
+impl Object for ModelRoot {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let scope = self.0.clone();
+        match key.as_str()? {
+            "rsc" => Some(Value::from_object(RscCollection(scope))),
+            "config" => Some(Value::from_object(ConfigCollection(scope))),
+            "search" => Some(Value::from_function(move |kwargs: Kwargs| {
+                search(&scope, kwargs)
+            })),
+            _ => None,
+        }
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Str(&["rsc", "config", "search"])
+    }
+}
+
+#[derive(Debug)]
+struct RscCollection(Arc<RenderScope>);
+
+impl Object for RscCollection {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let id = match key.as_i64() {
+            Some(n) => Some(ResourceId(n)),
+            None => key
+                .as_str()
+                .and_then(|name| self.0.resource_id_by_name(name).ok().flatten()),
+        }?;
+        self.0.rsc_value(id).ok()
+    }
+}
+
+#[derive(Debug)]
+struct ConfigCollection(Arc<RenderScope>);
+
+impl Object for ConfigCollection {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let key = key.as_str()?;
+        let value = self
+            .0
+            .fetch(&format!("config:{key}"), &[format!("config:{key}")], |s| {
+                Ok(ModelValue::Text(s.config_value(key)?.map(Arc::from)))
+            })
+            .ok()?;
+        match value {
+            ModelValue::Text(Some(t)) => Some(Value::from(&*t)),
+            _ => None,
+        }
+    }
+}
+
+/// A resource as templates see it.
+#[derive(Debug)]
+pub struct RscObject {
+    rsc: Arc<Resource>,
+    scope: Arc<RenderScope>,
+}
+
+impl RscObject {
+    fn slug(&self) -> String {
+        let title = self.rsc.title().unwrap_or("");
+        let mut slug = String::new();
+        for c in title.chars() {
+            if c.is_alphanumeric() {
+                slug.extend(c.to_lowercase());
+            } else if !slug.ends_with('-') && !slug.is_empty() {
+                slug.push('-');
+            }
+        }
+        slug.trim_end_matches('-').chars().take(60).collect()
+    }
+}
+
+impl Object for RscObject {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let r = &self.rsc;
+        let time = |t: chrono::DateTime<chrono::Utc>| Value::from(t.to_rfc3339());
+        Some(match key.as_str()? {
+            "id" => Value::from(r.id.0),
+            "name" => r
+                .name
+                .as_deref()
+                .map(Value::from)
+                .unwrap_or(Value::from(())),
+            "category" => Value::from(r.category_name.as_str()),
+            "published" => Value::from(r.published),
+            "created" => time(r.created),
+            "modified" => time(r.modified),
+            "publication_start" => r.publication_start.map(time).unwrap_or(Value::from(())),
+            "version" => Value::from(r.version.0),
+            "slug" => Value::from(self.slug()),
+            "page_url" => {
+                let slug = self.slug();
+                let url = self
+                    .scope
+                    .page_rule
+                    .as_ref()
+                    .and_then(|f| f(r.id, &slug))
+                    .unwrap_or_else(|| format!("/page/{}/{slug}", r.id));
+                Value::from_safe_string(url)
+            }
+            "o" => Value::from_object(EdgeAccessor {
+                id: r.id,
+                outgoing: true,
+                scope: self.scope.clone(),
+            }),
+            "s" => Value::from_object(EdgeAccessor {
+                id: r.id,
+                outgoing: false,
+                scope: self.scope.clone(),
+            }),
+            prop => prop_value(r.props.get(prop)?),
+        })
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let mut keys: Vec<Value> = [
+            "id",
+            "name",
+            "category",
+            "published",
+            "created",
+            "modified",
+            "page_url",
+        ]
+        .iter()
+        .map(|k| Value::from(*k))
+        .collect();
+        keys.extend(self.rsc.props.0.keys().map(|k| Value::from(k.as_str())));
+        Enumerator::Values(keys)
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &mut State,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        match method {
+            "is_a" => {
+                let category: String = args
+                    .first()
+                    .and_then(|v| v.as_str())
+                    .ok_or_else(|| Error::new(ErrorKind::MissingArgument, "is_a(category)"))?
+                    .to_string();
+                let id = self.rsc.id;
+                let key = format!("is_a:{id}:{category}");
+                let v = self.scope.fetch(
+                    &key,
+                    &[format!("rsc:{id}"), "category_tree".into()],
+                    |s| Ok(ModelValue::Flag(s.is_a(id, &category)?)),
+                )?;
+                Ok(Value::from(matches!(v, ModelValue::Flag(true))))
+            }
+            _ => Err(Error::new(
+                ErrorKind::UnknownMethod,
+                format!("resources have no method {method}"),
+            )),
+        }
+    }
+}
+
+/// Stored text is sanitised on write, so strings go out as they are.
+fn prop_value(v: &serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::String(s) => Value::from_safe_string(s.clone()),
+        other => Value::from(minijinja::value::Serde(other)),
+    }
+}
+
+#[derive(Debug)]
+struct EdgeAccessor {
+    id: ResourceId,
+    outgoing: bool,
+    scope: Arc<RenderScope>,
+}
+
+impl Object for EdgeAccessor {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let predicate = key.as_str()?.to_string();
+        let id = self.id;
+        let (key, dep) = if self.outgoing {
+            (
+                format!("o:{id}:{predicate}"),
+                format!("edges:{id}:{predicate}"),
+            )
+        } else {
+            (
+                format!("s:{id}:{predicate}"),
+                format!("subjects:{id}:{predicate}"),
+            )
+        };
+        let outgoing = self.outgoing;
+        let ids = self
+            .scope
+            .fetch(&key, &[dep], |s| {
+                let ids = if outgoing {
+                    s.objects(id, &predicate)
+                } else {
+                    s.subjects(id, &predicate)
+                };
+                match ids {
+                    Ok(ids) => Ok(ModelValue::Ids(ids.into())),
+                    // An unknown predicate has no edges.
+                    Err(StoreError::UnknownPredicate(_)) => Ok(ModelValue::Ids(Arc::from([]))),
+                    Err(e) => Err(e),
+                }
+            })
+            .ok()?;
+        match ids {
+            ModelValue::Ids(ids) => self.scope.visible_list(&ids).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// `m.search(cat="article", text="...", sort="-created", page=1, pagelen=10)`:
+/// visible resources, plus paging when asked for (`m.search(..., total=true)`).
+fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, Error> {
+    let mut q = SearchQuery {
+        published_only: scope.requester == Requester::Anonymous,
+        descending: true,
+        ..SearchQuery::default()
+    };
+    let mut deps = Vec::new();
+    if let Some(cat) = kwargs.get::<Option<String>>("cat")? {
+        // Depend on the category and everything below it: a new article changes a
+        // search over `text`.
+        let below = scope.fetch(
+            &format!("below:{cat}"),
+            &["category_tree".to_string()],
+            |s| {
+                Ok(ModelValue::Text(Some(
+                    s.category_and_below(&cat)?
+                        .iter()
+                        .map(|c| c.name.clone())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                        .into(),
+                )))
+            },
+        )?;
+        if let ModelValue::Text(Some(names)) = below {
+            deps.extend(names.lines().map(|n| format!("cat:{n}")));
+        }
+        q.categories = vec![cat];
+    } else {
+        deps.push("search".to_string());
+    }
+    q.text = kwargs
+        .get::<Option<String>>("text")?
+        .filter(|t| !t.trim().is_empty());
+    if q.text.is_some() {
+        deps.push("search".to_string());
+    }
+    let sort = kwargs
+        .get::<Option<String>>("sort")?
+        .unwrap_or_else(|| "-created".into());
+    let (descending, field) = match sort.strip_prefix('-') {
+        Some(f) => (true, f),
+        None => (false, sort.trim_start_matches('+')),
+    };
+    q.descending = descending;
+    q.sort = match field {
+        "created" => SortKey::Created,
+        "modified" => SortKey::Modified,
+        "title" => SortKey::Title,
+        "publication_start" => SortKey::PublicationStart,
+        other => {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("cannot sort by {other:?}"),
+            ));
+        }
+    };
+    let pagelen: u64 = kwargs
+        .get::<Option<u64>>("pagelen")?
+        .unwrap_or(20)
+        .clamp(1, 500);
+    let page: u64 = kwargs.get::<Option<u64>>("page")?.unwrap_or(1).max(1);
+    q.limit = pagelen;
+    q.offset = (page - 1) * pagelen;
+    q.count_total = kwargs.get::<Option<bool>>("total")?.unwrap_or(false);
+    kwargs.assert_all_used()?;
+    let key = format!("search:{q:?}");
+    let found = scope.fetch(&key, &deps, |s| {
+        let page = s.search(&q)?;
+        Ok(ModelValue::Search(page.ids.into(), page.total))
+    })?;
+    let ModelValue::Search(ids, total) = found else {
+        return Ok(Value::from(Vec::<Value>::new()));
+    };
+    let items = scope.visible_list(&ids)?;
+    Ok(match total {
+        None => items,
+        Some(total) => minijinja::context! {
+            items => items,
+            total => total,
+            page => page,
+            pages => total.div_ceil(pagelen),
+        },
+    })
+}
+
+impl RenderScope {
+    /// A resource by id (digits) or unique name, as templates see it; `None` when
+    /// it does not exist or this requester may not see it.
+    pub fn rsc(self: &Arc<Self>, key: &str) -> Result<Option<Value>, Error> {
+        let id = match key.parse::<i64>() {
+            Ok(n) => Some(ResourceId(n)),
+            Err(_) => self.resource_id_by_name(key)?,
+        };
+        let Some(id) = id else { return Ok(None) };
+        let v = self.rsc_value(id)?;
+        Ok((!v.is_undefined()).then_some(v))
+    }
+
+    /// The category of a visible resource and its ancestors, most specific first.
+    pub fn category_chain(self: &Arc<Self>, category: &str) -> Result<Vec<String>, Error> {
+        let category = category.to_string();
+        let chain = self.fetch(
+            &format!("chain:{category}"),
+            &["category_tree".to_string()],
+            |s| {
+                let all = s.categories()?;
+                let mut chain = Vec::new();
+                let mut current = all.iter().find(|c| c.name == category);
+                while let Some(c) = current {
+                    chain.push(c.name.clone());
+                    current = c.parent.and_then(|p| all.iter().find(|x| x.id == p));
+                }
+                Ok(ModelValue::Text(Some(chain.join("\n").into())))
+            },
+        )?;
+        Ok(match chain {
+            ModelValue::Text(Some(t)) => t.lines().map(str::to_string).collect(),
+            _ => Vec::new(),
+        })
+    }
+}

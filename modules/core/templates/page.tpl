@@ -1,0 +1,16 @@
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{ rsc.title }}</title>
+{{ lib("css/bulwark.css") }}
+</head>
+<body style="max-width:42rem;margin:3rem auto;padding:0 1rem">
+<article>
+<h1>{{ rsc.title }}</h1>
+{% if rsc.summary %}<p><strong>{{ rsc.summary }}</strong></p>{% endif %}
+{{ rsc.body }}
+</article>
+</body>
+</html>

@@ -1,0 +1,25 @@
+{% extends "base.tpl" %}
+{% from "_macros.tpl" import card %}
+{% block title %}Articles &middot; {{ super() }}{% endblock %}
+{% block content %}
+<h1>Articles</h1>
+<form class="form inline" action="{{ url('articles') }}">
+  <input name="text" value="{{ q.text or '' }}" placeholder="Search articles">
+  <button class="button" type="submit">Search</button>
+</form>
+{% set found = m.search(cat="article", text=q.text, page=(q.page or 1)|int, pagelen=10, total=true) %}
+<section class="grid">
+{% for a in found.items %}
+  {{ card(a.title, a.summary, a.page_url) }}
+{% else %}
+  <p>Nothing found{% if q.text %} for “{{ q.text }}”{% endif %}.</p>
+{% endfor %}
+</section>
+{% if found.pages > 1 %}
+<nav class="pager">
+{% for p in range(1, found.pages + 1) %}
+  <a href="{{ url('articles', text=q.text or '', page=p) }}"{% if p == found.page %} aria-current="page"{% endif %}>{{ p }}</a>
+{% endfor %}
+</nav>
+{% endif %}
+{% endblock %}
