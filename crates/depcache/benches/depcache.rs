@@ -131,8 +131,29 @@ fn read_throughput_threads(c: &mut Criterion) {
     group.finish();
 }
 
+const TASKS: usize = 64;
+
+/// Wall time of `iters` reads spread over `TASKS` tasks; `task(first, reads)` makes
+/// one task that reads keys `first..first + reads` (modulo `KEYS`).
+fn time_on_tasks<F, Fut>(runtime: &tokio::runtime::Runtime, iters: u64, task: F) -> Duration
+where
+    F: Fn(usize, usize) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let per_task = (iters as usize).div_ceil(TASKS);
+    runtime.block_on(async {
+        let started = Instant::now();
+        let tasks: Vec<_> = (0..TASKS)
+            .map(|t| tokio::spawn(task(t * 7919, per_task)))
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        started.elapsed()
+    })
+}
+
 fn read_throughput_tasks(c: &mut Criterion) {
-    const TASKS: usize = 64;
     let keys = Arc::new(keys());
     let floor = floor_cache(&keys);
     let cache = depcache(&keys);
@@ -144,70 +165,80 @@ fn read_throughput_tasks(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     group.bench_function("moka_sync_get_floor", |b| {
         b.iter_custom(|iters| {
-            let per_task = (iters as usize).div_ceil(TASKS);
-            runtime.block_on(async {
-                let started = Instant::now();
-                let tasks: Vec<_> = (0..TASKS)
-                    .map(|t| {
-                        let (floor, keys) = (floor.clone(), Arc::clone(&keys));
-                        tokio::spawn(async move {
-                            for n in 0..per_task {
-                                black_box(floor.get(keys[(t * 7919 + n) % KEYS].as_str()));
-                            }
-                        })
-                    })
-                    .collect();
-                for task in tasks {
-                    task.await.unwrap();
+            time_on_tasks(&runtime, iters, |first, reads| {
+                let (floor, keys) = (floor.clone(), Arc::clone(&keys));
+                async move {
+                    for n in first..first + reads {
+                        black_box(floor.get(keys[n % KEYS].as_str()));
+                    }
                 }
-                started.elapsed()
             })
         })
     });
-    for via_compute in [false, true] {
-        let name = if via_compute {
-            "depcache_get_or_compute"
-        } else {
-            "depcache_get"
-        };
-        group.bench_function(name, |b| {
-            b.iter_custom(|iters| {
-                let per_task = (iters as usize).div_ceil(TASKS);
-                runtime.block_on(async {
-                    let started = Instant::now();
-                    let tasks: Vec<_> = (0..TASKS)
-                        .map(|t| {
-                            let (cache, keys) = (cache.clone(), Arc::clone(&keys));
-                            tokio::spawn(async move {
-                                for n in 0..per_task {
-                                    let key = keys[(t * 7919 + n) % KEYS].as_str();
-                                    if via_compute {
-                                        let hit = cache
-                                            .get_or_compute(key, HOUR, &[], || async {
-                                                Ok::<_, std::io::Error>(String::new())
-                                            })
-                                            .await;
-                                        black_box(hit.unwrap());
-                                    } else {
-                                        black_box(cache.get(key));
-                                    }
-                                }
-                            })
-                        })
-                        .collect();
-                    for task in tasks {
-                        task.await.unwrap();
+    group.bench_function("depcache_get", |b| {
+        b.iter_custom(|iters| {
+            time_on_tasks(&runtime, iters, |first, reads| {
+                let (cache, keys) = (cache.clone(), Arc::clone(&keys));
+                async move {
+                    for n in first..first + reads {
+                        black_box(cache.get(keys[n % KEYS].as_str()));
                     }
-                    started.elapsed()
-                })
+                }
             })
-        });
-    }
+        })
+    });
+    group.bench_function("depcache_get_or_compute", |b| {
+        b.iter_custom(|iters| {
+            time_on_tasks(&runtime, iters, |first, reads| {
+                let (cache, keys) = (cache.clone(), Arc::clone(&keys));
+                async move {
+                    for n in first..first + reads {
+                        let hit = cache
+                            .get_or_compute(keys[n % KEYS].as_str(), HOUR, &[], || async {
+                                Ok::<_, std::io::Error>(String::new())
+                            })
+                            .await;
+                        black_box(hit.unwrap());
+                    }
+                }
+            })
+        })
+    });
     group.finish();
 }
 
+const CALLERS: usize = 1000;
+
+/// Total time of `iters` stampedes: each spawns `CALLERS` tasks asking for one new
+/// key at once (`call(key)` makes one caller) and waits for all of them.
+fn time_stampedes<F, Fut, T>(
+    runtime: &tokio::runtime::Runtime,
+    iters: u64,
+    round: &mut u64,
+    call: F,
+) -> Duration
+where
+    F: Fn(u64) -> Fut,
+    Fut: std::future::Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        *round += 1;
+        let key = *round;
+        total += runtime.block_on(async {
+            let started = Instant::now();
+            let callers: Vec<_> = (0..CALLERS).map(|_| tokio::spawn(call(key))).collect();
+            for caller in callers {
+                black_box(caller.await.unwrap());
+            }
+            started.elapsed()
+        });
+    }
+    total
+}
+
 fn stampede(c: &mut Criterion) {
-    const CALLERS: usize = 1000;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -220,65 +251,35 @@ fn stampede(c: &mut Criterion) {
     group.bench_function("depcache_get_or_compute", |b| {
         let mut round = 0u64;
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                round += 1;
-                let key = round;
-                total += runtime.block_on(async {
-                    let started = Instant::now();
-                    let callers: Vec<_> = (0..CALLERS)
-                        .map(|_| {
-                            let cache = cache.clone();
-                            tokio::spawn(async move {
-                                cache
-                                    .get_or_compute(&key, HOUR, &[], || async {
-                                        tokio::task::yield_now().await;
-                                        Ok::<_, std::io::Error>(value(7))
-                                    })
-                                    .await
-                                    .unwrap()
-                            })
+            time_stampedes(&runtime, iters, &mut round, |key| {
+                let cache = cache.clone();
+                async move {
+                    cache
+                        .get_or_compute(&key, HOUR, &[], || async {
+                            tokio::task::yield_now().await;
+                            Ok::<_, std::io::Error>(value(7))
                         })
-                        .collect();
-                    for caller in callers {
-                        black_box(caller.await.unwrap());
-                    }
-                    started.elapsed()
-                });
-            }
-            total
+                        .await
+                        .unwrap()
+                }
+            })
         })
     });
     let moka_future: moka::future::Cache<u64, Arc<String>> = moka::future::Cache::new(u64::MAX);
     group.bench_function("moka_future_get_with_reference", |b| {
         let mut round = 0u64;
         b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iters {
-                round += 1;
-                let key = round;
-                total += runtime.block_on(async {
-                    let started = Instant::now();
-                    let callers: Vec<_> = (0..CALLERS)
-                        .map(|_| {
-                            let cache = moka_future.clone();
-                            tokio::spawn(async move {
-                                cache
-                                    .get_with(key, async {
-                                        tokio::task::yield_now().await;
-                                        Arc::new(value(7))
-                                    })
-                                    .await
-                            })
+            time_stampedes(&runtime, iters, &mut round, |key| {
+                let cache = moka_future.clone();
+                async move {
+                    cache
+                        .get_with(key, async {
+                            tokio::task::yield_now().await;
+                            Arc::new(value(7))
                         })
-                        .collect();
-                    for caller in callers {
-                        black_box(caller.await.unwrap());
-                    }
-                    started.elapsed()
-                });
-            }
-            total
+                        .await
+                }
+            })
         })
     });
     group.finish();

@@ -17,6 +17,27 @@ pub const DEFAULT_MEMO_LIMIT: usize = 10_000;
 /// Values already fetched in this request. Not shared between threads or requests.
 ///
 /// Store something cheap to clone out of it, such as a [`Cached`](crate::Cached) or an `Arc`.
+///
+/// ```
+/// use std::time::Duration;
+/// use bulwark_depcache::{Cached, Depcache, RequestMemo};
+///
+/// let cache: Depcache<String, String> = Depcache::default();
+/// cache.set("rsc:42".into(), "Hello".into(), Duration::from_secs(60), &["rsc:42".into()]);
+///
+/// // What the `m` object does for each lookup in a render: memo first, then depcache.
+/// let mut memo: RequestMemo<String, Cached<String>> = RequestMemo::new();
+/// let title = match memo.get("rsc:42") {
+///     Some(title) => title.clone(),
+///     None => {
+///         let title = cache.get("rsc:42").expect("cached above");
+///         memo.insert("rsc:42".into(), title.clone());
+///         title
+///     }
+/// };
+/// assert_eq!(title.as_str(), "Hello");
+/// assert!(memo.get("rsc:42").is_some());
+/// ```
 #[derive(Debug)]
 pub struct RequestMemo<K, V> {
     values: HashMap<K, V>,

@@ -14,41 +14,25 @@ pub trait Weigh {
     fn weigh(&self) -> usize;
 }
 
-impl Weigh for String {
-    fn weigh(&self) -> usize {
-        size_of::<Self>() + self.capacity()
-    }
+macro_rules! weigh_with_heap {
+    ($($ty:ty => $heap:ident),* $(,)?) => {
+        $(impl Weigh for $ty {
+            fn weigh(&self) -> usize {
+                size_of::<Self>() + self.$heap()
+            }
+        })*
+    };
 }
 
-impl Weigh for Vec<u8> {
-    fn weigh(&self) -> usize {
-        size_of::<Self>() + self.capacity()
-    }
-}
-
-impl Weigh for Box<str> {
-    fn weigh(&self) -> usize {
-        size_of::<Self>() + self.len()
-    }
-}
-
-impl Weigh for Box<[u8]> {
-    fn weigh(&self) -> usize {
-        size_of::<Self>() + self.len()
-    }
-}
-
-impl Weigh for Arc<str> {
-    fn weigh(&self) -> usize {
-        size_of::<Self>() + self.len()
-    }
-}
-
-impl Weigh for Arc<[u8]> {
-    fn weigh(&self) -> usize {
-        size_of::<Self>() + self.len()
-    }
-}
+// Owned growable buffers hold their capacity; shared and boxed ones their length.
+weigh_with_heap!(
+    String => capacity,
+    Vec<u8> => capacity,
+    Box<str> => len,
+    Box<[u8]> => len,
+    Arc<str> => len,
+    Arc<[u8]> => len,
+);
 
 impl<T: Weigh> Weigh for Option<T> {
     fn weigh(&self) -> usize {
