@@ -18,22 +18,26 @@ use crate::body::Body;
 use crate::controller::{
     Content, Controller, EncodedBody, GET_HEAD, Outcome, Representation, RequestCtx,
 };
+use crate::page_cache;
 
 /// Renders a named template. Path arguments become template variables, the query
 /// string (and a urlencoded POST body) is `q`, request details are `request`.
 pub struct TemplateController {
     pub template: String,
     pub content_type: HeaderValue,
+    /// Serve anonymous visitors from the page cache.
+    pub cache: bool,
 }
 
 impl TemplateController {
-    pub fn new(template: &str, content_type: Option<&str>) -> TemplateController {
+    pub fn new(template: &str, content_type: Option<&str>, cache: bool) -> TemplateController {
         let content_type = content_type
             .and_then(|c| HeaderValue::from_str(c).ok())
             .unwrap_or_else(|| content_type_for(template));
         TemplateController {
             template: template.to_string(),
             content_type,
+            cache,
         }
     }
 }
@@ -49,14 +53,22 @@ impl Controller for TemplateController {
 
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let scope = render_scope(req);
-            render_template(
-                req,
-                &scope,
-                &self.template,
-                &self.content_type,
-                BTreeMap::new(),
-            )
+            let render = || {
+                let scope = render_scope(req);
+                let outcome = render_template(
+                    req,
+                    &scope,
+                    &self.template,
+                    &self.content_type,
+                    BTreeMap::new(),
+                );
+                (outcome, scope)
+            };
+            if self.cache && page_cache::cacheable(req) {
+                page_cache::serve(req, render).await
+            } else {
+                render().0
+            }
         })
     }
 }
@@ -104,6 +116,10 @@ fn render_template(
         },
     );
     vars.insert("m".into(), Value::from_object(ModelRoot(scope.clone())));
+    req.site
+        .models
+        .renders
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     match req.site.templates.render(template, Value::from(vars)) {
         Ok(html) => Outcome::Found(Representation {
             status: StatusCode::OK,
@@ -119,46 +135,60 @@ fn render_template(
 
 /// A resource's page: `page.<category>.tpl`, falling back up the category tree to
 /// `page.tpl`. Missing and not-visible resources are both a 404.
-pub struct PageController;
+pub struct PageController {
+    /// Serve anonymous visitors from the page cache.
+    pub cache: bool,
+}
 
 impl Controller for PageController {
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let Some(key) = req
-                .args
-                .iter()
-                .find(|(k, _)| k == "id")
-                .map(|(_, v)| v.as_str())
-            else {
-                return Outcome::NotFound;
+            let render = || {
+                let scope = render_scope(req);
+                (render_resource_page(req, &scope), scope)
             };
-            let scope = render_scope(req);
-            let rsc = match scope.rsc(key) {
-                Ok(Some(rsc)) => rsc,
-                Ok(None) => return Outcome::NotFound,
-                Err(e) => return Outcome::Failed(e.into()),
-            };
-            let category = rsc
-                .get_attr("category")
-                .ok()
-                .map(|c| c.to_string())
-                .unwrap_or_default();
-            let chain = match scope.category_chain(&category) {
-                Ok(chain) => chain,
-                Err(e) => return Outcome::Failed(e.into()),
-            };
-            let template = chain
-                .iter()
-                .map(|c| format!("page.{c}.tpl"))
-                .find(|t| req.site.templates.exists(t))
-                .unwrap_or_else(|| "page.tpl".to_string());
-            let mut vars = BTreeMap::new();
-            vars.insert("id".to_string(), rsc.get_attr("id").unwrap_or_default());
-            vars.insert("rsc".to_string(), rsc);
-            let html = HeaderValue::from_static("text/html; charset=utf-8");
-            render_template(req, &scope, &template, &html, vars)
+            if self.cache && page_cache::cacheable(req) {
+                page_cache::serve(req, render).await
+            } else {
+                render().0
+            }
         })
     }
+}
+
+fn render_resource_page(req: &RequestCtx<'_>, scope: &Arc<RenderScope>) -> Outcome {
+    let Some(key) = req
+        .args
+        .iter()
+        .find(|(k, _)| k == "id")
+        .map(|(_, v)| v.as_str())
+    else {
+        return Outcome::NotFound;
+    };
+    let rsc = match scope.rsc(key) {
+        Ok(Some(rsc)) => rsc,
+        Ok(None) => return Outcome::NotFound,
+        Err(e) => return Outcome::Failed(e.into()),
+    };
+    let category = rsc
+        .get_attr("category")
+        .ok()
+        .map(|c| c.to_string())
+        .unwrap_or_default();
+    let chain = match scope.category_chain(&category) {
+        Ok(chain) => chain,
+        Err(e) => return Outcome::Failed(e.into()),
+    };
+    let template = chain
+        .iter()
+        .map(|c| format!("page.{c}.tpl"))
+        .find(|t| req.site.templates.exists(t))
+        .unwrap_or_else(|| "page.tpl".to_string());
+    let mut vars = BTreeMap::new();
+    vars.insert("id".to_string(), rsc.get_attr("id").unwrap_or_default());
+    vars.insert("rsc".to_string(), rsc);
+    let html = HeaderValue::from_static("text/html; charset=utf-8");
+    render_template(req, scope, &template, &html, vars)
 }
 
 fn parse_form(bytes: &[u8]) -> Vec<(String, String)> {

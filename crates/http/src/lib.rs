@@ -19,6 +19,7 @@ mod controllers;
 mod data;
 mod encoding;
 mod error_page;
+mod page_cache;
 mod push;
 mod runtime;
 mod server;

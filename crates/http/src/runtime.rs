@@ -27,6 +27,8 @@ pub struct SiteRuntime {
     /// One controller per dispatch rule, by rule index.
     pub controllers: Vec<Box<dyn Controller>>,
     pub lib_cache: moka::future::Cache<String, Arc<EncodedBody>>,
+    /// Page renders in progress, joined by concurrent requests for the same page.
+    pub page_flights: crate::page_cache::PageFlights,
     /// The site's push hub, when the `push` module is enabled.
     pub push: Option<Arc<bulwark_push::Hub>>,
     /// The site's data: store and depcache.
@@ -79,14 +81,19 @@ impl SiteRuntime {
                     Rule::Template {
                         template,
                         content_type,
-                    } => Box::new(TemplateController::new(template, content_type.as_deref())),
+                        cache,
+                    } => Box::new(TemplateController::new(
+                        template,
+                        content_type.as_deref(),
+                        *cache,
+                    )),
                     Rule::Lib => Box::new(LibController),
                     Rule::File { root } => Box::new(FileController { root: root.clone() }),
                     Rule::Redirect { to, permanent } => Box::new(RedirectController {
                         to: to.clone(),
                         permanent: *permanent,
                     }),
-                    Rule::Page => Box::new(PageController),
+                    Rule::Page { cache } => Box::new(PageController { cache: *cache }),
                     Rule::Api => Box::new(crate::api::ApiController),
                     Rule::Push { transport } => Box::new(PushController {
                         transport: *transport,
@@ -103,6 +110,7 @@ impl SiteRuntime {
                 .build(),
             push,
             models,
+            page_flights: Default::default(),
             dev: options.dev,
             site,
         }

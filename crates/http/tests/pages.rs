@@ -121,3 +121,110 @@ async fn wait_for(s: &TestServer, path: &str, needle: &str) -> String {
     }
     panic!("{path} never showed {needle:?}: {html}");
 }
+
+fn renders(s: &TestServer) -> u64 {
+    s.models["news"]
+        .renders
+        .load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editing_a_resource_re_renders_exactly_the_pages_that_showed_it() {
+    let s = start(&files(), |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let x = create(&store, "article", "Ex", true);
+    let y = create(&store, "article", "Why", true);
+    let (px, py) = (format!("/page/{x}"), format!("/page/{y}"));
+    assert!(page(&s, &px).await.1.contains("Ex"));
+    assert!(page(&s, &py).await.1.contains("Why"));
+    let warm = renders(&s);
+    for _ in 0..5 {
+        page(&s, &px).await;
+        page(&s, &py).await;
+    }
+    assert_eq!(renders(&s), warm, "cached pages render nothing");
+
+    let now = store.resource(x).unwrap().unwrap();
+    let mut update = ResourceUpdate::new(x, now.version);
+    update.props = PropsChange::Merge(Props::new().with("title", "Ex, edited"));
+    store.update_resource(update).unwrap();
+    wait_for(&s, &px, "Ex, edited").await;
+    page(&s, &py).await;
+    assert_eq!(
+        renders(&s),
+        warm + 1,
+        "only the page that showed the resource renders again"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_for_an_uncached_page_cause_one_render() {
+    let s = start(&files(), |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let x = create(&store, "article", "Rush", true);
+    let path = format!("/page/{x}");
+    let before = renders(&s);
+    let mut tasks = Vec::new();
+    for _ in 0..300 {
+        let addr = s.addr;
+        let path = path.clone();
+        tasks.push(tokio::spawn(async move {
+            get(addr, "news.test", &path).await.status
+        }));
+    }
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), 200);
+    }
+    assert_eq!(renders(&s), before + 1);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_and_opted_out_rules_bypass_the_page_cache() {
+    let mut files = files();
+    let site = format!(
+        "{NEWS_SITE}\n[[dispatch]]\nname = \"fresh\"\npath = \"/fresh\"\ncontroller = \"template\"\ntemplate = \"home.tpl\"\ncache = false\n"
+    );
+    files[0] = ("news/site.toml", &site);
+    let s = start(&files, |_| {}).await;
+    page(&s, "/").await;
+    let warm = renders(&s);
+    page(&s, "/").await;
+    assert_eq!(renders(&s), warm);
+    get_with(
+        s.addr,
+        "news.test",
+        "/",
+        "Cookie: theme=dark; bulwark_session=abc\r\n",
+    )
+    .await;
+    get_with(s.addr, "news.test", "/", "Cookie: bulwark_session=abc\r\n").await;
+    assert_eq!(renders(&s), warm + 2, "a session always gets a fresh page");
+    page(&s, "/fresh").await;
+    page(&s, "/fresh").await;
+    assert_eq!(renders(&s), warm + 4, "cache = false renders every time");
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cached_pages_are_served_compressed() {
+    use std::io::Read;
+    let s = start(&files(), |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let long = "words ".repeat(400);
+    let mut r = NewResource::new("article", Props::new().with("title", long.as_str()));
+    r.published = true;
+    let id = store.create_resource(r).unwrap();
+    let path = format!("/page/{id}");
+    let plain = get(s.addr, "news.test", &path).await;
+    let gz = get_with(s.addr, "news.test", &path, "Accept-Encoding: gzip\r\n").await;
+    assert_eq!(gz.header("content-encoding"), Some("gzip"));
+    let mut unzipped = Vec::new();
+    flate2::read::GzDecoder::new(&gz.body[..])
+        .read_to_end(&mut unzipped)
+        .unwrap();
+    assert_eq!(unzipped, plain.body);
+    assert!(gz.body.len() < plain.body.len() / 4);
+    s.shutdown().await;
+}

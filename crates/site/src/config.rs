@@ -129,6 +129,15 @@ struct TlsToml {
 struct TemplateOptions {
     template: String,
     content_type: Option<String>,
+    #[serde(default = "default_true")]
+    cache: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PageOptions {
+    #[serde(default = "default_true")]
+    cache: bool,
 }
 
 #[derive(Deserialize)]
@@ -326,6 +335,7 @@ pub(crate) fn parse_dispatch_rules(
                 Controller::Template {
                     template: o.template,
                     content_type: o.content_type,
+                    cache: o.cache,
                 }
             }
             "lib" => {
@@ -350,8 +360,8 @@ pub(crate) fn parse_dispatch_rules(
                 Controller::Api
             }
             "page" => {
-                let _: toml::Table = options.try_into().map_err(unknown)?;
-                Controller::Page
+                let o: PageOptions = options.try_into().map_err(unknown)?;
+                Controller::Page { cache: o.cache }
             }
             "push" => {
                 let o: PushOptions = options.try_into().map_err(unknown)?;

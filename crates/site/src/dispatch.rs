@@ -13,9 +13,11 @@ use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Controller {
     /// Render a named template; path arguments become template variables.
+    /// `cache`: anonymous visitors get the page from the page cache (default).
     Template {
         template: String,
         content_type: Option<String>,
+        cache: bool,
     },
     /// Combined static files from the `lib/` folders (`path` argument).
     Lib,
@@ -27,7 +29,7 @@ pub enum Controller {
     Push { transport: PushTransport },
     /// A resource's page (`id` argument: a number or a unique name), rendered with
     /// `page.<category>.tpl`, falling back up the category tree to `page.tpl`.
-    Page,
+    Page { cache: bool },
     /// The JSON API for a resource (`id` argument).
     Api,
 }
@@ -268,6 +270,7 @@ mod tests {
             controller: Controller::Template {
                 template: template.into(),
                 content_type: None,
+                cache: true,
             },
         }
     }

@@ -33,7 +33,9 @@
 
 mod models;
 
-pub use models::{ModelRoot, ModelValue, PageUrls, RenderScope, Requester, RscObject, SiteModels};
+pub use models::{
+    CachedPage, ModelRoot, ModelValue, PageUrls, RenderScope, Requester, RscObject, SiteModels,
+};
 
 use std::path::Path;
 use std::sync::Arc;

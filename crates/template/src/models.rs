@@ -35,7 +35,11 @@ const MODEL_TTL: Duration = Duration::from_secs(3600);
 /// A site's data: its store and the dependency cache in front of it.
 pub struct SiteModels {
     pub store: Store,
+    /// Model values and whole cached pages: one dependency space, so a page is
+    /// checked against the very serials its reads saw.
     pub cache: Depcache<String, ModelValue>,
+    /// Template renders, counted (tests and stats: a cached page renders nothing).
+    pub renders: std::sync::atomic::AtomicU64,
 }
 
 impl SiteModels {
@@ -43,6 +47,7 @@ impl SiteModels {
         Arc::new(SiteModels {
             store,
             cache: Depcache::default(),
+            renders: std::sync::atomic::AtomicU64::new(0),
         })
     }
 }
@@ -55,6 +60,18 @@ pub enum ModelValue {
     Search(Arc<[ResourceId]>, Option<u64>),
     Flag(bool),
     Text(Option<Arc<str>>),
+    /// A rendered page, in every encoding.
+    Page(Arc<CachedPage>),
+}
+
+/// A whole rendered page as the page cache keeps it: compressed once, served to
+/// every anonymous visitor until a dependency of its render is flushed.
+#[derive(Debug)]
+pub struct CachedPage {
+    pub content_type: String,
+    pub identity: bytes::Bytes,
+    pub gzip: bytes::Bytes,
+    pub brotli: bytes::Bytes,
 }
 
 impl Weigh for ModelValue {
@@ -65,6 +82,9 @@ impl Weigh for ModelValue {
             }
             ModelValue::Ids(ids) | ModelValue::Search(ids, _) => ids.len() * 8,
             ModelValue::Text(Some(t)) => t.len(),
+            ModelValue::Page(p) => {
+                p.content_type.len() + p.identity.len() + p.gzip.len() + p.brotli.len()
+            }
             _ => 0,
         }
     }
