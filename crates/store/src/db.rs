@@ -148,6 +148,14 @@ pub(crate) trait Conn {
     /// Several statements without parameters (migrations).
     fn execute_batch(&mut self, sql: &str) -> DbResult<()>;
 
+    /// Like `query`, but planned for these parameter values every time.
+    /// PostgreSQL switches a prepared statement to a generic plan after five
+    /// runs; for search, where the parameters decide between an index walk
+    /// and a full scan, that plan is often the wrong one.
+    fn query_planned(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
+        self.query(sql, params)
+    }
+
     fn query_one(&mut self, sql: &str, params: &[Param]) -> DbResult<Option<Row>> {
         Ok(self.query(sql, params)?.into_iter().next())
     }
@@ -318,6 +326,28 @@ impl Conn for PgConn<'_> {
 
     fn query(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
         let q = bind_pg(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
+        let conn = &mut *self.conn;
+        let rows = self
+            .handle
+            .block_on(async move { q.fetch_all(conn).await })
+            .map_err(pg_error)?;
+        rows.iter()
+            .map(|r| {
+                use sqlx::Row as _;
+                (0..r.len())
+                    .map(|i| pg_cell(r, i))
+                    .collect::<DbResult<Vec<_>>>()
+                    .map(Row)
+            })
+            .collect()
+    }
+
+    fn query_planned(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
+        // An unnamed statement is planned with its parameters each time.
+        let q = bind_pg(
+            sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).persistent(false),
+            params,
+        );
         let conn = &mut *self.conn;
         let rows = self
             .handle

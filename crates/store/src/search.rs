@@ -119,7 +119,8 @@ impl Store {
             let from = "FROM rsc r LEFT JOIN rsc_pivot p ON p.rsc_id = r.id";
             let total = if q.count_total {
                 Some(
-                    c.query_one(&format!("SELECT count(*) {from} {where_clause}"), &sql.params)?
+                    c.query_planned(&format!("SELECT count(*) {from} {where_clause}"), &sql.params)?
+                        .first()
                         .map(|r| r.int(0) as u64)
                         .unwrap_or(0),
                 )
@@ -148,7 +149,7 @@ impl Store {
             let lp = sql.bind(limit as i64);
             let op = sql.bind(q.offset.min(i64::MAX as u64) as i64);
             let ids = c
-                .query(
+                .query_planned(
                     &format!("SELECT r.id {from} {where_clause} ORDER BY {order} LIMIT {lp} OFFSET {op}"),
                     &sql.params,
                 )?

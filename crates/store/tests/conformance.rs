@@ -818,6 +818,7 @@ fn change_events_name_dependency_keys_after_commit(s: &Store) {
     s.pivot_all(100).unwrap();
     let k = keys(&rx.try_recv().unwrap());
     assert!(k.contains(&"search".to_owned()));
+    assert!(k.contains(&"cat:event".to_owned()), "{k:?}");
 
     s.set_config_value("a.b", "c").unwrap();
     assert_eq!(keys(&rx.try_recv().unwrap()), vec!["config:a.b"]);
@@ -864,6 +865,7 @@ fn reopening_runs_no_migration_twice(s: &Store) {
         s.categories().unwrap().len()
     );
     assert_eq!(schema_version(), 3);
+    reopened.analyze().unwrap();
 }
 
 fn deleting_resources_cascades_and_refuses_categories_in_use(s: &Store) {
