@@ -310,42 +310,12 @@ fn pg_cell(row: &sqlx::postgres::PgRow, i: usize) -> DbResult<Cell> {
     Ok(cell.unwrap_or(Cell::Null))
 }
 
-impl Conn for PgConn<'_> {
-    fn dialect(&self) -> Dialect {
-        Dialect::Postgres
-    }
-
-    fn execute(&mut self, sql: &str, params: &[Param]) -> DbResult<u64> {
-        let q = bind_pg(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
-        let conn = &mut *self.conn;
-        self.handle
-            .block_on(async move { q.execute(conn).await })
-            .map(|r| r.rows_affected())
-            .map_err(pg_error)
-    }
-
-    fn query(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
-        let q = bind_pg(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
-        let conn = &mut *self.conn;
-        let rows = self
-            .handle
-            .block_on(async move { q.fetch_all(conn).await })
-            .map_err(pg_error)?;
-        rows.iter()
-            .map(|r| {
-                use sqlx::Row as _;
-                (0..r.len())
-                    .map(|i| pg_cell(r, i))
-                    .collect::<DbResult<Vec<_>>>()
-                    .map(Row)
-            })
-            .collect()
-    }
-
-    fn query_planned(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
-        // An unnamed statement is planned with its parameters each time.
+impl PgConn<'_> {
+    /// Run a query; `prepared` keeps the statement (and, after five runs,
+    /// its generic plan) on the connection.
+    fn fetch(&mut self, sql: &str, params: &[Param], prepared: bool) -> DbResult<Vec<Row>> {
         let q = bind_pg(
-            sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).persistent(false),
+            sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).persistent(prepared),
             params,
         );
         let conn = &mut *self.conn;
@@ -362,6 +332,30 @@ impl Conn for PgConn<'_> {
                     .map(Row)
             })
             .collect()
+    }
+}
+
+impl Conn for PgConn<'_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Param]) -> DbResult<u64> {
+        let q = bind_pg(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
+        let conn = &mut *self.conn;
+        self.handle
+            .block_on(async move { q.execute(conn).await })
+            .map(|r| r.rows_affected())
+            .map_err(pg_error)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
+        self.fetch(sql, params, true)
+    }
+
+    fn query_planned(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
+        // An unnamed statement is planned with its parameters each time.
+        self.fetch(sql, params, false)
     }
 
     fn execute_batch(&mut self, sql: &str) -> DbResult<()> {
