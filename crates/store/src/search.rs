@@ -13,6 +13,7 @@ use crate::store::Store;
 
 const MAX_LIMIT: u64 = 1000;
 const MAX_TEXT_TERMS: usize = 16;
+const MAX_GROUPS: usize = 100;
 
 struct Sql {
     conditions: Vec<String>,
@@ -32,6 +33,14 @@ impl Store {
     /// results, so a typo in a template shows up.
     pub fn search(&self, q: &SearchQuery) -> Result<SearchPage> {
         let limit = q.limit.min(MAX_LIMIT);
+        if let Audience::Member { groups } = &q.audience
+            && groups.len() > MAX_GROUPS
+        {
+            return Err(StoreError::invalid(
+                "audience",
+                format!("at most {MAX_GROUPS} content groups"),
+            ));
+        }
         self.read(|c| {
             let dialect = c.dialect();
             let mut sql = Sql {
@@ -110,6 +119,21 @@ impl Store {
                     "r.is_published = {t} AND (r.publication_start IS NULL OR r.publication_start <= {now}) \
                      AND (r.publication_end IS NULL OR r.publication_end > {now})"
                 ));
+            }
+            match &q.audience {
+                Audience::Everyone => {}
+                Audience::Anonymous => sql.conditions.push("r.visibility = 'public'".to_owned()),
+                Audience::Member { groups } => {
+                    let mut allowed = vec!["r.visibility IN ('public', 'members')".to_owned()];
+                    if !groups.is_empty() {
+                        let list: Vec<String> = groups.iter().map(|g| sql.bind(g.0)).collect();
+                        allowed.push(format!(
+                            "(r.visibility = 'group' AND r.content_group_id IN ({}))",
+                            list.join(", ")
+                        ));
+                    }
+                    sql.conditions.push(format!("({})", allowed.join(" OR ")));
+                }
             }
             let where_clause = if sql.conditions.is_empty() {
                 String::new()

@@ -941,6 +941,30 @@ fn publication_window_and_visibility_are_kept(s: &Store) {
     assert_eq!(found.ids, vec![id, mid]);
     assert!(!found.ids.contains(&fid));
 
+    // Audiences: anonymous sees public, members also members-only, and
+    // group members also their group's resources.
+    let audience = |a: Audience| {
+        s.search(&SearchQuery {
+            categories: vec!["article".into()],
+            audience: a,
+            ..Default::default()
+        })
+        .unwrap()
+        .ids
+    };
+    assert_eq!(audience(Audience::Anonymous), vec![fid]);
+    assert_eq!(
+        audience(Audience::Member { groups: vec![] }),
+        vec![fid, mid]
+    );
+    assert_eq!(
+        audience(Audience::Member {
+            groups: vec![group]
+        }),
+        vec![id, fid, mid]
+    );
+    assert_eq!(audience(Audience::Everyone), vec![id, fid, mid]);
+
     let mut bad = article("bad window");
     bad.publication_start = Some(ts(2030, 1, 1));
     bad.publication_end = Some(ts(2020, 1, 1));
