@@ -252,6 +252,18 @@ impl Conn for SqliteConn<'_> {
 // ---------------------------------------------------------------------------
 // PostgreSQL
 
+/// Drive a future to completion from synchronous code. On a blocking thread
+/// (the intended caller) this is a plain `block_on`; called by mistake on a
+/// multi-threaded runtime's worker, `block_in_place` first hands the worker's
+/// other tasks to another thread, so the runtime is not stalled and nothing
+/// panics.
+pub(crate) fn block_on<F: std::future::Future>(
+    handle: &tokio::runtime::Handle,
+    fut: F,
+) -> F::Output {
+    tokio::task::block_in_place(|| handle.block_on(fut))
+}
+
 pub(crate) struct PgConn<'a> {
     pub handle: &'a tokio::runtime::Handle,
     pub conn: &'a mut sqlx::PgConnection,
@@ -319,10 +331,8 @@ impl PgConn<'_> {
             params,
         );
         let conn = &mut *self.conn;
-        let rows = self
-            .handle
-            .block_on(async move { q.fetch_all(conn).await })
-            .map_err(pg_error)?;
+        let rows =
+            block_on(self.handle, async move { q.fetch_all(conn).await }).map_err(pg_error)?;
         rows.iter()
             .map(|r| {
                 use sqlx::Row as _;
@@ -343,8 +353,7 @@ impl Conn for PgConn<'_> {
     fn execute(&mut self, sql: &str, params: &[Param]) -> DbResult<u64> {
         let q = bind_pg(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
         let conn = &mut *self.conn;
-        self.handle
-            .block_on(async move { q.execute(conn).await })
+        block_on(self.handle, async move { q.execute(conn).await })
             .map(|r| r.rows_affected())
             .map_err(pg_error)
     }
@@ -361,9 +370,10 @@ impl Conn for PgConn<'_> {
     fn execute_batch(&mut self, sql: &str) -> DbResult<()> {
         let conn = &mut *self.conn;
         let sql = sql.to_owned();
-        self.handle
-            .block_on(async move { sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(conn).await })
-            .map(|_| ())
-            .map_err(pg_error)
+        block_on(self.handle, async move {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(conn).await
+        })
+        .map(|_| ())
+        .map_err(pg_error)
     }
 }
