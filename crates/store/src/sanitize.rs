@@ -139,12 +139,22 @@ fn is_url_key(key: &str) -> bool {
 /// tags (keeping their text); we then escape quotes too, which ammonia leaves
 /// alone in text nodes.
 pub(crate) fn sanitize_text(s: &str) -> String {
-    let cleaned = TEXT.clean(s).to_string();
+    let cleaned = no_carriage_returns(TEXT.clean(s).to_string());
     cleaned.replace('"', "&quot;").replace('\'', "&#39;")
 }
 
 pub(crate) fn sanitize_html(s: &str) -> String {
-    HTML.clean(s).to_string()
+    no_carriage_returns(HTML.clean(s).to_string())
+}
+
+/// The HTML parser turns a raw CR into LF but keeps one written as `&#13;`;
+/// storing LF either way keeps sanitising idempotent.
+fn no_carriage_returns(s: String) -> String {
+    if s.contains('\r') {
+        s.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        s
+    }
 }
 
 /// The scheme is checked on what a browser will see, after entity decoding:
