@@ -121,6 +121,9 @@ fn run(store: &Store, n: usize) -> Vec<String> {
         indexed as f64 / el.as_secs_f64()
     ));
 
+    // What `bulwark import` does after a bulk load.
+    store.analyze().unwrap();
+
     // Read by id.
     let reads = 20_000;
     let mut lat = Vec::with_capacity(reads);

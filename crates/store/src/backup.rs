@@ -126,6 +126,15 @@ impl Store {
         Ok(row.0)
     }
 
+    /// Refresh the query planner's statistics: after an import, so searches
+    /// get good plans at once instead of after the next automatic analyse.
+    pub fn analyze(&self) -> Result<()> {
+        self.write(|c, _| {
+            c.execute_batch("ANALYZE")?;
+            Ok(())
+        })
+    }
+
     /// Check the database's internal consistency: SQLite's integrity and
     /// foreign-key checks, and on both backends that every resource's category
     /// exists. Returns the problems found (empty when all is well).

@@ -148,6 +148,14 @@ pub(crate) trait Conn {
     /// Several statements without parameters (migrations).
     fn execute_batch(&mut self, sql: &str) -> DbResult<()>;
 
+    /// Like `query`, but planned for these parameter values every time.
+    /// PostgreSQL switches a prepared statement to a generic plan after five
+    /// runs; for search, where the parameters decide between an index walk
+    /// and a full scan, that plan is often the wrong one.
+    fn query_planned(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
+        self.query(sql, params)
+    }
+
     fn query_one(&mut self, sql: &str, params: &[Param]) -> DbResult<Option<Row>> {
         Ok(self.query(sql, params)?.into_iter().next())
     }
@@ -244,6 +252,18 @@ impl Conn for SqliteConn<'_> {
 // ---------------------------------------------------------------------------
 // PostgreSQL
 
+/// Drive a future to completion from synchronous code. On a blocking thread
+/// (the intended caller) this is a plain `block_on`; called by mistake on a
+/// multi-threaded runtime's worker, `block_in_place` first hands the worker's
+/// other tasks to another thread, so the runtime is not stalled and nothing
+/// panics.
+pub(crate) fn block_on<F: std::future::Future>(
+    handle: &tokio::runtime::Handle,
+    fut: F,
+) -> F::Output {
+    tokio::task::block_in_place(|| handle.block_on(fut))
+}
+
 pub(crate) struct PgConn<'a> {
     pub handle: &'a tokio::runtime::Handle,
     pub conn: &'a mut sqlx::PgConnection,
@@ -302,27 +322,17 @@ fn pg_cell(row: &sqlx::postgres::PgRow, i: usize) -> DbResult<Cell> {
     Ok(cell.unwrap_or(Cell::Null))
 }
 
-impl Conn for PgConn<'_> {
-    fn dialect(&self) -> Dialect {
-        Dialect::Postgres
-    }
-
-    fn execute(&mut self, sql: &str, params: &[Param]) -> DbResult<u64> {
-        let q = bind_pg(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
+impl PgConn<'_> {
+    /// Run a query; `prepared` keeps the statement (and, after five runs,
+    /// its generic plan) on the connection.
+    fn fetch(&mut self, sql: &str, params: &[Param], prepared: bool) -> DbResult<Vec<Row>> {
+        let q = bind_pg(
+            sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())).persistent(prepared),
+            params,
+        );
         let conn = &mut *self.conn;
-        self.handle
-            .block_on(async move { q.execute(conn).await })
-            .map(|r| r.rows_affected())
-            .map_err(pg_error)
-    }
-
-    fn query(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
-        let q = bind_pg(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
-        let conn = &mut *self.conn;
-        let rows = self
-            .handle
-            .block_on(async move { q.fetch_all(conn).await })
-            .map_err(pg_error)?;
+        let rows =
+            block_on(self.handle, async move { q.fetch_all(conn).await }).map_err(pg_error)?;
         rows.iter()
             .map(|r| {
                 use sqlx::Row as _;
@@ -333,13 +343,37 @@ impl Conn for PgConn<'_> {
             })
             .collect()
     }
+}
+
+impl Conn for PgConn<'_> {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn execute(&mut self, sql: &str, params: &[Param]) -> DbResult<u64> {
+        let q = bind_pg(sqlx::query(sqlx::AssertSqlSafe(sql.to_owned())), params);
+        let conn = &mut *self.conn;
+        block_on(self.handle, async move { q.execute(conn).await })
+            .map(|r| r.rows_affected())
+            .map_err(pg_error)
+    }
+
+    fn query(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
+        self.fetch(sql, params, true)
+    }
+
+    fn query_planned(&mut self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
+        // An unnamed statement is planned with its parameters each time.
+        self.fetch(sql, params, false)
+    }
 
     fn execute_batch(&mut self, sql: &str) -> DbResult<()> {
         let conn = &mut *self.conn;
         let sql = sql.to_owned();
-        self.handle
-            .block_on(async move { sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(conn).await })
-            .map(|_| ())
-            .map_err(pg_error)
+        block_on(self.handle, async move {
+            sqlx::raw_sql(sqlx::AssertSqlSafe(sql)).execute(conn).await
+        })
+        .map(|_| ())
+        .map_err(pg_error)
     }
 }

@@ -14,7 +14,7 @@
 //! - The domain logic is written once, as synchronous code over a tiny
 //!   connection trait (`db.rs`); rusqlite and sqlx (PostgreSQL only) sit
 //!   behind it. One conformance suite therefore tests one implementation.
-//! - Every public method on [`Store`] is synchronous, because the template
+//! - Every data method on [`Store`] is synchronous, because the template
 //!   layer reads models synchronously from blocking threads. Async code calls
 //!   [`Store::run`], which hops to tokio's blocking pool; PostgreSQL is driven
 //!   there with `Handle::block_on`. A runtime worker is never blocked.
@@ -35,7 +35,8 @@
 //!   [`StoreError::Busy`].
 //!
 //! **What it deliberately does not do.** No access control (the ACL lives in
-//! the site layer; the store only keeps visibility), no caching (that is the
+//! the site layer; the store keeps visibility and filters searches by the
+//! [`Audience`] it is handed, so pages of results stay full), no caching (that is the
 //! depcache, fed by the change events), no media files (the media crate), no
 //! cross-node event fan-out (LISTEN/NOTIFY belongs to the push/cluster layer),
 //! and no ORM: SQL is plain, bound, and in one place per operation.
@@ -58,8 +59,8 @@ mod store;
 pub use error::{Result, StoreError};
 pub use migrate::schema_version;
 pub use model::{
-    Category, ChangeEvent, DateField, DependencyKey, Edge, Identity, IdentityKind, NewResource,
-    Predicate, Props, PropsChange, Resource, ResourceId, ResourceUpdate, Revision, SearchPage,
-    SearchQuery, SortKey, Version, Visibility,
+    Audience, Category, ChangeEvent, DateField, DependencyKey, Edge, Identity, IdentityKind,
+    NewResource, Predicate, Props, PropsChange, Resource, ResourceId, ResourceUpdate, Revision,
+    SearchPage, SearchQuery, SortKey, Version, Visibility,
 };
 pub use store::{Database, PasswordParams, PoolOptions, PoolStatus, Store, StoreConfig};

@@ -390,6 +390,20 @@ pub enum SortKey {
     Title,
 }
 
+/// Who a search is for, so that lists page correctly without showing what
+/// the reader may not see. The ACL layer decides the audience; the store
+/// only filters on the stored visibility.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Audience {
+    /// No visibility filter (admin, background jobs).
+    #[default]
+    Everyone,
+    /// Anonymous visitors: `Public` only.
+    Anonymous,
+    /// A logged-in user: `Public`, `Members`, and `Group(g)` for these groups.
+    Member { groups: Vec<ResourceId> },
+}
+
 /// A search. Text, title and `date_start` come from the pivot, so they see a
 /// change once the pivot task has indexed it; everything else is live.
 #[derive(Debug, Clone)]
@@ -405,6 +419,8 @@ pub struct SearchQuery {
     pub has_object: Option<(String, ResourceId)>,
     /// Only published resources inside their publication window (at `now`).
     pub published_only: bool,
+    /// Only what this audience may see.
+    pub audience: Audience,
     pub sort: SortKey,
     pub descending: bool,
     pub offset: u64,
@@ -424,6 +440,7 @@ impl Default for SearchQuery {
             date_to: None,
             has_object: None,
             published_only: false,
+            audience: Audience::Everyone,
             sort: SortKey::Id,
             descending: false,
             offset: 0,

@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::db::{Conn, Dialect, params};
 use crate::error::Result;
 use crate::model::*;
-use crate::resource::load;
+use crate::resource::{category_lineage, load};
 use crate::sanitize::html_to_plain;
 use crate::store::Store;
 
@@ -65,7 +65,7 @@ fn parse_date(v: Option<&Value>) -> Option<i64> {
         .map(|t| t.and_utc().timestamp_millis())
 }
 
-fn pivot_one(c: &mut dyn Conn, id: ResourceId, now: i64) -> Result<Option<String>> {
+fn pivot_one(c: &mut dyn Conn, id: ResourceId, now: i64) -> Result<Option<ResourceId>> {
     let Some(r) = load(c, id)? else {
         return Ok(None);
     };
@@ -120,7 +120,7 @@ fn pivot_one(c: &mut dyn Conn, id: ResourceId, now: i64) -> Result<Option<String
             )?;
         }
     }
-    Ok(Some(r.category_name))
+    Ok(Some(r.category))
 }
 
 impl Store {
@@ -143,11 +143,19 @@ impl Store {
                 .map(|r| ResourceId(r.int(0)))
                 .collect();
             let now = Utc::now().timestamp_millis();
+            let mut categories = std::collections::BTreeSet::new();
             for &id in &ids {
                 if let Some(category) = pivot_one(c, id, now)? {
-                    ch.add(DependencyKey::category(&category));
+                    categories.insert(category);
                 }
                 c.execute("DELETE FROM pivot_queue WHERE rsc_id = $1", &params![id.0])?;
+            }
+            // A search over `text` depends on `cat:text`: announce the
+            // whole lineage of every category that was indexed.
+            for category in categories {
+                for name in category_lineage(c, category)? {
+                    ch.add(DependencyKey::category(&name));
+                }
             }
             if !ids.is_empty() {
                 ch.add(DependencyKey::search());

@@ -68,7 +68,12 @@ pub(crate) fn map_unique(e: DbError, what: impl FnOnce() -> String) -> StoreErro
 
 fn for_update(c: &dyn Conn) -> &'static str {
     match c.dialect() {
-        Dialect::Postgres => " FOR UPDATE OF r",
+        // NO KEY UPDATE: we never change the id, and this lock does not
+        // conflict with the KEY SHARE locks other transactions take when a
+        // foreign key (edge, modifier, content group) points at this row. A
+        // plain FOR UPDATE would let two updates that reference each other's
+        // resources deadlock.
+        Dialect::Postgres => " FOR NO KEY UPDATE OF r",
         // SQLite's writer holds the whole database already (BEGIN IMMEDIATE).
         Dialect::Sqlite => "",
     }

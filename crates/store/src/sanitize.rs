@@ -139,27 +139,40 @@ fn is_url_key(key: &str) -> bool {
 /// tags (keeping their text); we then escape quotes too, which ammonia leaves
 /// alone in text nodes.
 pub(crate) fn sanitize_text(s: &str) -> String {
-    let cleaned = TEXT.clean(s).to_string();
+    let cleaned = no_carriage_returns(TEXT.clean(s).to_string());
     cleaned.replace('"', "&quot;").replace('\'', "&#39;")
 }
 
 pub(crate) fn sanitize_html(s: &str) -> String {
-    HTML.clean(s).to_string()
+    no_carriage_returns(HTML.clean(s).to_string())
 }
 
+/// The HTML parser turns a raw CR into LF but keeps one written as `&#13;`;
+/// storing LF either way keeps sanitising idempotent.
+fn no_carriage_returns(s: String) -> String {
+    if s.contains('\r') {
+        s.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        s
+    }
+}
+
+/// The scheme is checked on what a browser will see, after entity decoding:
+/// `&#106;avascript:` is `javascript:` inside an `href`.
 fn sanitize_url(s: &str) -> String {
-    let t = s.trim();
-    let lower: String = t
+    let cleaned = sanitize_text(s.trim());
+    let cleaned = cleaned.trim();
+    let seen: String = html_to_plain(cleaned)
         .chars()
         .filter(|c| !c.is_whitespace() && !c.is_control())
         .collect::<String>()
         .to_ascii_lowercase();
-    let safe = !looks_like_scheme(&lower)
+    let safe = !looks_like_scheme(&seen)
         || ["http:", "https:", "mailto:"]
             .iter()
-            .any(|s| lower.starts_with(s));
+            .any(|p| seen.starts_with(p));
     if safe {
-        sanitize_text(t)
+        cleaned.to_owned()
     } else {
         String::new()
     }
@@ -264,11 +277,34 @@ mod tests {
         assert_eq!(sanitize_html(&once), once);
     }
 
+    proptest::proptest! {
+        /// Reading a property and writing it back never changes it.
+        #[test]
+        fn sanitising_is_idempotent(s in "(<[a-zA-Z/!]{0,8}|[ -~]|&[a-z#0-9]{0,6};?|\\PC){0,60}") {
+            let text = sanitize_text(&s);
+            proptest::prop_assert_eq!(sanitize_text(&text), text);
+            let html = sanitize_html(&s);
+            proptest::prop_assert_eq!(sanitize_html(&html), html);
+            let url = sanitize_url(&s);
+            proptest::prop_assert_eq!(sanitize_url(&url), url);
+        }
+
+        /// Text is safe both as element content and in a quoted attribute.
+        #[test]
+        fn text_never_contains_markup_or_quotes(s in "\\PC{0,80}|[<>\"'&a-z =/]{0,80}") {
+            let text = sanitize_text(&s);
+            proptest::prop_assert!(!text.contains(['<', '>', '"', '\'']), "{:?} -> {:?}", s, text);
+        }
+    }
+
     #[test]
     fn unsafe_url_schemes_are_dropped() {
         assert_eq!(sanitize_url("javascript:alert(1)"), "");
         assert_eq!(sanitize_url(" JaVa\tScRiPt:alert(1)"), "");
         assert_eq!(sanitize_url("https://example.com/"), "https://example.com/");
         assert_eq!(sanitize_url("/relative/path"), "/relative/path");
+        assert_eq!(sanitize_url("&#106;avascript:alert(1)"), "");
+        assert_eq!(sanitize_url("java&#x09;script:alert(1)"), "");
+        assert_eq!(sanitize_url("&#9#"), "#");
     }
 }

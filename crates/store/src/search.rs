@@ -13,6 +13,7 @@ use crate::store::Store;
 
 const MAX_LIMIT: u64 = 1000;
 const MAX_TEXT_TERMS: usize = 16;
+const MAX_GROUPS: usize = 100;
 
 struct Sql {
     conditions: Vec<String>,
@@ -32,6 +33,14 @@ impl Store {
     /// results, so a typo in a template shows up.
     pub fn search(&self, q: &SearchQuery) -> Result<SearchPage> {
         let limit = q.limit.min(MAX_LIMIT);
+        if let Audience::Member { groups } = &q.audience
+            && groups.len() > MAX_GROUPS
+        {
+            return Err(StoreError::invalid(
+                "audience",
+                format!("at most {MAX_GROUPS} content groups"),
+            ));
+        }
         self.read(|c| {
             let dialect = c.dialect();
             let mut sql = Sql {
@@ -111,6 +120,21 @@ impl Store {
                      AND (r.publication_end IS NULL OR r.publication_end > {now})"
                 ));
             }
+            match &q.audience {
+                Audience::Everyone => {}
+                Audience::Anonymous => sql.conditions.push("r.visibility = 'public'".to_owned()),
+                Audience::Member { groups } => {
+                    let mut allowed = vec!["r.visibility IN ('public', 'members')".to_owned()];
+                    if !groups.is_empty() {
+                        let list: Vec<String> = groups.iter().map(|g| sql.bind(g.0)).collect();
+                        allowed.push(format!(
+                            "(r.visibility = 'group' AND r.content_group_id IN ({}))",
+                            list.join(", ")
+                        ));
+                    }
+                    sql.conditions.push(format!("({})", allowed.join(" OR ")));
+                }
+            }
             let where_clause = if sql.conditions.is_empty() {
                 String::new()
             } else {
@@ -119,7 +143,8 @@ impl Store {
             let from = "FROM rsc r LEFT JOIN rsc_pivot p ON p.rsc_id = r.id";
             let total = if q.count_total {
                 Some(
-                    c.query_one(&format!("SELECT count(*) {from} {where_clause}"), &sql.params)?
+                    c.query_planned(&format!("SELECT count(*) {from} {where_clause}"), &sql.params)?
+                        .first()
                         .map(|r| r.int(0) as u64)
                         .unwrap_or(0),
                 )
@@ -148,7 +173,7 @@ impl Store {
             let lp = sql.bind(limit as i64);
             let op = sql.bind(q.offset.min(i64::MAX as u64) as i64);
             let ids = c
-                .query(
+                .query_planned(
                     &format!("SELECT r.id {from} {where_clause} ORDER BY {order} LIMIT {lp} OFFSET {op}"),
                     &sql.params,
                 )?

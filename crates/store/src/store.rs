@@ -1,10 +1,11 @@
 //! Opening a store, the connection pools, transactions and change events.
 //!
-//! Every public operation is a synchronous method on [`Store`]. The template
+//! Every data operation is a synchronous method on [`Store`]. The template
 //! render path runs on blocking threads and calls them directly; async code
 //! calls [`Store::run`], which moves the call to tokio's blocking pool. The
-//! PostgreSQL backend drives sqlx with `Handle::block_on` from that thread, so
-//! neither backend ever blocks a runtime worker.
+//! PostgreSQL backend drives sqlx with `Handle::block_on` from that thread.
+//! A call made on a runtime worker by mistake still works: waits go through
+//! `block_in_place`, which hands the worker's other tasks to another thread.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -361,7 +362,8 @@ impl Store {
                 // Dropping a pooled connection spawns its return to the pool:
                 // that needs the runtime's context on this (non-runtime) thread.
                 let _context = b.handle.enter();
-                let mut conn = b.handle.block_on(b.pool.acquire()).map_err(acquire_error)?;
+                let mut conn =
+                    crate::db::block_on(&b.handle, b.pool.acquire()).map_err(acquire_error)?;
                 f(&mut PgConn {
                     handle: &b.handle,
                     conn: &mut conn,
@@ -378,17 +380,23 @@ impl Store {
     ) -> Result<T> {
         let mut changes = Changes::default();
         let out = match &self.inner.backend {
-            Backend::Sqlite(b) => {
+            // Waiting for the writer (and fsync) can take a while: if this
+            // runs on a runtime worker by mistake, let the runtime move the
+            // worker's other tasks elsewhere first (a no-op on other threads).
+            Backend::Sqlite(b) => tokio::task::block_in_place(|| -> Result<T> {
                 let c = b
                     .writer
                     .try_lock_for(self.acquire_timeout())
                     .ok_or(StoreError::Busy)?;
                 let mut conn = SqliteConn(&c);
-                transaction(&mut conn, "BEGIN IMMEDIATE", |c| f(c, &mut changes))?
-            }
+                Ok(transaction(&mut conn, "BEGIN IMMEDIATE", |c| {
+                    f(c, &mut changes)
+                })?)
+            })?,
             Backend::Postgres(b) => {
                 let _context = b.handle.enter();
-                let mut pooled = b.handle.block_on(b.pool.acquire()).map_err(acquire_error)?;
+                let mut pooled =
+                    crate::db::block_on(&b.handle, b.pool.acquire()).map_err(acquire_error)?;
                 let mut conn = PgConn {
                     handle: &b.handle,
                     conn: &mut pooled,

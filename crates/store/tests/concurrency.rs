@@ -13,6 +13,7 @@ on_both_backends!(
     fifty_writers_on_different_resources_lose_no_update,
     ten_writers_on_one_resource_get_conflicts_and_lose_no_update,
     ten_writers_racing_on_one_version_exactly_one_wins,
+    writers_referencing_each_others_resources_do_not_deadlock,
 );
 
 /// Join all threads, failing (instead of hanging) if they deadlock.
@@ -278,4 +279,49 @@ async fn postgres_pool_keeps_one_connection_and_closes_idle_ones() {
         }
     }
     assert_eq!(now.open, 1, "{now:?}");
+}
+
+/// Two users each update their own resource naming the other as modifier,
+/// while edges are inserted both ways between them: every transaction
+/// touches both rows, in opposite orders.
+fn writers_referencing_each_others_resources_do_not_deadlock(s: &Store) {
+    let a = s
+        .create_resource(NewResource::new("person", Props::new()))
+        .unwrap();
+    let b = s
+        .create_resource(NewResource::new("person", Props::new()))
+        .unwrap();
+    let handles = [(a, b), (b, a), (a, b), (b, a)]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (me, other))| {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                for n in 0..40 {
+                    if i < 2 {
+                        loop {
+                            let r = s.resource(me).unwrap().unwrap();
+                            match s.update_resource(
+                                ResourceUpdate::new(me, r.version)
+                                    .merge(Props::new().with("n", n))
+                                    // A changed modifier makes the foreign
+                                    // key lock the other resource's row.
+                                    .modified_by(if n % 2 == 0 { other } else { me }),
+                            ) {
+                                Ok(_) => break,
+                                Err(StoreError::Conflict { .. }) => continue,
+                                Err(e) => panic!("update: {e}"),
+                            }
+                        }
+                    } else {
+                        s.insert_edge(me, "relation", other, Some(other)).unwrap();
+                        s.delete_edge(me, "relation", other).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    join_within(handles, Duration::from_secs(60));
+    assert_eq!(s.resource(a).unwrap().unwrap().version, Version(41));
+    assert_eq!(s.resource(b).unwrap().unwrap().version, Version(41));
 }

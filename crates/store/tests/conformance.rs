@@ -26,6 +26,7 @@ on_both_backends!(
     reopening_runs_no_migration_twice,
     deleting_resources_cascades_and_refuses_categories_in_use,
     publication_window_and_visibility_are_kept,
+    random_category_tree_changes_keep_the_nested_set_well_formed,
 );
 
 fn article(title: &str) -> NewResource {
@@ -818,6 +819,7 @@ fn change_events_name_dependency_keys_after_commit(s: &Store) {
     s.pivot_all(100).unwrap();
     let k = keys(&rx.try_recv().unwrap());
     assert!(k.contains(&"search".to_owned()));
+    assert!(k.contains(&"cat:event".to_owned()), "{k:?}");
 
     s.set_config_value("a.b", "c").unwrap();
     assert_eq!(keys(&rx.try_recv().unwrap()), vec!["config:a.b"]);
@@ -864,6 +866,7 @@ fn reopening_runs_no_migration_twice(s: &Store) {
         s.categories().unwrap().len()
     );
     assert_eq!(schema_version(), 3);
+    reopened.analyze().unwrap();
 }
 
 fn deleting_resources_cascades_and_refuses_categories_in_use(s: &Store) {
@@ -939,6 +942,30 @@ fn publication_window_and_visibility_are_kept(s: &Store) {
     assert_eq!(found.ids, vec![id, mid]);
     assert!(!found.ids.contains(&fid));
 
+    // Audiences: anonymous sees public, members also members-only, and
+    // group members also their group's resources.
+    let audience = |a: Audience| {
+        s.search(&SearchQuery {
+            categories: vec!["article".into()],
+            audience: a,
+            ..Default::default()
+        })
+        .unwrap()
+        .ids
+    };
+    assert_eq!(audience(Audience::Anonymous), vec![fid]);
+    assert_eq!(
+        audience(Audience::Member { groups: vec![] }),
+        vec![fid, mid]
+    );
+    assert_eq!(
+        audience(Audience::Member {
+            groups: vec![group]
+        }),
+        vec![id, fid, mid]
+    );
+    assert_eq!(audience(Audience::Everyone), vec![id, fid, mid]);
+
     let mut bad = article("bad window");
     bad.publication_start = Some(ts(2030, 1, 1));
     bad.publication_end = Some(ts(2020, 1, 1));
@@ -957,4 +984,70 @@ fn publication_window_and_visibility_are_kept(s: &Store) {
         s.delete_resource(group, None),
         Err(StoreError::InUse(_))
     ));
+}
+
+/// Nested-set invariants after every change of a random sequence of creates
+/// and moves (cycles are refused and change nothing).
+fn random_category_tree_changes_keep_the_nested_set_well_formed(s: &Store) {
+    let mut seed: u64 = 7;
+    let mut next = |n: usize| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((seed >> 33) as usize) % n
+    };
+    let mut names: Vec<String> = s
+        .categories()
+        .unwrap()
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    for step in 0..40 {
+        if step % 3 == 0 {
+            let parent = names[next(names.len())].clone();
+            let name = format!("cat_{step}");
+            s.create_category(&name, Some(&parent), &name).unwrap();
+            names.push(name);
+        } else {
+            let who = names[next(names.len())].clone();
+            let to = if next(5) == 0 {
+                None
+            } else {
+                Some(names[next(names.len())].clone())
+            };
+            let before = s.categories().unwrap();
+            match s.move_category(&who, to.as_deref()) {
+                Ok(()) => {}
+                Err(StoreError::InvalidInput { .. }) => {
+                    assert_eq!(
+                        s.categories().unwrap(),
+                        before,
+                        "a refused move changed the tree"
+                    );
+                }
+                Err(e) => panic!("move {who} -> {to:?}: {e}"),
+            }
+        }
+        let cats = s.categories().unwrap();
+        let mut numbers: Vec<i64> = cats.iter().flat_map(|c| [c.left, c.right]).collect();
+        numbers.sort();
+        assert_eq!(
+            numbers,
+            (1..=cats.len() as i64 * 2).collect::<Vec<_>>(),
+            "step {step}"
+        );
+        for c in &cats {
+            match c.parent {
+                Some(p) => {
+                    let parent = cats.iter().find(|x| x.id == p).unwrap();
+                    assert!(
+                        c.left > parent.left && c.right < parent.right,
+                        "step {step}"
+                    );
+                    assert_eq!(c.depth, parent.depth + 1);
+                }
+                None => assert_eq!(c.depth, 0),
+            }
+        }
+    }
 }

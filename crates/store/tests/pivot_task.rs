@@ -55,3 +55,33 @@ async fn sqlite_background_pivot_task_indexes_new_writes() {
 async fn postgres_background_pivot_task_indexes_new_writes() {
     background_pivot_task_indexes_new_writes(common::postgres("pivot_task").await).await;
 }
+
+/// The synchronous API is meant for blocking threads, but a call made by
+/// mistake on a runtime worker must neither panic nor stall the runtime.
+async fn sync_call_on_a_runtime_worker_still_works(db: common::TestDb) {
+    let id = db
+        .store
+        .create_resource(NewResource::new(
+            "article",
+            Props::new().with("title", "direct"),
+        ))
+        .unwrap();
+    let r = db.store.resource(id).unwrap().unwrap();
+    assert_eq!(r.title(), Some("direct"));
+    // Other tasks keep running meanwhile.
+    let ticker = tokio::spawn(async { tokio::time::sleep(Duration::from_millis(5)).await });
+    for _ in 0..20 {
+        db.store.search(&SearchQuery::default()).unwrap();
+    }
+    ticker.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_sync_call_on_a_runtime_worker_still_works() {
+    sync_call_on_a_runtime_worker_still_works(common::sqlite().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_sync_call_on_a_runtime_worker_still_works() {
+    sync_call_on_a_runtime_worker_still_works(common::postgres("sync_on_worker").await).await;
+}

@@ -71,6 +71,9 @@ const ATTACKS: &[&str] = &[
     "<xss onafterscriptexecute=alert(1)><script>1</script>",
     "\"><script>alert(1)</script>",
     "'><img src=x onerror=alert(1)>",
+    "&#106;avascript:alert(1)",
+    "java&#x09;script:alert(1)",
+    "&#x6A;&#x61;&#x76;&#x61;&#x73;&#x63;&#x72;&#x69;&#x70;&#x74;&#x3A;alert(1)",
 ];
 
 /// The tags and attributes the body whitelist allows.
@@ -233,6 +236,15 @@ fn xss_attack_strings_in_text_properties_come_back_as_text(s: &Store) {
                 !v.contains(['<', '>', '"', '\'']),
                 "{attack:?} -> {key} {v:?}"
             );
+        }
+        // What a browser sees in href="{{ website }}": no script scheme.
+        let seen: String = decode_entities(r.props.str("website").unwrap())
+            .chars()
+            .filter(|c| !c.is_whitespace() && !c.is_control())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        for scheme in ["javascript:", "vbscript:", "data:"] {
+            assert!(!seen.contains(scheme), "{attack:?} -> website {seen:?}");
         }
     }
 }
