@@ -33,6 +33,9 @@ json_body=$(curl -s "http://127.0.0.1:$BULWARK_PORT/json")
 # The random page varies in length (1-20 items); nginx returns one of median size.
 random_body=$(for _ in $(seq 200); do curl -s "http://127.0.0.1:$BULWARK_PORT/random" | wc -c; done | sort -n | sed -n 100p)
 random_fixed=$(head -c "$random_body" /dev/zero | tr '\0' 'x')
+# The cached page: nginx serves the very same bytes from a file.
+mkdir -p "$work/static"
+curl -s "http://127.0.0.1:$BULWARK_PORT/cached" >"$work/static/cached"
 
 cat >"$work/nginx.conf" <<NGINX
 worker_processes 2;
@@ -46,6 +49,7 @@ http {
         listen 127.0.0.1:$NGINX_PORT;
         location = /json { default_type application/json; return 200 '$json_body'; }
         location = /random { default_type text/html; return 200 '$random_fixed'; }
+        location = /cached { default_type text/html; root $work/static; }
     }
 }
 NGINX
@@ -57,7 +61,7 @@ lat() { awk '/ 99%/ {print $2}' "$1"; }
 run() { wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$1" >"$2"; }
 
 echo "scenario  bulwark_req/s  nginx_req/s  ratio  bulwark_p99  nginx_p99"
-for path in json random; do
+for path in json random cached; do
     run "http://127.0.0.1:$BULWARK_PORT/$path" "$work/b-$path.txt"
     run "http://127.0.0.1:$NGINX_PORT/$path" "$work/n-$path.txt"
     b=$(rate "$work/b-$path.txt"); n=$(rate "$work/n-$path.txt")

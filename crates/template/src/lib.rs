@@ -138,6 +138,7 @@ impl SiteTemplates {
         env.add_function("random", |n: u32| -> u32 {
             rand::random_range(1..=n.max(1))
         });
+        env.add_function("live", live_block);
         SiteTemplates { env, site }
     }
 
@@ -261,6 +262,38 @@ fn lib_tags(site: &Site, dev: bool, files: &[String]) -> Result<Value, minijinja
     }
 }
 
+/// `{% call live("rsc/" ~ rsc.id) %}...{% endcall %}`: the block, wrapped in an
+/// element that the browser re-fetches when the topic publishes (with the `push`
+/// module's `js/bulwark-live.js`). Ids are numbered per render, so they are stable
+/// between the page and its re-fetch.
+fn live_block(
+    state: &mut minijinja::State,
+    topic: String,
+    kwargs: Kwargs,
+) -> Result<Value, minijinja::Error> {
+    let caller: Value = kwargs.get("caller")?;
+    let tag: Option<String> = kwargs.get("tag")?;
+    kwargs.assert_all_used()?;
+    let tag = tag.unwrap_or_else(|| "div".to_string());
+    if !tag.chars().all(|c| c.is_ascii_alphanumeric()) {
+        return Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            "live(): tag must be a plain element name",
+        ));
+    }
+    let n = state
+        .get_temp("live_count")
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0)
+        + 1;
+    state.set_temp("live_count", Value::from(n));
+    let inner = caller.call(state, &[])?;
+    Ok(Value::from_safe_string(format!(
+        r#"<{tag} id="live-{n}" data-live="{}">{inner}</{tag}>"#,
+        html_attr(&topic)
+    )))
+}
+
 fn html_attr(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('"', "&quot;")
@@ -321,5 +354,53 @@ fn collect_embedded(dir: &include_dir::Dir<'static>, root: &Path, out: &mut Vec<
     }
     for sub in dir.dirs() {
         collect_embedded(sub, root, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn templates(files: &[(&str, &str)]) -> (tempfile::TempDir, SiteTemplates) {
+        let dir = tempfile::tempdir().unwrap();
+        let site_dir = dir.path().join("s");
+        std::fs::create_dir_all(site_dir.join("templates")).unwrap();
+        std::fs::write(site_dir.join("site.toml"), "hostname = \"s.test\"").unwrap();
+        for (name, text) in files {
+            std::fs::write(site_dir.join("templates").join(name), text).unwrap();
+        }
+        let site = Arc::new(Site::load(&site_dir, false).unwrap());
+        (dir, SiteTemplates::new(site, TemplateOptions::default()))
+    }
+
+    #[test]
+    fn live_blocks_are_numbered_and_escape_their_topic() {
+        let (_dir, t) = templates(&[(
+            "p.tpl",
+            r#"{% call live("rsc/1") %}<b>x</b>{% endcall %}{% call live('a"b', tag="section") %}y{% endcall %}"#,
+        )]);
+        assert_eq!(
+            t.render("p.tpl", Value::UNDEFINED).unwrap(),
+            r#"<div id="live-1" data-live="rsc/1"><b>x</b></div><section id="live-2" data-live="a&quot;b">y</section>"#
+        );
+    }
+
+    #[test]
+    fn a_site_template_overrides_a_core_template() {
+        let (_dir, t) = templates(&[("error.tpl", "mine")]);
+        assert_eq!(t.render("error.tpl", Value::UNDEFINED).unwrap(), "mine");
+        assert!(
+            t.render("404.tpl", Value::UNDEFINED)
+                .unwrap()
+                .contains("mine")
+        );
+    }
+
+    #[test]
+    fn tpl_files_are_escaped_and_txt_files_are_not() {
+        let (_dir, t) = templates(&[("a.tpl", "{{ v }}"), ("a.txt", "{{ v }}")]);
+        let ctx = || minijinja::context! { v => "<i>" };
+        assert_eq!(t.render("a.tpl", ctx()).unwrap(), "&lt;i&gt;");
+        assert_eq!(t.render("a.txt", ctx()).unwrap(), "<i>");
     }
 }

@@ -1,7 +1,8 @@
 {% extends "base.tpl" %}
 {% block title %}{{ rsc.title }} &middot; {{ super() }}{% endblock %}
 {% block content %}
-<article id="rsc-{{ rsc.id }}" class="page" data-live="rsc/{{ rsc.id }}">
+<article class="page">
+{% call live("rsc/" ~ rsc.id) %}
   <p class="hint">{{ rsc.category }}{% for p in rsc.o.author %}{% if loop.first %} by {% endif %}<a href="{{ p.page_url }}">{{ p.title }}</a>{% if not loop.last %}, {% endif %}{% endfor %}</p>
   <h1>{{ rsc.title }}</h1>
   {% if rsc.summary %}<p class="lead">{{ rsc.summary }}</p>{% endif %}
@@ -16,6 +17,7 @@
   <h2>Articles</h2>
   <ul>{% for r in writes %}<li><a href="{{ r.page_url }}">{{ r.title }}</a></li>{% endfor %}</ul>
   {% endif %}
+{% endcall %}
 </article>
 {{ lib("js/bulwark.js", "js/bulwark-live.js") }}
 {% endblock %}
