@@ -89,6 +89,12 @@ struct ServeArgs {
     /// Seconds in-flight requests get to finish on shutdown.
     #[arg(long, env = "BULWARK_SHUTDOWN_GRACE", default_value_t = 10.0)]
     shutdown_grace: f64,
+    /// Renders that may run at once per site (default: two per core).
+    #[arg(long, env = "BULWARK_RENDER_CONCURRENCY")]
+    render_concurrency: Option<usize>,
+    /// Seconds a render may wait for a turn before the request gets 503.
+    #[arg(long, env = "BULWARK_RENDER_QUEUE_TIMEOUT", default_value_t = 2.0)]
+    render_queue_timeout: f64,
     /// Worker threads (default: one per core).
     #[arg(long, env = "BULWARK_THREADS")]
     threads: Option<usize>,
@@ -146,6 +152,12 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "off" => AccessLogTarget::Off,
             "-" => AccessLogTarget::Stdout,
             path => AccessLogTarget::File(path.into()),
+        },
+        render_limits: bulwark_http::RenderLimits {
+            concurrency: args
+                .render_concurrency
+                .unwrap_or(bulwark_http::RenderLimits::default().concurrency),
+            queue_timeout: Duration::from_secs_f64(args.render_queue_timeout),
         },
         ..ServerOptions::default()
     };

@@ -53,7 +53,7 @@ impl Controller for TemplateController {
 
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let render = || {
+            let render = limited(req, || {
                 let scope = render_scope(req);
                 let outcome = render_template(
                     req,
@@ -63,13 +63,24 @@ impl Controller for TemplateController {
                     BTreeMap::new(),
                 );
                 (outcome, scope)
-            };
+            });
             if self.cache && page_cache::cacheable(req) {
                 page_cache::serve(req, render).await
             } else {
-                render().0
+                render.await.0
             }
         })
+    }
+}
+
+/// A render through the site's bottleneck: `503` when no slot frees up in time.
+async fn limited(
+    req: &RequestCtx<'_>,
+    render: impl FnOnce() -> (Outcome, Arc<RenderScope>),
+) -> (Outcome, Option<Arc<RenderScope>>) {
+    match req.site.renders.run(render).await {
+        Ok((outcome, scope)) => (outcome, Some(scope)),
+        Err(_) => (Outcome::Response(crate::bottleneck::busy_response()), None),
     }
 }
 
@@ -143,14 +154,14 @@ pub struct PageController {
 impl Controller for PageController {
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let render = || {
+            let render = limited(req, || {
                 let scope = render_scope(req);
                 (render_resource_page(req, &scope), scope)
-            };
+            });
             if self.cache && page_cache::cacheable(req) {
                 page_cache::serve(req, render).await
             } else {
-                render().0
+                render.await.0
             }
         })
     }

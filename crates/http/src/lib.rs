@@ -14,6 +14,7 @@
 mod access_log;
 mod api;
 mod body;
+mod bottleneck;
 mod controller;
 mod controllers;
 mod data;
@@ -27,6 +28,7 @@ mod tls;
 
 pub use access_log::AccessLogTarget;
 pub use body::Body;
+pub use bottleneck::RenderLimits;
 pub use controller::{Content, Controller, Outcome, Representation, RequestCtx};
 pub use data::SiteStores;
 pub use encoding::{Encoding, negotiate};

@@ -102,7 +102,7 @@ fn found(page: &CachedPage) -> Outcome {
 /// returns the outcome and the scope whose reads it made).
 pub async fn serve(
     req: &RequestCtx<'_>,
-    render: impl FnOnce() -> (Outcome, Arc<RenderScope>),
+    render: impl Future<Output = (Outcome, Option<Arc<RenderScope>>)>,
 ) -> Outcome {
     let key = cache_key(req);
     let cache = &req.site.models.cache;
@@ -137,7 +137,10 @@ pub async fn serve(
             Ok(leader) => leader,
         };
         let _guard = FlightGuard { flights, key: &key };
-        let (outcome, scope) = (render.take().expect("rendered once"))();
+        let (outcome, scope) = render.take().expect("rendered once").await;
+        let Some(scope) = scope else {
+            return outcome;
+        };
         let Outcome::Found(Representation {
             status: StatusCode::OK,
             content_type,

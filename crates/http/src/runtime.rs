@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use bulwark_site::{Controller as Rule, Site, SiteError};
 use bulwark_template::{SiteTemplates, TemplateOptions};
 
+use crate::bottleneck::RenderLimits;
 use crate::controller::{Controller, EncodedBody};
 use crate::controllers::{
     FileController, LibController, PageController, RedirectController, TemplateController,
@@ -27,6 +28,8 @@ pub struct SiteRuntime {
     /// One controller per dispatch rule, by rule index.
     pub controllers: Vec<Box<dyn Controller>>,
     pub lib_cache: moka::future::Cache<String, Arc<EncodedBody>>,
+    /// Renders wait here for a slot (a 503 past the deadline).
+    pub renders: crate::bottleneck::Bottleneck,
     /// Page renders in progress, joined by concurrent requests for the same page.
     pub page_flights: crate::page_cache::PageFlights,
     /// The site's push hub, when the `push` module is enabled.
@@ -70,6 +73,7 @@ impl SiteRuntime {
         options: &TemplateOptions,
         push: Option<Arc<bulwark_push::Hub>>,
         models: Arc<bulwark_template::SiteModels>,
+        limits: RenderLimits,
     ) -> SiteRuntime {
         let site = Arc::new(site);
         let controllers = site
@@ -111,6 +115,7 @@ impl SiteRuntime {
             push,
             models,
             page_flights: Default::default(),
+            renders: crate::bottleneck::Bottleneck::new(limits),
             dev: options.dev,
             site,
         }
@@ -136,6 +141,7 @@ impl SiteTable {
         options: &TemplateOptions,
         hubs: &PushHubs,
         stores: &SiteStores,
+        limits: RenderLimits,
     ) -> Result<SiteTable, Vec<SiteError>> {
         let dir = sites_dir.to_path_buf();
         let dev = options.dev;
@@ -161,7 +167,7 @@ impl SiteTable {
                     continue;
                 }
             };
-            let rt = Arc::new(SiteRuntime::new(site, options, push, models));
+            let rt = Arc::new(SiteRuntime::new(site, options, push, models, limits));
             let config = &rt.site.config;
             table
                 .hosts

@@ -37,6 +37,7 @@ use bulwark_template::TemplateOptions;
 
 use crate::access_log::{AccessEntry, AccessLog, AccessLogTarget};
 use crate::body::Body;
+use crate::bottleneck::RenderLimits;
 use crate::controller::{RequestCtx, respond};
 use crate::data::SiteStores;
 use crate::error_page::{error_response, html_response, plain_error_page};
@@ -60,6 +61,8 @@ pub struct ServerOptions {
     pub access_log: AccessLogTarget,
     /// Template instructions per render.
     pub fuel: u64,
+    /// Concurrent renders per site and how long a render may queue (then 503).
+    pub render_limits: RenderLimits,
 }
 
 impl Default for ServerOptions {
@@ -74,6 +77,7 @@ impl Default for ServerOptions {
             shutdown_grace: Duration::from_secs(10),
             access_log: AccessLogTarget::Off,
             fuel: TemplateOptions::default().fuel,
+            render_limits: RenderLimits::default(),
         }
     }
 }
@@ -112,9 +116,15 @@ impl Server {
         let template_options = template_options(&options);
         let hubs = PushHubs::default();
         let stores = SiteStores::default();
-        let table = SiteTable::load(sites_dir, &template_options, &hubs, &stores)
-            .await
-            .map_err(ServerError::Sites)?;
+        let table = SiteTable::load(
+            sites_dir,
+            &template_options,
+            &hubs,
+            &stores,
+            options.render_limits,
+        )
+        .await
+        .map_err(ServerError::Sites)?;
         let io = |what: String| move |source| ServerError::Io { what, source };
         let listener = TcpListener::bind(options.listen)
             .await
@@ -533,7 +543,8 @@ async fn reload_on_change(sites_dir: PathBuf, state: Arc<ServerState>, stop: Can
         }
         seen = now;
         let options = template_options(&state.options);
-        match SiteTable::load(&sites_dir, &options, &state.hubs, &state.stores).await {
+        let limits = state.options.render_limits;
+        match SiteTable::load(&sites_dir, &options, &state.hubs, &state.stores, limits).await {
             Ok(table) => {
                 state.table.store(Arc::new(table));
                 tracing::info!("site configuration reloaded");

@@ -35,6 +35,7 @@ mod models;
 
 pub use models::{
     CachedPage, ModelRoot, ModelValue, PageUrls, RenderScope, Requester, RscObject, SiteModels,
+    off_the_runtime,
 };
 
 use std::path::Path;

@@ -279,8 +279,9 @@ impl RenderScope {
     }
 }
 
-/// Runs blocking store work without stalling a runtime worker.
-fn off_the_runtime<T>(f: impl FnOnce() -> T) -> T {
+/// Runs blocking work (store reads, renders) without stalling a runtime worker:
+/// `block_in_place` on a multi-threaded runtime, inline elsewhere.
+pub fn off_the_runtime<T>(f: impl FnOnce() -> T) -> T {
     match tokio::runtime::Handle::try_current() {
         Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
             tokio::task::block_in_place(f)

@@ -1,0 +1,87 @@
+//! Bottlenecks: expensive work waits in a short queue with a deadline, and a
+//! request that would wait longer is answered `503 Service Unavailable` with
+//! `Retry-After` at once, instead of piling up until the server falls over.
+//!
+//! Renders are limited per site (one site's rush does not starve another) and run
+//! with `block_in_place`, so the runtime's workers stay free for cached pages,
+//! static files and push while templates render.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderValue, Response, StatusCode};
+use tokio::sync::Semaphore;
+
+use crate::body::Body;
+
+/// How many renders may run at once per site, and how long one may wait for a turn.
+#[derive(Debug, Clone, Copy)]
+pub struct RenderLimits {
+    pub concurrency: usize,
+    pub queue_timeout: Duration,
+}
+
+impl Default for RenderLimits {
+    fn default() -> Self {
+        RenderLimits {
+            concurrency: std::thread::available_parallelism().map_or(2, |n| n.get() * 2),
+            queue_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+pub struct Bottleneck {
+    slots: Semaphore,
+    queue_timeout: Duration,
+    refused: AtomicU64,
+}
+
+/// The queue deadline passed.
+#[derive(Debug)]
+pub struct Busy;
+
+impl Bottleneck {
+    pub fn new(limits: RenderLimits) -> Bottleneck {
+        Bottleneck {
+            slots: Semaphore::new(limits.concurrency.max(1)),
+            queue_timeout: limits.queue_timeout,
+            refused: AtomicU64::new(0),
+        }
+    }
+
+    /// Runs `work` when a slot is free within the deadline.
+    pub async fn run<T>(&self, work: impl FnOnce() -> T) -> Result<T, Busy> {
+        let permit = match tokio::time::timeout(self.queue_timeout, self.slots.acquire()).await {
+            Ok(Ok(permit)) => permit,
+            _ => {
+                self.refused.fetch_add(1, Ordering::Relaxed);
+                return Err(Busy);
+            }
+        };
+        let out = bulwark_template::off_the_runtime(work);
+        drop(permit);
+        Ok(out)
+    }
+
+    /// Requests refused with 503 so far.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+}
+
+pub fn busy_response() -> Response<Body> {
+    let html = "<!doctype html><html><head><meta charset=\"utf-8\"><title>503 Service Unavailable</title></head>\
+                <body><h1>Busy</h1><p>Too many visitors at once. Please try again in a moment.</p></body></html>";
+    let mut resp = Response::new(Body::from(Bytes::from_static(html.as_bytes())));
+    *resp.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    let h = resp.headers_mut();
+    h.insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    h.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
