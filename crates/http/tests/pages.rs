@@ -228,3 +228,36 @@ async fn cached_pages_are_served_compressed() {
     assert!(gz.body.len() < plain.body.len() / 4);
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fragment_is_cached_until_what_it_shows_changes() {
+    let mut files = files();
+    let site = format!(
+        "{NEWS_SITE}\n[[dispatch]]\nname = \"frag\"\npath = \"/frag\"\ncontroller = \"template\"\ntemplate = \"frag.tpl\"\ncache = false\n"
+    );
+    files[0] = ("news/site.toml", &site);
+    files.push((
+        "news/templates/frag.tpl",
+        "{% call cache(ttl=3600) %}{{ m.rsc[q.id|int].title }} {{ random(1000000000) }}{% endcall %}|{{ random(1000000000) }}",
+    ));
+    let s = start(&files, |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let x = create(&store, "article", "Frag", true);
+    let path = format!("/frag?id={x}");
+    let first = page(&s, &path).await.1;
+    let second = page(&s, &path).await.1;
+    let (frag1, outer1) = first.split_once('|').unwrap();
+    let (frag2, outer2) = second.split_once('|').unwrap();
+    assert!(frag1.starts_with("Frag "), "{first}");
+    assert_eq!(frag1, frag2, "the fragment comes from the cache");
+    assert_ne!(outer1, outer2, "the rest of the page is rendered each time");
+
+    let now = store.resource(x).unwrap().unwrap();
+    let mut update = ResourceUpdate::new(x, now.version);
+    update.props = PropsChange::Merge(Props::new().with("title", "Frag 2"));
+    store.update_resource(update).unwrap();
+    let html = wait_for(&s, &path, "Frag 2 ").await;
+    let (frag3, _) = html.split_once('|').unwrap();
+    assert_ne!(frag3.split(' ').last(), frag1.split(' ').last(), "re-rendered after the change");
+    s.shutdown().await;
+}

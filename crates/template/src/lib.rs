@@ -140,6 +140,7 @@ impl SiteTemplates {
             rand::random_range(1..=n.max(1))
         });
         env.add_function("live", live_block);
+        env.add_function("cache", cache_block);
         SiteTemplates { env, site }
     }
 
@@ -261,6 +262,80 @@ fn lib_tags(site: &Site, dev: bool, files: &[String]) -> Result<Value, minijinja
             )))
         }
     }
+}
+
+/// `{% call cache(ttl=3600) %}...{% endcall %}`: the block's output, kept in the
+/// site's depcache with the dependency keys its render read, so it is dropped when
+/// the data it shows changes. Options: `key` (default: the template and the block's
+/// position), `vary="user"` (one copy per user; by default one per access profile,
+/// so two roles never share a fragment), `deps=[...]` extra dependency keys. A hit
+/// still adds the fragment's keys to the page, so a page cached around it follows
+/// them too.
+fn cache_block(state: &mut minijinja::State, kwargs: Kwargs) -> Result<Value, minijinja::Error> {
+    let caller: Value = kwargs.get("caller")?;
+    let ttl: Option<u64> = kwargs.get("ttl")?;
+    let explicit_key: Option<String> = kwargs.get("key")?;
+    let vary: Option<String> = kwargs.get("vary")?;
+    let extra: Option<Vec<String>> = kwargs.get("deps")?;
+    kwargs.assert_all_used()?;
+    let n = state
+        .get_temp("cache_count")
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0)
+        + 1;
+    state.set_temp("cache_count", Value::from(n));
+    let Some(scope) = state
+        .lookup("m")
+        .and_then(|m| m.downcast_object::<ModelRoot>())
+        .map(|root| root.0.clone())
+    else {
+        // No models in this render: nothing to key or invalidate by.
+        return caller.call(state, &[]);
+    };
+    let who = match (vary.as_deref(), scope.requester()) {
+        (Some("user"), Requester::Member { user } | Requester::Admin { user }) => {
+            format!("{}:{}", scope.requester().profile(), user.0)
+        }
+        (Some("user") | None, r) => r.profile().to_string(),
+        (Some(other), _) => {
+            return Err(minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                format!("cache(vary={other:?}): use \"user\""),
+            ));
+        }
+    };
+    let key = format!(
+        "frag:{who}:{}:{}",
+        state.name(),
+        explicit_key.unwrap_or_else(|| n.to_string())
+    );
+    let cache = &scope.models().cache;
+    if let Some(hit) = cache.get(key.as_str())
+        && let ModelValue::Fragment { html, deps } = &*hit
+    {
+        for d in deps.iter() {
+            scope.depend(d);
+        }
+        return Ok(Value::from_safe_string(html.to_string()));
+    }
+    scope.begin_fragment();
+    for d in extra.iter().flatten() {
+        scope.depend(d);
+    }
+    let rendered = caller.call(state, &[]);
+    let deps = scope.end_fragment();
+    let html = rendered?.to_string();
+    let keys: Vec<bulwark_depcache::DependencyKey> = deps.iter().map(|(k, _)| k.clone()).collect();
+    let captured = cache.capture(&keys);
+    if deps.iter().all(|(k, serial)| cache.serial(k) == *serial) {
+        let value = ModelValue::Fragment {
+            html: html.as_str().into(),
+            deps: keys.iter().map(|k| k.as_str().to_string()).collect(),
+        };
+        let ttl = std::time::Duration::from_secs(ttl.unwrap_or(3600));
+        cache.set_captured(key, value, bulwark_depcache::Policy::ttl(ttl), captured);
+    }
+    Ok(Value::from_safe_string(html))
 }
 
 /// `{% call live("rsc/" ~ rsc.id) %}...{% endcall %}`: the block, wrapped in an

@@ -62,6 +62,11 @@ pub enum ModelValue {
     Text(Option<Arc<str>>),
     /// A rendered page, in every encoding.
     Page(Arc<CachedPage>),
+    /// A cached template fragment and the dependency keys its render read.
+    Fragment {
+        html: Arc<str>,
+        deps: Arc<[String]>,
+    },
 }
 
 /// A whole rendered page as the page cache keeps it: compressed once, served to
@@ -82,6 +87,9 @@ impl Weigh for ModelValue {
             }
             ModelValue::Ids(ids) | ModelValue::Search(ids, _) => ids.len() * 8,
             ModelValue::Text(Some(t)) => t.len(),
+            ModelValue::Fragment { html, deps } => {
+                html.len() + deps.iter().map(|d| d.len() + 16).sum::<usize>()
+            }
             ModelValue::Page(p) => {
                 p.content_type.len() + p.identity.len() + p.gzip.len() + p.brotli.len()
             }
@@ -134,6 +142,8 @@ pub struct RenderScope {
     models: Arc<SiteModels>,
     requester: Requester,
     deps: Mutex<HashMap<String, Serial>>,
+    /// Open fragment-cache blocks: each also collects the keys read inside it.
+    frames: Mutex<Vec<HashMap<String, Serial>>>,
     memo: Mutex<HashMap<String, ModelValue>>,
     page_rule: Option<PageUrls>,
 }
@@ -148,6 +158,7 @@ impl RenderScope {
             models,
             requester,
             deps: Mutex::new(HashMap::new()),
+            frames: Mutex::new(Vec::new()),
             memo: Mutex::new(HashMap::new()),
             page_rule: None,
         })
@@ -163,6 +174,7 @@ impl RenderScope {
             models,
             requester,
             deps: Mutex::new(HashMap::new()),
+            frames: Mutex::new(Vec::new()),
             memo: Mutex::new(HashMap::new()),
             page_rule: Some(page_url),
         })
@@ -187,13 +199,35 @@ impl RenderScope {
             .collect()
     }
 
-    /// Records a dependency (first read wins: that serial is the one that matters).
+    /// Records a dependency (first read wins: that serial is the one that matters),
+    /// for the render and for every open fragment.
     pub fn depend(&self, key: &str) {
-        let mut deps = self.deps.lock().expect("deps");
-        if !deps.contains_key(key) {
-            let serial = self.models.cache.serial(&DependencyKey::new(key));
-            deps.insert(key.to_string(), serial);
+        let serial = {
+            let mut deps = self.deps.lock().expect("deps");
+            *deps
+                .entry(key.to_string())
+                .or_insert_with(|| self.models.cache.serial(&DependencyKey::new(key)))
+        };
+        for frame in self.frames.lock().expect("frames").iter_mut() {
+            frame.entry(key.to_string()).or_insert(serial);
         }
+    }
+
+    /// Starts collecting the dependencies of a fragment.
+    pub fn begin_fragment(&self) {
+        self.frames.lock().expect("frames").push(HashMap::new());
+    }
+
+    /// The dependencies read since the matching [`begin_fragment`](Self::begin_fragment).
+    pub fn end_fragment(&self) -> Vec<(DependencyKey, Serial)> {
+        self.frames
+            .lock()
+            .expect("frames")
+            .pop()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, s)| (DependencyKey::new(k), s))
+            .collect()
     }
 
     /// A model value: memo, then depcache, then `load` against the store.
