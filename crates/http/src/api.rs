@@ -32,6 +32,48 @@ fn error(status: StatusCode, message: impl std::fmt::Display) -> Outcome {
     reply(status, json!({"error": message.to_string()}))
 }
 
+/// The API token decides: without one configured, nothing may change.
+fn authorize(req: &RequestCtx<'_>) -> Result<(), Outcome> {
+    let expected = req.site.site.config.api.token.as_deref();
+    let given = req
+        .parts
+        .headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match (expected, given) {
+        (Some(e), Some(g)) if crate::push::constant_time_eq(e.as_bytes(), g.as_bytes()) => Ok(()),
+        (None, _) => Err(error(
+            StatusCode::FORBIDDEN,
+            "the API is read-only: set [api] token",
+        )),
+        _ => Err(error(
+            StatusCode::UNAUTHORIZED,
+            "a valid bearer token is required",
+        )),
+    }
+}
+
+/// `GET /api/stats` (with the token): renders, caches and refusals of this site.
+fn stats(req: &RequestCtx<'_>) -> Outcome {
+    if let Err(refused) = authorize(req) {
+        return refused;
+    }
+    let site = req.site;
+    let cache = site.models.cache.stats();
+    reply(
+        StatusCode::OK,
+        json!({
+            "renders": site.models.renders.load(std::sync::atomic::Ordering::Relaxed),
+            "refused_busy": site.renders.refused(),
+            "cache": {
+                "hits": cache.hits, "misses": cache.misses, "coalesced_waits": cache.coalesced_waits,
+                "entries": cache.entries, "bytes_used": cache.bytes_used, "evictions": cache.evictions,
+            },
+        }),
+    )
+}
+
 fn resource_json(r: &Resource) -> serde_json::Value {
     json!({
         "id": r.id.0,
@@ -56,6 +98,9 @@ impl Controller for ApiController {
 
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
+            if !req.args.iter().any(|(k, _)| k == "id") {
+                return stats(req);
+            }
             let Some(id) = req
                 .args
                 .iter()

@@ -265,3 +265,27 @@ async fn a_fragment_is_cached_until_what_it_shows_changes() {
     );
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_reads_visible_resources_and_refuses_changes_without_a_token() {
+    let s = start(&files(), |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let shown = create(&store, "article", "Shown", true);
+    let hidden = create(&store, "article", "Hidden", false);
+    let r = get(s.addr, "news.test", &format!("/api/rsc/{shown}")).await;
+    assert_eq!(r.status, 200);
+    let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(v["props"]["title"], "Shown");
+    assert_eq!(
+        get(s.addr, "news.test", &format!("/api/rsc/{hidden}"))
+            .await
+            .status,
+        404
+    );
+    let patch = format!(
+        "PATCH /api/rsc/{shown} HTTP/1.1\r\nHost: news.test\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
+    );
+    assert_eq!(raw(s.addr, patch.as_bytes()).await.unwrap().status, 403);
+    assert_eq!(get(s.addr, "news.test", "/api/stats").await.status, 403);
+    s.shutdown().await;
+}
