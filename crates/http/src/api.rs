@@ -33,7 +33,7 @@ fn error(status: StatusCode, message: impl std::fmt::Display) -> Outcome {
 }
 
 /// The API token decides: without one configured, nothing may change.
-fn authorize(req: &RequestCtx<'_>) -> Result<(), Outcome> {
+fn authorize(req: &RequestCtx<'_>) -> Result<(), Box<Outcome>> {
     let expected = req.site.site.config.api.token.as_deref();
     let given = req
         .parts
@@ -57,7 +57,7 @@ fn authorize(req: &RequestCtx<'_>) -> Result<(), Outcome> {
 /// `GET /api/stats` (with the token): renders, caches and refusals of this site.
 fn stats(req: &RequestCtx<'_>) -> Outcome {
     if let Err(refused) = authorize(req) {
-        return refused;
+        return *refused;
     }
     let site = req.site;
     let cache = site.models.cache.stats();
