@@ -43,14 +43,14 @@ fn authorize(req: &RequestCtx<'_>) -> Result<(), Box<Outcome>> {
         .and_then(|v| v.strip_prefix("Bearer "));
     match (expected, given) {
         (Some(e), Some(g)) if crate::push::constant_time_eq(e.as_bytes(), g.as_bytes()) => Ok(()),
-        (None, _) => Err(error(
+        (None, _) => Err(Box::new(error(
             StatusCode::FORBIDDEN,
             "the API is read-only: set [api] token",
-        )),
-        _ => Err(error(
+        ))),
+        _ => Err(Box::new(error(
             StatusCode::UNAUTHORIZED,
             "a valid bearer token is required",
-        )),
+        ))),
     }
 }
 
