@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, IF_MATCH};
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, IF_MATCH};
 use http::{HeaderValue, Method, Response, StatusCode};
 use serde_json::json;
 
@@ -13,6 +13,7 @@ use bulwark_store::{
 };
 use bulwark_template::Requester;
 
+use crate::auth::{BearerCheck, check_bearer};
 use crate::body::Body;
 use crate::controller::{Controller, Outcome, RequestCtx};
 
@@ -34,20 +35,13 @@ fn error(status: StatusCode, message: impl std::fmt::Display) -> Outcome {
 
 /// The API token decides: without one configured, nothing may change.
 fn authorize(req: &RequestCtx<'_>) -> Result<(), Box<Outcome>> {
-    let expected = req.site.site.config.api.token.as_deref();
-    let given = req
-        .parts
-        .headers
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    match (expected, given) {
-        (Some(e), Some(g)) if crate::push::constant_time_eq(e.as_bytes(), g.as_bytes()) => Ok(()),
-        (None, _) => Err(Box::new(error(
+    match check_bearer(req.parts, req.site.site.config.api.token.as_deref()) {
+        BearerCheck::Allowed => Ok(()),
+        BearerCheck::NotConfigured => Err(Box::new(error(
             StatusCode::FORBIDDEN,
             "the API is read-only: set [api] token",
         ))),
-        _ => Err(Box::new(error(
+        BearerCheck::Refused => Err(Box::new(error(
             StatusCode::UNAUTHORIZED,
             "a valid bearer token is required",
         ))),
@@ -120,23 +114,8 @@ impl Controller for ApiController {
                     Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, e),
                 };
             }
-            let expected = req.site.site.config.api.token.as_deref();
-            let given = req
-                .parts
-                .headers
-                .get(AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "));
-            match (expected, given) {
-                (Some(e), Some(g)) if crate::push::constant_time_eq(e.as_bytes(), g.as_bytes()) => {
-                }
-                (None, _) => {
-                    return error(
-                        StatusCode::FORBIDDEN,
-                        "the API is read-only: set [api] token",
-                    );
-                }
-                _ => return error(StatusCode::UNAUTHORIZED, "a valid bearer token is required"),
+            if let Err(refused) = authorize(req) {
+                return *refused;
             }
             let props = match serde_json::from_slice::<serde_json::Value>(&req.body) {
                 Ok(serde_json::Value::Object(map)) => Props(map),

@@ -13,6 +13,7 @@
 
 mod access_log;
 mod api;
+mod auth;
 mod body;
 mod bottleneck;
 mod controller;

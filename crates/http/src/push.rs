@@ -12,9 +12,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::{SinkExt, StreamExt};
-use http::header::{
-    AUTHORIZATION, CACHE_CONTROL, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, UPGRADE,
-};
+use http::header::{CACHE_CONTROL, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, UPGRADE};
 use http::{HeaderValue, Method, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::Deserialize;
@@ -25,6 +23,7 @@ use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 use bulwark_push::{ClientHandle, Encoding, Hub, Position, PushAcl, PushError, Topic, TopicFilter};
 use bulwark_site::{PushSettings, PushTransport};
 
+use crate::auth::{BearerCheck, check_bearer};
 use crate::body::Body;
 use crate::controller::{Controller, Outcome, RequestCtx};
 use crate::encoding;
@@ -469,32 +468,18 @@ fn stats(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
 
 /// The server-side endpoints need `Authorization: Bearer <push.publish_token>`.
 fn authorize(req: &RequestCtx<'_>) -> Result<(), Box<Response<Body>>> {
-    let expected = req.site.site.config.push.publish_token.as_deref();
-    let given = req
-        .parts
-        .headers
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    match (expected, given) {
-        (Some(expected), Some(given))
-            if constant_time_eq(expected.as_bytes(), given.as_bytes()) => {}
-        (None, _) => {
-            return Err(Box::new(error_json(
-                StatusCode::FORBIDDEN,
-                "publishing over HTTP is off: set push.publish_token",
-            )));
-        }
-        _ => {
-            return Err(Box::new(error_json(
-                StatusCode::UNAUTHORIZED,
-                "a valid bearer token is required",
-            )));
-        }
+    match check_bearer(
+        req.parts,
+        req.site.site.config.push.publish_token.as_deref(),
+    ) {
+        BearerCheck::Allowed => Ok(()),
+        BearerCheck::NotConfigured => Err(Box::new(error_json(
+            StatusCode::FORBIDDEN,
+            "publishing over HTTP is off: set push.publish_token",
+        ))),
+        BearerCheck::Refused => Err(Box::new(error_json(
+            StatusCode::UNAUTHORIZED,
+            "a valid bearer token is required",
+        ))),
     }
-    Ok(())
-}
-
-pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

@@ -154,14 +154,7 @@ const MEMO_LIMIT: usize = 10_000;
 
 impl RenderScope {
     pub fn new(models: Arc<SiteModels>, requester: Requester) -> Arc<RenderScope> {
-        Arc::new(RenderScope {
-            models,
-            requester,
-            deps: Mutex::new(HashMap::new()),
-            frames: Mutex::new(Vec::new()),
-            memo: Mutex::new(HashMap::new()),
-            page_rule: None,
-        })
+        RenderScope::build(models, requester, None)
     }
 
     /// Like [`new`](Self::new), with how to build a resource's page URL.
@@ -170,13 +163,21 @@ impl RenderScope {
         requester: Requester,
         page_url: PageUrls,
     ) -> Arc<RenderScope> {
+        RenderScope::build(models, requester, Some(page_url))
+    }
+
+    fn build(
+        models: Arc<SiteModels>,
+        requester: Requester,
+        page_rule: Option<PageUrls>,
+    ) -> Arc<RenderScope> {
         Arc::new(RenderScope {
             models,
             requester,
             deps: Mutex::new(HashMap::new()),
             frames: Mutex::new(Vec::new()),
             memo: Mutex::new(HashMap::new()),
-            page_rule: Some(page_url),
+            page_rule,
         })
     }
 
