@@ -12,7 +12,8 @@ fi
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-cargo test --workspace --all-targets
+# Libraries, binaries and integration tests; benchmarks are run by bench/, not here.
+cargo test --workspace --lib --bins --tests
 cargo test --workspace --doc
 
 # Pages people click: headless Chromium against the real binary.
