@@ -118,14 +118,13 @@ fn render_template(
     }
     let q: BTreeMap<String, Value> = q.into_iter().map(|(k, v)| (k, Value::from(v))).collect();
     vars.insert("q".into(), Value::from(q));
-    vars.insert(
-        "request".into(),
-        minijinja::context! {
-            path => req.parts.uri.path(),
-            method => req.parts.method.as_str(),
-            query => req.parts.uri.query().unwrap_or(""),
-        },
-    );
+    let request = minijinja::context! {
+        path => req.parts.uri.path(),
+        method => req.parts.method.as_str(),
+        query => req.parts.uri.query().unwrap_or(""),
+    };
+    scope.set_request(request.clone());
+    vars.insert("request".into(), request);
     vars.insert("m".into(), Value::from_object(ModelRoot(scope.clone())));
     req.site
         .models

@@ -289,3 +289,20 @@ async fn the_api_reads_visible_resources_and_refuses_changes_without_a_token() {
     assert_eq!(get(s.addr, "news.test", "/api/stats").await.status, 403);
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn m_req_shows_the_request() {
+    let mut files = files();
+    let site = format!(
+        "{NEWS_SITE}\n[[dispatch]]\nname = \"req\"\npath = \"/req\"\ncontroller = \"template\"\ntemplate = \"req.tpl\"\n"
+    );
+    files[0] = ("news/site.toml", &site);
+    files.push((
+        "news/templates/req.tpl",
+        "{{ m.req.path }} {{ m.req.query }} {{ m.req.is_anonymous }}",
+    ));
+    let s = start(&files, |_| {}).await;
+    // minijinja escapes `/` in HTML output.
+    assert_eq!(page(&s, "/req?a=1").await.1, "&#x2f;req a=1 True");
+    s.shutdown().await;
+}

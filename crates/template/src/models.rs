@@ -146,6 +146,8 @@ pub struct RenderScope {
     frames: Mutex<Vec<HashMap<String, Serial>>>,
     memo: Mutex<HashMap<String, ModelValue>>,
     page_rule: Option<PageUrls>,
+    /// What `m.req` shows: set by the controller that renders.
+    request: std::sync::OnceLock<Value>,
 }
 
 /// Past this many keys the request memo starts over (a huge listing must not hold
@@ -178,7 +180,14 @@ impl RenderScope {
             frames: Mutex::new(Vec::new()),
             memo: Mutex::new(HashMap::new()),
             page_rule,
+            request: std::sync::OnceLock::new(),
         })
+    }
+
+    /// The request as templates see it in `m.req` (`path`, `query`, `method`, ...);
+    /// `is_anonymous` is added from the requester.
+    pub fn set_request(&self, request: Value) {
+        let _ = self.request.set(request);
     }
 
     pub fn requester(&self) -> &Requester {
@@ -346,12 +355,37 @@ impl Object for ModelRoot {
             "search" => Some(Value::from_function(move |kwargs: Kwargs| {
                 search(&scope, kwargs)
             })),
+            "req" => {
+                let anonymous = scope.requester == Requester::Anonymous;
+                let request = scope.request.get().cloned().unwrap_or(Value::from(()));
+                Some(Value::from_object(RequestView { request, anonymous }))
+            }
             _ => None,
         }
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Str(&["rsc", "config", "search"])
+        Enumerator::Str(&["rsc", "config", "search", "req"])
+    }
+}
+
+/// `m.req`: the request's fields, plus `is_anonymous`.
+#[derive(Debug)]
+struct RequestView {
+    request: Value,
+    anonymous: bool,
+}
+
+impl Object for RequestView {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        match key.as_str()? {
+            "is_anonymous" => Some(Value::from(self.anonymous)),
+            _ => self
+                .request
+                .get_item(key)
+                .ok()
+                .filter(|v| !v.is_undefined()),
+        }
     }
 }
 
