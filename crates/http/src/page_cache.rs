@@ -37,10 +37,39 @@ pub const SESSION_COOKIE: &str = "bulwark_session";
 
 type Flight = watch::Receiver<Option<Arc<CachedPage>>>;
 
-/// Renders in progress, by cache key.
+/// Renders in progress, by cache key, and the last good version of each page for
+/// grace.
 #[derive(Default)]
 pub struct PageFlights {
     inflight: Mutex<HashMap<String, Flight>>,
+    last: Mutex<LastPages>,
+}
+
+/// The previous version of pages, bounded in bytes (it starts over when full).
+#[derive(Default)]
+struct LastPages {
+    pages: HashMap<String, Arc<CachedPage>>,
+    bytes: usize,
+}
+
+const GRACE_BYTES: usize = 32 * 1024 * 1024;
+
+fn page_size(key: &str, page: &CachedPage) -> usize {
+    page.identity.len() + page.gzip.len() + page.brotli.len() + key.len()
+}
+
+impl LastPages {
+    fn insert(&mut self, key: &str, page: Arc<CachedPage>) {
+        let size = page_size(key, &page);
+        if self.bytes + size > GRACE_BYTES {
+            self.pages.clear();
+            self.bytes = 0;
+        }
+        if let Some(old) = self.pages.insert(key.to_string(), page) {
+            self.bytes -= page_size(key, &old);
+        }
+        self.bytes += size;
+    }
 }
 
 /// Removes the flight when the leader is done, whichever way (a panic included):
@@ -127,6 +156,19 @@ pub async fn serve(
         };
         let leader = match joined {
             Err(mut flight) => {
+                // Grace: someone is re-rendering this page; take the previous version now.
+                if req.site.site.config.page_cache.grace {
+                    let stale = flights
+                        .last
+                        .lock()
+                        .expect("last pages")
+                        .pages
+                        .get(&key)
+                        .cloned();
+                    if let Some(stale) = stale {
+                        return found(&stale);
+                    }
+                }
                 if let Ok(page) = flight.wait_for(Option::is_some).await
                     && let Some(page) = page.as_ref()
                 {
@@ -163,6 +205,11 @@ pub async fn serve(
                 captured,
             );
         }
+        flights
+            .last
+            .lock()
+            .expect("last pages")
+            .insert(&key, page.clone());
         let _ = leader.send(Some(page.clone()));
         return found(&page);
     }

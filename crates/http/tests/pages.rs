@@ -306,3 +306,62 @@ async fn m_req_shows_the_request() {
     assert_eq!(page(&s, "/req?a=1").await.1, "&#x2f;req a=1 True");
     s.shutdown().await;
 }
+
+async fn rush_after_an_edit(grace: bool) -> (Vec<String>, u64) {
+    let mut files = files();
+    let site = format!(
+        "{NEWS_SITE}\n[page_cache]\ngrace = {grace}\n\n[[dispatch]]\nname = \"slowshow\"\npath = \"/slowshow\"\ncontroller = \"template\"\ntemplate = \"slowshow.tpl\"\n"
+    );
+    files[0] = ("news/site.toml", &site);
+    files.push((
+        "news/templates/slowshow.tpl",
+        "{% for i in range(300) %}{% for j in range(1000) %}{% endfor %}{% endfor %}{{ m.rsc[q.id|int].title }}",
+    ));
+    let s = start(&files, |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let x = create(&store, "article", "Old", true);
+    let path = format!("/slowshow?id={x}");
+    assert_eq!(page(&s, &path).await.1, "Old");
+    let before = renders(&s);
+    let now = store.resource(x).unwrap().unwrap();
+    let mut update = ResourceUpdate::new(x, now.version);
+    update.props = PropsChange::Merge(Props::new().with("title", "New"));
+    store.update_resource(update).unwrap();
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let mut rush = Vec::new();
+    for _ in 0..20 {
+        let (addr, path) = (s.addr, path.clone());
+        rush.push(tokio::spawn(async move {
+            get(addr, "news.test", &path).await.text()
+        }));
+    }
+    let mut bodies = Vec::new();
+    for r in rush {
+        bodies.push(r.await.unwrap());
+    }
+    let rendered = renders(&s) - before;
+    assert_eq!(page(&s, &path).await.1, "New");
+    s.shutdown().await;
+    (bodies, rendered)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_grace_a_rush_on_a_changed_page_gets_the_old_version_during_one_render() {
+    let (bodies, rendered) = rush_after_an_edit(true).await;
+    assert_eq!(rendered, 1);
+    assert!(
+        bodies.iter().all(|b| b == "Old" || b == "New"),
+        "{bodies:?}"
+    );
+    assert!(
+        bodies.iter().any(|b| b == "Old"),
+        "grace serves the previous version: {bodies:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_grace_a_rush_waits_for_the_one_render() {
+    let (bodies, rendered) = rush_after_an_edit(false).await;
+    assert_eq!(rendered, 1);
+    assert!(bodies.iter().all(|b| b == "New"), "{bodies:?}");
+}

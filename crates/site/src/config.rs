@@ -32,6 +32,23 @@ pub struct SiteConfig {
     pub push: PushSettings,
     pub database: DatabaseSettings,
     pub api: ApiSettings,
+    pub page_cache: PageCacheSettings,
+}
+
+/// `[page_cache]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageCacheSettings {
+    /// While a changed page re-renders, visitors who arrive meanwhile get the
+    /// previous version at once instead of waiting for the render (default: on).
+    #[serde(default = "default_true")]
+    pub grace: bool,
+}
+
+impl Default for PageCacheSettings {
+    fn default() -> Self {
+        PageCacheSettings { grace: true }
+    }
 }
 
 /// `[api]`: the JSON API for resources (`/api/rsc/{id}`).
@@ -115,6 +132,8 @@ struct SiteToml {
     database: DatabaseSettings,
     #[serde(default)]
     api: ApiSettings,
+    #[serde(default)]
+    page_cache: PageCacheSettings,
 }
 
 #[derive(Deserialize)]
@@ -295,6 +314,7 @@ pub(crate) fn parse_site_config(
         push: raw.push,
         database: raw.database,
         api: raw.api,
+        page_cache: raw.page_cache,
     })
 }
 
