@@ -23,7 +23,6 @@ use http::header::{AUTHORIZATION, COOKIE};
 use http::{HeaderValue, Method, StatusCode};
 use tokio::sync::watch;
 
-use bulwark_depcache::{DependencyKey, Policy};
 use bulwark_template::{CachedPage, ModelValue, RenderScope};
 
 use crate::controller::{Content, EncodedBody, Outcome, Representation, RequestCtx};
@@ -193,18 +192,13 @@ pub async fn serve(
             return outcome;
         };
         let page = Arc::new(encode_page(content_type, body).await);
-        let deps = scope.dependencies();
-        let keys: Vec<DependencyKey> = deps.iter().map(|(k, _)| k.clone()).collect();
-        let captured = cache.capture(&keys);
-        // Unchanged since the render read them: the page may be served as fresh.
-        if deps.iter().all(|(k, serial)| cache.serial(k) == *serial) {
-            cache.set_captured(
-                key.clone(),
-                ModelValue::Page(page.clone()),
-                Policy::ttl(PAGE_TTL),
-                captured,
-            );
-        }
+        // Stored only if nothing the render read has changed since.
+        req.site.models.store_if_unchanged(
+            key.clone(),
+            ModelValue::Page(page.clone()),
+            PAGE_TTL,
+            &scope.dependencies(),
+        );
         flights
             .last
             .lock()

@@ -325,16 +325,12 @@ fn cache_block(state: &mut minijinja::State, kwargs: Kwargs) -> Result<Value, mi
     let rendered = caller.call(state, &[]);
     let deps = scope.end_fragment();
     let html = rendered?.to_string();
-    let keys: Vec<bulwark_depcache::DependencyKey> = deps.iter().map(|(k, _)| k.clone()).collect();
-    let captured = cache.capture(&keys);
-    if deps.iter().all(|(k, serial)| cache.serial(k) == *serial) {
-        let value = ModelValue::Fragment {
-            html: html.as_str().into(),
-            deps: keys.iter().map(|k| k.as_str().to_string()).collect(),
-        };
-        let ttl = std::time::Duration::from_secs(ttl.unwrap_or(3600));
-        cache.set_captured(key, value, bulwark_depcache::Policy::ttl(ttl), captured);
-    }
+    let value = ModelValue::Fragment {
+        html: html.as_str().into(),
+        deps: deps.iter().map(|(k, _)| k.as_str().to_string()).collect(),
+    };
+    let ttl = std::time::Duration::from_secs(ttl.unwrap_or(3600));
+    scope.models().store_if_unchanged(key, value, ttl, &deps);
     Ok(Value::from_safe_string(html))
 }
 

@@ -50,6 +50,28 @@ impl SiteModels {
             renders: std::sync::atomic::AtomicU64::new(0),
         })
     }
+
+    /// Stores a value computed from `deps` (with the serials they had when they
+    /// were read) if none of them changed since: otherwise it stays out of the
+    /// cache, so a change committed during the computation is never served as
+    /// fresh. Pages and fragments are stored this way.
+    pub fn store_if_unchanged(
+        &self,
+        key: String,
+        value: ModelValue,
+        ttl: Duration,
+        deps: &[(DependencyKey, Serial)],
+    ) {
+        let keys: Vec<DependencyKey> = deps.iter().map(|(k, _)| k.clone()).collect();
+        let captured = self.cache.capture(&keys);
+        if deps
+            .iter()
+            .all(|(k, serial)| self.cache.serial(k) == *serial)
+        {
+            self.cache
+                .set_captured(key, value, Policy::ttl(ttl), captured);
+        }
+    }
 }
 
 /// What the model layer caches.
