@@ -2,10 +2,9 @@
 //! changing its properties (`PATCH` with a JSON object to merge, `Authorization:
 //! Bearer <[api] token>`, optionally `If-Match: <version>` for optimistic updates).
 
-use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use http::header::{CACHE_CONTROL, CONTENT_TYPE, IF_MATCH};
-use http::{HeaderValue, Method, Response, StatusCode};
+use http::header::IF_MATCH;
+use http::{Method, StatusCode};
 use serde_json::json;
 
 use bulwark_store::{
@@ -14,19 +13,13 @@ use bulwark_store::{
 use bulwark_template::Requester;
 
 use crate::auth::{BearerCheck, check_bearer};
-use crate::body::Body;
 use crate::controller::{Controller, Outcome, RequestCtx};
+use crate::error_page::json_response;
 
 pub struct ApiController;
 
 fn reply(status: StatusCode, value: serde_json::Value) -> Outcome {
-    let mut resp = Response::new(Body::from(Bytes::from(value.to_string())));
-    *resp.status_mut() = status;
-    resp.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    resp.headers_mut()
-        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Outcome::Response(resp)
+    Outcome::Response(json_response(status, &value))
 }
 
 fn error(status: StatusCode, message: impl std::fmt::Display) -> Outcome {

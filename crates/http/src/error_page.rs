@@ -55,6 +55,17 @@ pub fn html_response(status: StatusCode, html: String) -> Response<Body> {
     resp
 }
 
+/// A JSON answer for the API and push endpoints; never stored by browsers.
+pub fn json_response(status: StatusCode, value: &serde_json::Value) -> Response<Body> {
+    let mut resp = Response::new(Body::from(value.to_string()));
+    *resp.status_mut() = status;
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
 pub fn plain_error_page(status: StatusCode) -> String {
     let reason = status.canonical_reason().unwrap_or("");
     format!(

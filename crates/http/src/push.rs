@@ -27,6 +27,7 @@ use crate::auth::{BearerCheck, check_bearer};
 use crate::body::Body;
 use crate::controller::{Controller, Outcome, RequestCtx};
 use crate::encoding;
+use crate::error_page::json_response;
 
 /// How long a long-poll request waits for a batch before answering `204`.
 const POLL_WAIT: Duration = Duration::from_secs(25);
@@ -116,16 +117,6 @@ fn query_param<'a>(req: &'a RequestCtx<'_>, name: &str) -> Option<&'a str> {
         .filter_map(|kv| kv.split_once('='))
         .find(|(k, _)| *k == name)
         .map(|(_, v)| v)
-}
-
-fn json_response(status: StatusCode, value: &serde_json::Value) -> Response<Body> {
-    let mut resp = Response::new(Body::from(value.to_string()));
-    *resp.status_mut() = status;
-    resp.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    resp.headers_mut()
-        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    resp
 }
 
 fn error_json(status: StatusCode, message: &str) -> Response<Body> {
