@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { after, before } from "node:test";
 import { chromium } from "playwright-core";
 
 const root = resolve(import.meta.dirname, "../..");
@@ -58,4 +59,19 @@ export async function launchBrowser() {
       "--disable-sync",
     ],
   });
+}
+
+/// One server and one browser for the tests of a file: started before them,
+/// stopped after. Read `env.server` and `env.browser` inside the tests.
+export function serverAndBrowser() {
+  const env = { server: null, browser: null };
+  before(async () => {
+    env.server = await startBulwark();
+    env.browser = await launchBrowser();
+  });
+  after(async () => {
+    await env.browser?.close();
+    await env.server?.stop();
+  });
+  return env;
 }

@@ -1,22 +1,14 @@
 // The live board of the starter site: what one browser posts, the others show at
 // once, over each transport.
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { launchBrowser, startBulwark } from "./helpers.mjs";
+import { serverAndBrowser } from "./helpers.mjs";
 
-let server, browser;
-before(async () => {
-  server = await startBulwark();
-  browser = await launchBrowser();
-});
-after(async () => {
-  await browser?.close();
-  await server?.stop();
-});
+const env = serverAndBrowser();
 
 async function openBoard(transport) {
-  const page = await browser.newPage();
-  await page.goto(`${server.url}/live?transport=${transport}`);
+  const page = await env.browser.newPage();
+  await page.goto(`${env.server.url}/live?transport=${transport}`);
   await page.waitForSelector('#push-state[data-state="connected"]', { timeout: 10000 });
   assert.match(await page.textContent("#push-state"), new RegExp(transport));
   return page;
