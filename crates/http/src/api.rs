@@ -103,7 +103,14 @@ impl Controller for ApiController {
                     Ok(Some(r)) if Requester::Anonymous.may_see(&r) => {
                         reply(StatusCode::OK, resource_json(&r))
                     }
-                    Ok(_) => error(StatusCode::NOT_FOUND, "no such resource"),
+                    Ok(Some(_)) => error(StatusCode::NOT_FOUND, "no such resource"),
+                    Ok(None) => match store.run(move |s| s.deletion(&id.to_string())).await {
+                        Ok(Some(gone)) if gone.was_public => {
+                            error(StatusCode::GONE, "this resource was deleted")
+                        }
+                        Ok(_) => error(StatusCode::NOT_FOUND, "no such resource"),
+                        Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, e),
+                    },
                     Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, e),
                 };
             }

@@ -144,7 +144,8 @@ fn render_template(
 }
 
 /// A resource's page: `page.<category>.tpl`, falling back up the category tree to
-/// `page.tpl`. Missing and not-visible resources are both a 404.
+/// `page.tpl`. Missing and not-visible resources are both a 404; a deleted one
+/// that the visitor could see before is a 410.
 pub struct PageController {
     /// Serve anonymous visitors from the page cache.
     pub cache: bool,
@@ -177,7 +178,17 @@ fn render_resource_page(req: &RequestCtx<'_>, scope: &Arc<RenderScope>) -> Outco
     };
     let rsc = match scope.rsc(key) {
         Ok(Some(rsc)) => rsc,
-        Ok(None) => return Outcome::NotFound,
+        Ok(None) => {
+            return match scope.is_gone(key) {
+                Ok(true) => Outcome::Response(crate::error_page::error_response(
+                    req.site,
+                    StatusCode::GONE,
+                    None,
+                )),
+                Ok(false) => Outcome::NotFound,
+                Err(e) => Outcome::Failed(e.into()),
+            };
+        }
         Err(e) => return Outcome::Failed(e.into()),
     };
     let category = rsc

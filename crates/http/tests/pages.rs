@@ -109,6 +109,48 @@ async fn a_search_page_is_refreshed_when_a_new_article_is_published() {
     s.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_resource_is_gone_and_one_never_shown_stays_not_found() {
+    let s = start(&files(), |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let mut named = NewResource::new("article", Props::new().with("title", "Retired"));
+    named.published = true;
+    let retired = store.create_resource(named.named("retired")).unwrap();
+    let draft = create(&store, "article", "Never published", false);
+    // Cached while it exists...
+    assert_eq!(page(&s, &format!("/page/{retired}")).await.0, 200);
+    assert_eq!(page(&s, "/page/retired").await.0, 200);
+    assert_eq!(page(&s, &format!("/page/{draft}")).await.0, 404);
+
+    store.delete_resource(retired, None).unwrap();
+    store.delete_resource(draft, None).unwrap();
+    // ...and gone once deleted, by id and by name, cache or not.
+    let mut status = 0;
+    for _ in 0..100 {
+        status = page(&s, &format!("/page/{retired}/retired")).await.0;
+        if status != 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(status, 410);
+    let (status, html) = page(&s, "/page/retired").await;
+    assert_eq!(status, 410);
+    assert!(html.contains("Gone"), "{html}");
+    assert_eq!(page(&s, &format!("/api/rsc/{retired}")).await.0, 410);
+    // A visitor never saw the draft, so it never existed for them.
+    assert_eq!(page(&s, &format!("/page/{draft}")).await.0, 404);
+    assert_eq!(page(&s, &format!("/api/rsc/{draft}")).await.0, 404);
+    assert_eq!(page(&s, "/page/999999").await.0, 404);
+
+    // A new resource taking the name wins over the tombstone.
+    let mut again = NewResource::new("article", Props::new().with("title", "Back again"));
+    again.published = true;
+    store.create_resource(again.named("retired")).unwrap();
+    wait_for(&s, "/page/retired", "Back again").await;
+    s.shutdown().await;
+}
+
 /// Pages are computed from the change events, which arrive just after the commit.
 async fn wait_for(s: &TestServer, path: &str, needle: &str) -> String {
     let mut html = String::new();

@@ -59,8 +59,8 @@ mod store;
 pub use error::{Result, StoreError};
 pub use migrate::schema_version;
 pub use model::{
-    Audience, Category, ChangeEvent, DateField, DependencyKey, Edge, Identity, IdentityKind,
-    NewResource, Predicate, Props, PropsChange, Resource, ResourceId, ResourceUpdate, Revision,
-    SearchPage, SearchQuery, SortKey, Version, Visibility,
+    Audience, Category, ChangeEvent, DateField, Deletion, DependencyKey, Edge, Identity,
+    IdentityKind, NewResource, Predicate, Props, PropsChange, Resource, ResourceId, ResourceUpdate,
+    Revision, SearchPage, SearchQuery, SortKey, Version, Visibility,
 };
 pub use store::{Database, PasswordParams, PoolOptions, PoolStatus, Store, StoreConfig};

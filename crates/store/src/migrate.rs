@@ -32,6 +32,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0003_ids.sql"),
         postgres: include_str!("../migrations/postgres/0003_ids.sql"),
     },
+    Migration {
+        version: 4,
+        name: "deleted",
+        sqlite: include_str!("../migrations/common/0004_deleted.sql"),
+        postgres: include_str!("../migrations/common/0004_deleted.sql"),
+    },
 ];
 
 pub(crate) fn migrate(store: &Store) -> Result<()> {

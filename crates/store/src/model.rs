@@ -265,6 +265,19 @@ pub struct Edge {
     pub created: DateTime<Utc>,
 }
 
+/// What is left of a deleted resource (its tombstone), so that its old URL can
+/// say "gone" rather than "never existed".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Deletion {
+    pub id: ResourceId,
+    pub name: Option<String>,
+    /// The unique name of the category it had.
+    pub category: String,
+    /// Published, public and inside its publication window when it was deleted.
+    pub was_public: bool,
+    pub deleted: DateTime<Utc>,
+}
+
 /// The state of a resource before one of its updates.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Revision {

@@ -440,6 +440,37 @@ impl Store {
         })
     }
 
+    /// The tombstone of a deleted resource, by id or by the unique name it had
+    /// (the most recent one, if several deleted resources had that name). `None`
+    /// for resources that exist or never did.
+    pub fn deletion(&self, key: &str) -> Result<Option<Deletion>> {
+        let (sql, param) = match key.parse::<i64>() {
+            Ok(id) => (
+                "SELECT id, name, category, was_public, deleted FROM rsc_deleted WHERE id = $1",
+                params![id],
+            ),
+            Err(_) => {
+                if check_name("name", key).is_err() {
+                    return Ok(None);
+                }
+                (
+                    "SELECT id, name, category, was_public, deleted FROM rsc_deleted \
+                     WHERE name = $1 ORDER BY deleted DESC, id DESC LIMIT 1",
+                    params![key],
+                )
+            }
+        };
+        self.read(|c| {
+            Ok(c.query_one(sql, &param)?.map(|r| Deletion {
+                id: ResourceId(r.int(0)),
+                name: r.opt_text(1),
+                category: r.text(2),
+                was_public: r.bool(3),
+                deleted: from_millis(r.int(4)),
+            }))
+        })
+    }
+
     /// The id for a unique name.
     pub fn resource_id(&self, name: &str) -> Result<Option<ResourceId>> {
         if check_name("name", name).is_err() {
@@ -509,6 +540,18 @@ impl Store {
             }
             c.execute("DELETE FROM rsc WHERE id = $1", &params![id.0])
                 .map_err(|e| map_unique(e, || format!("resource {id} (referenced as content group)")))?;
+            let was_public =
+                current.is_visible_at(Utc::now()) && current.visibility == Visibility::Public;
+            c.execute(
+                "INSERT INTO rsc_deleted (id, name, category, was_public, deleted) VALUES ($1, $2, $3, $4, $5)",
+                &params![
+                    id.0,
+                    current.name.clone(),
+                    current.category_name.clone(),
+                    was_public,
+                    Utc::now().timestamp_millis()
+                ],
+            )?;
             if current.category_name == "predicate" {
                 ch.add(DependencyKey::predicates());
             }

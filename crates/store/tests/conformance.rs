@@ -26,6 +26,7 @@ on_both_backends!(
     reopening_runs_no_migration_twice,
     deleting_resources_cascades_and_refuses_categories_in_use,
     publication_window_and_visibility_are_kept,
+    deleted_resources_leave_a_tombstone,
     random_category_tree_changes_keep_the_nested_set_well_formed,
 );
 
@@ -865,7 +866,7 @@ fn reopening_runs_no_migration_twice(s: &Store) {
         reopened.categories().unwrap().len(),
         s.categories().unwrap().len()
     );
-    assert_eq!(schema_version(), 3);
+    assert_eq!(schema_version(), 4);
     reopened.analyze().unwrap();
 }
 
@@ -1050,4 +1051,38 @@ fn random_category_tree_changes_keep_the_nested_set_well_formed(s: &Store) {
             }
         }
     }
+}
+
+fn deleted_resources_leave_a_tombstone(s: &Store) {
+    let public = s
+        .create_resource(article("Public").named("old_news").published(true))
+        .unwrap();
+    let private = s.create_resource(article("Draft")).unwrap();
+    assert_eq!(s.deletion(&public.to_string()).unwrap(), None);
+    assert_eq!(s.deletion("old_news").unwrap(), None);
+
+    s.delete_resource(public, None).unwrap();
+    s.delete_resource(private, None).unwrap();
+    let gone = s.deletion(&public.to_string()).unwrap().expect("tombstone");
+    assert_eq!(gone.id, public);
+    assert_eq!(gone.name.as_deref(), Some("old_news"));
+    assert_eq!(gone.category, "article");
+    assert!(gone.was_public);
+    assert_eq!(s.deletion("old_news").unwrap().map(|d| d.id), Some(public));
+    let draft = s
+        .deletion(&private.to_string())
+        .unwrap()
+        .expect("tombstone");
+    assert!(!draft.was_public, "a draft was never public");
+
+    // Ids are never handed out again; a name may be, and the live resource wins.
+    let again = s
+        .create_resource(article("Back").named("old_news"))
+        .unwrap();
+    assert!(again.0 > private.0, "{again} reuses an id");
+    assert_eq!(s.resource_id("old_news").unwrap(), Some(again));
+    // Never-existing ids, names and malformed keys have no tombstone.
+    assert_eq!(s.deletion("999999").unwrap(), None);
+    assert_eq!(s.deletion("no_such_name").unwrap(), None);
+    assert_eq!(s.deletion("../etc").unwrap(), None);
 }

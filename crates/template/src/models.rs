@@ -25,7 +25,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bulwark_depcache::{Depcache, DependencyKey, Policy, Serial, Weigh};
-use bulwark_store::{Resource, ResourceId, SearchQuery, SortKey, Store, StoreError, Visibility};
+use bulwark_store::{
+    Deletion, Resource, ResourceId, SearchQuery, SortKey, Store, StoreError, Visibility,
+};
 use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr};
 use minijinja::{Error, ErrorKind, State, Value};
 
@@ -82,6 +84,8 @@ pub enum ModelValue {
     Search(Arc<[ResourceId]>, Option<u64>),
     Flag(bool),
     Text(Option<Arc<str>>),
+    /// The tombstone of a deleted resource, if there is one.
+    Deletion(Option<Arc<Deletion>>),
     /// A rendered page, in every encoding.
     Page(Arc<CachedPage>),
     /// A cached template fragment and the dependency keys its render read.
@@ -109,6 +113,9 @@ impl Weigh for ModelValue {
             }
             ModelValue::Ids(ids) | ModelValue::Search(ids, _) => ids.len() * 8,
             ModelValue::Text(Some(t)) => t.len(),
+            ModelValue::Deletion(Some(d)) => {
+                64 + d.category.len() + d.name.as_ref().map_or(0, String::len)
+            }
             ModelValue::Fragment { html, deps } => {
                 html.len() + deps.iter().map(|d| d.len() + 16).sum::<usize>()
             }
@@ -713,6 +720,26 @@ impl RenderScope {
         let Some(id) = id else { return Ok(None) };
         let v = self.rsc_value(id)?;
         Ok((!v.is_undefined()).then_some(v))
+    }
+
+    /// Whether `key` (an id or a unique name) names a deleted resource that this
+    /// requester could see before it went: its page says 410 Gone rather than
+    /// 404. Cached like every other read, and flushed when the id or name is
+    /// used again.
+    pub fn is_gone(&self, key: &str) -> Result<bool, Error> {
+        let dep = match key.parse::<i64>() {
+            Ok(n) => format!("rsc:{n}"),
+            Err(_) => format!("name:{key}"),
+        };
+        let value = self.fetch(&format!("gone:{key}"), &[dep], |s| {
+            Ok(ModelValue::Deletion(s.deletion(key)?.map(Arc::new)))
+        })?;
+        Ok(match value {
+            ModelValue::Deletion(Some(d)) => {
+                d.was_public || matches!(self.requester, Requester::Admin { .. })
+            }
+            _ => false,
+        })
     }
 
     /// The category of a visible resource and its ancestors, most specific first.
