@@ -53,6 +53,8 @@ fn stats(req: &RequestCtx<'_>) -> Outcome {
         json!({
             "renders": site.models.renders.load(std::sync::atomic::Ordering::Relaxed),
             "refused_busy": site.renders.refused(),
+            "refused_database_busy": site.renders.database_busy(),
+            "template_compiles": site.templates.compiles(),
             "cache": {
                 "hits": cache.hits, "misses": cache.misses, "coalesced_waits": cache.coalesced_waits,
                 "entries": cache.entries, "bytes_used": cache.bytes_used, "evictions": cache.evictions,

@@ -2,6 +2,12 @@
 //! request that would wait longer is answered `503 Service Unavailable` with
 //! `Retry-After` at once, instead of piling up until the server falls over.
 //!
+//! There are three such queues. Renders are limited here. The database pool has
+//! its own (`[database] max_connections` and `pool_timeout_ms`): a render whose
+//! model read waits past that deadline becomes a 503 as well. Templates are
+//! compiled when a site loads, before it takes traffic, so compilation never
+//! runs on a visitor's request in production (see `SiteTable::load`).
+//!
 //! Renders are limited per site (one site's rush does not starve another) and run
 //! with `block_in_place`, so the runtime's workers stay free for cached pages,
 //! static files and push while templates render.
@@ -36,6 +42,7 @@ pub struct Bottleneck {
     slots: Semaphore,
     queue_timeout: Duration,
     refused: AtomicU64,
+    database_busy: AtomicU64,
 }
 
 /// The queue deadline passed.
@@ -48,6 +55,7 @@ impl Bottleneck {
             slots: Semaphore::new(limits.concurrency.max(1)),
             queue_timeout: limits.queue_timeout,
             refused: AtomicU64::new(0),
+            database_busy: AtomicU64::new(0),
         }
     }
 
@@ -65,9 +73,20 @@ impl Bottleneck {
         Ok(out)
     }
 
-    /// Requests refused with 503 so far.
+    /// Requests refused with 503 so far because no render slot freed up in time.
     pub fn refused(&self) -> u64 {
         self.refused.load(Ordering::Relaxed)
+    }
+
+    /// A render gave up waiting for a database connection (the pool is the
+    /// bottleneck in front of the database): it was answered with 503 too.
+    pub fn note_database_busy(&self) {
+        self.database_busy.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Requests refused with 503 so far because the database was busy.
+    pub fn database_busy(&self) -> u64 {
+        self.database_busy.load(Ordering::Relaxed)
     }
 }
 

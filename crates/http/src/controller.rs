@@ -124,6 +124,11 @@ pub async fn respond(controller: &dyn Controller, req: &RequestCtx<'_>) -> Respo
         Outcome::Found(repr) => repr,
         Outcome::NotFound => return error_response(req.site, StatusCode::NOT_FOUND, None),
         Outcome::Response(resp) => return resp,
+        Outcome::Failed(err) if err.busy => {
+            tracing::warn!(site = %req.site.site.name(), path = %req.parts.uri.path(), "{err}");
+            req.site.renders.note_database_busy();
+            return crate::bottleneck::busy_response();
+        }
         Outcome::Failed(err) => {
             tracing::error!(site = %req.site.site.name(), path = %req.parts.uri.path(), "{err}");
             return error_response(req.site, StatusCode::INTERNAL_SERVER_ERROR, Some(&err));

@@ -130,7 +130,17 @@ fn render_template(
         .models
         .renders
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    match req.site.templates.render(template, Value::from(vars)) {
+    let rendered = req.site.templates.render(template, Value::from(vars));
+    // A read that failed inside a lookup left the value out: the page is not
+    // whole, so it is neither served nor cached.
+    if let Some(failure) = scope.failure() {
+        let mut err = rendered
+            .err()
+            .unwrap_or_else(|| failure_error(failure.message.clone()));
+        err.busy |= failure.busy;
+        return Outcome::Failed(err);
+    }
+    match rendered {
         Ok(html) => Outcome::Found(Representation {
             status: StatusCode::OK,
             content_type: content_type.clone(),
@@ -414,8 +424,10 @@ impl Controller for RedirectController {
             };
             let location = match location.map(|l| HeaderValue::from_str(&l)) {
                 Ok(Ok(l)) => l,
-                Ok(Err(e)) => return Outcome::Failed(failure(format!("redirect target: {e}"))),
-                Err(e) => return Outcome::Failed(failure(e)),
+                Ok(Err(e)) => {
+                    return Outcome::Failed(failure_error(format!("redirect target: {e}")));
+                }
+                Err(e) => return Outcome::Failed(failure_error(e)),
             };
             let status = if self.permanent {
                 StatusCode::MOVED_PERMANENTLY
@@ -430,9 +442,10 @@ impl Controller for RedirectController {
     }
 }
 
-fn failure(message: String) -> bulwark_template::RenderError {
+fn failure_error(message: String) -> bulwark_template::RenderError {
     bulwark_template::RenderError {
         not_found: false,
+        busy: false,
         template: None,
         line: None,
         message,

@@ -33,7 +33,7 @@ impl SiteStores {
         {
             return Ok(models.clone());
         }
-        let config = match &settings.url {
+        let mut config = match &settings.url {
             Some(url) => StoreConfig::postgres(url, settings.schema.as_deref()),
             None => {
                 let dir = site.dir.join("data");
@@ -41,6 +41,16 @@ impl SiteStores {
                 StoreConfig::sqlite(dir.join("site.db"))
             }
         };
+        if let Some(n) = settings.max_connections {
+            config.pool.max_connections = n;
+            config.pool.min_connections = config.pool.min_connections.min(n);
+        }
+        if let Some(n) = settings.sqlite_readers {
+            config.pool.sqlite_readers = n;
+        }
+        if let Some(ms) = settings.pool_timeout_ms {
+            config.pool.acquire_timeout = Duration::from_millis(ms);
+        }
         let store = Store::open(config)
             .await
             .map_err(|e| format!("site {}: opening the database: {e}", site.name()))?;

@@ -168,6 +168,18 @@ impl SiteTable {
                 }
             };
             let rt = Arc::new(SiteRuntime::new(site, options, push, models, limits));
+            if !dev {
+                // Compile every template now, before the site takes traffic: a rush
+                // on a fresh server never waits for (or repeats) a compilation.
+                // Dev mode compiles on use, so edits show at once.
+                let warm = rt.clone();
+                let broken = tokio::task::spawn_blocking(move || warm.templates.check_all())
+                    .await
+                    .unwrap_or_default();
+                for err in broken {
+                    tracing::error!(site = %rt.site.name(), "{err}");
+                }
+            }
             let config = &rt.site.config;
             table
                 .hosts

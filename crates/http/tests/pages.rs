@@ -222,6 +222,52 @@ async fn concurrent_requests_for_an_uncached_page_cause_one_render() {
     s.shutdown().await;
 }
 
+async fn stats(s: &TestServer) -> serde_json::Value {
+    let r = get_with(
+        s.addr,
+        "news.test",
+        "/api/stats",
+        "Authorization: Bearer secret\r\n",
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    serde_json::from_slice(&r.body).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn templates_are_compiled_before_the_first_visitor_arrives() {
+    let site = format!("{NEWS_SITE}\n[api]\ntoken = \"secret\"\n");
+    let mut files = files();
+    files[0].1 = &site;
+    let s = start(&files, |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let x = create(&store, "article", "Rush", true);
+    let compiled = stats(&s).await["template_compiles"].as_u64().unwrap();
+    assert!(compiled >= 4, "{compiled} templates compiled at start");
+    // A rush of logged-in visitors (no page cache): many renders, no compiling.
+    let mut tasks = Vec::new();
+    for path in [
+        format!("/page/{x}"),
+        "/".to_string(),
+        "/nowhere".to_string(),
+    ] {
+        for _ in 0..30 {
+            let (addr, path) = (s.addr, path.clone());
+            tasks.push(tokio::spawn(async move {
+                get_with(addr, "news.test", &path, "Cookie: bulwark_session=abc\r\n")
+                    .await
+                    .status
+            }));
+        }
+    }
+    for t in tasks {
+        assert!(matches!(t.await.unwrap(), 200 | 404));
+    }
+    assert!(renders(&s) >= 60);
+    assert_eq!(stats(&s).await["template_compiles"], compiled);
+    s.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_and_opted_out_rules_bypass_the_page_cache() {
     let mut files = files();

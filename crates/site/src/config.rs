@@ -71,6 +71,13 @@ pub struct DatabaseSettings {
     /// Fill an empty database with demo content (the starter site does).
     #[serde(default)]
     pub demo_content: bool,
+    /// PostgreSQL: the most connections the site's pool opens (default 8).
+    pub max_connections: Option<u32>,
+    /// SQLite: read connections beside the one writer (default 4).
+    pub sqlite_readers: Option<usize>,
+    /// How long a read or write may wait for a connection (default 5000 ms);
+    /// past it the request is answered `503` with `Retry-After`.
+    pub pool_timeout_ms: Option<u64>,
 }
 
 /// `[push]`: who may do what with push topics (see docs/push.md).
@@ -302,6 +309,23 @@ pub(crate) fn parse_site_config(
         ));
     }
 
+    let db = &raw.database;
+    for (key, value) in [
+        (
+            "database.max_connections",
+            db.max_connections.map(u64::from),
+        ),
+        (
+            "database.sqlite_readers",
+            db.sqlite_readers.map(|n| n as u64),
+        ),
+        ("database.pool_timeout_ms", db.pool_timeout_ms),
+    ] {
+        if value == Some(0) {
+            return Err(invalid(key, "must be at least 1".to_string()));
+        }
+    }
+
     Ok(SiteConfig {
         name: SiteName(name),
         hostname,
@@ -480,6 +504,18 @@ mod tests {
             .to_string();
         assert!(e.contains("/s/blog/site.toml"), "{e}");
         assert!(e.contains("hostnme"), "{e}");
+    }
+
+    #[test]
+    fn database_pool_settings_are_read_and_zero_is_refused() {
+        let c = parse("hostname = \"a.b\"\n[database]\nmax_connections = 2\npool_timeout_ms = 50")
+            .unwrap();
+        assert_eq!(c.database.max_connections, Some(2));
+        assert_eq!(c.database.pool_timeout_ms, Some(50));
+        let e = parse("hostname = \"a.b\"\n[database]\nsqlite_readers = 0")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("database.sqlite_readers"), "{e}");
     }
 
     #[test]

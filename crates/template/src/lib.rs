@@ -35,11 +35,12 @@ mod models;
 
 pub use models::{
     CachedPage, ModelRoot, ModelValue, PageUrls, RenderScope, Requester, RscObject, SiteModels,
-    off_the_runtime,
+    StoreFailure, off_the_runtime,
 };
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bulwark_site::{Site, embedded_file};
 use minijinja::value::{Kwargs, Rest};
@@ -69,6 +70,9 @@ impl Default for TemplateOptions {
 pub struct RenderError {
     /// True when the template does not exist at all (as opposed to being broken).
     pub not_found: bool,
+    /// True when the render gave up because the database was busy (its pool's
+    /// deadline passed): a `503`, not a broken page.
+    pub busy: bool,
     pub template: Option<String>,
     pub line: Option<usize>,
     pub message: String,
@@ -81,9 +85,16 @@ impl From<minijinja::Error> for RenderError {
         // The innermost error is where the problem is (an include inside a layout...).
         let mut innermost: &minijinja::Error = &err;
         let mut messages = vec![err.to_string()];
-        while let Some(next) =
-            std::error::Error::source(innermost).and_then(|s| s.downcast_ref::<minijinja::Error>())
-        {
+        let mut busy = false;
+        loop {
+            let source = std::error::Error::source(innermost);
+            busy |= matches!(
+                source.and_then(|s| s.downcast_ref::<bulwark_store::StoreError>()),
+                Some(bulwark_store::StoreError::Busy)
+            );
+            let Some(next) = source.and_then(|s| s.downcast_ref::<minijinja::Error>()) else {
+                break;
+            };
             messages.push(next.to_string());
             innermost = next;
         }
@@ -94,6 +105,7 @@ impl From<minijinja::Error> for RenderError {
         };
         RenderError {
             not_found: err.kind() == ErrorKind::TemplateNotFound,
+            busy,
             template: located.name().map(str::to_string),
             line: located.line(),
             message: messages.join("\n  caused by: "),
@@ -106,6 +118,8 @@ impl From<minijinja::Error> for RenderError {
 pub struct SiteTemplates {
     env: Environment<'static>,
     site: Arc<Site>,
+    /// Template sources handed to the compiler so far.
+    compiles: Arc<AtomicU64>,
 }
 
 impl SiteTemplates {
@@ -115,7 +129,8 @@ impl SiteTemplates {
         env.set_fuel(Some(options.fuel));
         env.set_debug(options.dev);
         env.set_auto_reload(options.dev);
-        env.set_loader(template_loader(&site, options.dev));
+        let compiles = Arc::new(AtomicU64::new(0));
+        env.set_loader(template_loader(&site, options.dev, compiles.clone()));
         env.add_global(
             "site",
             Value::from(minijinja::value::Serde(SiteGlobal {
@@ -141,7 +156,17 @@ impl SiteTemplates {
         });
         env.add_function("live", live_block);
         env.add_function("cache", cache_block);
-        SiteTemplates { env, site }
+        SiteTemplates {
+            env,
+            site,
+            compiles,
+        }
+    }
+
+    /// How many template sources were compiled so far (first use, or a change
+    /// in dev mode).
+    pub fn compiles(&self) -> u64 {
+        self.compiles.load(Ordering::Relaxed)
     }
 
     pub fn site(&self) -> &Arc<Site> {
@@ -194,9 +219,16 @@ fn auto_escape_for(name: &str) -> AutoEscape {
 fn template_loader(
     site: &Arc<Site>,
     dev: bool,
+    compiles: Arc<AtomicU64>,
 ) -> impl Fn(&str) -> Result<Option<TemplateSource>, minijinja::Error> + Send + Sync + 'static {
     let site = site.clone();
-    move |name| Ok(find_template_source(&site, name, dev))
+    move |name| {
+        let source = find_template_source(&site, name, dev);
+        if source.is_some() {
+            compiles.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(source)
+    }
 }
 
 /// Looks a template up along the chain. In `dev` mode the source carries a check
@@ -330,7 +362,9 @@ fn cache_block(state: &mut minijinja::State, kwargs: Kwargs) -> Result<Value, mi
         deps: deps.iter().map(|(k, _)| k.as_str().to_string()).collect(),
     };
     let ttl = std::time::Duration::from_secs(ttl.unwrap_or(3600));
-    scope.models().store_if_unchanged(key, value, ttl, &deps);
+    if scope.failure().is_none() {
+        scope.models().store_if_unchanged(key, value, ttl, &deps);
+    }
     Ok(Value::from_safe_string(html))
 }
 

@@ -177,6 +177,19 @@ pub struct RenderScope {
     page_rule: Option<PageUrls>,
     /// What `m.req` shows: set by the controller that renders.
     request: std::sync::OnceLock<Value>,
+    /// The first store read that failed. Lookups in templates cannot return
+    /// errors (a missing value is `undefined`), so the failure is kept here and
+    /// the render as a whole fails: a page must never show "absent" because the
+    /// database was away, let alone be cached that way.
+    failure: Mutex<Option<StoreFailure>>,
+}
+
+/// Why a render's store read failed.
+#[derive(Debug, Clone)]
+pub struct StoreFailure {
+    /// The pool's deadline passed ([`StoreError::Busy`]): a 503, not a 500.
+    pub busy: bool,
+    pub message: String,
 }
 
 /// Past this many keys the request memo starts over (a huge listing must not hold
@@ -210,7 +223,13 @@ impl RenderScope {
             memo: Mutex::new(HashMap::new()),
             page_rule,
             request: std::sync::OnceLock::new(),
+            failure: Mutex::new(None),
         })
+    }
+
+    /// The first store read that failed during this render, if any.
+    pub fn failure(&self) -> Option<StoreFailure> {
+        self.failure.lock().expect("failure").clone()
     }
 
     /// The request as templates see it in `m.req` (`path`, `query`, `method`, ...);
@@ -289,6 +308,13 @@ impl RenderScope {
                 let captured = self.models.cache.capture(&dep_keys);
                 let store = &self.models.store;
                 let value = off_the_runtime(|| load(store)).map_err(|e| {
+                    self.failure
+                        .lock()
+                        .expect("failure")
+                        .get_or_insert_with(|| StoreFailure {
+                            busy: matches!(e, StoreError::Busy),
+                            message: format!("reading the store failed: {e}"),
+                        });
                     Error::new(ErrorKind::InvalidOperation, "reading the store failed")
                         .with_source(e)
                 })?;
@@ -423,11 +449,16 @@ struct RscCollection(Arc<RenderScope>);
 
 impl Object for RscCollection {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        // Path arguments are strings: `m.rsc[id]` works with "42" as with 42.
         let id = match key.as_i64() {
             Some(n) => Some(ResourceId(n)),
-            None => key
-                .as_str()
-                .and_then(|name| self.0.resource_id_by_name(name).ok().flatten()),
+            None => {
+                let key = key.as_str()?;
+                match key.parse::<i64>() {
+                    Ok(n) => Some(ResourceId(n)),
+                    Err(_) => self.0.resource_id_by_name(key).ok().flatten(),
+                }
+            }
         }?;
         self.0.rsc_value(id).ok()
     }

@@ -1,0 +1,128 @@
+//! The database pool is a bottleneck like the render queue: when a render waits
+//! for a connection past the site's `pool_timeout_ms`, the visitor gets a quick
+//! `503` with `Retry-After` (counted in the stats), not a hung request or a 500,
+//! and service resumes as soon as the database does. Runs on PostgreSQL (a real
+//! server; `scripts/ensure-postgres.sh` provides one for the test suite).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use bulwark_store::{NewResource, Props};
+use common::*;
+use sqlx::Connection;
+
+fn pg_url() -> String {
+    std::env::var("BULWARK_TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_render_that_cannot_get_a_connection_in_time_answers_503() {
+    let schema = format!("busy_{}_{}", std::process::id(), rand_seed());
+    let site = format!(
+        r#"
+hostname = "news.test"
+default = true
+
+[database]
+url = "{url}"
+schema = "{schema}"
+max_connections = 1
+pool_timeout_ms = 300
+
+[api]
+token = "secret"
+
+[[dispatch]]
+name = "show"
+path = "/show/{{id}}"
+controller = "template"
+template = "show.tpl"
+cache = false
+"#,
+        url = pg_url()
+    );
+    let s = start(
+        &[
+            ("news/site.toml", site.as_str()),
+            ("news/templates/show.tpl", "[{{ m.rsc[id].title }}]"),
+        ],
+        |_| {},
+    )
+    .await;
+    let store = s.models["news"].store.clone();
+    let mut ids = Vec::new();
+    for title in ["First", "Second"] {
+        let mut r = NewResource::new("article", Props::new().with("title", title));
+        r.published = true;
+        ids.push(store.run(move |s| s.create_resource(r)).await.unwrap());
+    }
+    let first = get(s.addr, "news.test", &format!("/show/{}", ids[0])).await;
+    assert_eq!(first.status, 200, "{}", first.text());
+
+    // Someone else holds the resource table: the site's one connection gets stuck
+    // behind the lock on the first read of a resource not in the cache yet.
+    let mut locker = sqlx::PgConnection::connect(&pg_url()).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut locker).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "LOCK TABLE \"{schema}\".rsc IN ACCESS EXCLUSIVE MODE"
+    )))
+    .execute(&mut locker)
+    .await
+    .unwrap();
+    let addr = s.addr;
+    let stuck_path = format!("/show/{}", ids[1]);
+    let stuck = tokio::spawn(async move { get(addr, "news.test", &stuck_path).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // Another render now waits for the pool, and gives up at its deadline.
+    let started = Instant::now();
+    let busy = get(s.addr, "news.test", "/show/999999").await;
+    let waited = started.elapsed();
+    assert_eq!(busy.status, 503, "{}", busy.text());
+    assert_eq!(busy.header("retry-after"), Some("1"));
+    assert!(waited < Duration::from_secs(3), "waited {waited:?}");
+    // Cached data does not need the database at all.
+    assert_eq!(
+        get(s.addr, "news.test", &format!("/show/{}", ids[0]))
+            .await
+            .status,
+        200
+    );
+
+    // The lock goes: the stuck request finishes and service is back at once.
+    sqlx::query("ROLLBACK").execute(&mut locker).await.unwrap();
+    let stuck = stuck.await.unwrap();
+    assert!(matches!(stuck.status, 200 | 503), "{}", stuck.status);
+    let again = get(s.addr, "news.test", &format!("/show/{}", ids[1])).await;
+    assert_eq!((again.status, again.text()), (200, "[Second]".to_string()));
+
+    let stats = get_with(
+        s.addr,
+        "news.test",
+        "/api/stats",
+        "Authorization: Bearer secret\r\n",
+    )
+    .await;
+    let stats: serde_json::Value = serde_json::from_slice(&stats.body).unwrap();
+    assert!(
+        stats["refused_database_busy"].as_u64().unwrap() >= 1,
+        "{stats}"
+    );
+
+    s.shutdown().await;
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP SCHEMA \"{schema}\" CASCADE"
+    )))
+    .execute(&mut locker)
+    .await
+    .unwrap();
+}
+
+fn rand_seed() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos()
+}
