@@ -151,6 +151,50 @@ async fn a_deleted_resource_is_gone_and_one_never_shown_stays_not_found() {
     s.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draft_never_appears_through_an_include_or_a_cached_fragment() {
+    let site = format!(
+        "{NEWS_SITE}
+[[dispatch]]
+name = \"inc\"
+path = \"/inc/{{id}}\"
+controller = \"template\"
+template = \"inc.tpl\"
+
+[[dispatch]]
+name = \"frag\"
+path = \"/frag/{{id}}\"
+controller = \"template\"
+template = \"frag.tpl\"
+"
+    );
+    let mut files = files();
+    files[0].1 = &site;
+    files.push(("news/templates/show.tpl", "<{{ m.rsc[id].title }}>"));
+    files.push(("news/templates/inc.tpl", "{% include 'show.tpl' %}"));
+    files.push((
+        "news/templates/frag.tpl",
+        "{% call cache(ttl=600) %}{% include 'show.tpl' %}{% endcall %}",
+    ));
+    let s = start(&files, |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let draft = create(&store, "article", "Draft", false);
+    for route in ["inc", "frag"] {
+        assert_eq!(
+            page(&s, &format!("/{route}/{draft}")).await,
+            (200, "<>".into())
+        );
+    }
+    let now = store.resource(draft).unwrap().unwrap();
+    let mut update = ResourceUpdate::new(draft, now.version);
+    update.published = Some(true);
+    store.update_resource(update).unwrap();
+    for route in ["inc", "frag"] {
+        wait_for(&s, &format!("/{route}/{draft}"), "<Draft>").await;
+    }
+    s.shutdown().await;
+}
+
 /// Pages are computed from the change events, which arrive just after the commit.
 async fn wait_for(s: &TestServer, path: &str, needle: &str) -> String {
     let mut html = String::new();

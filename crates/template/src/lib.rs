@@ -127,6 +127,9 @@ impl SiteTemplates {
         let mut env = Environment::new();
         env.set_auto_escape_callback(auto_escape_for);
         env.set_fuel(Some(options.fuel));
+        // Absent and not-visible resources are `undefined`; `m.rsc[id].title`
+        // must then be empty rather than an error, whatever the template reaches.
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Chainable);
         env.set_debug(options.dev);
         env.set_auto_reload(options.dev);
         let compiles = Arc::new(AtomicU64::new(0));
@@ -324,15 +327,16 @@ fn cache_block(state: &mut minijinja::State, kwargs: Kwargs) -> Result<Value, mi
         // No models in this render: nothing to key or invalidate by.
         return caller.call(state, &[]);
     };
+    // By default a fragment is shared by everyone with the same access profile
+    // (all anonymous visitors, all administrators); `vary="user"` keeps one per
+    // logged-in user, for fragments that show who is looking.
     let who = match (vary.as_deref(), scope.requester()) {
-        (Some("user"), Requester::Member { user } | Requester::Admin { user }) => {
-            format!("{}:{}", scope.requester().profile(), user.0)
-        }
-        (Some("user") | None, r) => r.profile().to_string(),
+        (Some("user"), Requester::Admin { user }) => format!("admin:{}", user.0),
+        (Some("user" | "profile") | None, r) => r.profile(),
         (Some(other), _) => {
             return Err(minijinja::Error::new(
                 ErrorKind::InvalidOperation,
-                format!("cache(vary={other:?}): use \"user\""),
+                format!("cache(vary={other:?}): use \"profile\" (the default) or \"user\""),
             ));
         }
     };

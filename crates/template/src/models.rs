@@ -137,11 +137,13 @@ pub enum Requester {
 
 impl Requester {
     /// The access profile that cached fragments are keyed by.
-    pub fn profile(&self) -> &'static str {
+    /// Requesters with one profile see exactly the same resources, so they may
+    /// share a fragment. A member also sees their own drafts: members never share.
+    pub fn profile(&self) -> String {
         match self {
-            Requester::Anonymous => "anon",
-            Requester::Member { .. } => "member",
-            Requester::Admin { .. } => "admin",
+            Requester::Anonymous => "anon".to_string(),
+            Requester::Member { user } => format!("member:{}", user.0),
+            Requester::Admin { .. } => "admin".to_string(),
         }
     }
 

@@ -1,0 +1,107 @@
+//! A cached fragment is shared only by requesters who may see the same things:
+//! whichever role renders it first, no other role is ever served that copy.
+
+use std::sync::Arc;
+
+use bulwark_site::Site;
+use bulwark_store::{NewResource, Props, ResourceId, Store, StoreConfig};
+use bulwark_template::{
+    ModelRoot, RenderScope, Requester, SiteModels, SiteTemplates, TemplateOptions,
+};
+use minijinja::Value;
+
+const FRAGMENT: &str = "{% call cache(ttl=600) %}\
+    {% for r in m.rsc[hub].o.relation %}[{{ r.title }}]{% endfor %}\
+    {% endcall %}";
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    templates: SiteTemplates,
+    models: Arc<SiteModels>,
+    hub: ResourceId,
+}
+
+async fn fixture() -> (Fixture, ResourceId, ResourceId) {
+    let dir = tempfile::tempdir().unwrap();
+    let site_dir = dir.path().join("s");
+    std::fs::create_dir_all(site_dir.join("templates")).unwrap();
+    std::fs::write(site_dir.join("site.toml"), "hostname = \"s.test\"").unwrap();
+    std::fs::write(site_dir.join("templates/list.tpl"), FRAGMENT).unwrap();
+    let site = Arc::new(Site::load(&site_dir, false).unwrap());
+    let store = Store::open(StoreConfig::sqlite(dir.path().join("site.db")))
+        .await
+        .unwrap();
+    let person = |name: &str| NewResource::new("person", Props::new().with("title", name));
+    let alice = store.create_resource(person("Alice")).unwrap();
+    let bob = store.create_resource(person("Bob")).unwrap();
+    let article = |title: &str| NewResource::new("article", Props::new().with("title", title));
+    let hub = store
+        .create_resource(article("Hub").published(true))
+        .unwrap();
+    let public = store
+        .create_resource(article("Public").published(true))
+        .unwrap();
+    let alices_draft = store
+        .create_resource(article("Alice draft").created_by(alice))
+        .unwrap();
+    let secret = store.create_resource(article("Secret")).unwrap();
+    for id in [public, alices_draft, secret] {
+        store.insert_edge(hub, "relation", id, None).unwrap();
+    }
+    let fixture = Fixture {
+        _dir: dir,
+        templates: SiteTemplates::new(site, TemplateOptions::default()),
+        models: SiteModels::new(store),
+        hub,
+    };
+    (fixture, alice, bob)
+}
+
+impl Fixture {
+    fn render(&self, who: &Requester) -> String {
+        let scope = RenderScope::new(self.models.clone(), who.clone());
+        let ctx = minijinja::context! {
+            hub => self.hub.0,
+            m => Value::from_object(ModelRoot(scope)),
+        };
+        self.templates.render("list.tpl", ctx).unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_roles_never_share_a_fragment_whoever_renders_it_first() {
+    let (f, alice, bob) = fixture().await;
+    let admin = Requester::Admin { user: alice };
+    let everything = "[Public][Alice draft][Secret]";
+    let expected = [
+        (admin.clone(), everything),
+        (Requester::Member { user: alice }, "[Public][Alice draft]"),
+        (Requester::Member { user: bob }, "[Public]"),
+        (Requester::Anonymous, "[Public]"),
+    ];
+    // First renders fill one fragment per profile, the most privileged first...
+    for (who, html) in &expected {
+        assert_eq!(f.render(who), *html, "{who:?}");
+    }
+    // ...and every later render is served from the cache, still per profile.
+    let hits = f.models.cache.stats().hits;
+    for (who, html) in expected.iter().rev() {
+        assert_eq!(f.render(who), *html, "{who:?}");
+    }
+    assert!(f.models.cache.stats().hits >= hits + 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fragment_cached_for_visitors_never_reaches_an_administrator() {
+    let (f, alice, _) = fixture().await;
+    // The least privileged first this time: no role may get the visitors' copy.
+    assert_eq!(f.render(&Requester::Anonymous), "[Public]");
+    assert_eq!(
+        f.render(&Requester::Member { user: alice }),
+        "[Public][Alice draft]"
+    );
+    assert_eq!(
+        f.render(&Requester::Admin { user: alice }),
+        "[Public][Alice draft][Secret]"
+    );
+}
