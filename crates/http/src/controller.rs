@@ -38,6 +38,34 @@ pub struct RequestCtx<'a> {
 
 pub const GET_HEAD: &[Method] = &[Method::GET, Method::HEAD];
 
+impl RequestCtx<'_> {
+    /// The site language this visitor gets: the first of their `Accept-Language`
+    /// preferences that the site has (`nl-BE` matches `nl`), else the site's first.
+    pub fn language(&self) -> &str {
+        let languages = &self.site.site.config.languages;
+        if languages.len() > 1
+            && let Some(header) = self
+                .parts
+                .headers
+                .get(http::header::ACCEPT_LANGUAGE)
+                .and_then(|v| v.to_str().ok())
+        {
+            for wanted in accept_language::parse(header) {
+                let wanted = wanted.to_ascii_lowercase();
+                let primary = wanted.split('-').next().unwrap_or("");
+                if let Some(lang) = languages
+                    .iter()
+                    .find(|l| **l == wanted)
+                    .or_else(|| languages.iter().find(|l| **l == primary))
+                {
+                    return lang;
+                }
+            }
+        }
+        languages.first().map_or("en", String::as_str)
+    }
+}
+
 /// A resource's bytes, in one of three shapes.
 pub enum Content {
     /// Encoded once and kept (static files): identity, gzip and brotli variants.

@@ -122,6 +122,7 @@ fn render_template(
         path => req.parts.uri.path(),
         method => req.parts.method.as_str(),
         query => req.parts.uri.query().unwrap_or(""),
+        language => req.language(),
     };
     scope.set_request(request.clone());
     vars.insert("request".into(), request);

@@ -2,7 +2,7 @@
 //! without any template work, and dropped exactly when data they showed changes.
 //!
 //! A page lives in the site's depcache next to the model values, under
-//! `page:<path>?<query>`, with the dependency keys its render read. Those keys are
+//! `page:<language>:<path>?<query>`, with the dependency keys its render read. Those keys are
 //! only known once the render is done, so the serials are the ones the models saw
 //! *at read time* (recorded by the render scope); the page is stored only if none
 //! of them moved while the page was rendering, otherwise this one response uses it
@@ -105,7 +105,8 @@ pub fn cacheable(req: &RequestCtx<'_>) -> bool {
 
 fn cache_key(req: &RequestCtx<'_>) -> String {
     format!(
-        "page:{}?{}",
+        "page:{}:{}?{}",
+        req.language(),
         req.parts.uri.path(),
         req.parts.uri.query().unwrap_or("")
     )

@@ -439,6 +439,34 @@ async fn m_req_shows_the_request() {
     s.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_language_gets_its_own_cached_page() {
+    let mut files = files();
+    let site = format!(
+        "languages = [\"en\", \"nl\"]\n{NEWS_SITE}\n[[dispatch]]\nname = \"lang\"\npath = \"/lang\"\ncontroller = \"template\"\ntemplate = \"lang.tpl\"\n"
+    );
+    files[0] = ("news/site.toml", &site);
+    files.push(("news/templates/lang.tpl", "{{ m.req.language }}"));
+    let s = start(&files, |_| {}).await;
+    let ask = |accept: &'static str| {
+        let addr = s.addr;
+        async move {
+            let header = format!("Accept-Language: {accept}\r\n");
+            get_with(addr, "news.test", "/lang", &header).await.text()
+        }
+    };
+    let before = renders(&s);
+    for _ in 0..3 {
+        assert_eq!(ask("nl-BE,nl;q=0.9,en;q=0.5").await, "nl");
+        assert_eq!(ask("en-GB").await, "en");
+        assert_eq!(ask("fr, de;q=0.5").await, "en", "the site's first language");
+        assert_eq!(ask("fr, NL;q=0.1").await, "nl");
+    }
+    // One render per language, each then served from the cache.
+    assert_eq!(renders(&s), before + 2);
+    s.shutdown().await;
+}
+
 async fn rush_after_an_edit(grace: bool) -> (Vec<String>, u64) {
     let mut files = files();
     let site = format!(

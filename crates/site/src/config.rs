@@ -25,6 +25,9 @@ pub struct SiteConfig {
     pub is_default: bool,
     /// Enabled modules, by name (the `core` module is always enabled).
     pub modules: Vec<String>,
+    /// Languages the site is written in, lower case (`en`, `pt-br`); the first is
+    /// the default. A visitor's `Accept-Language` picks one of them.
+    pub languages: Vec<String>,
     /// Free-form settings, visible to templates as `site.settings`.
     pub settings: toml::Table,
     pub rules: Vec<DispatchRule>,
@@ -128,6 +131,7 @@ struct SiteToml {
     default: bool,
     #[serde(default)]
     modules: Vec<String>,
+    languages: Option<Vec<String>>,
     #[serde(default)]
     settings: toml::Table,
     #[serde(default)]
@@ -309,6 +313,32 @@ pub(crate) fn parse_site_config(
         ));
     }
 
+    let languages = raw
+        .languages
+        .clone()
+        .unwrap_or_else(|| vec!["en".to_string()]);
+    if languages.is_empty() {
+        return Err(invalid(
+            "languages",
+            "name at least one language".to_string(),
+        ));
+    }
+    for (i, lang) in languages.iter().enumerate() {
+        let valid = (2..=16).contains(&lang.len())
+            && lang.split('-').all(|part| {
+                !part.is_empty()
+                    && part
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            });
+        if !valid {
+            return Err(invalid(
+                &format!("languages[{i}]"),
+                format!("{lang:?} is not a lower-case language tag like \"en\" or \"pt-br\""),
+            ));
+        }
+    }
+
     let db = &raw.database;
     for (key, value) in [
         (
@@ -332,6 +362,7 @@ pub(crate) fn parse_site_config(
         aliases,
         is_default: raw.default,
         modules: raw.modules,
+        languages,
         settings: raw.settings,
         rules,
         tls,
@@ -516,6 +547,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("database.sqlite_readers"), "{e}");
+    }
+
+    #[test]
+    fn languages_default_to_english_and_must_be_tags() {
+        assert_eq!(parse("hostname = \"a.b\"").unwrap().languages, ["en"]);
+        let c = parse("hostname = \"a.b\"\nlanguages = [\"nl\", \"pt-br\"]").unwrap();
+        assert_eq!(c.languages, ["nl", "pt-br"]);
+        for bad in ["[]", "[\"EN\"]", "[\"en_US\"]", "[\"x\"]"] {
+            let e = parse(&format!("hostname = \"a.b\"\nlanguages = {bad}"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("languages"), "{bad}: {e}");
+        }
     }
 
     #[test]
