@@ -17,6 +17,7 @@ need nginx nginx-light
 
 cargo build --release -q -p bulwark
 work=$(mktemp -d)
+chmod 755 "$work"   # nginx workers (user nobody) read the static files in it
 cleanup() {
     [ -n "${BULWARK_PID:-}" ] && kill "$BULWARK_PID" 2>/dev/null || true
     [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
@@ -67,6 +68,8 @@ for path in json random cached; do
     b=$(rate "$work/b-$path.txt"); n=$(rate "$work/n-$path.txt")
     ratio=$(awk -v b="$b" -v n="$n" 'BEGIN {printf "%.2f", b / n}')
     printf '%-8s  %13s  %11s  %5s  %11s  %9s\n' "/$path" "$b" "$n" "$ratio" "$(lat "$work/b-$path.txt")" "$(lat "$work/n-$path.txt")"
-    grep -q "Non-2xx\|Socket errors" "$work/b-$path.txt" && grep "Non-2xx\|Socket errors" "$work/b-$path.txt" || true
+    for side in b n; do
+        grep "Non-2xx\|Socket errors" "$work/$side-$path.txt" | sed "s|^|  $side /$path: |" || true
+    done
 done
 echo "(wrk -t1 -c$CONNECTIONS -d${DURATION}s; random page body: $random_body bytes; bulwark RSS: $(ps -o rss= -p $BULWARK_PID) KiB)"

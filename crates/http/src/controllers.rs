@@ -15,6 +15,7 @@ use bulwark_template::{ModelRoot, RenderScope, Requester};
 use bulwark_site::{LibSource, resolve_inside, split_lib_path};
 
 use crate::body::Body;
+use crate::bottleneck::RenderCost;
 use crate::controller::{
     Content, Controller, EncodedBody, GET_HEAD, Outcome, Representation, RequestCtx,
 };
@@ -27,6 +28,7 @@ pub struct TemplateController {
     pub content_type: HeaderValue,
     /// Serve anonymous visitors from the page cache.
     pub cache: bool,
+    pub cost: RenderCost,
 }
 
 impl TemplateController {
@@ -38,6 +40,7 @@ impl TemplateController {
             template: template.to_string(),
             content_type,
             cache,
+            cost: RenderCost::default(),
         }
     }
 }
@@ -53,7 +56,7 @@ impl Controller for TemplateController {
 
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let render = limited(req, || {
+            let render = limited(req, &self.cost, || {
                 let scope = render_scope(req);
                 let outcome = render_template(
                     req,
@@ -76,9 +79,10 @@ impl Controller for TemplateController {
 /// A render through the site's bottleneck: `503` when no slot frees up in time.
 async fn limited(
     req: &RequestCtx<'_>,
+    cost: &RenderCost,
     render: impl FnOnce() -> (Outcome, Arc<RenderScope>),
 ) -> (Outcome, Option<Arc<RenderScope>>) {
-    match req.site.renders.run(render).await {
+    match req.site.renders.run(cost, render).await {
         Ok((outcome, scope)) => (outcome, Some(scope)),
         Err(_) => (Outcome::Response(crate::bottleneck::busy_response()), None),
     }
@@ -160,12 +164,13 @@ fn render_template(
 pub struct PageController {
     /// Serve anonymous visitors from the page cache.
     pub cache: bool,
+    pub cost: RenderCost,
 }
 
 impl Controller for PageController {
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let render = limited(req, || {
+            let render = limited(req, &self.cost, || {
                 let scope = render_scope(req);
                 (render_resource_page(req, &scope), scope)
             });

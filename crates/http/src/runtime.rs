@@ -97,7 +97,10 @@ impl SiteRuntime {
                         to: to.clone(),
                         permanent: *permanent,
                     }),
-                    Rule::Page { cache } => Box::new(PageController { cache: *cache }),
+                    Rule::Page { cache } => Box::new(PageController {
+                        cache: *cache,
+                        cost: Default::default(),
+                    }),
                     Rule::Api => Box::new(crate::api::ApiController),
                     Rule::Push { transport } => Box::new(PushController {
                         transport: *transport,

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The starter site's front page (latest articles from the store, through a layout):
+#   - uncached, as a logged-in visitor gets it (a session cookie bypasses the page
+#     cache, so every request renders the template and reads the models),
+#   - cached, as anonymous visitors get it,
+# against nginx serving the same bytes from a file in the same run.
+# Loopback only, bounded in time. Usage: DURATION=10 CONNECTIONS=100 bench/frontpage.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-10}
+CONNECTIONS=${CONNECTIONS:-100}
+PORT=${PORT:-8500}
+NGINX_PORT=${NGINX_PORT:-8501}
+need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
+need wrk wrk
+need nginx nginx-light
+cargo build --release -q -p bulwark
+work=$(mktemp -d)
+chmod 755 "$work"   # nginx workers (user nobody) read the static files in it
+cleanup() {
+    [ -n "${SERVER:-}" ] && kill "$SERVER" 2>/dev/null || true
+    [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+(cd "$work" && exec "$OLDPWD/target/release/bulwark" serve --listen "127.0.0.1:$PORT" --access-log off) \
+    >"$work/server.log" 2>&1 &
+SERVER=$!
+url="http://127.0.0.1:$PORT"
+for _ in $(seq 200); do curl -sf "$url/" >/dev/null && break; sleep 0.1; done
+token=$(sed -n 's/^token = "\(.*\)"/\1/p' "$work/sites/default/site.toml")
+renders() { curl -s -H "Authorization: Bearer $token" "$url/api/stats" | python3 -c "import json,sys; print(json.load(sys.stdin)['renders'])"; }
+
+mkdir -p "$work/static"
+curl -s "$url/" >"$work/static/index.html"
+cat >"$work/nginx.conf" <<NGINX
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:$NGINX_PORT;
+        location / { default_type text/html; root $work/static; index index.html; }
+    }
+}
+NGINX
+nginx -c "$work/nginx.conf" -p "$work"
+sleep 0.5
+
+run() { wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" >"$work/out.txt"; }
+report() {
+    local rate p50 p99 errors
+    rate=$(awk '/Requests\/sec/ {print $2}' "$work/out.txt")
+    p50=$(awk '/ 50%/ {print $2}' "$work/out.txt")
+    p99=$(awk '/ 99%/ {print $2}' "$work/out.txt")
+    errors=$(grep -E "Non-2xx|Socket errors" "$work/out.txt" | tr -s ' ' | paste -sd ';' || true)
+    printf '%-34s %10s req/s  p50 %8s  p99 %8s  %s\n' "$1" "$rate" "$p50" "$p99" "${errors:-no errors}"
+    echo "$rate" >"$work/rate-$2"
+}
+
+before=$(renders)
+run -H "Cookie: bulwark_session=bench" "$url/"
+report "front page, uncached (session)" uncached
+echo "  renders during the run: $(($(renders) - before))"
+run "$url/"
+report "front page, cached (anonymous)" cached
+run "http://127.0.0.1:$NGINX_PORT/"
+report "nginx, same bytes from a file" nginx
+awk -v c="$(cat "$work/rate-cached")" -v u="$(cat "$work/rate-uncached")" -v n="$(cat "$work/rate-nginx")" \
+    'BEGIN { printf "ratios: cached/nginx %.2f, uncached/nginx %.2f, cached/uncached %.1f\n", c / n, u / n, c / u }'
+echo "(wrk -t1 -c$CONNECTIONS -d${DURATION}s; page $(wc -c <"$work/static/index.html") bytes; server RSS $(($(awk '/VmRSS/ {print $2}' /proc/$SERVER/status) / 1024)) MiB)"
