@@ -71,6 +71,44 @@ fn serve_without_sites_creates_the_starter_site_and_stops_on_sigterm() {
     }
     assert!(dir.path().join("sites/default/site.toml").is_file());
 
+    // The demo content through the category pages (search is indexed by a
+    // background task, so the first answers may still be empty).
+    let get = |path: &str| {
+        let r = client
+            .get(format!("http://127.0.0.1:{port}{path}"))
+            .send()
+            .unwrap();
+        (r.status().as_u16(), r.text().unwrap())
+    };
+    let shows = |path: &str, needle: &str| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let (status, html) = get(path);
+            assert_eq!(status, 200, "{path}");
+            if html.contains(needle) {
+                return html;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{path} never showed {needle:?}: {html}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    shows("/category/person", "Ada Lovelace");
+    let articles = shows("/category/article", "Live pages");
+    let text = shows("/category/text", "href=\"/category/article\"");
+    assert!(
+        text.contains("Live pages"),
+        "text includes articles: {text}"
+    );
+    let link = &articles[articles.find("href=\"/page/").unwrap() + 6..];
+    let link = &link[..link.find('"').unwrap()];
+    let article = shows(link, "href=\"/category/article\"");
+    assert!(article.contains("Ada Lovelace") || article.contains("Alan Turing"));
+    assert_eq!(get("/category/no_such_thing").0, 404);
+    assert_eq!(get("/category/..%2f..%2fetc").0, 404);
+
     unsafe { libc_kill(child.id() as i32, 15) };
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {

@@ -146,6 +146,7 @@ fn render_template(
         return Outcome::Failed(err);
     }
     match rendered {
+        Err(err) if err.page_missing => Outcome::NotFound,
         Ok(html) => Outcome::Found(Representation {
             status: StatusCode::OK,
             content_type: content_type.clone(),
@@ -452,6 +453,7 @@ fn failure_error(message: String) -> bulwark_template::RenderError {
     bulwark_template::RenderError {
         not_found: false,
         busy: false,
+        page_missing: false,
         template: None,
         line: None,
         message,

@@ -64,6 +64,11 @@ impl Default for TemplateOptions {
     }
 }
 
+/// What `not_found()` raises: the render stops and the page answers 404.
+#[derive(Debug, thiserror::Error)]
+#[error("the template called not_found()")]
+struct PageMissing;
+
 /// A template that could not be loaded or rendered, with where and why.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
@@ -73,6 +78,8 @@ pub struct RenderError {
     /// True when the render gave up because the database was busy (its pool's
     /// deadline passed): a `503`, not a broken page.
     pub busy: bool,
+    /// True when the template called `not_found()`: the page answers `404`.
+    pub page_missing: bool,
     pub template: Option<String>,
     pub line: Option<usize>,
     pub message: String,
@@ -86,12 +93,14 @@ impl From<minijinja::Error> for RenderError {
         let mut innermost: &minijinja::Error = &err;
         let mut messages = vec![err.to_string()];
         let mut busy = false;
+        let mut page_missing = false;
         loop {
             let source = std::error::Error::source(innermost);
             busy |= matches!(
                 source.and_then(|s| s.downcast_ref::<bulwark_store::StoreError>()),
                 Some(bulwark_store::StoreError::Busy)
             );
+            page_missing |= source.is_some_and(|s| s.is::<PageMissing>());
             let Some(next) = source.and_then(|s| s.downcast_ref::<minijinja::Error>()) else {
                 break;
             };
@@ -106,6 +115,7 @@ impl From<minijinja::Error> for RenderError {
         RenderError {
             not_found: err.kind() == ErrorKind::TemplateNotFound,
             busy,
+            page_missing,
             template: located.name().map(str::to_string),
             line: located.line(),
             message: messages.join("\n  caused by: "),
@@ -158,6 +168,12 @@ impl SiteTemplates {
             rand::random_range(1..=n.max(1))
         });
         env.add_function("live", live_block);
+        env.add_function("not_found", || -> Result<Value, minijinja::Error> {
+            Err(
+                minijinja::Error::new(ErrorKind::InvalidOperation, "not_found() was called")
+                    .with_source(PageMissing),
+            )
+        });
         env.add_function("cache", cache_block);
         SiteTemplates {
             env,

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use bulwark_depcache::{Depcache, DependencyKey, Policy, Serial, Weigh};
 use bulwark_store::{
-    Deletion, Resource, ResourceId, SearchQuery, SortKey, Store, StoreError, Visibility,
+    Category, Deletion, Resource, ResourceId, SearchQuery, SortKey, Store, StoreError, Visibility,
 };
 use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr};
 use minijinja::{Error, ErrorKind, State, Value};
@@ -86,6 +86,8 @@ pub enum ModelValue {
     Text(Option<Arc<str>>),
     /// The tombstone of a deleted resource, if there is one.
     Deletion(Option<Arc<Deletion>>),
+    /// The whole category tree, in tree order.
+    Categories(Arc<[Category]>),
     /// A rendered page, in every encoding.
     Page(Arc<CachedPage>),
     /// A cached template fragment and the dependency keys its render read.
@@ -113,6 +115,7 @@ impl Weigh for ModelValue {
             }
             ModelValue::Ids(ids) | ModelValue::Search(ids, _) => ids.len() * 8,
             ModelValue::Text(Some(t)) => t.len(),
+            ModelValue::Categories(all) => all.iter().map(|c| 64 + c.name.len()).sum(),
             ModelValue::Deletion(Some(d)) => {
                 64 + d.category.len() + d.name.as_ref().map_or(0, String::len)
             }
@@ -409,6 +412,7 @@ impl Object for ModelRoot {
         match key.as_str()? {
             "rsc" => Some(Value::from_object(RscCollection(scope))),
             "config" => Some(Value::from_object(ConfigCollection(scope))),
+            "category" => Some(Value::from_object(CategoryCollection(scope))),
             "search" => Some(Value::from_function(move |kwargs: Kwargs| {
                 search(&scope, kwargs)
             })),
@@ -422,7 +426,7 @@ impl Object for ModelRoot {
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Str(&["rsc", "config", "search", "req"])
+        Enumerator::Str(&["rsc", "config", "category", "search", "req"])
     }
 }
 
@@ -463,6 +467,139 @@ impl Object for RscCollection {
             }
         }?;
         self.0.rsc_value(id).ok()
+    }
+}
+
+/// `m.category`: the category tree. `m.category.article` (or `["article"]`) is
+/// one category; iterating gives every category in tree order.
+#[derive(Debug)]
+struct CategoryCollection(Arc<RenderScope>);
+
+impl CategoryCollection {
+    fn object(&self, all: &Arc<[Category]>, index: usize) -> Value {
+        Value::from_object(CategoryObject {
+            all: all.clone(),
+            index,
+            scope: self.0.clone(),
+        })
+    }
+}
+
+impl Object for CategoryCollection {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let all = self.0.categories().ok()?;
+        let index = all
+            .iter()
+            .position(|c| Some(c.name.as_str()) == key.as_str())?;
+        Some(self.object(&all, index))
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let all = self.0.categories().unwrap_or_else(|_| Arc::from([]));
+        Enumerator::Values((0..all.len()).map(|i| self.object(&all, i)).collect())
+    }
+}
+
+/// One category: `name`, `id`, `depth`, `parent`, `children`, `path` (from the
+/// root down), `title` and `rsc` (the category is a resource too), `is_a(name)`.
+#[derive(Debug)]
+struct CategoryObject {
+    all: Arc<[Category]>,
+    index: usize,
+    scope: Arc<RenderScope>,
+}
+
+impl CategoryObject {
+    fn at(&self, index: usize) -> Value {
+        Value::from_object(CategoryObject {
+            all: self.all.clone(),
+            index,
+            scope: self.scope.clone(),
+        })
+    }
+
+    fn index_of(&self, id: ResourceId) -> Option<usize> {
+        self.all.iter().position(|c| c.id == id)
+    }
+}
+
+impl Object for CategoryObject {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let c = &self.all[self.index];
+        Some(match key.as_str()? {
+            "name" => Value::from(c.name.as_str()),
+            "id" => Value::from(c.id.0),
+            "depth" => Value::from(c.depth),
+            "parent" => c
+                .parent
+                .and_then(|p| self.index_of(p))
+                .map(|i| self.at(i))
+                .unwrap_or(Value::UNDEFINED),
+            "children" => Value::from(
+                (0..self.all.len())
+                    .filter(|i| self.all[*i].parent == Some(c.id))
+                    .map(|i| self.at(i))
+                    .collect::<Vec<_>>(),
+            ),
+            "path" => {
+                let mut path = vec![self.at(self.index)];
+                let mut current = c.parent.and_then(|p| self.index_of(p));
+                while let Some(i) = current {
+                    path.push(self.at(i));
+                    current = self.all[i].parent.and_then(|p| self.index_of(p));
+                }
+                path.reverse();
+                Value::from(path)
+            }
+            "rsc" => self.scope.rsc_value(c.id).ok()?,
+            "title" => self
+                .scope
+                .rsc_value(c.id)
+                .ok()?
+                .get_attr("title")
+                .ok()
+                .filter(|t| !t.is_undefined() && !t.is_none())
+                .unwrap_or_else(|| Value::from(c.name.as_str())),
+            _ => return None,
+        })
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Str(&[
+            "name", "id", "depth", "parent", "children", "path", "title", "rsc",
+        ])
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &mut State,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        match method {
+            "is_a" => {
+                let (other,): (&str,) = minijinja::value::from_args(args)?;
+                let me = &self.all[self.index];
+                Ok(Value::from(
+                    self.all.iter().any(|o| o.name == other && me.is_a(o)),
+                ))
+            }
+            _ => Err(Error::new(
+                ErrorKind::UnknownMethod,
+                format!("categories have no method {method}"),
+            )),
+        }
+    }
+
+    fn render(self: &Arc<Self>, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result
+    where
+        Self: Sized + 'static,
+    {
+        f.write_str(&self.all[self.index].name)
     }
 }
 
@@ -775,26 +912,26 @@ impl RenderScope {
         })
     }
 
-    /// The category of a visible resource and its ancestors, most specific first.
-    pub fn category_chain(self: &Arc<Self>, category: &str) -> Result<Vec<String>, Error> {
-        let category = category.to_string();
-        let chain = self.fetch(
-            &format!("chain:{category}"),
-            &["category_tree".to_string()],
-            |s| {
-                let all = s.categories()?;
-                let mut chain = Vec::new();
-                let mut current = all.iter().find(|c| c.name == category);
-                while let Some(c) = current {
-                    chain.push(c.name.clone());
-                    current = c.parent.and_then(|p| all.iter().find(|x| x.id == p));
-                }
-                Ok(ModelValue::Text(Some(chain.join("\n").into())))
-            },
-        )?;
-        Ok(match chain {
-            ModelValue::Text(Some(t)) => t.lines().map(str::to_string).collect(),
-            _ => Vec::new(),
+    /// The whole category tree, in tree order (cached until the tree changes).
+    pub fn categories(&self) -> Result<Arc<[Category]>, Error> {
+        let value = self.fetch("categories", &["category_tree".to_string()], |s| {
+            Ok(ModelValue::Categories(s.categories()?.into()))
+        })?;
+        Ok(match value {
+            ModelValue::Categories(all) => all,
+            _ => Arc::from([]),
         })
+    }
+
+    /// A category and its ancestors, most specific first.
+    pub fn category_chain(self: &Arc<Self>, category: &str) -> Result<Vec<String>, Error> {
+        let all = self.categories()?;
+        let mut chain = Vec::new();
+        let mut current = all.iter().find(|c| c.name == category);
+        while let Some(c) = current {
+            chain.push(c.name.clone());
+            current = c.parent.and_then(|p| all.iter().find(|x| x.id == p));
+        }
+        Ok(chain)
     }
 }

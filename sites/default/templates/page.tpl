@@ -3,7 +3,7 @@
 {% block content %}
 <article class="page">
 {% call live("rsc/" ~ rsc.id) %}
-  <p class="hint">{{ rsc.category }}{% for p in rsc.o.author %}{% if loop.first %} by {% endif %}<a href="{{ p.page_url }}">{{ p.title }}</a>{% if not loop.last %}, {% endif %}{% endfor %}</p>
+  <p class="hint"><a href="{{ url('category', name=rsc.category) }}">{{ m.category[rsc.category].title }}</a>{% for p in rsc.o.author %}{% if loop.first %} by {% endif %}<a href="{{ p.page_url }}">{{ p.title }}</a>{% if not loop.last %}, {% endif %}{% endfor %}</p>
   <h1>{{ rsc.title }}</h1>
   {% if rsc.summary %}<p class="lead">{{ rsc.summary }}</p>{% endif %}
   {{ rsc.body }}

@@ -1,0 +1,31 @@
+{% extends "base.tpl" %}
+{% from "_macros.tpl" import card %}
+{% set cat = m.category[name] %}
+{% block title %}{{ cat.title }} &middot; {{ super() }}{% endblock %}
+{% block content %}
+{% if not cat %}{{ not_found() }}{% endif %}
+<nav class="crumbs">
+{% for c in cat.path %}<a href="{{ url('category', name=c.name) }}"{% if loop.last %} aria-current="page"{% endif %}>{{ c.title }}</a>{% if not loop.last %} &rsaquo; {% endif %}{% endfor %}
+</nav>
+<h1>{{ cat.title }}</h1>
+{% if cat.children %}
+<p class="hint">Also in here:
+{% for c in cat.children %}<a href="{{ url('category', name=c.name) }}">{{ c.title }}</a>{% if not loop.last %}, {% endif %}{% endfor %}
+</p>
+{% endif %}
+{% set found = m.search(cat=name, sort="-created", page=(q.page or 1)|int, pagelen=10, total=true) %}
+<section class="grid">
+{% for r in found.items %}
+  {{ card(r.title, r.summary, r.page_url) }}
+{% else %}
+  <p>Nothing here yet.</p>
+{% endfor %}
+</section>
+{% if found.pages > 1 %}
+<nav class="pager">
+{% for p in range(1, found.pages + 1) %}
+  <a href="{{ url('category', name=name, page=p) }}"{% if p == found.page %} aria-current="page"{% endif %}>{{ p }}</a>
+{% endfor %}
+</nav>
+{% endif %}
+{% endblock %}
