@@ -59,12 +59,36 @@ impl PushHubs {
             return Some(hub.clone());
         }
         let hub = bulwark_push::Hub::new(
-            bulwark_push::PushConfig::default(),
+            push_config(&site.config.push),
             Arc::new(SitePushAcl::new(&site.config.push)),
         );
         hubs.insert(site.name().to_string(), (policy, hub.clone()));
         Some(hub)
     }
+}
+
+/// The hub's limits and timings: the defaults, with what `[push]` sets.
+fn push_config(settings: &bulwark_site::PushSettings) -> bulwark_push::PushConfig {
+    let mut config = bulwark_push::PushConfig::default();
+    if let Some(ms) = settings.client_idle_timeout_ms {
+        config.client_idle_timeout = std::time::Duration::from_millis(ms);
+    }
+    if let Some(ms) = settings.batch_interval_ms {
+        config.batch_interval = std::time::Duration::from_millis(ms);
+    }
+    let sizes = [
+        (settings.history_size, &mut config.history_size),
+        (settings.max_clients, &mut config.max_clients),
+        (settings.max_subscriptions, &mut config.max_subscriptions),
+        (settings.max_message_bytes, &mut config.max_message_bytes),
+        (settings.inbox_size, &mut config.inbox_size),
+    ];
+    for (set, field) in sizes {
+        if let Some(n) = set {
+            *field = n;
+        }
+    }
+    config
 }
 
 impl SiteRuntime {

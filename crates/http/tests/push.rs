@@ -364,3 +364,57 @@ async fn stats_need_the_token_and_count_shared_encodings() {
     assert_eq!(stats["encodings_computed"], 1);
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn idle_clients_expire_after_the_site_timeout_and_connected_ones_stay() {
+    let site = PUSH_SITE.replace(
+        "publish_token = \"s3cret\"",
+        "publish_token = \"s3cret\"\nclient_idle_timeout_ms = 300",
+    );
+    let s = start(
+        &[("p/site.toml", &site), ("p/templates/home.tpl", "home")],
+        |_| {},
+    )
+    .await;
+    let clients = || async {
+        let (status, stats) = http_json(
+            &s,
+            "GET",
+            "/push/stats",
+            "Authorization: Bearer s3cret\r\n",
+            "",
+        )
+        .await;
+        assert_eq!(status, 200);
+        stats["clients"].as_u64().unwrap()
+    };
+    // One client leaves (its socket closes); one stays connected, saying nothing.
+    let (mut gone, hello) = ws_connect(&s, None).await;
+    let gone_id = hello["client"].as_str().unwrap().to_string();
+    ws_send(&mut gone, json!({"op": "subscribe", "topic": "t"})).await;
+    gone.close(None).await.unwrap();
+    let (mut stays, _) = ws_connect(&s, None).await;
+    ws_send(&mut stays, json!({"op": "subscribe", "topic": "t"})).await;
+    // A long-poll client that polled once and never came back.
+    let (_, polled) = http_json(&s, "POST", "/push/poll", "", "").await;
+    let polled_id = polled["client"].as_str().unwrap().to_string();
+    assert_eq!(clients().await, 3);
+
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(clients().await, 1, "only the connected client is left");
+    // The expired ones are told so, and coming back makes a new client.
+    for id in [&gone_id, &polled_id] {
+        let path = format!("/push/command?client={id}");
+        let body = json!([{"op": "subscribe", "topic": "t"}]).to_string();
+        assert_eq!(http_json(&s, "POST", &path, "", &body).await.0, 410);
+    }
+    let (_, again) = ws_connect(&s, Some(&gone_id)).await;
+    assert_ne!(again["client"], gone_id.as_str());
+    // The quiet but connected client still gets what is published.
+    server_publish(&s, "t", json!({"still": "here"})).await;
+    assert_eq!(
+        ws_next(&mut stays).await["messages"][0]["payload"]["still"],
+        "here"
+    );
+    s.shutdown().await;
+}

@@ -95,6 +95,21 @@ pub struct PushSettings {
     pub deny: Vec<String>,
     /// Bearer token for `POST /push/publish`; without one the endpoint is closed.
     pub publish_token: Option<String>,
+    /// A client with no transport attached for this long is removed, with its
+    /// subscriptions (default 60000).
+    pub client_idle_timeout_ms: Option<u64>,
+    /// How long publications are collected before one batch goes out (default 25).
+    pub batch_interval_ms: Option<u64>,
+    /// Messages kept per topic for clients that reconnect (default 100).
+    pub history_size: Option<usize>,
+    /// Connected clients per site (default 100000).
+    pub max_clients: Option<usize>,
+    /// Subscriptions per client (default 64).
+    pub max_subscriptions: Option<usize>,
+    /// Largest payload, in bytes (default 65536).
+    pub max_message_bytes: Option<usize>,
+    /// Messages waiting for one client before the oldest are dropped (default 256).
+    pub inbox_size: Option<usize>,
 }
 
 /// A site's name: its folder name unless `site.toml` says otherwise.
@@ -340,16 +355,22 @@ pub(crate) fn parse_site_config(
     }
 
     let db = &raw.database;
+    let push = &raw.push;
+    let size = |n: Option<usize>| n.map(|n| n as u64);
     for (key, value) in [
         (
             "database.max_connections",
             db.max_connections.map(u64::from),
         ),
-        (
-            "database.sqlite_readers",
-            db.sqlite_readers.map(|n| n as u64),
-        ),
+        ("database.sqlite_readers", size(db.sqlite_readers)),
         ("database.pool_timeout_ms", db.pool_timeout_ms),
+        ("push.client_idle_timeout_ms", push.client_idle_timeout_ms),
+        ("push.batch_interval_ms", push.batch_interval_ms),
+        ("push.history_size", size(push.history_size)),
+        ("push.max_clients", size(push.max_clients)),
+        ("push.max_subscriptions", size(push.max_subscriptions)),
+        ("push.max_message_bytes", size(push.max_message_bytes)),
+        ("push.inbox_size", size(push.inbox_size)),
     ] {
         if value == Some(0) {
             return Err(invalid(key, "must be at least 1".to_string()));
@@ -547,6 +568,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("database.sqlite_readers"), "{e}");
+        let c = parse("hostname = \"a.b\"\n[push]\nclient_idle_timeout_ms = 300\ninbox_size = 8")
+            .unwrap();
+        assert_eq!(c.push.client_idle_timeout_ms, Some(300));
+        assert_eq!(c.push.inbox_size, Some(8));
+        let e = parse("hostname = \"a.b\"\n[push]\nbatch_interval_ms = 0")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("push.batch_interval_ms"), "{e}");
     }
 
     #[test]
