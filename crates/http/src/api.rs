@@ -15,6 +15,7 @@ use bulwark_template::Requester;
 use crate::auth::{BearerCheck, check_bearer};
 use crate::controller::{Controller, Outcome, RequestCtx};
 use crate::error_page::json_response;
+use crate::runtime::SiteRuntime;
 
 pub struct ApiController;
 
@@ -63,7 +64,17 @@ fn stats(req: &RequestCtx<'_>) -> Outcome {
     )
 }
 
-fn resource_json(r: &Resource) -> serde_json::Value {
+/// A resource as the API shows it to `who`: the properties the site's policy
+/// lets them read (`None`: the token holder, who may change everything and so
+/// sees everything).
+fn resource_json(site: &SiteRuntime, who: Option<&Requester>, r: &Resource) -> serde_json::Value {
+    let props: serde_json::Map<String, serde_json::Value> = r
+        .props
+        .0
+        .iter()
+        .filter(|(k, _)| who.is_none_or(|who| site.policy.may_read(who, r, k)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     json!({
         "id": r.id.0,
         "name": r.name,
@@ -72,7 +83,7 @@ fn resource_json(r: &Resource) -> serde_json::Value {
         "version": r.version.0,
         "created": r.created.to_rfc3339(),
         "modified": r.modified.to_rfc3339(),
-        "props": r.props.0,
+        "props": props,
     })
 }
 
@@ -102,9 +113,10 @@ impl Controller for ApiController {
             let store = req.site.models.store.clone();
             if req.parts.method != Method::PATCH {
                 return match store.run(move |s| s.resource(id)).await {
-                    Ok(Some(r)) if Requester::Anonymous.may_see(&r) => {
-                        reply(StatusCode::OK, resource_json(&r))
-                    }
+                    Ok(Some(r)) if req.site.policy.may_see(&Requester::Anonymous, &r) => reply(
+                        StatusCode::OK,
+                        resource_json(req.site, Some(&Requester::Anonymous), &r),
+                    ),
                     Ok(Some(_)) => error(StatusCode::NOT_FOUND, "no such resource"),
                     Ok(None) => match store.run(move |s| s.deletion(&id.to_string())).await {
                         Ok(Some(gone)) if gone.was_public => {
@@ -156,7 +168,7 @@ impl Controller for ApiController {
                 })
                 .await;
             match result {
-                Ok(r) => reply(StatusCode::OK, resource_json(&r)),
+                Ok(r) => reply(StatusCode::OK, resource_json(req.site, None, &r)),
                 Err(e @ StoreError::ResourceNotFound(_)) => error(StatusCode::NOT_FOUND, e),
                 Err(e @ StoreError::Conflict { .. }) => error(StatusCode::CONFLICT, e),
                 Err(e @ StoreError::InvalidInput { .. }) => error(StatusCode::BAD_REQUEST, e),

@@ -91,9 +91,10 @@ async fn limited(
 /// The models as this request may see them (anonymous until sessions exist).
 fn render_scope(req: &RequestCtx<'_>) -> Arc<RenderScope> {
     let site = req.site.site.clone();
-    RenderScope::with_page_urls(
+    RenderScope::for_site(
         req.site.models.clone(),
         Requester::Anonymous,
+        req.site.policy.clone(),
         Arc::new(move |id, slug| {
             let id = id.0.to_string();
             site.router

@@ -36,6 +36,8 @@ pub struct SiteRuntime {
     pub push: Option<Arc<bulwark_push::Hub>>,
     /// The site's data: store and depcache.
     pub models: Arc<bulwark_template::SiteModels>,
+    /// Who may see which resources and properties (`[access]`).
+    pub policy: Arc<dyn bulwark_template::AccessPolicy>,
     pub dev: bool,
 }
 
@@ -143,6 +145,9 @@ impl SiteRuntime {
             models,
             page_flights: Default::default(),
             renders: crate::bottleneck::Bottleneck::new(limits),
+            policy: Arc::new(bulwark_template::DefaultPolicy {
+                private_properties: site.config.access.private_properties.clone(),
+            }),
             dev: options.dev,
             site,
         }

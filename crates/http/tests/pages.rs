@@ -402,12 +402,20 @@ async fn a_fragment_is_cached_until_what_it_shows_changes() {
 async fn the_api_reads_visible_resources_and_refuses_changes_without_a_token() {
     let s = start(&files(), |_| {}).await;
     let store = s.models["news"].store.clone();
-    let shown = create(&store, "article", "Shown", true);
+    let mut r = NewResource::new(
+        "article",
+        Props::new()
+            .with("title", "Shown")
+            .with("email", "me@example.org"),
+    );
+    r.published = true;
+    let shown = store.create_resource(r).unwrap();
     let hidden = create(&store, "article", "Hidden", false);
     let r = get(s.addr, "news.test", &format!("/api/rsc/{shown}")).await;
     assert_eq!(r.status, 200);
     let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
     assert_eq!(v["props"]["title"], "Shown");
+    assert_eq!(v["props"].get("email"), None, "private by default: {v}");
     assert_eq!(
         get(s.addr, "news.test", &format!("/api/rsc/{hidden}"))
             .await

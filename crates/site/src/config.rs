@@ -36,6 +36,30 @@ pub struct SiteConfig {
     pub database: DatabaseSettings,
     pub api: ApiSettings,
     pub page_cache: PageCacheSettings,
+    pub access: AccessSettings,
+}
+
+/// `[access]`: what visitors may see beyond the built-in rules (published, public,
+/// inside the publication window).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AccessSettings {
+    /// Properties anonymous visitors never see, on any resource (templates get
+    /// undefined, the API leaves them out). Default: `["email", "phone"]`.
+    #[serde(default = "default_private_properties")]
+    pub private_properties: Vec<String>,
+}
+
+fn default_private_properties() -> Vec<String> {
+    vec!["email".to_string(), "phone".to_string()]
+}
+
+impl Default for AccessSettings {
+    fn default() -> Self {
+        AccessSettings {
+            private_properties: default_private_properties(),
+        }
+    }
 }
 
 /// `[page_cache]`.
@@ -160,6 +184,8 @@ struct SiteToml {
     api: ApiSettings,
     #[serde(default)]
     page_cache: PageCacheSettings,
+    #[serde(default)]
+    access: AccessSettings,
 }
 
 #[derive(Deserialize)]
@@ -389,6 +415,7 @@ pub(crate) fn parse_site_config(
         tls,
         push: raw.push,
         database: raw.database,
+        access: raw.access,
         api: raw.api,
         page_cache: raw.page_cache,
     })

@@ -38,8 +38,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use config::{
-    ApiSettings, DatabaseSettings, PageCacheSettings, PushSettings, SiteConfig, SiteName, TlsFiles,
-    load_site_config, normalize_host,
+    AccessSettings, ApiSettings, DatabaseSettings, PageCacheSettings, PushSettings, SiteConfig,
+    SiteName, TlsFiles, load_site_config, normalize_host,
 };
 pub use dispatch::{Controller, DispatchRule, PushTransport, RouteMatch, RulePattern, SiteRouter};
 pub use error::SiteError;

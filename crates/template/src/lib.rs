@@ -34,8 +34,8 @@
 mod models;
 
 pub use models::{
-    CachedPage, ModelRoot, ModelValue, PageUrls, RenderScope, Requester, RscObject, SiteModels,
-    StoreFailure, off_the_runtime,
+    AccessPolicy, CachedPage, DefaultPolicy, ModelRoot, ModelValue, PageUrls, RenderScope,
+    Requester, RscObject, SiteModels, StoreFailure, off_the_runtime,
 };
 
 use std::path::Path;

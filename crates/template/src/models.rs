@@ -12,9 +12,10 @@
 //! page cached from this render is then checked against exactly those serials, so
 //! a change committed while the page was rendering is never served as fresh.
 //!
-//! Access control applies to every resource a template reaches, whichever way it
-//! reaches it (directly, through an edge, through a search): a resource the
-//! requester may not see behaves as absent.
+//! Access control ([`AccessPolicy`]) applies to every resource a template reaches,
+//! whichever way it reaches it (directly, through an edge, through a search): a
+//! resource the requester may not see behaves as absent, a property they may not
+//! read as undefined.
 //!
 //! Renders are synchronous (minijinja's lookups are). Reads that miss the caches go
 //! to the store on the calling thread; on a multi-threaded runtime the thread is
@@ -130,6 +131,41 @@ impl Weigh for ModelValue {
     }
 }
 
+/// Decides what a requester may see: denied resources behave as absent (whichever
+/// way a template reaches them), denied properties as undefined. Decisions are
+/// memoised per render, so a policy may do real work (group lookups) per call.
+pub trait AccessPolicy: Send + Sync + std::fmt::Debug {
+    fn may_see(&self, who: &Requester, r: &Resource) -> bool;
+    fn may_read(&self, who: &Requester, r: &Resource, property: &str) -> bool;
+}
+
+/// The first policy: anonymous visitors see published public resources inside
+/// their publication window, and none of the `private_properties` (`email` and
+/// `phone` unless the site says otherwise); members also see members-only
+/// resources and their own drafts; administrators see everything.
+#[derive(Debug, Clone)]
+pub struct DefaultPolicy {
+    pub private_properties: Vec<String>,
+}
+
+impl Default for DefaultPolicy {
+    fn default() -> Self {
+        DefaultPolicy {
+            private_properties: vec!["email".to_string(), "phone".to_string()],
+        }
+    }
+}
+
+impl AccessPolicy for DefaultPolicy {
+    fn may_see(&self, who: &Requester, r: &Resource) -> bool {
+        who.may_see(r)
+    }
+
+    fn may_read(&self, who: &Requester, _r: &Resource, property: &str) -> bool {
+        *who != Requester::Anonymous || !self.private_properties.iter().any(|p| p == property)
+    }
+}
+
 /// Who is asking: decides which resources a render may see.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Requester {
@@ -175,6 +211,9 @@ pub type PageUrls = Arc<dyn Fn(ResourceId, &str) -> Option<String> + Send + Sync
 pub struct RenderScope {
     models: Arc<SiteModels>,
     requester: Requester,
+    policy: Arc<dyn AccessPolicy>,
+    /// The policy's answers for this render, by resource id and version.
+    visible: Mutex<HashMap<(ResourceId, i64), bool>>,
     deps: Mutex<HashMap<String, Serial>>,
     /// Open fragment-cache blocks: each also collects the keys read inside it.
     frames: Mutex<Vec<HashMap<String, Serial>>>,
@@ -202,27 +241,32 @@ pub struct StoreFailure {
 const MEMO_LIMIT: usize = 10_000;
 
 impl RenderScope {
+    /// A render with the default access policy.
     pub fn new(models: Arc<SiteModels>, requester: Requester) -> Arc<RenderScope> {
-        RenderScope::build(models, requester, None)
+        RenderScope::build(models, requester, Arc::new(DefaultPolicy::default()), None)
     }
 
-    /// Like [`new`](Self::new), with how to build a resource's page URL.
-    pub fn with_page_urls(
+    /// A render for a site: its access policy and how to build a resource's page URL.
+    pub fn for_site(
         models: Arc<SiteModels>,
         requester: Requester,
+        policy: Arc<dyn AccessPolicy>,
         page_url: PageUrls,
     ) -> Arc<RenderScope> {
-        RenderScope::build(models, requester, Some(page_url))
+        RenderScope::build(models, requester, policy, Some(page_url))
     }
 
     fn build(
         models: Arc<SiteModels>,
         requester: Requester,
+        policy: Arc<dyn AccessPolicy>,
         page_rule: Option<PageUrls>,
     ) -> Arc<RenderScope> {
         Arc::new(RenderScope {
             models,
             requester,
+            policy,
+            visible: Mutex::new(HashMap::new()),
             deps: Mutex::new(HashMap::new()),
             frames: Mutex::new(Vec::new()),
             memo: Mutex::new(HashMap::new()),
@@ -230,6 +274,18 @@ impl RenderScope {
             request: std::sync::OnceLock::new(),
             failure: Mutex::new(None),
         })
+    }
+
+    /// The policy's decision for this requester, asked once per resource version
+    /// per render.
+    fn may_see(&self, r: &Resource) -> bool {
+        let key = (r.id, r.version.0);
+        if let Some(seen) = self.visible.lock().expect("visible").get(&key) {
+            return *seen;
+        }
+        let seen = self.policy.may_see(&self.requester, r);
+        self.visible.lock().expect("visible").insert(key, seen);
+        seen
     }
 
     /// The first store read that failed during this render, if any.
@@ -345,7 +401,7 @@ impl RenderScope {
             Ok(ModelValue::Resource(s.resource(id)?.map(Arc::new)))
         })?;
         Ok(match value {
-            ModelValue::Resource(r) => r.filter(|r| self.requester.may_see(r)),
+            ModelValue::Resource(r) => r.filter(|r| self.may_see(r)),
             _ => None,
         })
     }
@@ -686,7 +742,10 @@ impl Object for RscObject {
                 outgoing: false,
                 scope: self.scope.clone(),
             }),
-            prop => prop_value(r.props.get(prop)?),
+            prop if self.scope.policy.may_read(&self.scope.requester, r, prop) => {
+                prop_value(r.props.get(prop)?)
+            }
+            _ => return None,
         })
     }
 
@@ -703,7 +762,15 @@ impl Object for RscObject {
         .iter()
         .map(|k| Value::from(*k))
         .collect();
-        keys.extend(self.rsc.props.0.keys().map(|k| Value::from(k.as_str())));
+        let scope = &self.scope;
+        keys.extend(
+            self.rsc
+                .props
+                .0
+                .keys()
+                .filter(|k| scope.policy.may_read(&scope.requester, &self.rsc, k))
+                .map(|k| Value::from(k.as_str())),
+        );
         Enumerator::Values(keys)
     }
 
