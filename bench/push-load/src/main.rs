@@ -277,6 +277,13 @@ async fn main() {
         h.value_at_quantile(0.99) as f64 / 1000.0,
         h.max() as f64 / 1000.0
     );
+    let ms = |key: &str| stats[key].as_f64().unwrap_or(f64::NAN) / 1000.0;
+    println!(
+        "server side          p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms from publication until a transport took the message",
+        ms("delivery_p50_us"),
+        ms("delivery_p99_us"),
+        ms("delivery_max_us")
+    );
     println!("server CPU           {cpu:.0}% of one core while publishing");
     println!(
         "server RSS           idle {} MiB, connected {} MiB, peak {} MiB; {:.1} KiB per connection",

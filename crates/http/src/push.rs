@@ -453,6 +453,8 @@ fn stats(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
             "clients": s.clients, "published": s.published, "delivered": s.delivered,
             "batches": s.batches, "encodings_needed": s.encodings_needed,
             "encodings_computed": s.encodings_computed, "lost": s.lost,
+            "delivery_p50_us": s.delivery_p50_us, "delivery_p99_us": s.delivery_p99_us,
+            "delivery_max_us": s.delivery_max_us,
         }),
     )
 }

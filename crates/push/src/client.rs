@@ -220,6 +220,7 @@ impl ClientHandle {
         } else {
             self.hub.encode(&taken.messages, encoding)
         };
+        self.hub.record_delivery(&taken.messages);
         Ok(Some(Batch {
             body,
             count: taken.messages.len(),

@@ -37,7 +37,7 @@ pub struct PushConfig {
 impl Default for PushConfig {
     fn default() -> Self {
         PushConfig {
-            batch_interval: Duration::from_millis(25),
+            batch_interval: Duration::from_millis(10),
             history_size: 100,
             history_ttl: Duration::from_secs(300),
             client_idle_timeout: Duration::from_secs(60),
@@ -82,6 +82,7 @@ pub struct Message {
     pub offset: u64,
     /// `{"topic":..,"offset":..,"payload":..}`
     pub json: Bytes,
+    pub published: Instant,
 }
 
 /// Where a topic's stream is: the process epoch and the offset of a message.
@@ -168,6 +169,13 @@ pub struct Stats {
     pub encodings_computed: u64,
     pub lost: u64,
     pub clients: u64,
+    /// Time from publication until a transport took the message for its client,
+    /// over every delivery so far, in microseconds: the server's own part of the
+    /// delivery latency (batch window, dispatch, encoding, a long-poll client's
+    /// wait for its next request), without the network or the client.
+    pub delivery_p50_us: u64,
+    pub delivery_p99_us: u64,
+    pub delivery_max_us: u64,
 }
 
 #[derive(Default)]
@@ -193,6 +201,7 @@ pub struct Hub {
     dispatch: mpsc::UnboundedSender<Arc<Message>>,
     encodings: moka::sync::Cache<BatchKey, Bytes>,
     counters: Counters,
+    delivery: parking_lot::Mutex<hdrhistogram::Histogram<u64>>,
 }
 
 impl Hub {
@@ -213,6 +222,11 @@ impl Hub {
                 .time_to_live(Duration::from_secs(10))
                 .build(),
             counters: Counters::default(),
+            // Microseconds, up to an hour, 3 significant digits (about 20 KiB).
+            delivery: parking_lot::Mutex::new(
+                hdrhistogram::Histogram::new_with_bounds(1, 3_600_000_000, 3)
+                    .expect("valid histogram bounds"),
+            ),
             acl,
             config,
         });
@@ -272,6 +286,7 @@ impl Hub {
                 topic,
                 offset,
                 json: Bytes::from(json),
+                published: Instant::now(),
             });
             history.messages.push_back(message.clone());
             while history.messages.len() > self.config.history_size {
@@ -398,6 +413,7 @@ impl Hub {
 
     pub fn stats(&self) -> Stats {
         let c = &self.counters;
+        let delivery = self.delivery.lock().clone();
         Stats {
             published: c.published.load(Ordering::Relaxed),
             delivered: c.delivered.load(Ordering::Relaxed),
@@ -406,6 +422,19 @@ impl Hub {
             encodings_computed: c.encodings_computed.load(Ordering::Relaxed),
             lost: c.lost.load(Ordering::Relaxed),
             clients: self.clients.read().len() as u64,
+            delivery_p50_us: delivery.value_at_quantile(0.5),
+            delivery_p99_us: delivery.value_at_quantile(0.99),
+            delivery_max_us: delivery.max(),
+        }
+    }
+
+    /// Notes that a transport took these messages for its client now.
+    pub(crate) fn record_delivery(&self, messages: &[Arc<Message>]) {
+        let now = Instant::now();
+        let mut delivery = self.delivery.lock();
+        for m in messages {
+            let us = now.duration_since(m.published).as_micros();
+            delivery.saturating_record(u64::try_from(us).unwrap_or(u64::MAX));
         }
     }
 }

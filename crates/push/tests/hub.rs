@@ -71,6 +71,9 @@ async fn publications_within_the_interval_arrive_as_one_batch_shared_between_cli
     assert_eq!(stats.encodings_needed, 20);
     assert_eq!(stats.encodings_computed, 1, "{stats:?}");
     assert_eq!(stats.batches, 1);
+    // Every message waited for the batch window, and not much longer.
+    assert!(stats.delivery_p50_us >= 40_000, "{stats:?}");
+    assert!(stats.delivery_max_us < 5_000_000, "{stats:?}");
 }
 
 #[tokio::test]

@@ -122,7 +122,7 @@ pub struct PushSettings {
     /// A client with no transport attached for this long is removed, with its
     /// subscriptions (default 60000).
     pub client_idle_timeout_ms: Option<u64>,
-    /// How long publications are collected before one batch goes out (default 25).
+    /// How long publications are collected before one batch goes out (default 10).
     pub batch_interval_ms: Option<u64>,
     /// Messages kept per topic for clients that reconnect (default 100).
     pub history_size: Option<usize>,
