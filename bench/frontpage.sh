@@ -11,21 +11,14 @@ DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-100}
 PORT=${PORT:-8500}
 NGINX_PORT=${NGINX_PORT:-8501}
-need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 need wrk wrk
 need nginx nginx-light
 cargo build --release -q -p bulwark
-work=$(mktemp -d)
-chmod 755 "$work"   # nginx workers (user nobody) read the static files in it
-cleanup() {
-    [ -n "${SERVER:-}" ] && kill "$SERVER" 2>/dev/null || true
-    [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
 (cd "$work" && exec "$OLDPWD/target/release/bulwark" serve --listen "127.0.0.1:$PORT" --access-log off) \
     >"$work/server.log" 2>&1 &
-SERVER=$!
+SERVER_PID=$!
 url="http://127.0.0.1:$PORT"
 for _ in $(seq 200); do curl -sf "$url/" >/dev/null && break; sleep 0.1; done
 token=$(sed -n 's/^token = "\(.*\)"/\1/p' "$work/sites/default/site.toml")
@@ -33,22 +26,7 @@ renders() { curl -s -H "Authorization: Bearer $token" "$url/api/stats" | python3
 
 mkdir -p "$work/static"
 curl -s "$url/" >"$work/static/index.html"
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 2;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    server {
-        listen 127.0.0.1:$NGINX_PORT;
-        location / { default_type text/html; root $work/static; index index.html; }
-    }
-}
-NGINX
-nginx -c "$work/nginx.conf" -p "$work"
-sleep 0.5
+start_nginx "$NGINX_PORT" "location / { default_type text/html; root $work/static; index index.html; }"
 
 run() { wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$@" >"$work/out.txt"; }
 report() {
@@ -71,4 +49,4 @@ run "http://127.0.0.1:$NGINX_PORT/"
 report "nginx, same bytes from a file" nginx
 awk -v c="$(cat "$work/rate-cached")" -v u="$(cat "$work/rate-uncached")" -v n="$(cat "$work/rate-nginx")" \
     'BEGIN { printf "ratios: cached/nginx %.2f, uncached/nginx %.2f, cached/uncached %.1f\n", c / n, u / n, c / u }'
-echo "(wrk -t1 -c$CONNECTIONS -d${DURATION}s; page $(wc -c <"$work/static/index.html") bytes; server RSS $(($(awk '/VmRSS/ {print $2}' /proc/$SERVER/status) / 1024)) MiB)"
+echo "(wrk -t1 -c$CONNECTIONS -d${DURATION}s; page $(wc -c <"$work/static/index.html") bytes; server RSS $(($(awk '/VmRSS/ {print $2}' /proc/$SERVER_PID/status) / 1024)) MiB)"

@@ -11,23 +11,15 @@ CONNECTIONS=${CONNECTIONS:-100}
 BULWARK_PORT=${BULWARK_PORT:-8100}
 NGINX_PORT=${NGINX_PORT:-8101}
 
-need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 need wrk wrk
 need nginx nginx-light
 
 cargo build --release -q -p bulwark
-work=$(mktemp -d)
-chmod 755 "$work"   # nginx workers (user nobody) read the static files in it
-cleanup() {
-    [ -n "${BULWARK_PID:-}" ] && kill "$BULWARK_PID" 2>/dev/null || true
-    [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
 target/release/bulwark serve --sites bench/sites --listen "127.0.0.1:$BULWARK_PORT" \
     --access-log off >"$work/bulwark.log" 2>&1 &
-BULWARK_PID=$!
+SERVER_PID=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$BULWARK_PORT/json" >/dev/null && break; sleep 0.1; done
 
 json_body=$(curl -s "http://127.0.0.1:$BULWARK_PORT/json")
@@ -38,24 +30,10 @@ random_fixed=$(head -c "$random_body" /dev/zero | tr '\0' 'x')
 mkdir -p "$work/static"
 curl -s "http://127.0.0.1:$BULWARK_PORT/cached" >"$work/static/cached"
 
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 2;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-events { worker_connections 4096; }
-http {
-    access_log off;
-    keepalive_requests 1000000;
-    server {
-        listen 127.0.0.1:$NGINX_PORT;
+start_nginx "$NGINX_PORT" "
         location = /json { default_type application/json; return 200 '$json_body'; }
         location = /random { default_type text/html; return 200 '$random_fixed'; }
-        location = /cached { default_type text/html; root $work/static; }
-    }
-}
-NGINX
-nginx -c "$work/nginx.conf" -p "$work"
-sleep 0.5
+        location = /cached { default_type text/html; root $work/static; }"
 
 rate() { awk '/Requests\/sec/ {print $2}' "$1"; }
 lat() { awk '/ 99%/ {print $2}' "$1"; }
@@ -72,4 +50,4 @@ for path in json random cached; do
         grep "Non-2xx\|Socket errors" "$work/$side-$path.txt" | sed "s|^|  $side /$path: |" || true
     done
 done
-echo "(wrk -t1 -c$CONNECTIONS -d${DURATION}s; random page body: $random_body bytes; bulwark RSS: $(ps -o rss= -p $BULWARK_PID) KiB)"
+echo "(wrk -t1 -c$CONNECTIONS -d${DURATION}s; random page body: $random_body bytes; bulwark RSS: $(ps -o rss= -p $SERVER_PID) KiB)"

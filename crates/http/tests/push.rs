@@ -84,6 +84,20 @@ async fn server_publish(s: &TestServer, topic: &str, payload: Value) {
     assert_eq!(status, 200, "{reply}");
 }
 
+/// `/push/stats`, with the publish token.
+async fn push_stats(s: &TestServer) -> Value {
+    let (status, stats) = http_json(
+        s,
+        "GET",
+        "/push/stats",
+        "Authorization: Bearer s3cret\r\n",
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{stats}");
+    stats
+}
+
 type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
 
 async fn ws_connect(s: &TestServer, client: Option<&str>) -> (Ws, Value) {
@@ -350,15 +364,7 @@ async fn stats_need_the_token_and_count_shared_encodings() {
     for ws in &mut sockets {
         assert_eq!(ws_next(ws).await["messages"][0]["payload"], 1);
     }
-    let (status, stats) = http_json(
-        &s,
-        "GET",
-        "/push/stats",
-        "Authorization: Bearer s3cret\r\n",
-        "",
-    )
-    .await;
-    assert_eq!(status, 200);
+    let stats = push_stats(&s).await;
     assert_eq!(stats["clients"], 3);
     assert_eq!(stats["encodings_needed"], 3);
     assert_eq!(stats["encodings_computed"], 1);
@@ -376,18 +382,7 @@ async fn idle_clients_expire_after_the_site_timeout_and_connected_ones_stay() {
         |_| {},
     )
     .await;
-    let clients = || async {
-        let (status, stats) = http_json(
-            &s,
-            "GET",
-            "/push/stats",
-            "Authorization: Bearer s3cret\r\n",
-            "",
-        )
-        .await;
-        assert_eq!(status, 200);
-        stats["clients"].as_u64().unwrap()
-    };
+    let clients = || async { push_stats(&s).await["clients"].as_u64().unwrap() };
     // One client leaves (its socket closes); one stays connected, saying nothing.
     let (mut gone, hello) = ws_connect(&s, None).await;
     let gone_id = hello["client"].as_str().unwrap().to_string();

@@ -2,14 +2,14 @@
 //! absent whichever way a template reaches them, properties they may not read are
 //! undefined, and each decision is asked once per render.
 
+mod common;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bulwark_site::Site;
-use bulwark_store::{NewResource, Props, Resource, ResourceId, Store, StoreConfig};
+use bulwark_store::{NewResource, Props, Resource, ResourceId};
 use bulwark_template::{
     AccessPolicy, DefaultPolicy, ModelRoot, RenderScope, Requester, SiteModels, SiteTemplates,
-    TemplateOptions,
 };
 use minijinja::Value;
 
@@ -25,15 +25,11 @@ struct Site1 {
 }
 
 async fn site() -> Site1 {
-    let dir = tempfile::tempdir().unwrap();
-    let site_dir = dir.path().join("s");
-    std::fs::create_dir_all(site_dir.join("templates")).unwrap();
-    std::fs::write(site_dir.join("site.toml"), "hostname = \"s.test\"").unwrap();
-    std::fs::write(site_dir.join("templates/t.tpl"), TEMPLATE).unwrap();
-    let site = Arc::new(Site::load(&site_dir, false).unwrap());
-    let store = Store::open(StoreConfig::sqlite(dir.path().join("site.db")))
-        .await
-        .unwrap();
+    let common::TestSite {
+        dir,
+        templates,
+        store,
+    } = common::site_with_template("t.tpl", TEMPLATE).await;
     let person = store
         .create_resource(
             NewResource::new(
@@ -59,7 +55,7 @@ async fn site() -> Site1 {
     store.insert_edge(hub, "relation", news, None).unwrap();
     Site1 {
         _dir: dir,
-        templates: SiteTemplates::new(site, TemplateOptions::default()),
+        templates,
         models: SiteModels::new(store),
         person,
         hub,

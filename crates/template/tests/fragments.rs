@@ -1,13 +1,12 @@
 //! A cached fragment is shared only by requesters who may see the same things:
 //! whichever role renders it first, no other role is ever served that copy.
 
+mod common;
+
 use std::sync::Arc;
 
-use bulwark_site::Site;
-use bulwark_store::{NewResource, Props, ResourceId, Store, StoreConfig};
-use bulwark_template::{
-    ModelRoot, RenderScope, Requester, SiteModels, SiteTemplates, TemplateOptions,
-};
+use bulwark_store::{NewResource, Props, ResourceId};
+use bulwark_template::{ModelRoot, RenderScope, Requester, SiteModels, SiteTemplates};
 use minijinja::Value;
 
 const FRAGMENT: &str = "{% call cache(ttl=600) %}\
@@ -22,15 +21,11 @@ struct Fixture {
 }
 
 async fn fixture() -> (Fixture, ResourceId, ResourceId) {
-    let dir = tempfile::tempdir().unwrap();
-    let site_dir = dir.path().join("s");
-    std::fs::create_dir_all(site_dir.join("templates")).unwrap();
-    std::fs::write(site_dir.join("site.toml"), "hostname = \"s.test\"").unwrap();
-    std::fs::write(site_dir.join("templates/list.tpl"), FRAGMENT).unwrap();
-    let site = Arc::new(Site::load(&site_dir, false).unwrap());
-    let store = Store::open(StoreConfig::sqlite(dir.path().join("site.db")))
-        .await
-        .unwrap();
+    let common::TestSite {
+        dir,
+        templates,
+        store,
+    } = common::site_with_template("list.tpl", FRAGMENT).await;
     let person = |name: &str| NewResource::new("person", Props::new().with("title", name));
     let alice = store.create_resource(person("Alice")).unwrap();
     let bob = store.create_resource(person("Bob")).unwrap();
@@ -50,7 +45,7 @@ async fn fixture() -> (Fixture, ResourceId, ResourceId) {
     }
     let fixture = Fixture {
         _dir: dir,
-        templates: SiteTemplates::new(site, TemplateOptions::default()),
+        templates,
         models: SiteModels::new(store),
         hub,
     };

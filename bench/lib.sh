@@ -1,0 +1,36 @@
+# Shared by the benchmark scripts (sourced, not run): tools, a work folder, nginx.
+
+# need COMMAND PACKAGE: install the Debian package when the command is missing.
+need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
+
+# A work folder that nginx's workers (user nobody) can read; on exit the servers
+# started from the script ($SERVER_PID, nginx) stop and the folder goes.
+work=$(mktemp -d)
+chmod 755 "$work"
+bench_cleanup() {
+    [ -n "${SERVER_PID:-}" ] && kill "$SERVER_PID" 2>/dev/null || true
+    [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
+    rm -rf "$work"
+}
+trap bench_cleanup EXIT
+
+# start_nginx PORT LOCATIONS: nginx with 2 workers (the machine's cores) on
+# 127.0.0.1:PORT, with the given location blocks.
+start_nginx() {
+    cat >"$work/nginx.conf" <<NGINX
+worker_processes 2;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    server {
+        listen 127.0.0.1:$1;
+        $2
+    }
+}
+NGINX
+    nginx -c "$work/nginx.conf" -p "$work"
+    sleep 0.5
+}
