@@ -369,13 +369,18 @@ impl RenderScope {
                 let captured = self.models.cache.capture(&dep_keys);
                 let store = &self.models.store;
                 let value = off_the_runtime(|| load(store)).map_err(|e| {
-                    self.failure
-                        .lock()
-                        .expect("failure")
-                        .get_or_insert_with(|| StoreFailure {
-                            busy: matches!(e, StoreError::Busy),
-                            message: format!("reading the store failed: {e}"),
-                        });
+                    // The database being away or busy spoils the whole render; a
+                    // question the store refuses (a malformed config key) is just
+                    // an absent value.
+                    if matches!(e, StoreError::Busy | StoreError::Database(_)) {
+                        self.failure
+                            .lock()
+                            .expect("failure")
+                            .get_or_insert_with(|| StoreFailure {
+                                busy: matches!(e, StoreError::Busy),
+                                message: format!("reading the store failed: {e}"),
+                            });
+                    }
                     Error::new(ErrorKind::InvalidOperation, "reading the store failed")
                         .with_source(e)
                 })?;

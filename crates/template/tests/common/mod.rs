@@ -7,7 +7,8 @@ use bulwark_store::{Store, StoreConfig};
 use bulwark_template::{SiteTemplates, TemplateOptions};
 
 pub struct TestSite {
-    /// Removed when the test ends.
+    /// Removed when the test ends (kept alive by holding it).
+    #[allow(dead_code)]
     pub dir: tempfile::TempDir,
     pub templates: SiteTemplates,
     pub store: Store,
