@@ -34,7 +34,19 @@ const PAGE_TTL: Duration = Duration::from_secs(3600);
 /// The cookie that marks a logged-in visitor (sessions bypass the page cache).
 pub const SESSION_COOKIE: &str = "bulwark_session";
 
-type Flight = watch::Receiver<Option<Arc<CachedPage>>>;
+/// How a render that others waited for ended.
+#[derive(Clone)]
+enum Landed {
+    Page(Arc<CachedPage>),
+    /// The render could not run or failed (a full queue, a busy or broken
+    /// database): those waiting answer 503 at once instead of each trying again
+    /// and waiting out the same deadline in turn.
+    Unavailable,
+    /// Not a page to share (a 404, a 410, a redirect): each renders for itself.
+    RenderYourself,
+}
+
+type Flight = watch::Receiver<Option<Landed>>;
 
 /// Renders in progress, by cache key, and the last good version of each page for
 /// grace.
@@ -58,6 +70,12 @@ fn page_size(key: &str, page: &CachedPage) -> usize {
 }
 
 impl LastPages {
+    fn remove(&mut self, key: &str) {
+        if let Some(old) = self.pages.remove(key) {
+            self.bytes -= page_size(key, &old);
+        }
+    }
+
     fn insert(&mut self, key: &str, page: Arc<CachedPage>) {
         let size = page_size(key, &page);
         if self.bytes + size > GRACE_BYTES {
@@ -169,28 +187,48 @@ pub async fn serve(
                         return found(&stale);
                     }
                 }
-                if let Ok(page) = flight.wait_for(Option::is_some).await
-                    && let Some(page) = page.as_ref()
-                {
-                    return found(page);
+                let landed = flight
+                    .wait_for(Option::is_some)
+                    .await
+                    .ok()
+                    .and_then(|l| l.clone());
+                match landed {
+                    Some(Landed::Page(page)) => return found(&page),
+                    Some(Landed::Unavailable) => {
+                        return Outcome::Response(crate::bottleneck::busy_response());
+                    }
+                    // Done another way, or the leader went away: try again.
+                    Some(Landed::RenderYourself) | None => continue,
                 }
-                continue;
             }
             Ok(leader) => leader,
         };
         let _guard = FlightGuard { flights, key: &key };
         let (outcome, scope) = render.take().expect("rendered once").await;
         let Some(scope) = scope else {
+            // The render queue was full.
+            let _ = leader.send(Some(Landed::Unavailable));
             return outcome;
         };
-        let Outcome::Found(Representation {
-            status: StatusCode::OK,
-            content_type,
-            content: Content::Dynamic(body),
-            ..
-        }) = outcome
-        else {
-            return outcome;
+        let (content_type, body) = match outcome {
+            Outcome::Found(Representation {
+                status: StatusCode::OK,
+                content_type,
+                content: Content::Dynamic(body),
+                ..
+            }) => (content_type, body),
+            Outcome::Failed(_) => {
+                // Grace keeps the previous version for the next visitors.
+                let _ = leader.send(Some(Landed::Unavailable));
+                return outcome;
+            }
+            other => {
+                // Gone, hidden or moved: the previous version must not be served
+                // as grace any more.
+                flights.last.lock().expect("last pages").remove(&key);
+                let _ = leader.send(Some(Landed::RenderYourself));
+                return other;
+            }
         };
         let page = Arc::new(encode_page(content_type, body).await);
         // Stored only if nothing the render read has changed since.
@@ -205,7 +243,7 @@ pub async fn serve(
             .lock()
             .expect("last pages")
             .insert(&key, page.clone());
-        let _ = leader.send(Some(page.clone()));
+        let _ = leader.send(Some(Landed::Page(page.clone())));
         return found(&page);
     }
 }

@@ -40,6 +40,12 @@ path = "/show/{{id}}"
 controller = "template"
 template = "show.tpl"
 cache = false
+
+[[dispatch]]
+name = "cached"
+path = "/cached/{{id}}"
+controller = "template"
+template = "show.tpl"
 "#,
         url = pg_url()
     );
@@ -83,6 +89,24 @@ cache = false
     assert_eq!(busy.status, 503, "{}", busy.text());
     assert_eq!(busy.header("retry-after"), Some("1"));
     assert!(waited < Duration::from_secs(3), "waited {waited:?}");
+    // A rush on a page the cache does not have: one render waits out the
+    // deadline, and everyone who joined it gets the 503 with it, at once.
+    let started = Instant::now();
+    let mut rush = Vec::new();
+    for _ in 0..10 {
+        let addr = s.addr;
+        rush.push(tokio::spawn(async move {
+            get(addr, "news.test", "/cached/888888").await.status
+        }));
+    }
+    for r in rush {
+        assert_eq!(r.await.unwrap(), 503);
+    }
+    let waited = started.elapsed();
+    assert!(
+        waited < Duration::from_millis(1500),
+        "the rush took {waited:?}"
+    );
     // Cached data does not need the database at all.
     assert_eq!(
         get(s.addr, "news.test", &format!("/show/{}", ids[0]))

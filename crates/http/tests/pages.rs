@@ -514,6 +514,46 @@ async fn rush_after_an_edit(grace: bool) -> (Vec<String>, u64) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grace_never_serves_a_deleted_page_after_its_410_rendered() {
+    let mut files = files();
+    files.retain(|(name, _)| !name.ends_with("page.article.tpl"));
+    files.push((
+        "news/templates/page.article.tpl",
+        "{% for i in range(300) %}{% for j in range(1000) %}{% endfor %}{% endfor %}{{ rsc.title }}",
+    ));
+    let s = start(&files, |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let x = create(&store, "article", "Doomed", true);
+    let path = format!("/page/{x}");
+    assert_eq!(page(&s, &path).await, (200, "Doomed".to_string()));
+    store.delete_resource(x, None).unwrap();
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let rush = || async {
+        let mut tasks = Vec::new();
+        for _ in 0..20 {
+            let (addr, path) = (s.addr, path.clone());
+            tasks.push(tokio::spawn(async move {
+                get(addr, "news.test", &path).await.status
+            }));
+        }
+        let mut statuses = Vec::new();
+        for t in tasks {
+            statuses.push(t.await.unwrap());
+        }
+        statuses
+    };
+    // The first rush may get the old page while the first 410 renders (grace)...
+    let first = rush().await;
+    assert!(first.iter().all(|s| *s == 200 || *s == 410), "{first:?}");
+    // ...after that, never again.
+    for _ in 0..3 {
+        let statuses = rush().await;
+        assert!(statuses.iter().all(|s| *s == 410), "{statuses:?}");
+    }
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_grace_a_rush_on_a_changed_page_gets_the_old_version_during_one_render() {
     let (bodies, rendered) = rush_after_an_edit(true).await;
     assert_eq!(rendered, 1);
