@@ -100,14 +100,15 @@ struct ServeArgs {
     threads: Option<usize>,
 }
 
-/// mimalloc's `arena_eager_commit` (option 4 in mimalloc 2), turned off: memory
+/// mimalloc's `arena_eager_commit` (option 4), turned off: memory
 /// that finished requests freed then really leaves the process. Measured with
 /// 3,000 idle keep-alive connections: 20 KiB each instead of 33 KiB, and 15 MiB
 /// instead of 25 MiB at start (bench/RESULTS.md, push). mimalloc reserves its
 /// first arena before `main` runs, so the option is set from a constructor that
 /// runs before mimalloc's own (a lower `.init_array` priority runs first). An
-/// explicit `MIMALLOC_ARENA_EAGER_COMMIT` in the environment still wins, because
-/// mimalloc reads the environment only for options nobody set.
+/// explicit `MIMALLOC_ARENA_EAGER_COMMIT` in the environment still wins: then the
+/// constructor leaves the option alone and mimalloc reads the environment.
+#[cfg(target_os = "linux")]
 #[used]
 #[unsafe(link_section = ".init_array.00100")]
 static LAZY_ARENAS: extern "C" fn() = {

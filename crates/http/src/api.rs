@@ -27,6 +27,28 @@ fn error(status: StatusCode, message: impl std::fmt::Display) -> Outcome {
     reply(status, json!({"error": message.to_string()}))
 }
 
+/// The database failed: `503` with `Retry-After` when it is only busy, else `500`
+/// (logged; the client learns nothing about the database).
+fn store_failure(e: StoreError) -> Outcome {
+    match e {
+        StoreError::Busy => {
+            let mut resp = json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &json!({"error": e.to_string()}),
+            );
+            resp.headers_mut().insert(
+                http::header::RETRY_AFTER,
+                http::HeaderValue::from_static("1"),
+            );
+            Outcome::Response(resp)
+        }
+        e => {
+            tracing::error!("api: {e}");
+            error(StatusCode::INTERNAL_SERVER_ERROR, "the database failed")
+        }
+    }
+}
+
 /// The API token decides: without one configured, nothing may change.
 fn authorize(req: &RequestCtx<'_>) -> Result<(), Box<Outcome>> {
     match check_bearer(req.parts, req.site.site.config.api.token.as_deref()) {
@@ -123,9 +145,9 @@ impl Controller for ApiController {
                             error(StatusCode::GONE, "this resource was deleted")
                         }
                         Ok(_) => error(StatusCode::NOT_FOUND, "no such resource"),
-                        Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, e),
+                        Err(e) => store_failure(e),
                     },
-                    Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, e),
+                    Err(e) => store_failure(e),
                 };
             }
             if let Err(refused) = authorize(req) {
@@ -172,7 +194,12 @@ impl Controller for ApiController {
                 Err(e @ StoreError::ResourceNotFound(_)) => error(StatusCode::NOT_FOUND, e),
                 Err(e @ StoreError::Conflict { .. }) => error(StatusCode::CONFLICT, e),
                 Err(e @ StoreError::InvalidInput { .. }) => error(StatusCode::BAD_REQUEST, e),
-                Err(e @ StoreError::Busy) => error(StatusCode::SERVICE_UNAVAILABLE, e),
+                Err(
+                    e @ (StoreError::Busy
+                    | StoreError::Database(_)
+                    | StoreError::Migration(_)
+                    | StoreError::Backup(_)),
+                ) => store_failure(e),
                 Err(e) => error(StatusCode::BAD_REQUEST, e),
             }
         })

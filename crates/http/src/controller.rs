@@ -50,7 +50,11 @@ impl RequestCtx<'_> {
                 .get(http::header::ACCEPT_LANGUAGE)
                 .and_then(|v| v.to_str().ok())
         {
-            for wanted in accept_language::parse(header) {
+            // Best first; `q=0` means "not this one".
+            for (wanted, quality) in accept_language::parse_with_quality(header) {
+                if quality <= 0.0 {
+                    continue;
+                }
                 let wanted = wanted.to_ascii_lowercase();
                 let primary = wanted.split('-').next().unwrap_or("");
                 if let Some(lang) = languages
@@ -102,6 +106,9 @@ pub struct Representation {
     pub last_modified: Option<SystemTime>,
     pub cache_control: &'static str,
     pub content: Content,
+    /// Rendered in the visitor's language: on a site with several, the answer
+    /// says so (`Content-Language`) and caches keep one copy per language.
+    pub per_language: bool,
 }
 
 pub enum Outcome {
@@ -184,9 +191,26 @@ pub async fn respond(controller: &dyn Controller, req: &RequestCtx<'_>) -> Respo
             return resp;
         }
     }
+    let per_language = repr.per_language && req.site.site.config.languages.len() > 1;
+    if per_language && let Ok(lang) = HeaderValue::from_str(req.language()) {
+        headers.insert(http::header::CONTENT_LANGUAGE, lang);
+    }
+    let vary = |headers: &mut http::HeaderMap| {
+        headers.insert(
+            VARY,
+            HeaderValue::from_static(if per_language {
+                "Accept-Encoding, Accept-Language"
+            } else {
+                "Accept-Encoding"
+            }),
+        );
+    };
+    if per_language {
+        vary(headers);
+    }
     let (body, len) = match repr.content {
         Content::Encoded(encoded) => {
-            headers.insert(VARY, HeaderValue::from_static("Accept-Encoding"));
+            vary(headers);
             let encoding = negotiate(&req.parts.headers);
             let bytes = match encoding {
                 Encoding::Identity => encoded.identity.clone(),
@@ -202,7 +226,7 @@ pub async fn respond(controller: &dyn Controller, req: &RequestCtx<'_>) -> Respo
         Content::Dynamic(bytes) => {
             let mut bytes = bytes;
             if bytes.len() >= COMPRESS_MIN {
-                headers.insert(VARY, HeaderValue::from_static("Accept-Encoding"));
+                vary(headers);
                 let encoding = negotiate(&req.parts.headers);
                 if let Some(name) = encoding.header_value() {
                     headers.insert(CONTENT_ENCODING, HeaderValue::from_static(name));

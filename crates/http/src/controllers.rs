@@ -155,6 +155,7 @@ fn render_template(
             // Pages may show per-visitor data: browsers must always ask again.
             cache_control: "no-cache",
             content: Content::Dynamic(Bytes::from(html)),
+            per_language: true,
         }),
         Err(err) => Outcome::Failed(err),
     }
@@ -310,6 +311,7 @@ impl Controller for LibController {
                     content_type,
                     last_modified: Some(single.modified),
                     cache_control,
+                    per_language: false,
                     content: Content::File {
                         path: path.clone(),
                         len: single.len,
@@ -340,6 +342,7 @@ impl Controller for LibController {
                     content_type,
                     last_modified: Some(newest),
                     cache_control,
+                    per_language: false,
                     content: Content::Encoded(encoded),
                 }),
                 Err(e) => {
@@ -402,6 +405,7 @@ impl Controller for FileController {
                 content_type: content_type_for(&path.to_string_lossy()),
                 last_modified: Some(meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)),
                 cache_control: "public, max-age=3600",
+                per_language: false,
                 content: Content::File {
                     path,
                     len: meta.len(),

@@ -142,6 +142,7 @@ fn found(page: &CachedPage) -> Outcome {
             gzip: page.gzip.clone(),
             brotli: page.brotli.clone(),
         })),
+        per_language: true,
     })
 }
 

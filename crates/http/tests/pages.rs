@@ -454,7 +454,10 @@ async fn each_language_gets_its_own_cached_page() {
         "languages = [\"en\", \"nl\"]\n{NEWS_SITE}\n[[dispatch]]\nname = \"lang\"\npath = \"/lang\"\ncontroller = \"template\"\ntemplate = \"lang.tpl\"\n"
     );
     files[0] = ("news/site.toml", &site);
-    files.push(("news/templates/lang.tpl", "{{ m.req.language }}"));
+    files.push((
+        "news/templates/lang.tpl",
+        "{% call cache(ttl=60) %}{{ m.req.language }}{% endcall %}",
+    ));
     let s = start(&files, |_| {}).await;
     let ask = |accept: &'static str| {
         let addr = s.addr;
@@ -469,7 +472,15 @@ async fn each_language_gets_its_own_cached_page() {
         assert_eq!(ask("en-GB").await, "en");
         assert_eq!(ask("fr, de;q=0.5").await, "en", "the site's first language");
         assert_eq!(ask("fr, NL;q=0.1").await, "nl");
+        assert_eq!(ask("fr, nl;q=0").await, "en", "q=0 refuses a language");
     }
+    let r = get_with(s.addr, "news.test", "/lang", "Accept-Language: nl\r\n").await;
+    assert_eq!(r.header("content-language"), Some("nl"));
+    assert!(
+        r.header("vary").unwrap_or("").contains("Accept-Language"),
+        "{:?}",
+        r.headers
+    );
     // One render per language, each then served from the cache.
     assert_eq!(renders(&s), before + 2);
     s.shutdown().await;

@@ -356,8 +356,10 @@ fn cache_block(state: &mut minijinja::State, kwargs: Kwargs) -> Result<Value, mi
             ));
         }
     };
+    // Per language too, like pages: a fragment may show `m.req.language`.
     let key = format!(
-        "frag:{who}:{}:{}",
+        "frag:{who}:{}:{}:{}",
+        scope.language().unwrap_or_default(),
         state.name(),
         explicit_key.unwrap_or_else(|| n.to_string())
     );

@@ -299,6 +299,12 @@ impl RenderScope {
         let _ = self.request.set(request);
     }
 
+    /// The request's language (`m.req.language`), if the controller set one.
+    pub fn language(&self) -> Option<String> {
+        let lang = self.request.get()?.get_attr("language").ok()?;
+        lang.as_str().map(str::to_string)
+    }
+
     pub fn requester(&self) -> &Requester {
         &self.requester
     }
