@@ -1,7 +1,7 @@
 //! One permanent task per client: it owns the subscriptions and the inbox, and
 //! transports come and go around it.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -65,6 +65,9 @@ pub(crate) struct SubscribeRequest {
 
 pub(crate) struct Taken {
     messages: Vec<Arc<Message>>,
+    /// Ids among `messages` that came from a topic's history (recovery or a
+    /// snapshot), not from a publication just now: left out of the latency.
+    replayed: Vec<u64>,
     lost: bool,
     /// Another transport attached to this client: the one that waited should end.
     superseded: bool,
@@ -220,7 +223,17 @@ impl ClientHandle {
         } else {
             self.hub.encode(&taken.messages, encoding)
         };
-        self.hub.record_delivery(&taken.messages);
+        if taken.replayed.is_empty() {
+            self.hub.record_delivery(&taken.messages);
+        } else {
+            let live: Vec<Arc<Message>> = taken
+                .messages
+                .iter()
+                .filter(|m| !taken.replayed.contains(&m.id))
+                .cloned()
+                .collect();
+            self.hub.record_delivery(&live);
+        }
         Ok(Some(Batch {
             body,
             count: taken.messages.len(),
@@ -261,6 +274,7 @@ pub(crate) fn spawn(hub: &Arc<Hub>, principal: Option<&str>) -> (ClientId, Clien
         lost: lost.clone(),
         waiter: None,
         last_active: Instant::now(),
+        replayed: HashSet::new(),
     };
     tokio::spawn(task.run(receiver));
     (
@@ -282,6 +296,8 @@ struct ClientTask {
     lost: Arc<AtomicBool>,
     waiter: Option<oneshot::Sender<Taken>>,
     last_active: Instant,
+    /// Ids in the inbox that were replayed from history (see [`Taken::replayed`]).
+    replayed: HashSet<u64>,
 }
 
 impl ClientTask {
@@ -318,6 +334,7 @@ impl ClientTask {
                     self.flush_to_waiter();
                 }
                 Command::Requeue(taken) => {
+                    self.replayed.extend(taken.replayed);
                     for message in taken.messages.into_iter().rev() {
                         self.inbox.push_front(message);
                     }
@@ -332,6 +349,7 @@ impl ClientTask {
                         // A newer transport took over: the old one ends empty-handed.
                         let _ = old.send(Taken {
                             messages: Vec::new(),
+                            replayed: Vec::new(),
                             lost: false,
                             superseded: true,
                         });
@@ -389,7 +407,10 @@ impl ClientTask {
             } else {
                 match hub.history_since(topic, since.offset) {
                     Some(missed) => {
-                        self.inbox.extend(missed.into_iter().filter(readable));
+                        let missed: Vec<Arc<Message>> =
+                            missed.into_iter().filter(readable).collect();
+                        self.replayed.extend(missed.iter().map(|m| m.id));
+                        self.inbox.extend(missed);
                         Recovery::Recovered
                     }
                     None => Recovery::Gap,
@@ -402,6 +423,7 @@ impl ClientTask {
                 && since.is_none()
                 && let Some(latest) = latest.filter(readable)
             {
+                self.replayed.insert(latest.id);
                 self.inbox.push_back(latest);
             }
             Position {
@@ -425,13 +447,25 @@ impl ClientTask {
             return;
         };
         self.lost.store(false, Ordering::Relaxed);
+        let messages: Vec<Arc<Message>> = self.inbox.drain(..).collect();
+        let replayed = if self.replayed.is_empty() {
+            Vec::new()
+        } else {
+            messages
+                .iter()
+                .filter(|m| self.replayed.remove(&m.id))
+                .map(|m| m.id)
+                .collect()
+        };
         let taken = Taken {
-            messages: self.inbox.drain(..).collect(),
+            messages,
+            replayed,
             lost,
             superseded: false,
         };
         if let Err(taken) = waiter.send(taken) {
             // The transport went away meanwhile: keep everything for the next one.
+            self.replayed.extend(taken.replayed);
             self.inbox = taken.messages.into_iter().collect();
             if taken.lost {
                 self.lost.store(true, Ordering::Relaxed);

@@ -309,3 +309,33 @@ async fn gzip_batches_decode_to_the_identity_body() {
         .unwrap();
     assert!(plain.contains("hello hello hello"));
 }
+
+#[tokio::test]
+async fn replayed_messages_stay_out_of_the_delivery_latency() {
+    let hub = hub_with(|c| c.batch_interval = Duration::from_millis(5));
+    let first = hub.connect(None).unwrap();
+    let position = first
+        .subscribe("old", None, false)
+        .await
+        .unwrap()
+        .position
+        .unwrap();
+    hub.publish("old", "1").unwrap();
+    hub.publish("snap", "2").unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Recovered and snapshot messages are old news: they arrive, but do not
+    // count as 400 ms of delivery latency.
+    let late = hub.connect(None).unwrap();
+    late.subscribe("old", Some(position), false).await.unwrap();
+    late.subscribe("snap", None, true).await.unwrap();
+    assert_eq!(next(&late).await.count, 2);
+    assert_eq!(hub.stats().delivery_max_us, 0, "{:?}", hub.stats());
+    // A live message does count.
+    hub.publish("old", "3").unwrap();
+    assert_eq!(next(&late).await.count, 1);
+    let stats = hub.stats();
+    assert!(
+        stats.delivery_max_us > 0 && stats.delivery_max_us < 300_000,
+        "{stats:?}"
+    );
+}
