@@ -34,6 +34,10 @@ pub struct RequestCtx<'a> {
     pub body: Bytes,
     /// The connection, for a controller that switches protocols (WebSocket).
     pub upgrade: std::sync::Mutex<Option<hyper::upgrade::OnUpgrade>>,
+    /// [`language`](Self::language) (its index in the site's languages), worked
+    /// out on first use: the page cache key, the render and `Content-Language`
+    /// all ask.
+    pub language: std::sync::OnceLock<usize>,
 }
 
 pub const GET_HEAD: &[Method] = &[Method::GET, Method::HEAD];
@@ -42,6 +46,12 @@ impl RequestCtx<'_> {
     /// The site language this visitor gets: the first of their `Accept-Language`
     /// preferences that the site has (`nl-BE` matches `nl`), else the site's first.
     pub fn language(&self) -> &str {
+        let languages = &self.site.site.config.languages;
+        let index = *self.language.get_or_init(|| self.pick_language());
+        languages.get(index).map_or("en", String::as_str)
+    }
+
+    fn pick_language(&self) -> usize {
         let languages = &self.site.site.config.languages;
         if languages.len() > 1
             && let Some(header) = self
@@ -57,16 +67,16 @@ impl RequestCtx<'_> {
                 }
                 let wanted = wanted.to_ascii_lowercase();
                 let primary = wanted.split('-').next().unwrap_or("");
-                if let Some(lang) = languages
+                if let Some(index) = languages
                     .iter()
-                    .find(|l| **l == wanted)
-                    .or_else(|| languages.iter().find(|l| **l == primary))
+                    .position(|l| *l == wanted)
+                    .or_else(|| languages.iter().position(|l| l == primary))
                 {
-                    return lang;
+                    return index;
                 }
             }
         }
-        languages.first().map_or("en", String::as_str)
+        0
     }
 }
 

@@ -436,6 +436,7 @@ async fn dispatch(state: &ServerState, req: Request<Incoming>, secure: bool) -> 
         site: &site,
         body,
         upgrade: std::sync::Mutex::new(upgrade),
+        language: std::sync::OnceLock::new(),
     };
     respond(controller, &ctx).await
 }
