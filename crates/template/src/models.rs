@@ -523,17 +523,10 @@ struct RscCollection(Arc<RenderScope>);
 impl Object for RscCollection {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
         // Path arguments are strings: `m.rsc[id]` works with "42" as with 42.
-        let id = match key.as_i64() {
-            Some(n) => Some(ResourceId(n)),
-            None => {
-                let key = key.as_str()?;
-                match key.parse::<i64>() {
-                    Ok(n) => Some(ResourceId(n)),
-                    Err(_) => self.0.resource_id_by_name(key).ok().flatten(),
-                }
-            }
-        }?;
-        self.0.rsc_value(id).ok()
+        match key.as_i64() {
+            Some(n) => self.0.rsc_value(ResourceId(n)).ok(),
+            None => self.0.rsc(key.as_str()?).ok().flatten(),
+        }
     }
 }
 
@@ -542,28 +535,22 @@ impl Object for RscCollection {
 #[derive(Debug)]
 struct CategoryCollection(Arc<RenderScope>);
 
-impl CategoryCollection {
-    fn object(&self, all: &Arc<[Category]>, index: usize) -> Value {
-        Value::from_object(CategoryObject {
-            all: all.clone(),
-            index,
-            scope: self.0.clone(),
-        })
-    }
-}
-
 impl Object for CategoryCollection {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
         let all = self.0.categories().ok()?;
         let index = all
             .iter()
             .position(|c| Some(c.name.as_str()) == key.as_str())?;
-        Some(self.object(&all, index))
+        Some(CategoryObject::value(&all, index, &self.0))
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
         let all = self.0.categories().unwrap_or_else(|_| Arc::from([]));
-        Enumerator::Values((0..all.len()).map(|i| self.object(&all, i)).collect())
+        Enumerator::Values(
+            (0..all.len())
+                .map(|i| CategoryObject::value(&all, i, &self.0))
+                .collect(),
+        )
     }
 }
 
@@ -577,17 +564,29 @@ struct CategoryObject {
 }
 
 impl CategoryObject {
-    fn at(&self, index: usize) -> Value {
+    fn value(all: &Arc<[Category]>, index: usize, scope: &Arc<RenderScope>) -> Value {
         Value::from_object(CategoryObject {
-            all: self.all.clone(),
+            all: all.clone(),
             index,
-            scope: self.scope.clone(),
+            scope: scope.clone(),
         })
     }
 
-    fn index_of(&self, id: ResourceId) -> Option<usize> {
-        self.all.iter().position(|c| c.id == id)
+    fn at(&self, index: usize) -> Value {
+        CategoryObject::value(&self.all, index, &self.scope)
     }
+}
+
+/// `all[index]` and its ancestors (as indexes into `all`), most specific first.
+fn lineage(all: &[Category], index: usize) -> Vec<usize> {
+    let mut chain = vec![index];
+    while let Some(parent) = all[*chain.last().expect("not empty")]
+        .parent
+        .and_then(|p| all.iter().position(|c| c.id == p))
+    {
+        chain.push(parent);
+    }
+    chain
 }
 
 impl Object for CategoryObject {
@@ -603,7 +602,7 @@ impl Object for CategoryObject {
             "depth" => Value::from(c.depth),
             "parent" => c
                 .parent
-                .and_then(|p| self.index_of(p))
+                .and_then(|p| self.all.iter().position(|x| x.id == p))
                 .map(|i| self.at(i))
                 .unwrap_or(Value::UNDEFINED),
             "children" => Value::from(
@@ -613,12 +612,10 @@ impl Object for CategoryObject {
                     .collect::<Vec<_>>(),
             ),
             "path" => {
-                let mut path = vec![self.at(self.index)];
-                let mut current = c.parent.and_then(|p| self.index_of(p));
-                while let Some(i) = current {
-                    path.push(self.at(i));
-                    current = self.all[i].parent.and_then(|p| self.index_of(p));
-                }
+                let mut path: Vec<Value> = lineage(&self.all, self.index)
+                    .into_iter()
+                    .map(|i| self.at(i))
+                    .collect();
                 path.reverse();
                 Value::from(path)
             }
@@ -1004,12 +1001,12 @@ impl RenderScope {
     /// A category and its ancestors, most specific first.
     pub fn category_chain(self: &Arc<Self>, category: &str) -> Result<Vec<String>, Error> {
         let all = self.categories()?;
-        let mut chain = Vec::new();
-        let mut current = all.iter().find(|c| c.name == category);
-        while let Some(c) = current {
-            chain.push(c.name.clone());
-            current = c.parent.and_then(|p| all.iter().find(|x| x.id == p));
-        }
-        Ok(chain)
+        Ok(match all.iter().position(|c| c.name == category) {
+            Some(index) => lineage(&all, index)
+                .into_iter()
+                .map(|i| all[i].name.clone())
+                .collect(),
+            None => Vec::new(),
+        })
     }
 }
