@@ -75,6 +75,16 @@ pub async fn start(files: &[(&str, &str)], tweak: impl FnOnce(&mut ServerOptions
     }
 }
 
+/// A gzip body, decompressed.
+pub fn gunzip(body: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(body)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
 pub fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
