@@ -7,15 +7,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use bytes::Bytes;
 use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
 use hdrhistogram::Histogram;
+use http_body_util::{BodyExt, Full};
 use parking_lot::Mutex;
 use rand::Rng;
+use serde::Deserialize;
 use serde_json::{Value, json};
+use std::io::Read;
 use tokio_tungstenite::tungstenite::Message;
 
 #[derive(Parser)]
+// A later option wins, so a script can append overrides to the user's options.
+#[command(args_override_self = true)]
 struct Args {
     /// Base URL of the server.
     #[arg(long, default_value = "http://127.0.0.1:8200")]
@@ -38,7 +44,17 @@ struct Args {
     duration: u64,
     #[arg(long, default_value = "bench")]
     token: String,
+    /// Threads for the load generator (it shares the machine with the server);
+    /// default: one per core. One thread alone falls behind at 10,000 clients.
+    #[arg(long)]
+    threads: Option<usize>,
 }
+
+// The generator shares the machine with the server: every cycle it spends is one
+// the server does not get, so it is kept lean (mimalloc, one plain HTTP/1.1
+// connection per long-poll client, typed parsing of only the timestamps).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 struct Shared {
     latency: Mutex<Histogram<u64>>,
@@ -54,20 +70,37 @@ fn now_micros() -> u64 {
         .as_micros() as u64
 }
 
-fn record(shared: &Shared, batch: &Value) {
-    let Some(messages) = batch["messages"].as_array() else {
+/// What a batch says that the benchmark needs: each message's send time.
+#[derive(Deserialize)]
+struct BatchIn {
+    #[serde(default)]
+    messages: Vec<MessageIn>,
+}
+
+#[derive(Deserialize)]
+struct MessageIn {
+    payload: PayloadIn,
+}
+
+#[derive(Deserialize)]
+struct PayloadIn {
+    t: Option<u64>,
+}
+
+fn record(shared: &Shared, batch: &[u8]) {
+    let Ok(batch) = serde_json::from_slice::<BatchIn>(batch) else {
         return;
     };
     let now = now_micros();
     let mut h = shared.latency.lock();
-    for m in messages {
-        if let Some(t) = m["payload"]["t"].as_u64() {
+    for m in &batch.messages {
+        if let Some(t) = m.payload.t {
             let _ = h.record(now.saturating_sub(t).max(1));
         }
     }
     shared
         .received
-        .fetch_add(messages.len() as u64, Ordering::Relaxed);
+        .fetch_add(batch.messages.len() as u64, Ordering::Relaxed);
 }
 
 fn pick_topics(n: usize) -> Vec<String> {
@@ -99,53 +132,115 @@ async fn websocket_client(url: String, topics: Vec<String>, shared: Arc<Shared>)
     }
     shared.ready.fetch_add(1, Ordering::Relaxed);
     while let Some(Ok(frame)) = ws.next().await {
-        if let Message::Text(text) = frame
-            && let Ok(v) = serde_json::from_str::<Value>(text.as_str())
-        {
-            record(&shared, &v);
+        if let Message::Text(text) = frame {
+            record(&shared, text.as_bytes());
         }
     }
 }
 
-async fn poll_client(http: reqwest::Client, url: String, topics: Vec<String>, shared: Arc<Shared>) {
-    let hello: Value = match http.post(format!("{url}/push/poll")).send().await {
-        Ok(r) => r.json().await.unwrap_or(Value::Null),
-        Err(_) => Value::Null,
+/// One keep-alive HTTP/1.1 connection, as a browser's long-poll uses.
+struct PollConnection {
+    sender: hyper::client::conn::http1::SendRequest<Full<Bytes>>,
+    host: String,
+}
+
+impl PollConnection {
+    async fn open(addr: &str) -> Option<PollConnection> {
+        let stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+        stream.set_nodelay(true).ok()?;
+        let (sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .ok()?;
+        tokio::spawn(connection);
+        Some(PollConnection {
+            sender,
+            host: addr.to_string(),
+        })
+    }
+
+    /// POSTs and returns the status and the (decoded) body.
+    async fn post(&mut self, path: &str, body: Bytes) -> Option<(u16, Bytes)> {
+        let request = hyper::Request::post(path)
+            .header("host", &self.host)
+            .header("accept-encoding", "gzip")
+            .header("content-type", "application/json")
+            .body(Full::new(body))
+            .ok()?;
+        self.sender.ready().await.ok()?;
+        let response = self.sender.send_request(request).await.ok()?;
+        let status = response.status().as_u16();
+        let gzip = response
+            .headers()
+            .get("content-encoding")
+            .is_some_and(|v| v == "gzip");
+        let body = response.into_body().collect().await.ok()?.to_bytes();
+        if !gzip {
+            return Some((status, body));
+        }
+        let mut plain = Vec::new();
+        flate2::read::GzDecoder::new(&body[..])
+            .read_to_end(&mut plain)
+            .ok()?;
+        Some((status, Bytes::from(plain)))
+    }
+}
+
+async fn poll_client(addr: String, topics: Vec<String>, shared: Arc<Shared>) {
+    let failed = || shared.failed.fetch_add(1, Ordering::Relaxed);
+    let Some(mut connection) = PollConnection::open(&addr).await else {
+        failed();
+        return;
+    };
+    let hello: Value = match connection.post("/push/poll", Bytes::new()).await {
+        Some((200, body)) => serde_json::from_slice(&body).unwrap_or(Value::Null),
+        _ => Value::Null,
     };
     let Some(id) = hello["client"].as_str().map(str::to_string) else {
-        shared.failed.fetch_add(1, Ordering::Relaxed);
+        failed();
         return;
     };
     let commands: Vec<Value> = topics
         .iter()
         .map(|t| json!({"op": "subscribe", "topic": t}))
         .collect();
-    if http
-        .post(format!("{url}/push/command?client={id}"))
-        .json(&commands)
-        .send()
-        .await
-        .is_err()
-    {
-        shared.failed.fetch_add(1, Ordering::Relaxed);
+    let commands = Bytes::from(serde_json::to_vec(&commands).unwrap());
+    if !matches!(
+        connection
+            .post(&format!("/push/command?client={id}"), commands)
+            .await,
+        Some((200, _))
+    ) {
+        failed();
         return;
     }
     shared.ready.fetch_add(1, Ordering::Relaxed);
-    let poll = format!("{url}/push/poll?client={id}");
+    let poll = format!("/push/poll?client={id}");
     loop {
-        match http.post(&poll).send().await {
-            Ok(r) if r.status() == 200 => {
-                if let Ok(v) = r.json::<Value>().await {
-                    record(&shared, &v);
-                }
-            }
-            Ok(r) if r.status() == 204 => {}
+        match connection.post(&poll, Bytes::new()).await {
+            Some((200, body)) => record(&shared, &body),
+            Some((204, _)) => {}
             _ => {
-                shared.failed.fetch_add(1, Ordering::Relaxed);
+                failed();
                 return;
             }
         }
     }
+}
+
+/// utime + stime of a process, in clock ticks (1/100 s).
+fn cpu_ticks_of(stat_path: &str) -> u64 {
+    let stat = std::fs::read_to_string(stat_path).unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line.
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(11) + field(12)
 }
 
 fn rss_kib(pid: u32) -> u64 {
@@ -157,24 +252,20 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = stat.rsplit(')').next().unwrap_or("");
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the whole line.
-    fields
-        .get(11)
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(0)
-        + fields
-            .get(12)
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
+fn main() {
+    let args = Args::parse();
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(
+            args.threads
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get())),
+        )
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
+        .block_on(run(args));
 }
 
-#[tokio::main]
-async fn main() {
-    let args = Args::parse();
+async fn run(args: Args) {
     let shared = Arc::new(Shared {
         latency: Mutex::new(Histogram::new(3).unwrap()),
         received: AtomicU64::new(0),
@@ -187,6 +278,11 @@ async fn main() {
         .build()
         .unwrap();
     let rss_idle_server = rss_kib(args.pid);
+    let addr = args
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_string();
     let websockets = (args.clients as f64 * args.websocket_share).round() as usize;
     let started = Instant::now();
     for i in 0..args.clients {
@@ -196,7 +292,7 @@ async fn main() {
         if i < websockets {
             tokio::spawn(websocket_client(url, topics, shared));
         } else {
-            tokio::spawn(poll_client(http.clone(), url, topics, shared));
+            tokio::spawn(poll_client(addr.clone(), topics, shared));
         }
         // Connect at about 2,000 clients a second, as arrivals rather than one burst.
         if i % 100 == 99 {
@@ -217,9 +313,12 @@ async fn main() {
     let ready = shared.ready.load(Ordering::Relaxed);
 
     // Publish at a steady rate; record from a clean histogram.
+    eprintln!("{ready} clients ready; publishing for {}s", args.duration);
     shared.latency.lock().reset();
     shared.received.store(0, Ordering::Relaxed);
-    let cpu_before = cpu_ticks(args.pid);
+    let server_stat = format!("/proc/{}/stat", args.pid);
+    let cpu_before = cpu_ticks_of(&server_stat);
+    let own_cpu_before = cpu_ticks_of("/proc/self/stat");
     let publish_started = Instant::now();
     let mut peak_rss = rss_connected;
     let mut ticker = tokio::time::interval(Duration::from_micros(1_000_000 / args.rate));
@@ -243,7 +342,9 @@ async fn main() {
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
     let elapsed = publish_started.elapsed().as_secs_f64();
-    let cpu = (cpu_ticks(args.pid) - cpu_before) as f64 / 100.0 / elapsed * 100.0;
+    let cpu = (cpu_ticks_of(&server_stat) - cpu_before) as f64 / 100.0 / elapsed * 100.0;
+    let own_cpu =
+        (cpu_ticks_of("/proc/self/stat") - own_cpu_before) as f64 / 100.0 / elapsed * 100.0;
     let stats: Value = http
         .get(format!("{}/push/stats", args.url))
         .bearer_auth(&args.token)
@@ -284,7 +385,10 @@ async fn main() {
         ms("delivery_p99_us"),
         ms("delivery_max_us")
     );
-    println!("server CPU           {cpu:.0}% of one core while publishing");
+    println!(
+        "CPU                  server {cpu:.0}%, this load generator {own_cpu:.0}% of one core while publishing ({} cores)",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
     println!(
         "server RSS           idle {} MiB, connected {} MiB, peak {} MiB; {:.1} KiB per connection",
         rss_idle_server / 1024,
@@ -295,6 +399,13 @@ async fn main() {
     println!(
         "encodings            {} computed of {} needed",
         stats["encodings_computed"], stats["encodings_needed"]
+    );
+    // For scripts: one line, key=value.
+    println!(
+        "summary p50_ms={:.1} p99_ms={:.1} cpu={cpu:.0} rss_peak_mib={}",
+        h.value_at_quantile(0.5) as f64 / 1000.0,
+        h.value_at_quantile(0.99) as f64 / 1000.0,
+        peak_rss / 1024
     );
     std::process::exit(0);
 }

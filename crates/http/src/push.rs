@@ -17,8 +17,8 @@ use http::{HeaderValue, Method, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::Deserialize;
 use serde_json::json;
-use tokio_tungstenite::tungstenite::Message as WsMessage;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{Message as WsMessage, Utf8Bytes};
 
 use bulwark_push::{ClientHandle, Encoding, Hub, Position, PushAcl, PushError, Topic, TopicFilter};
 use bulwark_site::{PushSettings, PushTransport};
@@ -238,7 +238,7 @@ async fn poll(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
             let h = resp.headers_mut();
             h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            if gzip && batch.count > 0 {
+            if batch.count > 0 && batch.encoding == Encoding::Gzip {
                 h.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
             }
             if lost {
@@ -256,6 +256,17 @@ async fn poll(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
     }
 }
 
+/// A stream's keep-alive: every [`STREAM_KEEPALIVE`], busy or not (one timer for
+/// the connection's life, not one per batch).
+fn keepalive_timer() -> tokio::time::Interval {
+    let mut timer = tokio::time::interval_at(
+        tokio::time::Instant::now() + STREAM_KEEPALIVE,
+        STREAM_KEEPALIVE,
+    );
+    timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    timer
+}
+
 /// `GET /push/sse?client=ID`: an event stream; commands go to `/push/command`.
 fn sse(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
     let client = match connect(&hub, req) {
@@ -268,10 +279,12 @@ fn sse(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
         if tx.send(Bytes::from(first)).await.is_err() {
             return;
         }
+        let mut keepalive = keepalive_timer();
         loop {
             let event = tokio::select! {
                 _ = tx.closed() => return,
-                batch = client.next_batch(STREAM_KEEPALIVE, Encoding::Identity) => batch,
+                _ = keepalive.tick() => Ok(None),
+                batch = client.batch(Encoding::Identity) => batch,
             };
             let frame = match event {
                 Ok(None) => Bytes::from_static(b": keep-alive\n\n"),
@@ -370,8 +383,14 @@ where
     {
         return;
     }
+    let mut keepalive = keepalive_timer();
     loop {
         tokio::select! {
+            _ = keepalive.tick() => {
+                if sink.send(WsMessage::Ping(Bytes::new())).await.is_err() {
+                    return;
+                }
+            }
             incoming = stream.next() => match incoming {
                 Some(Ok(WsMessage::Text(text))) => {
                     let reply = run_command(&client, text.as_str()).await;
@@ -386,17 +405,18 @@ where
                 Some(Ok(_)) => {}
             },
             // Cancel-safe: a batch taken but not received goes back to the client task.
-            batch = client.next_batch(STREAM_KEEPALIVE, Encoding::Identity) => {
+            batch = client.batch(Encoding::Identity) => {
                 let frames = match batch {
-                    Ok(None) => vec![WsMessage::Ping(Bytes::new())],
+                    Ok(None) => Vec::new(),
                     Ok(Some(batch)) => {
                         let mut frames = Vec::new();
                         if batch.lost {
                             frames.push(WsMessage::text(json!({"type": "lost"}).to_string()));
                         }
                         if batch.count > 0 {
-                            match std::str::from_utf8(&batch.body) {
-                                Ok(text) => frames.push(WsMessage::text(text.to_string())),
+                            // The shared body itself, not a copy per client.
+                            match Utf8Bytes::try_from(batch.body) {
+                                Ok(text) => frames.push(WsMessage::Text(text)),
                                 Err(_) => return,
                             }
                         }

@@ -42,19 +42,18 @@ pub(crate) struct ClientEntry {
     pub(crate) lost: Arc<AtomicBool>,
 }
 
-/// Kept small (the rare, large subscribe request is boxed): every client's channel
-/// allocates its slots in blocks, and idle clients are what a node holds most of.
+/// Kept to 32 bytes (the rarer, larger variants are boxed): every client's channel
+/// allocates its slots 32 at a time, and idle clients are what a node holds most of.
 pub(crate) enum Command {
     Subscribe(Box<SubscribeRequest>),
-    Unsubscribe {
-        filter: TopicFilter,
-        reply: oneshot::Sender<()>,
-    },
+    Unsubscribe(Box<(TopicFilter, oneshot::Sender<()>)>),
     Deliver(Vec<Arc<Message>>),
     Take(oneshot::Sender<Taken>),
     /// A batch that was taken but never reached its transport goes back in front.
-    Requeue(Taken),
+    Requeue(Box<Taken>),
 }
+
+const _: () = assert!(std::mem::size_of::<Command>() <= 32);
 
 pub(crate) struct SubscribeRequest {
     filter: TopicFilter,
@@ -100,6 +99,8 @@ pub struct SubscribeReply {
 #[derive(Debug, Clone)]
 pub struct Batch {
     pub body: Bytes,
+    /// How `body` is encoded: what was asked for, or `Identity` for a small body.
+    pub encoding: Encoding,
     pub count: usize,
     pub lost: bool,
 }
@@ -175,7 +176,7 @@ impl ClientHandle {
 
     pub async fn unsubscribe(&self, filter: &str) -> Result<(), PushError> {
         let filter = TopicFilter::parse(filter)?;
-        self.ask(|reply| Command::Unsubscribe { filter, reply })
+        self.ask(|reply| Command::Unsubscribe(Box::new((filter, reply))))
             .await
     }
 
@@ -196,6 +197,15 @@ impl ClientHandle {
         wait: Duration,
         encoding: Encoding,
     ) -> Result<Option<Batch>, PushError> {
+        tokio::time::timeout(wait, self.batch(encoding))
+            .await
+            .unwrap_or(Ok(None))
+    }
+
+    /// Like [`next_batch`](Self::next_batch) without a deadline, for a transport
+    /// that keeps its own keep-alive timer (a timer per batch costs a timer-wheel
+    /// insertion and removal per delivery). Safe to cancel, like `next_batch`.
+    pub async fn batch(&self, encoding: Encoding) -> Result<Option<Batch>, PushError> {
         let (reply, answer) = oneshot::channel();
         self.commands
             .send(Command::Take(reply))
@@ -205,12 +215,10 @@ impl ClientHandle {
             answer: Some(answer),
             commands: self.commands.clone(),
         };
-        let taken =
-            match tokio::time::timeout(wait, pending.answer.as_mut().expect("set above")).await {
-                Ok(Ok(taken)) => taken,
-                Ok(Err(_)) => return Err(PushError::UnknownClient),
-                Err(_) => return Ok(None),
-            };
+        let taken = match pending.answer.as_mut().expect("set above").await {
+            Ok(taken) => taken,
+            Err(_) => return Err(PushError::UnknownClient),
+        };
         pending.answer = None;
         if taken.superseded {
             return Err(PushError::Superseded);
@@ -218,8 +226,8 @@ impl ClientHandle {
         if taken.messages.is_empty() && !taken.lost {
             return Ok(None);
         }
-        let body = if taken.messages.is_empty() {
-            Bytes::new()
+        let (body, encoding) = if taken.messages.is_empty() {
+            (Bytes::new(), Encoding::Identity)
         } else {
             self.hub.encode(&taken.messages, encoding)
         };
@@ -236,6 +244,7 @@ impl ClientHandle {
         }
         Ok(Some(Batch {
             body,
+            encoding,
             count: taken.messages.len(),
             lost: taken.lost,
         }))
@@ -255,7 +264,7 @@ impl Drop for PendingTake {
         if let Some(mut answer) = self.answer.take()
             && let Ok(taken) = answer.try_recv()
         {
-            let _ = self.commands.try_send(Command::Requeue(taken));
+            let _ = self.commands.try_send(Command::Requeue(Box::new(taken)));
         }
     }
 }
@@ -306,10 +315,14 @@ impl ClientTask {
             return;
         };
         let tick = (idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
+        // One timer for the task's life: a fresh `sleep` per command would cost a
+        // timer-wheel insertion and removal per delivery.
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + tick, tick);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let command = tokio::select! {
                 c = commands.recv() => c,
-                _ = tokio::time::sleep(tick) => {
+                _ = ticks.tick() => {
                     if self.waiter.as_ref().is_some_and(|w| w.is_closed()) {
                         self.waiter = None;
                     }
@@ -334,6 +347,7 @@ impl ClientTask {
                     self.flush_to_waiter();
                 }
                 Command::Requeue(taken) => {
+                    let taken = *taken;
                     self.replayed.extend(taken.replayed);
                     for message in taken.messages.into_iter().rev() {
                         self.inbox.push_front(message);
@@ -367,7 +381,8 @@ impl ClientTask {
                     let _ = reply.send(self.subscribe(&hub, filter, since, snapshot));
                     self.flush_to_waiter();
                 }
-                Command::Unsubscribe { filter, reply } => {
+                Command::Unsubscribe(request) => {
+                    let (filter, reply) = *request;
                     self.last_active = Instant::now();
                     if let Some(i) = self.filters.iter().position(|f| *f == filter) {
                         self.filters.remove(i);

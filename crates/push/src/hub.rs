@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -83,6 +83,9 @@ pub struct Message {
     /// `{"topic":..,"offset":..,"payload":..}`
     pub json: Bytes,
     pub published: Instant,
+    /// The body of a batch of this message alone, per encoding: most batches hold
+    /// one message, and this shares their body without a cache lookup.
+    alone: [OnceLock<(Bytes, Encoding)>; 2],
 }
 
 /// Where a topic's stream is: the process epoch and the offset of a message.
@@ -190,6 +193,11 @@ struct Counters {
 
 type BatchKey = (Arc<[u64]>, Encoding);
 
+/// Bodies below this size are sent uncompressed even to clients that accept gzip:
+/// under about a kilobyte compression saves no packet (gzip's own 18-byte frame
+/// can even make a one-message batch larger) and costs CPU on both ends.
+pub const GZIP_MIN_BYTES: usize = 1024;
+
 pub struct Hub {
     pub(crate) config: PushConfig,
     pub(crate) acl: Arc<dyn PushAcl>,
@@ -199,7 +207,7 @@ pub struct Hub {
     pub(crate) clients: RwLock<HashMap<ClientId, ClientEntry>>,
     pub(crate) index: RwLock<SubIndex>,
     dispatch: mpsc::UnboundedSender<Arc<Message>>,
-    encodings: moka::sync::Cache<BatchKey, Bytes>,
+    encodings: moka::sync::Cache<BatchKey, (Bytes, Encoding)>,
     counters: Counters,
     delivery: parking_lot::Mutex<hdrhistogram::Histogram<u64>>,
 }
@@ -218,8 +226,14 @@ impl Hub {
             dispatch,
             encodings: moka::sync::Cache::builder()
                 .max_capacity(16 * 1024 * 1024)
-                .weigher(|_k: &BatchKey, v: &Bytes| v.len().min(u32::MAX as usize) as u32)
-                .time_to_live(Duration::from_secs(10))
+                // The key's ids and the cache's own bookkeeping count too (about 100
+                // bytes an entry): long-poll clients make many small distinct sets.
+                .weigher(|k: &BatchKey, v: &(Bytes, Encoding)| {
+                    (v.0.len() + k.0.len() * 8 + 100).min(u32::MAX as usize) as u32
+                })
+                // Sharing happens among the clients of one dispatch, within
+                // milliseconds; a set seen again seconds later is rare.
+                .time_to_live(Duration::from_secs(2))
                 .build(),
             counters: Counters::default(),
             // Microseconds, up to an hour, 3 significant digits (about 20 KiB).
@@ -287,6 +301,7 @@ impl Hub {
                 offset,
                 json: Bytes::from(json),
                 published: Instant::now(),
+                alone: Default::default(),
             });
             history.messages.push_back(message.clone());
             while history.messages.len() > self.config.history_size {
@@ -366,36 +381,48 @@ impl Hub {
         }
     }
 
-    /// The body for exactly these messages, serialised once per distinct set.
-    pub(crate) fn encode(&self, messages: &[Arc<Message>], encoding: Encoding) -> Bytes {
+    /// The body for exactly these messages, serialised once per distinct set, and
+    /// the encoding it has: `Identity` when gzip was asked for a body too small to
+    /// gain from it (see [`GZIP_MIN_BYTES`]). Concurrent askers for one set wait
+    /// for the first one's work (single flight).
+    pub(crate) fn encode(
+        &self,
+        messages: &[Arc<Message>],
+        encoding: Encoding,
+    ) -> (Bytes, Encoding) {
         self.counters
             .encodings_needed
             .fetch_add(1, Ordering::Relaxed);
+        if let [only] = messages {
+            return only.alone[encoding as usize]
+                .get_or_init(|| self.encode_now(messages, encoding))
+                .clone();
+        }
         let ids: Arc<[u64]> = messages.iter().map(|m| m.id).collect();
-        self.encodings.get_with((ids, encoding), || {
-            self.counters
-                .encodings_computed
-                .fetch_add(1, Ordering::Relaxed);
-            let mut json =
-                Vec::with_capacity(messages.iter().map(|m| m.json.len() + 1).sum::<usize>() + 40);
-            write!(json, "{{\"epoch\":{},\"messages\":[", self.epoch).expect("Vec write");
-            for (i, m) in messages.iter().enumerate() {
-                if i > 0 {
-                    json.push(b',');
-                }
-                json.extend_from_slice(&m.json);
+        self.encodings
+            .get_with((ids, encoding), || self.encode_now(messages, encoding))
+    }
+
+    fn encode_now(&self, messages: &[Arc<Message>], encoding: Encoding) -> (Bytes, Encoding) {
+        self.counters
+            .encodings_computed
+            .fetch_add(1, Ordering::Relaxed);
+        let mut json =
+            Vec::with_capacity(messages.iter().map(|m| m.json.len() + 1).sum::<usize>() + 40);
+        write!(json, "{{\"epoch\":{},\"messages\":[", self.epoch).expect("Vec write");
+        for (i, m) in messages.iter().enumerate() {
+            if i > 0 {
+                json.push(b',');
             }
-            json.extend_from_slice(b"]}");
-            match encoding {
-                Encoding::Identity => Bytes::from(json),
-                Encoding::Gzip => {
-                    let mut gz =
-                        flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-                    gz.write_all(&json).expect("Vec write");
-                    Bytes::from(gz.finish().expect("Vec write"))
-                }
-            }
-        })
+            json.extend_from_slice(&m.json);
+        }
+        json.extend_from_slice(b"]}");
+        if encoding == Encoding::Identity || json.len() < GZIP_MIN_BYTES {
+            return (Bytes::from(json), Encoding::Identity);
+        }
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(&json).expect("Vec write");
+        (Bytes::from(gz.finish().expect("Vec write")), Encoding::Gzip)
     }
 
     pub(crate) fn count_lost(&self, n: u64) {

@@ -204,6 +204,31 @@ async fn idle_clients_expire_and_their_task_ends() {
 }
 
 #[tokio::test]
+async fn an_abandoned_client_on_a_busy_topic_still_expires() {
+    let hub = hub_with(|c| {
+        c.client_idle_timeout = Duration::from_millis(100);
+        c.batch_interval = Duration::from_millis(2);
+    });
+    let c = hub.connect(None).unwrap();
+    c.subscribe("busy", None, false).await.unwrap();
+    drop(c);
+    // Deliveries keep arriving faster than the idle check's period; they are not
+    // activity of the client's.
+    let publisher = {
+        let hub = hub.clone();
+        tokio::spawn(async move {
+            loop {
+                hub.publish("busy", "1").unwrap();
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(hub.stats().clients, 0);
+    publisher.abort();
+}
+
+#[tokio::test]
 async fn an_overflowing_inbox_drops_the_oldest_and_says_so() {
     let hub = hub_with(|c| c.inbox_size = 3);
     let c = hub.connect(None).unwrap();
@@ -301,13 +326,29 @@ async fn gzip_batches_decode_to_the_identity_body() {
     let hub = hub_with(|_| {});
     let c = hub.connect(None).unwrap();
     c.subscribe("a", None, false).await.unwrap();
-    hub.publish("a", r#"{"text":"hello hello hello"}"#).unwrap();
+    let text = "hello ".repeat(400);
+    hub.publish("a", &format!("{{\"text\":\"{text}\"}}"))
+        .unwrap();
     let gz = c.next_batch(WAIT, Encoding::Gzip).await.unwrap().unwrap();
+    assert_eq!(gz.encoding, Encoding::Gzip);
+    assert!(gz.body.len() < text.len() / 4, "{} bytes", gz.body.len());
     let mut plain = String::new();
     flate2::read::GzDecoder::new(&gz.body[..])
         .read_to_string(&mut plain)
         .unwrap();
-    assert!(plain.contains("hello hello hello"));
+    assert!(plain.contains(&text));
+}
+
+#[tokio::test]
+async fn small_batches_stay_uncompressed_even_when_gzip_is_accepted() {
+    let hub = hub_with(|_| {});
+    let c = hub.connect(None).unwrap();
+    c.subscribe("a", None, false).await.unwrap();
+    hub.publish("a", r#"{"text":"hello"}"#).unwrap();
+    let batch = c.next_batch(WAIT, Encoding::Gzip).await.unwrap().unwrap();
+    assert_eq!(batch.encoding, Encoding::Identity);
+    let body: serde_json::Value = serde_json::from_slice(&batch.body).unwrap();
+    assert_eq!(body["messages"][0]["payload"]["text"], "hello");
 }
 
 #[tokio::test]
