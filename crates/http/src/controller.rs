@@ -141,6 +141,13 @@ pub trait Controller: Send + Sync {
         false
     }
 
+    /// Whether answering may wait a long time (a long-poll). Such a request gets
+    /// its own copy of its head, so that it does not keep the connection's read
+    /// buffer alive while it waits (see `server::detach_from_read_buffer`).
+    fn waits_long(&self) -> bool {
+        false
+    }
+
     /// Finds the resource and everything `respond` needs to answer. Called once.
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome>;
 }

@@ -92,6 +92,10 @@ impl Controller for PushController {
         true
     }
 
+    fn waits_long(&self) -> bool {
+        self.transport == PushTransport::Poll
+    }
+
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             let Some(hub) = req.site.push.clone() else {

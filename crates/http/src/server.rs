@@ -27,8 +27,6 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -187,15 +185,15 @@ impl Server {
     /// requests up to the grace period to finish.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let stop = CancellationToken::new();
-        let graceful = Arc::new(GracefulShutdown::new());
-        let builder = Arc::new(connection_builder(&self.state.options));
+        let connections = Connections::default();
+        let builder = Arc::new(Protocols::new(&self.state.options));
         let mut tasks = Vec::new();
         tasks.push(tokio::spawn(accept_loop(
             self.listener,
             None,
             self.state.clone(),
             builder.clone(),
-            graceful.clone(),
+            connections.clone(),
             stop.clone(),
         )));
         if let Some((listener, acceptor)) = self.tls {
@@ -204,7 +202,7 @@ impl Server {
                 Some(acceptor),
                 self.state.clone(),
                 builder.clone(),
-                graceful.clone(),
+                connections.clone(),
                 stop.clone(),
             )));
         }
@@ -226,10 +224,10 @@ impl Server {
                 self.state.log.dropped()
             );
         }
-        let graceful =
-            Arc::try_unwrap(graceful).unwrap_or_else(|_| unreachable!("accept loops ended"));
+        connections.closing.cancel();
+        connections.tasks.close();
         tokio::select! {
-            _ = graceful.shutdown() => tracing::info!("all connections closed"),
+            _ = connections.tasks.wait() => tracing::info!("all connections closed"),
             _ = tokio::time::sleep(self.state.options.shutdown_grace) => {
                 tracing::warn!("shutdown grace period over; closing remaining connections");
             }
@@ -244,32 +242,90 @@ fn template_options(options: &ServerOptions) -> TemplateOptions {
     }
 }
 
-fn connection_builder(options: &ServerOptions) -> auto::Builder<TokioExecutor> {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(options.header_read_timeout)
-        .max_buf_size(options.max_header_bytes.max(8192))
-        // Most responses are small: one copied buffer and one write() beat writev().
-        .writev(false)
-        .pipeline_flush(true)
-        .keep_alive(true);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_header_list_size(options.max_header_bytes.min(u32::MAX as usize) as u32)
-        .keep_alive_interval(Some(Duration::from_secs(30)))
-        .max_concurrent_streams(256);
-    builder
+/// HTTP/1.1 and HTTP/2 set up once for every connection. Plain connections speak
+/// HTTP/1.1 only and TLS ones what ALPN chose. (hyper-util's `auto` builder, which
+/// sniffs the protocol, hands hyper the sniffed bytes first; hyper's read buffer
+/// then doubles to 16 KiB on every connection, the largest part of what an idle
+/// keep-alive or a waiting long-poll costs. Browsers never speak HTTP/2 without
+/// TLS, so nothing is lost.)
+struct Protocols {
+    http1: hyper::server::conn::http1::Builder,
+    http2: hyper::server::conn::http2::Builder<TokioExecutor>,
+}
+
+impl Protocols {
+    fn new(options: &ServerOptions) -> Protocols {
+        let mut http1 = hyper::server::conn::http1::Builder::new();
+        http1
+            .timer(TokioTimer::new())
+            .header_read_timeout(options.header_read_timeout)
+            .max_buf_size(options.max_header_bytes.max(8192))
+            // Most responses are small: one copied buffer and one write() beat writev().
+            .writev(false)
+            .pipeline_flush(true)
+            .keep_alive(true);
+        let mut http2 = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+        http2
+            .timer(TokioTimer::new())
+            .max_header_list_size(options.max_header_bytes.min(u32::MAX as usize) as u32)
+            .keep_alive_interval(Some(Duration::from_secs(30)))
+            .max_concurrent_streams(256);
+        Protocols { http1, http2 }
+    }
+}
+
+/// The open connections, for a graceful shutdown: `closing` asks each to finish
+/// its request in flight and close; `tasks` tells when they all have.
+#[derive(Clone, Default)]
+struct Connections {
+    tasks: tokio_util::task::TaskTracker,
+    closing: CancellationToken,
+}
+
+/// Serves one HTTP/1.1 connection (upgrades included) until it ends or the server
+/// closes it gracefully.
+async fn serve_http1<I, S>(protocols: &Protocols, io: I, service: S, closing: CancellationToken)
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::HttpService<Incoming, ResBody = Body>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let conn = protocols
+        .http1
+        .serve_connection(io, service)
+        .with_upgrades();
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = closing.cancelled() => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = conn.await;
+}
+
+async fn serve_http2<I, S>(protocols: &Protocols, io: I, service: S, closing: CancellationToken)
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::HttpService<Incoming, ResBody = Body> + Send,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let conn = protocols.http2.serve_connection(io, service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = closing.cancelled() => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = conn.await;
 }
 
 async fn accept_loop(
     listener: TcpListener,
     tls: Option<tokio_rustls::TlsAcceptor>,
     state: Arc<ServerState>,
-    builder: Arc<auto::Builder<TokioExecutor>>,
-    graceful: Arc<GracefulShutdown>,
+    builder: Arc<Protocols>,
+    connections: Connections,
     stop: CancellationToken,
 ) {
     loop {
@@ -292,39 +348,39 @@ async fn accept_loop(
             let state = state.clone();
             async move { Ok::<_, Infallible>(handle(state, req, peer, secure).await) }
         });
+        let closing = connections.closing.clone();
+        let builder = builder.clone();
         match &tls {
             None => {
-                let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                let conn = graceful.watcher().watch(conn.into_owned());
-                tokio::spawn(async move {
-                    let _ = conn.await;
+                connections.tasks.spawn(async move {
+                    serve_http1(&builder, TokioIo::new(stream), service, closing).await;
                 });
             }
             Some(acceptor) => {
                 let acceptor = acceptor.clone();
-                let builder = builder.clone();
-                // Only a watcher goes into the task: the shutdown handle must stay unique.
-                let graceful = graceful.watcher();
-                let timeout = state_timeout(&builder);
-                tokio::spawn(async move {
-                    let stream = match tokio::time::timeout(timeout, acceptor.accept(stream)).await
+                connections.tasks.spawn(async move {
+                    let stream = match tokio::time::timeout(
+                        HANDSHAKE_TIMEOUT,
+                        acceptor.accept(stream),
+                    )
+                    .await
                     {
                         Ok(Ok(s)) => s,
                         _ => return,
                     };
-                    let conn =
-                        builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
-                    let _ = graceful.watch(conn.into_owned()).await;
+                    if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+                        serve_http2(&builder, TokioIo::new(stream), service, closing).await;
+                    } else {
+                        serve_http1(&builder, TokioIo::new(stream), service, closing).await;
+                    }
                 });
             }
         }
     }
 }
 
-/// TLS handshakes get as long as a request head.
-fn state_timeout(_: &auto::Builder<TokioExecutor>) -> Duration {
-    Duration::from_secs(10)
-}
+/// How long a TLS handshake may take.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 async fn handle(
     state: Arc<ServerState>,
@@ -430,6 +486,11 @@ async fn dispatch(state: &ServerState, req: Request<Incoming>, secure: bool) -> 
         } else {
             Bytes::new()
         };
+    let body = if controller.waits_long() {
+        detach_from_read_buffer(&mut parts, body)
+    } else {
+        body
+    };
     let ctx = RequestCtx {
         parts: &parts,
         args: &matched.args,
@@ -439,6 +500,33 @@ async fn dispatch(state: &ServerState, req: Request<Incoming>, secure: bool) -> 
         language: std::sync::OnceLock::new(),
     };
     respond(controller, &ctx).await
+}
+
+/// hyper hands out header values, the URI and small bodies as slices of the
+/// connection's read buffer, so while a request lives that buffer cannot be reused,
+/// and hyper, which keeps reading while a request is in flight (to notice the peer
+/// going away), reads into a second one. For a long-poll that waits 25 s that is
+/// 8 KiB more for every waiting client. Copying the few bytes of the head lets the
+/// first buffer be reused at once.
+fn detach_from_read_buffer(parts: &mut http::request::Parts, body: Bytes) -> Bytes {
+    let mut headers = http::HeaderMap::with_capacity(parts.headers.len());
+    for (name, value) in &parts.headers {
+        // `from_bytes` copies; the value was valid, so it still is.
+        let mut copy = HeaderValue::from_bytes(value.as_bytes()).expect("a valid header value");
+        copy.set_sensitive(value.is_sensitive());
+        headers.append(name.clone(), copy);
+    }
+    parts.headers = headers;
+    if let Ok(uri) =
+        http::Uri::from_maybe_shared(Bytes::copy_from_slice(parts.uri.to_string().as_bytes()))
+    {
+        parts.uri = uri;
+    }
+    if body.is_empty() {
+        Bytes::new()
+    } else {
+        Bytes::copy_from_slice(&body)
+    }
 }
 
 fn too_large(site: &SiteRuntime) -> Response<Body> {
