@@ -17,8 +17,10 @@ async fn still_serving(s: &TestServer) {
 #[tokio::test]
 async fn malformed_requests_get_400_and_nothing_crashes() {
     let s = start(&two_sites(), |_| {}).await;
-    let garbage: [&[u8]; 7] = [
+    let garbage: [&[u8]; 8] = [
         b"GARBAGE\r\n\r\n",
+        // HTTP/2 without TLS ("prior knowledge"): plain connections speak HTTP/1.1.
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
         b"GET\r\n\r\n",
         b"GET / HTTP/9.9\r\nHost: a.test\r\n\r\n",
         b"GET / HTTP/1.1\r\nHost a.test\r\n\r\n",
@@ -166,6 +168,30 @@ async fn keep_alive_and_pipelined_requests_are_answered_in_order() {
     assert!(one < two && two < three);
     assert_eq!(text.matches("HTTP/1.1 200 OK").count(), 3);
     s.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_closes_idle_keep_alive_connections_at_once() {
+    let s = start(&two_sites(), |o| o.shutdown_grace = Duration::from_secs(10)).await;
+    let mut conn = TcpStream::connect(s.addr).await.unwrap();
+    conn.write_all(b"GET /page/a HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = conn.read(&mut buf).await.unwrap();
+    assert_eq!(parse_response(&buf[..n]).unwrap().status, 200);
+    let t = Instant::now();
+    s.shutdown().await;
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "shutdown waited {:?} for an idle connection",
+        t.elapsed()
+    );
+    let n = tokio::time::timeout(Duration::from_secs(2), conn.read(&mut buf))
+        .await
+        .expect("closed, not left hanging")
+        .unwrap_or(0);
+    assert_eq!(n, 0);
 }
 
 #[tokio::test]
