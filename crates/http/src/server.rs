@@ -295,12 +295,7 @@ where
         .serve_connection(io, service)
         .with_upgrades();
     tokio::pin!(conn);
-    tokio::select! {
-        _ = conn.as_mut() => return,
-        _ = closing.cancelled() => {}
-    }
-    conn.as_mut().graceful_shutdown();
-    let _ = conn.await;
+    until_closed(conn, closing, |c| c.graceful_shutdown()).await;
 }
 
 async fn serve_http2<I, S>(protocols: &Protocols, io: I, service: S, closing: CancellationToken)
@@ -312,11 +307,21 @@ where
 {
     let conn = protocols.http2.serve_connection(io, service);
     tokio::pin!(conn);
+    until_closed(conn, closing, |c| c.graceful_shutdown()).await;
+}
+
+/// Drives a connection to its end; when the server starts closing, asks it to
+/// finish what is in flight (`shutdown`) and waits for that.
+async fn until_closed<C: Future>(
+    mut conn: std::pin::Pin<&mut C>,
+    closing: CancellationToken,
+    shutdown: impl FnOnce(std::pin::Pin<&mut C>),
+) {
     tokio::select! {
         _ = conn.as_mut() => return,
         _ = closing.cancelled() => {}
     }
-    conn.as_mut().graceful_shutdown();
+    shutdown(conn.as_mut());
     let _ = conn.await;
 }
 

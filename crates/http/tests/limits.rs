@@ -127,19 +127,26 @@ async fn a_slowloris_client_is_cut_off_while_others_are_served() {
     s.shutdown().await;
 }
 
-#[tokio::test]
-async fn idle_keep_alive_connections_are_closed_after_the_timeout() {
-    let s = start(&two_sites(), |o| {
-        o.header_read_timeout = Duration::from_secs(1)
-    })
-    .await;
+/// A connection that has had one request answered and is now idle.
+async fn kept_alive(s: &TestServer) -> TcpStream {
     let mut conn = TcpStream::connect(s.addr).await.unwrap();
     conn.write_all(b"GET /page/a HTTP/1.1\r\nHost: a.test\r\n\r\n")
         .await
         .unwrap();
     let mut buf = vec![0u8; 4096];
     let n = conn.read(&mut buf).await.unwrap();
-    assert!(parse_response(&buf[..n]).unwrap().status == 200);
+    assert_eq!(parse_response(&buf[..n]).unwrap().status, 200);
+    conn
+}
+
+#[tokio::test]
+async fn idle_keep_alive_connections_are_closed_after_the_timeout() {
+    let s = start(&two_sites(), |o| {
+        o.header_read_timeout = Duration::from_secs(1)
+    })
+    .await;
+    let mut conn = kept_alive(&s).await;
+    let mut buf = vec![0u8; 4096];
     let t = Instant::now();
     let n = tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf))
         .await
@@ -173,13 +180,8 @@ async fn keep_alive_and_pipelined_requests_are_answered_in_order() {
 #[tokio::test]
 async fn shutdown_closes_idle_keep_alive_connections_at_once() {
     let s = start(&two_sites(), |o| o.shutdown_grace = Duration::from_secs(10)).await;
-    let mut conn = TcpStream::connect(s.addr).await.unwrap();
-    conn.write_all(b"GET /page/a HTTP/1.1\r\nHost: a.test\r\n\r\n")
-        .await
-        .unwrap();
+    let mut conn = kept_alive(&s).await;
     let mut buf = vec![0u8; 4096];
-    let n = conn.read(&mut buf).await.unwrap();
-    assert_eq!(parse_response(&buf[..n]).unwrap().status, 200);
     let t = Instant::now();
     s.shutdown().await;
     assert!(
