@@ -37,7 +37,7 @@ struct Args {
     #[arg(long, default_value_t = 50)]
     topics: usize,
     /// Publications per second.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=100_000))]
     rate: u64,
     /// Seconds of publishing.
     #[arg(long, default_value_t = 20)]
@@ -128,6 +128,20 @@ async fn websocket_client(url: String, topics: Vec<String>, shared: Arc<Shared>)
         if ws.send(Message::text(cmd)).await.is_err() {
             shared.failed.fetch_add(1, Ordering::Relaxed);
             return;
+        }
+    }
+    // Ready once every subscription is confirmed.
+    let mut confirmed = 0;
+    while confirmed < topics.len() {
+        match ws.next().await {
+            Some(Ok(Message::Text(reply))) if reply.as_str().contains(r#""subscribed""#) => {
+                confirmed += 1
+            }
+            Some(Ok(_)) => {}
+            _ => {
+                shared.failed.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
         }
     }
     shared.ready.fetch_add(1, Ordering::Relaxed);

@@ -143,6 +143,11 @@ where
                             .or_default()
                             .push((id, tx.clone()));
                         topics.push(s.topic);
+                        // push-load counts a client ready once this arrives.
+                        let ack = Message::text(r#"{"type":"subscribed"}"#);
+                        if sink.send(ack).await.is_err() {
+                            break;
+                        }
                     }
                 }
                 Some(Ok(_)) => {}

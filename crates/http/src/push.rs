@@ -284,11 +284,17 @@ fn sse(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
             return;
         }
         let mut keepalive = keepalive_timer();
+        // One wait for a batch at a time, kept across the keep-alives (see
+        // `serve_websocket`).
+        let mut next = std::pin::pin!(client.batch(Encoding::Identity));
         loop {
             let event = tokio::select! {
                 _ = tx.closed() => return,
                 _ = keepalive.tick() => Ok(None),
-                batch = client.batch(Encoding::Identity) => batch,
+                batch = next.as_mut() => {
+                    next.set(client.batch(Encoding::Identity));
+                    batch
+                }
             };
             let frame = match event {
                 Ok(None) => Bytes::from_static(b": keep-alive\n\n"),
@@ -388,6 +394,10 @@ where
         return;
     }
     let mut keepalive = keepalive_timer();
+    // The wait for the next batch lives across loop turns: a keep-alive or a
+    // command from the client does not cancel it, so a batch already handed over
+    // is never put back (cancelling is safe, but costs a requeue).
+    let mut next = std::pin::pin!(client.batch(Encoding::Identity));
     loop {
         tokio::select! {
             _ = keepalive.tick() => {
@@ -408,8 +418,8 @@ where
                 Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => return,
                 Some(Ok(_)) => {}
             },
-            // Cancel-safe: a batch taken but not received goes back to the client task.
-            batch = client.batch(Encoding::Identity) => {
+            batch = next.as_mut() => {
+                next.set(client.batch(Encoding::Identity));
                 let frames = match batch {
                     Ok(None) => Vec::new(),
                     Ok(Some(batch)) => {

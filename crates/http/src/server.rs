@@ -295,7 +295,17 @@ where
         .serve_connection(io, service)
         .with_upgrades();
     tokio::pin!(conn);
-    until_closed(conn, closing, |c| c.graceful_shutdown()).await;
+    if let Err(e) = until_closed(conn, closing, |c| c.graceful_shutdown()).await
+        && e.is_parse_version_h2()
+    {
+        static TOLD: std::sync::Once = std::sync::Once::new();
+        TOLD.call_once(|| {
+            tracing::warn!(
+                "a client tried HTTP/2 without TLS (h2c); plain connections speak HTTP/1.1 \
+                 (a proxy in front must use HTTP/1.1; this is logged once)"
+            )
+        });
+    }
 }
 
 async fn serve_http2<I, S>(protocols: &Protocols, io: I, service: S, closing: CancellationToken)
@@ -307,7 +317,7 @@ where
 {
     let conn = protocols.http2.serve_connection(io, service);
     tokio::pin!(conn);
-    until_closed(conn, closing, |c| c.graceful_shutdown()).await;
+    let _ = until_closed(conn, closing, |c| c.graceful_shutdown()).await;
 }
 
 /// Drives a connection to its end; when the server starts closing, asks it to
@@ -316,13 +326,13 @@ async fn until_closed<C: Future>(
     mut conn: std::pin::Pin<&mut C>,
     closing: CancellationToken,
     shutdown: impl FnOnce(std::pin::Pin<&mut C>),
-) {
+) -> C::Output {
     tokio::select! {
-        _ = conn.as_mut() => return,
+        ended = conn.as_mut() => return ended,
         _ = closing.cancelled() => {}
     }
     shutdown(conn.as_mut());
-    let _ = conn.await;
+    conn.await
 }
 
 async fn accept_loop(
@@ -364,14 +374,15 @@ async fn accept_loop(
             Some(acceptor) => {
                 let acceptor = acceptor.clone();
                 connections.tasks.spawn(async move {
-                    let stream = match tokio::time::timeout(
-                        HANDSHAKE_TIMEOUT,
-                        acceptor.accept(stream),
-                    )
-                    .await
-                    {
-                        Ok(Ok(s)) => s,
-                        _ => return,
+                    // A handshake still going when the server closes is dropped.
+                    let handshake =
+                        tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream));
+                    let stream = tokio::select! {
+                        done = handshake => match done {
+                            Ok(Ok(s)) => s,
+                            _ => return,
+                        },
+                        _ = closing.cancelled() => return,
                     };
                     if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
                         serve_http2(&builder, TokioIo::new(stream), service, closing).await;
@@ -491,7 +502,8 @@ async fn dispatch(state: &ServerState, req: Request<Incoming>, secure: bool) -> 
         } else {
             Bytes::new()
         };
-    let body = if controller.waits_long() {
+    // HTTP/2 header values are copies already (hpack decodes into new buffers).
+    let body = if controller.waits_long() && parts.version < Version::HTTP_2 {
         detach_from_read_buffer(&mut parts, body)
     } else {
         body
@@ -516,15 +528,19 @@ async fn dispatch(state: &ServerState, req: Request<Incoming>, secure: bool) -> 
 fn detach_from_read_buffer(parts: &mut http::request::Parts, body: Bytes) -> Bytes {
     let mut headers = http::HeaderMap::with_capacity(parts.headers.len());
     for (name, value) in &parts.headers {
-        // `from_bytes` copies; the value was valid, so it still is.
-        let mut copy = HeaderValue::from_bytes(value.as_bytes()).expect("a valid header value");
-        copy.set_sensitive(value.is_sensitive());
+        // `from_bytes` copies (the value was valid, so it still is; if not, the
+        // original is kept rather than the request failed).
+        let copy = match HeaderValue::from_bytes(value.as_bytes()) {
+            Ok(mut copy) => {
+                copy.set_sensitive(value.is_sensitive());
+                copy
+            }
+            Err(_) => value.clone(),
+        };
         headers.append(name.clone(), copy);
     }
     parts.headers = headers;
-    if let Ok(uri) =
-        http::Uri::from_maybe_shared(Bytes::copy_from_slice(parts.uri.to_string().as_bytes()))
-    {
+    if let Ok(uri) = http::Uri::from_maybe_shared(Bytes::from(parts.uri.to_string())) {
         parts.uri = uri;
     }
     if body.is_empty() {
@@ -665,4 +681,30 @@ fn config_fingerprint(sites_dir: &Path) -> Vec<(PathBuf, Option<SystemTime>)> {
         .collect();
     out.sort();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_detached_request_keeps_every_header_the_uri_and_the_body() {
+        let req = Request::post("/push/poll?client=abc&x=1")
+            .header("cookie", "a=1")
+            .header("cookie", "b=2")
+            .header("authorization", "Bearer t")
+            .body(())
+            .unwrap();
+        let (mut parts, ()) = req.into_parts();
+        let mut secret = HeaderValue::from_static("Bearer t");
+        secret.set_sensitive(true);
+        parts.headers.insert("authorization", secret);
+        let body = detach_from_read_buffer(&mut parts, Bytes::from_static(b"{\"op\":1}"));
+        let cookies: Vec<_> = parts.headers.get_all("cookie").iter().collect();
+        assert_eq!(cookies, ["a=1", "b=2"]);
+        assert!(parts.headers["authorization"].is_sensitive());
+        assert_eq!(parts.uri.query(), Some("client=abc&x=1"));
+        assert_eq!(parts.method, Method::POST);
+        assert_eq!(&body[..], b"{\"op\":1}");
+    }
 }

@@ -112,6 +112,7 @@ pub struct ClientHandle {
     id: ClientId,
     commands: mpsc::Sender<Command>,
     principal: Option<String>,
+    lost: Arc<AtomicBool>,
 }
 
 impl ClientHandle {
@@ -121,6 +122,7 @@ impl ClientHandle {
             id,
             commands: entry.commands.clone(),
             principal: entry.principal.clone(),
+            lost: entry.lost.clone(),
         }
     }
 
@@ -214,6 +216,7 @@ impl ClientHandle {
         let mut pending = PendingTake {
             answer: Some(answer),
             commands: self.commands.clone(),
+            lost: self.lost.clone(),
         };
         let taken = match pending.answer.as_mut().expect("set above").await {
             Ok(taken) => taken,
@@ -257,14 +260,26 @@ impl ClientHandle {
 struct PendingTake {
     answer: Option<oneshot::Receiver<Taken>>,
     commands: mpsc::Sender<Command>,
+    lost: Arc<AtomicBool>,
 }
 
 impl Drop for PendingTake {
     fn drop(&mut self) {
-        if let Some(mut answer) = self.answer.take()
-            && let Ok(taken) = answer.try_recv()
+        let Some(mut answer) = self.answer.take() else {
+            return;
+        };
+        let Ok(taken) = answer.try_recv() else {
+            return;
+        };
+        let had_news = !taken.messages.is_empty() || taken.lost;
+        if had_news
+            && self
+                .commands
+                .try_send(Command::Requeue(Box::new(taken)))
+                .is_err()
         {
-            let _ = self.commands.try_send(Command::Requeue(Box::new(taken)));
+            // The task's queue is full: the client's next batch says it lost some.
+            self.lost.store(true, Ordering::Relaxed);
         }
     }
 }

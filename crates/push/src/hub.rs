@@ -80,12 +80,18 @@ pub struct Message {
     pub id: u64,
     pub topic: Topic,
     pub offset: u64,
-    /// `{"topic":..,"offset":..,"payload":..}`
+    /// `{"topic":..,"offset":..,"payload":..}`: a slice of `alone`.
     pub json: Bytes,
     pub published: Instant,
-    /// The body of a batch of this message alone, per encoding: most batches hold
-    /// one message, and this shares their body without a cache lookup.
-    alone: [OnceLock<(Bytes, Encoding)>; 2],
+    /// The body of a batch of this message alone, `{"epoch":..,"messages":[json]}`:
+    /// most batches hold one message, and this shares their body without a cache
+    /// lookup or a second copy.
+    alone: Bytes,
+    /// `alone` gzipped, made on first need (and only for bodies of 1 KiB or more).
+    alone_gzip: OnceLock<Bytes>,
+    /// Whether `alone` was sent yet: it counts as one computed encoding then (it
+    /// is made with `json`, in the same pass, when the message is published).
+    alone_sent: std::sync::atomic::AtomicBool,
 }
 
 /// Where a topic's stream is: the process epoch and the offset of a message.
@@ -289,19 +295,29 @@ impl Hub {
                 offset: u64,
                 payload: &'a serde_json::value::RawValue,
             }
-            let json = serde_json::to_vec(&Wire {
-                topic: topic.as_str(),
-                offset,
-                payload,
-            })
+            let mut alone = format!("{{\"epoch\":{},\"messages\":[", self.epoch).into_bytes();
+            let start = alone.len();
+            serde_json::to_writer(
+                &mut alone,
+                &Wire {
+                    topic: topic.as_str(),
+                    offset,
+                    payload,
+                },
+            )
             .expect("serialising a message");
+            let end = alone.len();
+            alone.extend_from_slice(b"]}");
+            let alone = Bytes::from(alone);
             let message = Arc::new(Message {
                 id: self.next_id.fetch_add(1, Ordering::Relaxed),
                 topic,
                 offset,
-                json: Bytes::from(json),
+                json: alone.slice(start..end),
                 published: Instant::now(),
-                alone: Default::default(),
+                alone,
+                alone_gzip: OnceLock::new(),
+                alone_sent: Default::default(),
             });
             history.messages.push_back(message.clone());
             while history.messages.len() > self.config.history_size {
@@ -394,9 +410,25 @@ impl Hub {
             .encodings_needed
             .fetch_add(1, Ordering::Relaxed);
         if let [only] = messages {
-            return only.alone[encoding as usize]
-                .get_or_init(|| self.encode_now(messages, encoding))
-                .clone();
+            return match encoding {
+                Encoding::Gzip if only.alone.len() >= GZIP_MIN_BYTES => {
+                    let gz = only.alone_gzip.get_or_init(|| {
+                        self.counters
+                            .encodings_computed
+                            .fetch_add(1, Ordering::Relaxed);
+                        gzip(&only.alone)
+                    });
+                    (gz.clone(), Encoding::Gzip)
+                }
+                _ => {
+                    if !only.alone_sent.swap(true, Ordering::Relaxed) {
+                        self.counters
+                            .encodings_computed
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
+                    (only.alone.clone(), Encoding::Identity)
+                }
+            };
         }
         let ids: Arc<[u64]> = messages.iter().map(|m| m.id).collect();
         self.encodings
@@ -420,9 +452,7 @@ impl Hub {
         if encoding == Encoding::Identity || json.len() < GZIP_MIN_BYTES {
             return (Bytes::from(json), Encoding::Identity);
         }
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        gz.write_all(&json).expect("Vec write");
-        (Bytes::from(gz.finish().expect("Vec write")), Encoding::Gzip)
+        (gzip(&json), Encoding::Gzip)
     }
 
     pub(crate) fn count_lost(&self, n: u64) {
@@ -511,6 +541,12 @@ async fn dispatcher(hub: Weak<Hub>, mut queue: mpsc::UnboundedReceiver<Arc<Messa
             }
         }
     }
+}
+
+fn gzip(body: &[u8]) -> Bytes {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(body).expect("Vec write");
+    Bytes::from(gz.finish().expect("Vec write"))
 }
 
 async fn history_sweeper(hub: Weak<Hub>) {

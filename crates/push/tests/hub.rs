@@ -204,6 +204,32 @@ async fn idle_clients_expire_and_their_task_ends() {
 }
 
 #[tokio::test]
+async fn a_batch_handed_over_but_never_received_goes_back_to_the_client() {
+    let hub = hub_with(|c| c.batch_interval = Duration::from_millis(2));
+    let c = hub.connect(None).unwrap();
+    c.subscribe("a", None, false).await.unwrap();
+    {
+        let mut waiting = std::pin::pin!(c.batch(Encoding::Identity));
+        // Polled once: the client task now holds it as its waiter.
+        assert!(
+            tokio::time::timeout(Duration::from_millis(20), waiting.as_mut())
+                .await
+                .is_err()
+        );
+        hub.publish("a", "1").unwrap();
+        // The task hands the batch over; nobody polls `waiting` again.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let batch = c
+        .next_batch(WAIT, Encoding::Identity)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(batch.count, 1);
+    assert!(!batch.lost);
+}
+
+#[tokio::test]
 async fn an_abandoned_client_on_a_busy_topic_still_expires() {
     let hub = hub_with(|c| {
         c.client_idle_timeout = Duration::from_millis(100);
