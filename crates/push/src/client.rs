@@ -1,9 +1,12 @@
-//! One permanent task per client: it owns the subscriptions and the inbox, and
-//! transports come and go around it.
+//! One permanent task per client: it owns the subscriptions and notices when the
+//! client has gone; transports come and go around it. The client's inbox is shared:
+//! the dispatcher puts batches in it and hands them to a waiting transport
+//! directly, and a transport takes what is waiting without asking the task, so a
+//! delivery costs one wake-up (the transport's), not two.
 
+use parking_lot::Mutex;
 use std::collections::{HashSet, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -38,22 +41,102 @@ impl std::borrow::Borrow<str> for ClientId {
 pub(crate) struct ClientEntry {
     pub(crate) commands: mpsc::Sender<Command>,
     pub(crate) principal: Option<String>,
-    /// Set when messages could not even be queued for the task.
-    pub(crate) lost: Arc<AtomicBool>,
+    pub(crate) inbox: Arc<Mutex<Inbox>>,
 }
 
-/// Kept to 32 bytes (the rarer, larger variants are boxed): every client's channel
-/// allocates its slots 32 at a time, and idle clients are what a node holds most of.
+/// What waits for a client, and the transport waiting for it.
+pub(crate) struct Inbox {
+    messages: VecDeque<Arc<Message>>,
+    /// Ids in `messages` that were replayed from history (see [`Taken::replayed`]).
+    replayed: HashSet<u64>,
+    /// Messages were dropped (the inbox overflowed): the next batch says so.
+    lost: bool,
+    waiter: Option<oneshot::Sender<Taken>>,
+    last_active: Instant,
+    /// The client expired: its transports get [`PushError::UnknownClient`].
+    closed: bool,
+}
+
+impl Inbox {
+    fn new() -> Inbox {
+        Inbox {
+            messages: VecDeque::new(),
+            replayed: HashSet::new(),
+            lost: false,
+            waiter: None,
+            last_active: Instant::now(),
+            closed: false,
+        }
+    }
+
+    /// Adds a batch (oldest dropped past `limit`) and hands it on if a transport
+    /// waits; returns how many messages were dropped.
+    pub(crate) fn deliver(&mut self, messages: Vec<Arc<Message>>, limit: usize) -> usize {
+        self.messages.extend(messages);
+        let overflow = self.messages.len().saturating_sub(limit);
+        if overflow > 0 {
+            for dropped in self.messages.drain(..overflow) {
+                self.replayed.remove(&dropped.id);
+            }
+            self.lost = true;
+        }
+        self.flush_to_waiter();
+        overflow
+    }
+
+    /// Everything waiting, if anything is (or a loss to report).
+    fn take(&mut self) -> Option<Taken> {
+        if self.messages.is_empty() && !self.lost {
+            return None;
+        }
+        let messages: Vec<Arc<Message>> = self.messages.drain(..).collect();
+        let replayed = if self.replayed.is_empty() {
+            Vec::new()
+        } else {
+            messages
+                .iter()
+                .filter(|m| self.replayed.remove(&m.id))
+                .map(|m| m.id)
+                .collect()
+        };
+        Some(Taken {
+            messages,
+            replayed,
+            lost: std::mem::take(&mut self.lost),
+            superseded: false,
+        })
+    }
+
+    fn flush_to_waiter(&mut self) {
+        if self.waiter.is_none() {
+            return;
+        }
+        let Some(taken) = self.take() else { return };
+        let waiter = self.waiter.take().expect("checked above");
+        if let Err(taken) = waiter.send(taken) {
+            // The transport went away meanwhile: keep everything for the next one.
+            self.requeue(taken);
+        }
+    }
+
+    /// A batch that was taken but never reached its transport goes back in front.
+    fn requeue(&mut self, taken: Taken) {
+        self.replayed.extend(taken.replayed);
+        for message in taken.messages.into_iter().rev() {
+            self.messages.push_front(message);
+        }
+        self.lost |= taken.lost;
+    }
+}
+
+/// Kept to 16 bytes (both variants boxed): every client's channel allocates its
+/// slots 32 at a time, and idle clients are what a node holds most of.
 pub(crate) enum Command {
     Subscribe(Box<SubscribeRequest>),
     Unsubscribe(Box<(TopicFilter, oneshot::Sender<()>)>),
-    Deliver(Vec<Arc<Message>>),
-    Take(oneshot::Sender<Taken>),
-    /// A batch that was taken but never reached its transport goes back in front.
-    Requeue(Box<Taken>),
 }
 
-const _: () = assert!(std::mem::size_of::<Command>() <= 32);
+const _: () = assert!(std::mem::size_of::<Command>() <= 16);
 
 pub(crate) struct SubscribeRequest {
     filter: TopicFilter,
@@ -112,7 +195,7 @@ pub struct ClientHandle {
     id: ClientId,
     commands: mpsc::Sender<Command>,
     principal: Option<String>,
-    lost: Arc<AtomicBool>,
+    inbox: Arc<Mutex<Inbox>>,
 }
 
 impl ClientHandle {
@@ -122,7 +205,7 @@ impl ClientHandle {
             id,
             commands: entry.commands.clone(),
             principal: entry.principal.clone(),
-            lost: entry.lost.clone(),
+            inbox: entry.inbox.clone(),
         }
     }
 
@@ -208,21 +291,46 @@ impl ClientHandle {
     /// that keeps its own keep-alive timer (a timer per batch costs a timer-wheel
     /// insertion and removal per delivery). Safe to cancel, like `next_batch`.
     pub async fn batch(&self, encoding: Encoding) -> Result<Option<Batch>, PushError> {
-        let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(Command::Take(reply))
-            .await
-            .map_err(|_| PushError::UnknownClient)?;
-        let mut pending = PendingTake {
-            answer: Some(answer),
-            commands: self.commands.clone(),
-            lost: self.lost.clone(),
+        let answer = {
+            let mut inbox = self.inbox.lock();
+            if inbox.closed {
+                return Err(PushError::UnknownClient);
+            }
+            inbox.last_active = Instant::now();
+            if let Some(old) = inbox.waiter.take() {
+                // A newer transport took over: the old one ends empty-handed.
+                let _ = old.send(Taken {
+                    messages: Vec::new(),
+                    replayed: Vec::new(),
+                    lost: false,
+                    superseded: true,
+                });
+            }
+            match inbox.take() {
+                Some(taken) => Err(taken),
+                None => {
+                    let (reply, answer) = oneshot::channel();
+                    inbox.waiter = Some(reply);
+                    Ok(answer)
+                }
+            }
         };
-        let taken = match pending.answer.as_mut().expect("set above").await {
-            Ok(taken) => taken,
-            Err(_) => return Err(PushError::UnknownClient),
+        let taken = match answer {
+            // Something was waiting: no need to wait.
+            Err(taken) => taken,
+            Ok(answer) => {
+                let mut pending = PendingTake {
+                    answer: Some(answer),
+                    inbox: self.inbox.clone(),
+                };
+                let taken = match pending.answer.as_mut().expect("set above").await {
+                    Ok(taken) => taken,
+                    Err(_) => return Err(PushError::UnknownClient),
+                };
+                pending.answer = None;
+                taken
+            }
         };
-        pending.answer = None;
         if taken.superseded {
             return Err(PushError::Superseded);
         }
@@ -259,8 +367,7 @@ impl ClientHandle {
 /// nobody received is sent back to the task instead of being lost.
 struct PendingTake {
     answer: Option<oneshot::Receiver<Taken>>,
-    commands: mpsc::Sender<Command>,
-    lost: Arc<AtomicBool>,
+    inbox: Arc<Mutex<Inbox>>,
 }
 
 impl Drop for PendingTake {
@@ -268,18 +375,12 @@ impl Drop for PendingTake {
         let Some(mut answer) = self.answer.take() else {
             return;
         };
-        let Ok(taken) = answer.try_recv() else {
-            return;
-        };
-        let had_news = !taken.messages.is_empty() || taken.lost;
-        if had_news
-            && self
-                .commands
-                .try_send(Command::Requeue(Box::new(taken)))
-                .is_err()
-        {
-            // The task's queue is full: the client's next batch says it lost some.
-            self.lost.store(true, Ordering::Relaxed);
+        // Closing first: the dispatcher can no longer hand this waiter a batch.
+        answer.close();
+        if let Ok(taken) = answer.try_recv() {
+            let mut inbox = self.inbox.lock();
+            inbox.requeue(taken);
+            inbox.flush_to_waiter();
         }
     }
 }
@@ -288,17 +389,13 @@ impl Drop for PendingTake {
 pub(crate) fn spawn(hub: &Arc<Hub>, principal: Option<&str>) -> (ClientId, ClientEntry) {
     let id = ClientId::new();
     let (commands, receiver) = mpsc::channel(256);
-    let lost = Arc::new(AtomicBool::new(false));
+    let inbox = Arc::new(Mutex::new(Inbox::new()));
     let task = ClientTask {
         hub: Arc::downgrade(hub),
         id: id.clone(),
         principal: principal.map(str::to_string),
         filters: Vec::new(),
-        inbox: VecDeque::new(),
-        lost: lost.clone(),
-        waiter: None,
-        last_active: Instant::now(),
-        replayed: HashSet::new(),
+        inbox: inbox.clone(),
     };
     tokio::spawn(task.run(receiver));
     (
@@ -306,7 +403,7 @@ pub(crate) fn spawn(hub: &Arc<Hub>, principal: Option<&str>) -> (ClientId, Clien
         ClientEntry {
             commands,
             principal: principal.map(str::to_string),
-            lost,
+            inbox,
         },
     )
 }
@@ -316,12 +413,7 @@ struct ClientTask {
     id: ClientId,
     principal: Option<String>,
     filters: Vec<TopicFilter>,
-    inbox: VecDeque<Arc<Message>>,
-    lost: Arc<AtomicBool>,
-    waiter: Option<oneshot::Sender<Taken>>,
-    last_active: Instant,
-    /// Ids in the inbox that were replayed from history (see [`Taken::replayed`]).
-    replayed: HashSet<u64>,
+    inbox: Arc<Mutex<Inbox>>,
 }
 
 impl ClientTask {
@@ -331,17 +423,18 @@ impl ClientTask {
         };
         let tick = (idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
         // One timer for the task's life: a fresh `sleep` per command would cost a
-        // timer-wheel insertion and removal per delivery.
+        // timer-wheel insertion and removal each time.
         let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + tick, tick);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let command = tokio::select! {
                 c = commands.recv() => c,
                 _ = ticks.tick() => {
-                    if self.waiter.as_ref().is_some_and(|w| w.is_closed()) {
-                        self.waiter = None;
+                    let mut inbox = self.inbox.lock();
+                    if inbox.waiter.as_ref().is_some_and(|w| w.is_closed()) {
+                        inbox.waiter = None;
                     }
-                    if self.waiter.is_none() && self.last_active.elapsed() >= idle_timeout {
+                    if inbox.waiter.is_none() && inbox.last_active.elapsed() >= idle_timeout {
                         break;
                     }
                     continue;
@@ -349,44 +442,9 @@ impl ClientTask {
             };
             let Some(command) = command else { break };
             let Some(hub) = self.hub.upgrade() else { break };
+            self.inbox.lock().last_active = Instant::now();
             match command {
-                Command::Deliver(messages) => {
-                    self.inbox.extend(messages);
-                    let limit = hub.config.inbox_size;
-                    if self.inbox.len() > limit {
-                        let overflow = self.inbox.len() - limit;
-                        self.inbox.drain(..overflow);
-                        hub.count_lost(overflow as u64);
-                        self.lost.store(true, Ordering::Relaxed);
-                    }
-                    self.flush_to_waiter();
-                }
-                Command::Requeue(taken) => {
-                    let taken = *taken;
-                    self.replayed.extend(taken.replayed);
-                    for message in taken.messages.into_iter().rev() {
-                        self.inbox.push_front(message);
-                    }
-                    if taken.lost {
-                        self.lost.store(true, Ordering::Relaxed);
-                    }
-                    self.flush_to_waiter();
-                }
-                Command::Take(reply) => {
-                    self.last_active = Instant::now();
-                    if let Some(old) = self.waiter.replace(reply) {
-                        // A newer transport took over: the old one ends empty-handed.
-                        let _ = old.send(Taken {
-                            messages: Vec::new(),
-                            replayed: Vec::new(),
-                            lost: false,
-                            superseded: true,
-                        });
-                    }
-                    self.flush_to_waiter();
-                }
                 Command::Subscribe(request) => {
-                    self.last_active = Instant::now();
                     let SubscribeRequest {
                         filter,
                         since,
@@ -394,11 +452,9 @@ impl ClientTask {
                         reply,
                     } = *request;
                     let _ = reply.send(self.subscribe(&hub, filter, since, snapshot));
-                    self.flush_to_waiter();
                 }
                 Command::Unsubscribe(request) => {
                     let (filter, reply) = *request;
-                    self.last_active = Instant::now();
                     if let Some(i) = self.filters.iter().position(|f| *f == filter) {
                         self.filters.remove(i);
                         hub.index.write().remove(&self.id, &filter);
@@ -406,6 +462,12 @@ impl ClientTask {
                     let _ = reply.send(());
                 }
             }
+        }
+        // Transports still attached learn that the client is gone.
+        {
+            let mut inbox = self.inbox.lock();
+            inbox.closed = true;
+            inbox.waiter = None;
         }
         if let Some(hub) = self.hub.upgrade() {
             hub.forget_client(&self.id, &self.filters);
@@ -439,8 +501,10 @@ impl ClientTask {
                     Some(missed) => {
                         let missed: Vec<Arc<Message>> =
                             missed.into_iter().filter(readable).collect();
-                        self.replayed.extend(missed.iter().map(|m| m.id));
-                        self.inbox.extend(missed);
+                        let mut inbox = self.inbox.lock();
+                        inbox.replayed.extend(missed.iter().map(|m| m.id));
+                        let lost = inbox.deliver(missed, hub.config.inbox_size);
+                        hub.count_lost(lost as u64);
                         Recovery::Recovered
                     }
                     None => Recovery::Gap,
@@ -453,8 +517,10 @@ impl ClientTask {
                 && since.is_none()
                 && let Some(latest) = latest.filter(readable)
             {
-                self.replayed.insert(latest.id);
-                self.inbox.push_back(latest);
+                let mut inbox = self.inbox.lock();
+                inbox.replayed.insert(latest.id);
+                let lost = inbox.deliver(vec![latest], hub.config.inbox_size);
+                hub.count_lost(lost as u64);
             }
             Position {
                 epoch: hub.epoch(),
@@ -466,40 +532,5 @@ impl ClientTask {
             position,
             recovery,
         })
-    }
-
-    fn flush_to_waiter(&mut self) {
-        let lost = self.lost.load(Ordering::Relaxed);
-        if self.inbox.is_empty() && !lost {
-            return;
-        }
-        let Some(waiter) = self.waiter.take() else {
-            return;
-        };
-        self.lost.store(false, Ordering::Relaxed);
-        let messages: Vec<Arc<Message>> = self.inbox.drain(..).collect();
-        let replayed = if self.replayed.is_empty() {
-            Vec::new()
-        } else {
-            messages
-                .iter()
-                .filter(|m| self.replayed.remove(&m.id))
-                .map(|m| m.id)
-                .collect()
-        };
-        let taken = Taken {
-            messages,
-            replayed,
-            lost,
-            superseded: false,
-        };
-        if let Err(taken) = waiter.send(taken) {
-            // The transport went away meanwhile: keep everything for the next one.
-            self.replayed.extend(taken.replayed);
-            self.inbox = taken.messages.into_iter().collect();
-            if taken.lost {
-                self.lost.store(true, Ordering::Relaxed);
-            }
-        }
     }
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::PushError;
-use crate::client::{ClientEntry, ClientHandle, ClientId, Command};
+use crate::client::{ClientEntry, ClientHandle, ClientId};
 use crate::topic::{Topic, TopicFilter};
 
 #[derive(Debug, Clone)]
@@ -532,12 +532,10 @@ async fn dispatcher(hub: Weak<Hub>, mut queue: mpsc::UnboundedReceiver<Arc<Messa
                 continue;
             }
             let n = messages.len() as u64;
-            if entry.commands.try_send(Command::Deliver(messages)).is_ok() {
-                hub.counters.delivered.fetch_add(n, Ordering::Relaxed);
-            } else {
-                // The client task is hopelessly behind: its next batch says so.
-                entry.lost.store(true, Ordering::Relaxed);
-                hub.count_lost(n);
+            let dropped = entry.inbox.lock().deliver(messages, hub.config.inbox_size);
+            hub.counters.delivered.fetch_add(n, Ordering::Relaxed);
+            if dropped > 0 {
+                hub.count_lost(dropped as u64);
             }
         }
     }
