@@ -3,9 +3,10 @@
 //!
 //! The design follows the long-polling comet server in the seed article: a client is
 //! a long-lived task with an inbox, not a request. Transports (WebSocket, Server-Sent
-//! Events, long-poll; in the `http` crate) only attach to that task and take what is
-//! waiting, so a reconnect or a switch of transport loses nothing and recomputes
-//! nothing.
+//! Events, long-poll; in the `http` crate) only attach to that client and take what
+//! is waiting, so a reconnect or a switch of transport loses nothing and recomputes
+//! nothing. The task keeps the subscriptions and notices when the client has gone;
+//! the inbox is shared, so deliveries and takes do not pass through the task.
 //!
 //! Publications go to a dispatcher that collects them for a short interval and then
 //! hands each client the messages it is subscribed to, all at once. Clients that
