@@ -293,7 +293,7 @@ fn sse(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
                 _ = keepalive.tick() => Ok(None),
                 batch = next.as_mut() => {
                     next.set(client.batch(Encoding::Identity));
-                    batch
+                    batch.map(Some)
                 }
             };
             let frame = match event {
@@ -421,8 +421,7 @@ where
             batch = next.as_mut() => {
                 next.set(client.batch(Encoding::Identity));
                 let frames = match batch {
-                    Ok(None) => Vec::new(),
-                    Ok(Some(batch)) => {
+                    Ok(batch) => {
                         let mut frames = Vec::new();
                         if batch.lost {
                             frames.push(WsMessage::text(json!({"type": "lost"}).to_string()));

@@ -69,9 +69,18 @@ impl Inbox {
         }
     }
 
-    /// Adds a batch (oldest dropped past `limit`) and hands it on if a transport
-    /// waits; returns how many messages were dropped.
-    pub(crate) fn deliver(&mut self, messages: Vec<Arc<Message>>, limit: usize) -> usize {
+    /// Adds messages (oldest dropped past `limit`) and hands them on if a
+    /// transport waits; returns how many were dropped. `replayed`: they come from
+    /// a topic's history (see [`Taken::replayed`]).
+    pub(crate) fn deliver(
+        &mut self,
+        messages: Vec<Arc<Message>>,
+        limit: usize,
+        replayed: bool,
+    ) -> usize {
+        if replayed {
+            self.replayed.extend(messages.iter().map(|m| m.id));
+        }
         self.messages.extend(messages);
         let overflow = self.messages.len().saturating_sub(limit);
         if overflow > 0 {
@@ -282,15 +291,16 @@ impl ClientHandle {
         wait: Duration,
         encoding: Encoding,
     ) -> Result<Option<Batch>, PushError> {
-        tokio::time::timeout(wait, self.batch(encoding))
-            .await
-            .unwrap_or(Ok(None))
+        match tokio::time::timeout(wait, self.batch(encoding)).await {
+            Ok(batch) => batch.map(Some),
+            Err(_) => Ok(None),
+        }
     }
 
     /// Like [`next_batch`](Self::next_batch) without a deadline, for a transport
     /// that keeps its own keep-alive timer (a timer per batch costs a timer-wheel
     /// insertion and removal per delivery). Safe to cancel, like `next_batch`.
-    pub async fn batch(&self, encoding: Encoding) -> Result<Option<Batch>, PushError> {
+    pub async fn batch(&self, encoding: Encoding) -> Result<Batch, PushError> {
         let answer = {
             let mut inbox = self.inbox.lock();
             if inbox.closed {
@@ -334,9 +344,7 @@ impl ClientHandle {
         if taken.superseded {
             return Err(PushError::Superseded);
         }
-        if taken.messages.is_empty() && !taken.lost {
-            return Ok(None);
-        }
+        // Otherwise it holds messages, or only the news that some were lost.
         let (body, encoding) = if taken.messages.is_empty() {
             (Bytes::new(), Encoding::Identity)
         } else {
@@ -353,18 +361,18 @@ impl ClientHandle {
                 .collect();
             self.hub.record_delivery(&live);
         }
-        Ok(Some(Batch {
+        Ok(Batch {
             body,
             encoding,
             count: taken.messages.len(),
             lost: taken.lost,
-        }))
+        })
     }
 }
 
 /// Makes [`ClientHandle::next_batch`] safe to cancel (a transport closing, a
-/// `select!` choosing another branch): a batch the task already handed over but
-/// nobody received is sent back to the task instead of being lost.
+/// `select!` choosing another branch): a batch already handed over but never
+/// received goes back into the inbox instead of being lost.
 struct PendingTake {
     answer: Option<oneshot::Receiver<Taken>>,
     inbox: Arc<Mutex<Inbox>>,
@@ -501,10 +509,7 @@ impl ClientTask {
                     Some(missed) => {
                         let missed: Vec<Arc<Message>> =
                             missed.into_iter().filter(readable).collect();
-                        let mut inbox = self.inbox.lock();
-                        inbox.replayed.extend(missed.iter().map(|m| m.id));
-                        let lost = inbox.deliver(missed, hub.config.inbox_size);
-                        hub.count_lost(lost as u64);
+                        hub.deliver(&self.inbox, missed, true);
                         Recovery::Recovered
                     }
                     None => Recovery::Gap,
@@ -517,10 +522,7 @@ impl ClientTask {
                 && since.is_none()
                 && let Some(latest) = latest.filter(readable)
             {
-                let mut inbox = self.inbox.lock();
-                inbox.replayed.insert(latest.id);
-                let lost = inbox.deliver(vec![latest], hub.config.inbox_size);
-                hub.count_lost(lost as u64);
+                hub.deliver(&self.inbox, vec![latest], true);
             }
             Position {
                 epoch: hub.epoch(),

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::PushError;
-use crate::client::{ClientEntry, ClientHandle, ClientId};
+use crate::client::{ClientEntry, ClientHandle, ClientId, Inbox};
 use crate::topic::{Topic, TopicFilter};
 
 #[derive(Debug, Clone)]
@@ -295,25 +295,25 @@ impl Hub {
                 offset: u64,
                 payload: &'a serde_json::value::RawValue,
             }
-            let mut alone = format!("{{\"epoch\":{},\"messages\":[", self.epoch).into_bytes();
-            let start = alone.len();
-            serde_json::to_writer(
-                &mut alone,
-                &Wire {
-                    topic: topic.as_str(),
-                    offset,
-                    payload,
-                },
-            )
-            .expect("serialising a message");
-            let end = alone.len();
-            alone.extend_from_slice(b"]}");
-            let alone = Bytes::from(alone);
+            let mut json = 0..0;
+            let alone = Bytes::from(self.batch_body(payload.get().len() + 64, |body| {
+                let start = body.len();
+                serde_json::to_writer(
+                    &mut *body,
+                    &Wire {
+                        topic: topic.as_str(),
+                        offset,
+                        payload,
+                    },
+                )
+                .expect("serialising a message");
+                json = start..body.len();
+            }));
             let message = Arc::new(Message {
                 id: self.next_id.fetch_add(1, Ordering::Relaxed),
                 topic,
                 offset,
-                json: alone.slice(start..end),
+                json: alone.slice(json),
                 published: Instant::now(),
                 alone,
                 alone_gzip: OnceLock::new(),
@@ -435,28 +435,52 @@ impl Hub {
             .get_with((ids, encoding), || self.encode_now(messages, encoding))
     }
 
+    /// A batch body, `{"epoch":..,"messages":[..]}`, around what `write_messages`
+    /// writes: one wire format for one-message bodies (made at publication) and
+    /// larger sets.
+    fn batch_body(&self, size: usize, write_messages: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut body = Vec::with_capacity(size + 40);
+        write!(body, "{{\"epoch\":{},\"messages\":[", self.epoch).expect("Vec write");
+        write_messages(&mut body);
+        body.extend_from_slice(b"]}");
+        body
+    }
+
     fn encode_now(&self, messages: &[Arc<Message>], encoding: Encoding) -> (Bytes, Encoding) {
         self.counters
             .encodings_computed
             .fetch_add(1, Ordering::Relaxed);
-        let mut json =
-            Vec::with_capacity(messages.iter().map(|m| m.json.len() + 1).sum::<usize>() + 40);
-        write!(json, "{{\"epoch\":{},\"messages\":[", self.epoch).expect("Vec write");
-        for (i, m) in messages.iter().enumerate() {
-            if i > 0 {
-                json.push(b',');
+        let size = messages.iter().map(|m| m.json.len() + 1).sum();
+        let json = self.batch_body(size, |body| {
+            for (i, m) in messages.iter().enumerate() {
+                if i > 0 {
+                    body.push(b',');
+                }
+                body.extend_from_slice(&m.json);
             }
-            json.extend_from_slice(&m.json);
-        }
-        json.extend_from_slice(b"]}");
+        });
         if encoding == Encoding::Identity || json.len() < GZIP_MIN_BYTES {
             return (Bytes::from(json), Encoding::Identity);
         }
         (gzip(&json), Encoding::Gzip)
     }
 
-    pub(crate) fn count_lost(&self, n: u64) {
-        self.counters.lost.fetch_add(n, Ordering::Relaxed);
+    /// Puts messages in a client's inbox (its waiting transport gets them at
+    /// once) and counts those a full inbox dropped. `replayed`: from history.
+    pub(crate) fn deliver(
+        &self,
+        inbox: &Mutex<Inbox>,
+        messages: Vec<Arc<Message>>,
+        replayed: bool,
+    ) {
+        let dropped = inbox
+            .lock()
+            .deliver(messages, self.config.inbox_size, replayed);
+        if dropped > 0 {
+            self.counters
+                .lost
+                .fetch_add(dropped as u64, Ordering::Relaxed);
+        }
     }
 
     pub(crate) fn forget_client(&self, id: &ClientId, filters: &[TopicFilter]) {
@@ -532,11 +556,8 @@ async fn dispatcher(hub: Weak<Hub>, mut queue: mpsc::UnboundedReceiver<Arc<Messa
                 continue;
             }
             let n = messages.len() as u64;
-            let dropped = entry.inbox.lock().deliver(messages, hub.config.inbox_size);
+            hub.deliver(&entry.inbox, messages, false);
             hub.counters.delivered.fetch_add(n, Ordering::Relaxed);
-            if dropped > 0 {
-                hub.count_lost(dropped as u64);
-            }
         }
     }
 }
