@@ -10,7 +10,10 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use include_dir::{Dir, include_dir};
 
+use std::sync::Arc;
+
 use bulwark_http::{AccessLogTarget, Server, ServerOptions};
+use bulwark_web::{Module, RenderLimits, Sites, SitesOptions};
 
 // Many small, short-lived allocations per request: mimalloc handles them with less
 // contention than the system allocator (measured in bench/RESULTS.md).
@@ -165,8 +168,6 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let options = ServerOptions {
         listen: args.listen,
         listen_tls: args.listen_tls,
-        dev: args.dev,
-        max_body_bytes: args.max_body,
         max_header_bytes: args.max_header,
         header_read_timeout: Duration::from_secs_f64(args.header_timeout),
         shutdown_grace: Duration::from_secs_f64(args.shutdown_grace),
@@ -175,13 +176,17 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "-" => AccessLogTarget::Stdout,
             path => AccessLogTarget::File(path.into()),
         },
-        render_limits: bulwark_http::RenderLimits {
+    };
+    let sites_options = SitesOptions {
+        dev: args.dev,
+        max_body_bytes: args.max_body,
+        render_limits: RenderLimits {
             concurrency: args
                 .render_concurrency
-                .unwrap_or(bulwark_http::RenderLimits::default().concurrency),
+                .unwrap_or(RenderLimits::default().concurrency),
             queue_timeout: Duration::from_secs_f64(args.render_queue_timeout),
         },
-        ..ServerOptions::default()
+        ..SitesOptions::default()
     };
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     if let Some(n) = args.threads {
@@ -192,7 +197,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the runtime")?;
     runtime.block_on(async {
-        let server = Server::bind(&args.sites, options).await?;
+        let sites = Sites::load(&args.sites, sites_options, modules())
+            .await
+            .map_err(|errors| anyhow::anyhow!("{}", lines(&errors)))?;
+        let tls = sites.tls_config()?;
+        let server = Server::bind(options, tls, sites).await?;
         tracing::info!("serving on http://{}/", server.local_addr());
         if let Some(addr) = server.tls_local_addr() {
             tracing::info!("serving on https://{addr}/");
@@ -224,17 +233,28 @@ fn has_sites(dir: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// The modules this binary ships; a site enables the ones it names (`core`
+/// always).
+fn modules() -> Vec<Arc<dyn Module>> {
+    vec![
+        bulwark_module_core::module(),
+        bulwark_module_seo::module(),
+        bulwark_module_push::module(),
+    ]
+}
+
+fn lines(errors: &[impl std::fmt::Display]) -> String {
+    errors
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn check(sites_dir: &Path) -> anyhow::Result<()> {
-    let sites = bulwark_site::load_sites(sites_dir, false).map_err(|errors| {
-        anyhow::anyhow!(
-            "{}",
-            errors
-                .iter()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        )
-    })?;
+    let manifests: Vec<_> = modules().iter().map(|m| m.manifest().clone()).collect();
+    let sites = bulwark_site::load_sites(sites_dir, false, &manifests)
+        .map_err(|errors| anyhow::anyhow!("{}", lines(&errors)))?;
     let mut broken = 0;
     for site in sites {
         let name = site.name().to_string();

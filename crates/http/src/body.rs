@@ -112,3 +112,23 @@ impl http_body::Body for Body {
         }
     }
 }
+
+/// Why a request body could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    #[error("the request body is larger than {limit} bytes")]
+    TooLarge { limit: usize },
+    #[error("the request body could not be read: {0}")]
+    Broken(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Reads a whole request body, refusing it as soon as it passes `limit` bytes
+/// (a chunked body is counted while it arrives).
+pub async fn read_body(body: hyper::body::Incoming, limit: usize) -> Result<Bytes, BodyError> {
+    use http_body_util::BodyExt;
+    match http_body_util::Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge { limit }),
+        Err(e) => Err(BodyError::Broken(e)),
+    }
+}

@@ -1,37 +1,24 @@
-//! The HTTP side of Bulwark: the server, host and path dispatch, controllers, static
-//! files, compression, limits and the access log.
+//! The HTTP protocol side of Bulwark: accepting connections, limits, TLS, HTTP/1.1
+//! and HTTP/2, request bodies, content encodings, graceful shutdown and the access
+//! log.
 //!
-//! A request goes: accept -> hyper parses the head (size and time limits) -> the
-//! `Host` picks a site (aliases redirect, unknown hosts go to the default site) ->
-//! the site's router picks a dispatch rule -> its controller answers the questions of
-//! [`Controller`] -> one function makes every HTTP decision (405, 404, 304, ranges,
-//! encoding, HEAD). Everything runs in the task that accepted the connection; the
-//! access log is written by a background thread.
+//! A request goes: accept -> (TLS handshake, ALPN) -> hyper parses the head (size
+//! and time limits) -> the [`Handler`] answers it -> the access log records it
+//! (written by a background thread). A panic in the handler answers 500 for that
+//! request only.
 //!
-//! Deliberately not here: data models and caching of pages (later layers plug into
-//! the template controller), and site configuration parsing (the `site` crate).
+//! Deliberately not here: sites, dispatch, controllers, templates, stores and push.
+//! The `web` crate implements [`Handler`] for the running sites; this crate depends
+//! on none of them (`cargo tree -p bulwark-http` shows it).
 
 mod access_log;
-mod api;
-mod auth;
 mod body;
-mod bottleneck;
-mod controller;
-mod controllers;
-mod data;
 mod encoding;
-mod error_page;
-mod page_cache;
-mod push;
-mod runtime;
+mod response;
 mod server;
-mod tls;
 
 pub use access_log::AccessLogTarget;
-pub use body::Body;
-pub use bottleneck::RenderLimits;
-pub use controller::{Content, Controller, Outcome, Representation, RequestCtx};
-pub use data::SiteStores;
-pub use encoding::{Encoding, negotiate};
-pub use runtime::{PushHubs, SiteRuntime, SiteTable};
-pub use server::{Server, ServerError, ServerOptions};
+pub use body::{Body, BodyError, read_body};
+pub use encoding::{Effort, Encoding, compress, negotiate};
+pub use response::{html_response, plain_error_page, plain_response};
+pub use server::{Handler, Peer, Server, ServerError, ServerOptions};

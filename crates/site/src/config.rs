@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::dispatch::{Controller, DispatchRule, PushTransport, RulePattern};
+use std::collections::BTreeMap;
+
+use crate::dispatch::{Controller, DispatchRule, RulePattern};
 use crate::error::SiteError;
 
 /// The validated contents of a `site.toml`.
@@ -32,7 +34,9 @@ pub struct SiteConfig {
     pub settings: toml::Table,
     pub rules: Vec<DispatchRule>,
     pub tls: Option<TlsFiles>,
-    pub push: PushSettings,
+    /// Sections named after a module (`[push]`, `[seo]`), for that module to read
+    /// and validate when the site loads: the site layer does not know them.
+    pub module_settings: BTreeMap<String, toml::Table>,
     pub database: DatabaseSettings,
     pub api: ApiSettings,
     pub page_cache: PageCacheSettings,
@@ -107,35 +111,6 @@ pub struct DatabaseSettings {
     pub pool_timeout_ms: Option<u64>,
 }
 
-/// `[push]`: who may do what with push topics (see docs/push.md).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PushSettings {
-    /// Topic filters browsers may publish on (none by default).
-    #[serde(default)]
-    pub browser_publish: Vec<String>,
-    /// Topic filters browsers may neither subscribe to nor receive.
-    #[serde(default)]
-    pub deny: Vec<String>,
-    /// Bearer token for `POST /push/publish`; without one the endpoint is closed.
-    pub publish_token: Option<String>,
-    /// A client with no transport attached for this long is removed, with its
-    /// subscriptions (default 60000).
-    pub client_idle_timeout_ms: Option<u64>,
-    /// How long publications are collected before one batch goes out (default 10).
-    pub batch_interval_ms: Option<u64>,
-    /// Messages kept per topic for clients that reconnect (default 100).
-    pub history_size: Option<usize>,
-    /// Connected clients per site (default 100000).
-    pub max_clients: Option<usize>,
-    /// Subscriptions per client (default 64).
-    pub max_subscriptions: Option<usize>,
-    /// Largest payload, in bytes (default 65536).
-    pub max_message_bytes: Option<usize>,
-    /// Messages waiting for one client before the oldest are dropped (default 256).
-    pub inbox_size: Option<usize>,
-}
-
 /// A site's name: its folder name unless `site.toml` says otherwise.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SiteName(String);
@@ -176,8 +151,6 @@ struct SiteToml {
     #[serde(default)]
     dispatch: Vec<toml::Table>,
     tls: Option<TlsToml>,
-    #[serde(default)]
-    push: PushSettings,
     #[serde(default)]
     database: DatabaseSettings,
     #[serde(default)]
@@ -224,12 +197,6 @@ fn default_files_root() -> String {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct PushOptions {
-    transport: PushTransport,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RedirectOptions {
     to: String,
     #[serde(default = "default_true")]
@@ -258,7 +225,7 @@ pub(crate) fn parse_site_config(
     known_modules: &[&str],
 ) -> Result<SiteConfig, SiteError> {
     let invalid = |key: &str, problem: String| SiteError::invalid(file, key, problem);
-    let raw: SiteToml = toml::from_str(text).map_err(|e| {
+    let toml_error = |e: toml::de::Error| {
         let key = e
             .message()
             .split('`')
@@ -266,7 +233,27 @@ pub(crate) fn parse_site_config(
             .map(str::to_string)
             .unwrap_or_default();
         invalid(&key, e.to_string().trim().replace('\n', " "))
-    })?;
+    };
+    let mut table: toml::Table = toml::from_str(text).map_err(toml_error)?;
+    // A table named after a module belongs to that module (which validates it when
+    // the site loads); everything else must be a key this crate knows.
+    let mut module_settings = BTreeMap::new();
+    for module in known_modules {
+        if let Some(value) = table.remove(*module) {
+            match value {
+                toml::Value::Table(t) => {
+                    module_settings.insert(module.to_string(), t);
+                }
+                other => {
+                    return Err(invalid(
+                        module,
+                        format!("must be a table of the {module} module's settings, found {other}"),
+                    ));
+                }
+            }
+        }
+    }
+    let raw: SiteToml = toml::Value::Table(table).try_into().map_err(toml_error)?;
 
     let folder_name = dir
         .file_name()
@@ -326,25 +313,6 @@ pub(crate) fn parse_site_config(
         }
     };
 
-    for (key, filters) in [
-        ("push.browser_publish", &raw.push.browser_publish),
-        ("push.deny", &raw.push.deny),
-    ] {
-        for (i, f) in filters.iter().enumerate() {
-            let parts: Vec<&str> = f.split('/').collect();
-            let valid = parts.iter().enumerate().all(|(j, p)| {
-                !p.is_empty()
-                    && (*p == "+" || (*p == "#" && j + 1 == parts.len()) || !p.contains(['+', '#']))
-            });
-            if !valid {
-                return Err(invalid(
-                    &format!("{key}[{i}]"),
-                    format!("{f:?} is not a topic filter"),
-                ));
-            }
-        }
-    }
-
     if let Some(url) = &raw.database.url
         && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
     {
@@ -381,7 +349,6 @@ pub(crate) fn parse_site_config(
     }
 
     let db = &raw.database;
-    let push = &raw.push;
     let size = |n: Option<usize>| n.map(|n| n as u64);
     for (key, value) in [
         (
@@ -390,13 +357,6 @@ pub(crate) fn parse_site_config(
         ),
         ("database.sqlite_readers", size(db.sqlite_readers)),
         ("database.pool_timeout_ms", db.pool_timeout_ms),
-        ("push.client_idle_timeout_ms", push.client_idle_timeout_ms),
-        ("push.batch_interval_ms", push.batch_interval_ms),
-        ("push.history_size", size(push.history_size)),
-        ("push.max_clients", size(push.max_clients)),
-        ("push.max_subscriptions", size(push.max_subscriptions)),
-        ("push.max_message_bytes", size(push.max_message_bytes)),
-        ("push.inbox_size", size(push.inbox_size)),
     ] {
         if value == Some(0) {
             return Err(invalid(key, "must be at least 1".to_string()));
@@ -413,7 +373,7 @@ pub(crate) fn parse_site_config(
         settings: raw.settings,
         rules,
         tls,
-        push: raw.push,
+        module_settings,
         database: raw.database,
         access: raw.access,
         api: raw.api,
@@ -486,12 +446,6 @@ pub(crate) fn parse_dispatch_rules(
                 let o: PageOptions = options.try_into().map_err(unknown)?;
                 Controller::Page { cache: o.cache }
             }
-            "push" => {
-                let o: PushOptions = options.try_into().map_err(unknown)?;
-                Controller::Push {
-                    transport: o.transport,
-                }
-            }
             "redirect" => {
                 let o: RedirectOptions = options.try_into().map_err(unknown)?;
                 Controller::Redirect {
@@ -499,14 +453,15 @@ pub(crate) fn parse_dispatch_rules(
                     permanent: o.permanent,
                 }
             }
-            other => {
-                return Err((
-                    key("controller"),
-                    format!(
-                        "unknown controller {other:?}; known: template, page, api, lib, file, redirect, push"
-                    ),
-                ));
-            }
+            // A kind a module brings: its options are the module's to check, when
+            // the site loads with its modules (the site layer does not know them).
+            _ => match options {
+                toml::Value::Table(options) => Controller::Module {
+                    kind: controller,
+                    options,
+                },
+                _ => unreachable!("built from a table"),
+            },
         };
         if let Controller::Template { template, .. } = &controller
             && !template_name_is_safe(template)
@@ -595,14 +550,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("database.sqlite_readers"), "{e}");
-        let c = parse("hostname = \"a.b\"\n[push]\nclient_idle_timeout_ms = 300\ninbox_size = 8")
-            .unwrap();
-        assert_eq!(c.push.client_idle_timeout_ms, Some(300));
-        assert_eq!(c.push.inbox_size, Some(8));
-        let e = parse("hostname = \"a.b\"\n[push]\nbatch_interval_ms = 0")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("push.batch_interval_ms"), "{e}");
     }
 
     #[test]
@@ -615,6 +562,35 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(e.contains("languages"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_table_named_after_a_module_is_that_modules_to_read() {
+        let c = parse("hostname = \"a.b\"\n[seo]\nanything = 1").unwrap();
+        assert_eq!(c.module_settings["seo"]["anything"].as_integer(), Some(1));
+        let e = parse("hostname = \"a.b\"\nseo = 1")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("seo") && e.contains("table"), "{e}");
+        let e = parse("hostname = \"a.b\"\n[nope]\nx = 1")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nope"), "{e}");
+    }
+
+    #[test]
+    fn a_controller_kind_the_site_layer_does_not_know_is_left_to_the_modules() {
+        let c = parse(
+            "hostname = \"a.b\"\n[[dispatch]]\nname=\"m\"\npath=\"/m\"\ncontroller=\"sitemap\"\nlimit=5",
+        )
+        .unwrap();
+        match &c.rules[0].controller {
+            Controller::Module { kind, options } => {
+                assert_eq!(kind, "sitemap");
+                assert_eq!(options["limit"].as_integer(), Some(5));
+            }
+            other => panic!("{other:?}"),
         }
     }
 

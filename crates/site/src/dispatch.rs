@@ -25,26 +25,14 @@ pub enum Controller {
     File { root: String },
     /// Redirect to a path, a URL, or another rule by name.
     Redirect { to: String, permanent: bool },
-    /// An endpoint of the push module.
-    Push { transport: PushTransport },
     /// A resource's page (`id` argument: a number or a unique name), rendered with
     /// `page.<category>.tpl`, falling back up the category tree to `page.tpl`.
     Page { cache: bool },
     /// The JSON API for a resource (`id` argument).
     Api,
-}
-
-/// The push endpoints: three transports, commands for the two that cannot send
-/// them, and the server-side publish API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PushTransport {
-    Websocket,
-    Sse,
-    Poll,
-    Command,
-    Publish,
-    Stats,
+    /// A controller kind that a module brings (`controller = "push"`), with the
+    /// rule's other keys as its options, checked by the module when the site loads.
+    Module { kind: String, options: toml::Table },
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -17,7 +17,7 @@ pub enum SiteError {
 }
 
 impl SiteError {
-    pub(crate) fn invalid(file: &Path, key: &str, problem: impl Into<String>) -> SiteError {
+    pub fn invalid(file: &Path, key: &str, problem: impl Into<String>) -> SiteError {
         SiteError::Invalid {
             file: file.to_path_buf(),
             key: if key.is_empty() {

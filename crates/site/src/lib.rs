@@ -4,11 +4,13 @@
 //! settings, dispatch rules, TLS files), `templates/`, `lib/` (static files) and
 //! `files/` (uploads). This crate reads and validates those folders, compiles each
 //! site's dispatch rules together with the rules of its enabled modules into a
-//! router, finds static files without ever leaving the folders they belong to, and
-//! holds the built-in modules compiled into the binary.
+//! router, and finds static files without ever leaving the folders they belong to.
+//! The modules a site may enable are handed in as [`ModuleManifest`]s (the binary
+//! registers them).
 //!
-//! It deliberately knows nothing about HTTP or templates: the `http` crate turns a
-//! matched [`DispatchRule`] into a response, the `template` crate renders.
+//! It deliberately knows nothing about HTTP, templates or module code: the `web`
+//! crate turns a matched [`DispatchRule`] into a controller, the `template` crate
+//! renders, and a module reads its own section of `site.toml`.
 //!
 //! ```
 //! let dir = tempfile::tempdir().unwrap();
@@ -22,7 +24,7 @@
 //!     controller = "template"
 //!     template = "home.tpl"
 //! "#).unwrap();
-//! let sites = bulwark_site::load_sites(dir.path(), false).unwrap();
+//! let sites = bulwark_site::load_sites(dir.path(), false, &[]).unwrap();
 //! let matched = sites[0].router.route("/").unwrap();
 //! assert_eq!(matched.rule.name, "home");
 //! assert_eq!(sites[0].router.url_for("home", &[], &[]).unwrap(), "/");
@@ -35,18 +37,19 @@ mod files;
 mod module;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use config::{
-    AccessSettings, ApiSettings, DatabaseSettings, PageCacheSettings, PushSettings, SiteConfig,
-    SiteName, TlsFiles, load_site_config, normalize_host,
+    AccessSettings, ApiSettings, DatabaseSettings, PageCacheSettings, SiteConfig, SiteName,
+    TlsFiles, load_site_config, normalize_host,
 };
-pub use dispatch::{Controller, DispatchRule, PushTransport, RouteMatch, RulePattern, SiteRouter};
+pub use dispatch::{Controller, DispatchRule, RouteMatch, RulePattern, SiteRouter};
 pub use error::SiteError;
 pub use files::{
     LibFile, LibIndex, LibSource, relative_path_is_safe, resolve_inside, split_lib_path,
 };
-pub use module::{Module, builtin_module_names, builtin_modules, embedded_file};
+pub use module::{ManifestError, ModuleManifest, embedded_file};
 
 /// A loaded, validated site.
 #[derive(Debug)]
@@ -55,7 +58,7 @@ pub struct Site {
     /// The site folder, canonical.
     pub dir: PathBuf,
     /// Enabled modules in lookup order (`core` last).
-    pub modules: Vec<&'static Module>,
+    pub modules: Vec<Arc<ModuleManifest>>,
     pub router: SiteRouter,
     pub lib: LibIndex,
     pub dev: bool,
@@ -65,15 +68,35 @@ pub struct Site {
 const LIB_RECHECK: Duration = Duration::from_secs(2);
 
 impl Site {
-    /// Loads the site in `dir`. In `dev` mode nothing is cached that would hide an
-    /// edit (file metadata is looked up on every use).
-    pub fn load(dir: &Path, dev: bool) -> Result<Site, SiteError> {
+    /// Loads the site in `dir`, which may enable any of the `available` modules. In
+    /// `dev` mode nothing is cached that would hide an edit (file metadata is
+    /// looked up on every use).
+    pub fn load(
+        dir: &Path,
+        dev: bool,
+        available: &[Arc<ModuleManifest>],
+    ) -> Result<Site, SiteError> {
         let dir = dir.canonicalize().map_err(|e| SiteError::Io {
             path: dir.to_path_buf(),
             source: e,
         })?;
-        let config = load_site_config(&dir, &builtin_module_names())?;
-        let modules = module::enabled_modules(&config.modules);
+        let names: Vec<&str> = available.iter().map(|m| m.name).collect();
+        let config = load_site_config(&dir, &names)?;
+        let modules = module::enabled_modules(available, &config.modules);
+        for module in &modules {
+            for needed in module.depends {
+                if !modules.iter().any(|m| m.name == *needed) {
+                    return Err(SiteError::invalid(
+                        &dir.join("site.toml"),
+                        "modules",
+                        format!(
+                            "module {:?} needs module {needed:?}: enable it too",
+                            module.name
+                        ),
+                    ));
+                }
+            }
+        }
         let module_rules: Vec<DispatchRule> = modules
             .iter()
             .flat_map(|m| m.rules.iter().cloned())
@@ -118,7 +141,11 @@ impl Site {
 /// Loads every site folder (a folder holding `site.toml`) in `sites_dir`, and checks
 /// what no single site can: host names used twice, more than one default site.
 /// All problems are reported, not just the first.
-pub fn load_sites(sites_dir: &Path, dev: bool) -> Result<Vec<Site>, Vec<SiteError>> {
+pub fn load_sites(
+    sites_dir: &Path,
+    dev: bool,
+    available: &[Arc<ModuleManifest>],
+) -> Result<Vec<Site>, Vec<SiteError>> {
     let entries = std::fs::read_dir(sites_dir).map_err(|e| {
         vec![SiteError::Io {
             path: sites_dir.to_path_buf(),
@@ -134,7 +161,7 @@ pub fn load_sites(sites_dir: &Path, dev: bool) -> Result<Vec<Site>, Vec<SiteErro
     let mut sites = Vec::new();
     let mut errors = Vec::new();
     for dir in dirs {
-        match Site::load(&dir, dev) {
+        match Site::load(&dir, dev, available) {
             Ok(site) => sites.push(site),
             Err(e) => errors.push(e),
         }
@@ -201,7 +228,7 @@ mod tests {
             "hostname = \"a.test\"\naliases = [\"shared.test\"]",
         );
         write_site(tmp.path(), "b", "hostname = \"shared.test\"");
-        let errors = load_sites(tmp.path(), false).unwrap_err();
+        let errors = load_sites(tmp.path(), false, &[]).unwrap_err();
         let text = errors
             .iter()
             .map(|e| e.to_string())
@@ -218,7 +245,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         write_site(tmp.path(), "a", "hostname = \"a.test\"\ndefault = true");
         write_site(tmp.path(), "b", "hostname = \"b.test\"\ndefault = true");
-        let errors = load_sites(tmp.path(), false).unwrap_err();
+        let errors = load_sites(tmp.path(), false, &[]).unwrap_err();
         assert!(errors[0].to_string().contains("default"), "{}", errors[0]);
     }
 
@@ -231,7 +258,7 @@ mod tests {
             "b",
             "hostname = \"b.test\"\nmodules = [\"nope\"]",
         );
-        let errors = load_sites(tmp.path(), false).unwrap_err();
+        let errors = load_sites(tmp.path(), false, &[]).unwrap_err();
         assert_eq!(errors.len(), 2);
     }
 }

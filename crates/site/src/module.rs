@@ -1,26 +1,28 @@
-//! Built-in modules: templates, static files and dispatch rules compiled into the
-//! binary from the repository's `modules/` folder.
+//! What a module brings to a site that the site layer must know: its name, its
+//! place in the lookup order, the modules it needs, its templates, static files
+//! and dispatch rules. Module *code* (controllers, observers, template functions)
+//! is the `web` crate's business; a module crate builds its manifest from its own
+//! folder (`modules/<name>/templates`, `lib/`, `module.toml`) and hands it over.
 //!
-//! Each module is a folder holding a `module.toml` (priority and dispatch rules),
-//! `templates/` and `lib/`, the layout Zotonic uses, so a module's parts stay
-//! together. Lookups go site first, then enabled modules by priority (lower number
-//! first), then `core`, which every site has.
+//! Lookups go site first, then enabled modules by priority (lower number first),
+//! then `core`, which every site has.
 
-use std::sync::OnceLock;
+use std::sync::Arc;
 
-use include_dir::{Dir, include_dir};
+use include_dir::Dir;
 use serde::Deserialize;
 
 use crate::config::parse_dispatch_rules;
 use crate::dispatch::DispatchRule;
 
-static MODULES_DIR: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../modules");
-
-/// A module compiled into this binary.
+/// A module as the site layer sees it.
 #[derive(Debug)]
-pub struct Module {
+pub struct ModuleManifest {
     pub name: &'static str,
+    /// Lookup order among the enabled modules: lower first (`core` is 1000).
     pub priority: i32,
+    /// Modules a site must enable too for this one to work.
+    pub depends: &'static [&'static str],
     pub templates: Option<&'static Dir<'static>>,
     pub lib: Option<&'static Dir<'static>>,
     pub rules: Vec<DispatchRule>,
@@ -29,56 +31,67 @@ pub struct Module {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ModuleToml {
-    priority: i32,
     #[serde(default)]
     dispatch: Vec<toml::Table>,
 }
 
-/// Every built-in module, sorted by priority.
-pub fn builtin_modules() -> &'static [Module] {
-    static MODULES: OnceLock<Vec<Module>> = OnceLock::new();
-    MODULES.get_or_init(|| {
-        let mut modules: Vec<Module> = MODULES_DIR
-            .dirs()
-            .map(|dir| {
-                let name = dir.path().to_str().expect("module names are UTF-8");
-                let text = dir
-                    .get_file(dir.path().join("module.toml"))
-                    .and_then(|f| f.contents_utf8())
-                    .unwrap_or_else(|| panic!("modules/{name}/module.toml is missing"));
-                let raw: ModuleToml = toml::from_str(text)
-                    .unwrap_or_else(|e| panic!("modules/{name}/module.toml: {e}"));
-                let rules = parse_dispatch_rules(&raw.dispatch, "dispatch")
-                    .unwrap_or_else(|(k, p)| panic!("modules/{name}/module.toml: {k}: {p}"));
-                Module {
-                    name,
-                    priority: raw.priority,
-                    templates: dir.get_dir(dir.path().join("templates")),
-                    lib: dir.get_dir(dir.path().join("lib")),
-                    rules,
-                }
-            })
-            .collect();
-        modules.sort_by_key(|m| (m.priority, m.name));
-        modules
-    })
+/// Why a module's own files do not make a manifest: a bug in the module, found
+/// when the binary starts.
+#[derive(Debug, thiserror::Error)]
+#[error("module {module}: module.toml: {key}: {problem}")]
+pub struct ManifestError {
+    pub module: &'static str,
+    pub key: String,
+    pub problem: String,
 }
 
-pub fn builtin_module_names() -> Vec<&'static str> {
-    builtin_modules().iter().map(|m| m.name).collect()
+impl ModuleManifest {
+    /// A manifest from a module's embedded folders and its `module.toml` text
+    /// (`[[dispatch]]` rules, like a site's).
+    pub fn new(
+        name: &'static str,
+        priority: i32,
+        depends: &'static [&'static str],
+        templates: Option<&'static Dir<'static>>,
+        lib: Option<&'static Dir<'static>>,
+        module_toml: &str,
+    ) -> Result<ModuleManifest, ManifestError> {
+        let error = |key: String, problem: String| ManifestError {
+            module: name,
+            key,
+            problem,
+        };
+        let raw: ModuleToml =
+            toml::from_str(module_toml).map_err(|e| error(String::new(), e.to_string()))?;
+        let rules =
+            parse_dispatch_rules(&raw.dispatch, "dispatch").map_err(|(k, p)| error(k, p))?;
+        Ok(ModuleManifest {
+            name,
+            priority,
+            depends,
+            templates,
+            lib,
+            rules,
+        })
+    }
 }
 
 /// The modules a site uses, in lookup order: enabled ones by priority, `core` last.
-pub(crate) fn enabled_modules(names: &[String]) -> Vec<&'static Module> {
-    let mut enabled: Vec<&'static Module> = builtin_modules()
+pub(crate) fn enabled_modules(
+    available: &[Arc<ModuleManifest>],
+    names: &[String],
+) -> Vec<Arc<ModuleManifest>> {
+    let mut enabled: Vec<Arc<ModuleManifest>> = available
         .iter()
         .filter(|m| m.name != "core" && names.iter().any(|n| n == m.name))
+        .cloned()
         .collect();
-    enabled.extend(builtin_modules().iter().filter(|m| m.name == "core"));
+    enabled.sort_by_key(|m| (m.priority, m.name));
+    enabled.extend(available.iter().filter(|m| m.name == "core").cloned());
     enabled
 }
 
-/// Looks a file up inside an embedded folder (`dir` is e.g. `core/templates`).
+/// Looks a file up inside an embedded folder.
 pub fn embedded_file(
     dir: &'static Dir<'static>,
     rel: &str,
@@ -90,19 +103,33 @@ pub fn embedded_file(
 mod tests {
     use super::*;
 
-    #[test]
-    fn core_is_built_in_and_always_last() {
-        let names = builtin_module_names();
-        assert!(names.contains(&"core"));
-        let enabled = enabled_modules(&["seo".to_string()]);
-        assert_eq!(enabled.last().unwrap().name, "core");
-        assert_eq!(enabled[0].name, "seo");
+    fn manifest(name: &'static str, priority: i32) -> Arc<ModuleManifest> {
+        Arc::new(ModuleManifest::new(name, priority, &[], None, None, "").unwrap())
     }
 
     #[test]
-    fn core_contributes_lib_and_file_rules() {
-        let core = builtin_modules().iter().find(|m| m.name == "core").unwrap();
-        assert!(core.rules.iter().any(|r| r.name == "lib"));
-        assert!(embedded_file(core.templates.unwrap(), "error.tpl").is_some());
+    fn core_is_always_last_and_the_others_go_by_priority() {
+        let available = [manifest("core", 1000), manifest("b", 10), manifest("a", 20)];
+        let enabled = enabled_modules(&available, &["a".to_string(), "b".to_string()]);
+        let names: Vec<_> = enabled.iter().map(|m| m.name).collect();
+        assert_eq!(names, ["b", "a", "core"]);
+    }
+
+    #[test]
+    fn a_broken_module_toml_names_the_module_and_the_key() {
+        let e = ModuleManifest::new(
+            "x",
+            1,
+            &[],
+            None,
+            None,
+            "[[dispatch]]\nname = \"a\"\npath = \"/a\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("module x") && e.contains("dispatch[0].controller"),
+            "{e}"
+        );
     }
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::db::params;
-use crate::error::{Result, StoreError};
+use crate::error::{DatabaseError, Result, StoreError};
 use crate::store::{Database, Store, StoreConfig};
 
 impl Store {
@@ -17,28 +17,29 @@ impl Store {
     /// a SQLite file, or a plain SQL dump of the store's schema.
     pub fn backup(&self, dest: &Path) -> Result<()> {
         if dest.exists() {
-            return Err(StoreError::Backup(format!(
+            return Err(StoreError::backup_refused(format!(
                 "{} already exists",
                 dest.display()
             )));
         }
         let dest_str = dest
             .to_str()
-            .ok_or_else(|| StoreError::Backup("destination path is not UTF-8".into()))?
+            .ok_or_else(|| StoreError::backup_refused("the destination path is not UTF-8"))?
             .to_owned();
         if self.sqlite_backend().is_some() {
             return self.with_sqlite_reader(|c| {
                 // VACUUM INTO may not run on a query_only connection.
                 c.execute_batch("PRAGMA query_only = OFF")
-                    .map_err(|e| StoreError::Backup(e.to_string()))?;
+                    .map_err(|e| StoreError::backup("preparing the reader", e))?;
                 let r = c.execute("VACUUM INTO ?1", [&dest_str]);
                 let _ = c.execute_batch("PRAGMA query_only = ON");
-                r.map(|_| ()).map_err(|e| StoreError::Backup(e.to_string()))
+                r.map(|_| ())
+                    .map_err(|e| StoreError::backup(format!("writing {dest_str}"), e))
             });
         }
         let pg = self
             .pg_backend()
-            .ok_or_else(|| StoreError::Backup("unknown backend".into()))?;
+            .ok_or_else(|| StoreError::backup_refused("unknown backend"))?;
         let out = Command::new("pg_dump")
             .arg("--no-owner")
             .arg("--no-privileges")
@@ -49,9 +50,9 @@ impl Store {
             .arg("--dbname")
             .arg(&pg.url)
             .output()
-            .map_err(|e| StoreError::Backup(format!("cannot run pg_dump: {e}")))?;
+            .map_err(|e| StoreError::backup("cannot run pg_dump", e))?;
         if !out.status.success() {
-            return Err(StoreError::Backup(format!(
+            return Err(StoreError::backup_refused(format!(
                 "pg_dump failed: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             )));
@@ -63,7 +64,7 @@ impl Store {
     /// `config` names, then open it. A non-empty target is refused.
     pub async fn restore(backup: &Path, config: StoreConfig) -> Result<Store> {
         if !backup.exists() {
-            return Err(StoreError::Backup(format!(
+            return Err(StoreError::backup_refused(format!(
                 "{} does not exist",
                 backup.display()
             )));
@@ -71,20 +72,20 @@ impl Store {
         match &config.database {
             Database::Sqlite { path } => {
                 if path.exists() && std::fs::metadata(path).map(|m| m.len() > 0).unwrap_or(true) {
-                    return Err(StoreError::Backup(format!(
+                    return Err(StoreError::backup_refused(format!(
                         "{} is not empty",
                         path.display()
                     )));
                 }
                 std::fs::copy(backup, path)
-                    .map_err(|e| StoreError::Backup(format!("copying the backup: {e}")))?;
+                    .map_err(|e| StoreError::backup("copying the backup", e))?;
             }
             Database::Postgres { url, schema } => {
                 let schema = schema.clone().unwrap_or_else(|| "public".to_owned());
                 // Refuse to restore over data: the schema must have no tables.
                 let probe = Store::pg_table_count(url, &schema).await?;
                 if probe > 0 {
-                    return Err(StoreError::Backup(format!(
+                    return Err(StoreError::backup_refused(format!(
                         "schema {schema:?} is not empty"
                     )));
                 }
@@ -98,9 +99,9 @@ impl Store {
                     .arg("--dbname")
                     .arg(url)
                     .output()
-                    .map_err(|e| StoreError::Backup(format!("cannot run psql: {e}")))?;
+                    .map_err(|e| StoreError::backup("cannot run psql", e))?;
                 if !out.status.success() {
-                    return Err(StoreError::Backup(format!(
+                    return Err(StoreError::backup_refused(format!(
                         "restore failed: {}",
                         String::from_utf8_lossy(&out.stderr).trim()
                     )));
@@ -114,14 +115,14 @@ impl Store {
         use sqlx::Connection;
         let mut c = sqlx::PgConnection::connect(url)
             .await
-            .map_err(|e| StoreError::Backup(format!("cannot connect to {url}: {e}")))?;
+            .map_err(|e| StoreError::backup("connecting to the target database", e))?;
         let row: (i64,) = sqlx::query_as(
             "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1",
         )
         .bind(schema)
         .fetch_one(&mut c)
         .await
-        .map_err(|e| StoreError::Backup(e.to_string()))?;
+        .map_err(|e| StoreError::backup(format!("looking for tables in schema {schema:?}"), e))?;
         let _ = c.close().await;
         Ok(row.0)
     }
@@ -148,7 +149,12 @@ impl Store {
                 &b.path,
                 rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
             )
-            .map_err(|e| StoreError::Database(e.to_string()))?;
+            .map_err(|e| {
+                StoreError::Database(DatabaseError::new(
+                    format!("opening {} to check it", b.path.display()),
+                    e,
+                ))
+            })?;
             {
                 let c = &mut crate::db::SqliteConn(&fresh);
                 let c: &mut dyn crate::db::Conn = c;

@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 
 use crate::db::{Conn, params};
+use crate::dependency;
 use crate::error::{Result, StoreError};
 use crate::model::*;
 use crate::resource::{category_id, insert_resource};
@@ -71,8 +72,8 @@ pub(crate) fn renumber(c: &mut dyn Conn, ch: &mut Changes) -> Result<()> {
                 "UPDATE category SET nr_left = $1, nr_right = $2, depth = $3 WHERE id = $4",
                 &params![l, r, d, id],
             )?;
-            ch.add(DependencyKey::category(name));
-            ch.add(DependencyKey::category_tree());
+            ch.add(dependency::category(name));
+            ch.add(dependency::category_tree());
         }
     }
     Ok(())
@@ -178,8 +179,8 @@ impl Store {
                 &params![parent.map(|p| p.0), id.0],
             )?;
             renumber(c, ch)?;
-            ch.add(DependencyKey::category(name));
-            ch.add(DependencyKey::search());
+            ch.add(dependency::category(name));
+            ch.add(dependency::search());
             Ok(())
         })
     }

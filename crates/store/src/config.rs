@@ -3,8 +3,8 @@
 use chrono::Utc;
 
 use crate::db::params;
+use crate::dependency;
 use crate::error::{Result, StoreError};
-use crate::model::DependencyKey;
 use crate::store::Store;
 
 const MAX_KEY_LEN: usize = 120;
@@ -56,7 +56,7 @@ impl Store {
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value, modified = excluded.modified",
                 &params![key, value, Utc::now().timestamp_millis()],
             )?;
-            ch.add(DependencyKey::config(key));
+            ch.add(dependency::config(key));
             Ok(())
         })
     }
@@ -65,7 +65,7 @@ impl Store {
         check_key(key)?;
         self.write(|c, ch| {
             c.execute("DELETE FROM config WHERE key = $1", &params![key])?;
-            ch.add(DependencyKey::config(key));
+            ch.add(dependency::config(key));
             Ok(())
         })
     }

@@ -13,7 +13,7 @@
 //! rewritten to `?1`, which SQLite binds by number as well. Parameters are always
 //! bound, never spliced into the text: data can never become SQL.
 
-use crate::error::StoreError;
+use crate::error::{BoxError, DatabaseError, StoreError};
 
 /// Which SQL dialect a connection speaks; the few statements that differ ask this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,18 +123,37 @@ impl Row {
 pub(crate) enum DbFailure {
     Unique,
     ForeignKey,
+    /// The server is down, refused us, or dropped the connection.
+    Unreachable,
     Other,
 }
 
+/// A driver's error and what kind of failure it was.
 #[derive(Debug)]
 pub(crate) struct DbError {
     pub failure: DbFailure,
-    pub message: String,
+    pub source: BoxError,
+}
+
+impl DbError {
+    /// The store's error for this failure, saying what the store was doing.
+    pub fn during(self, context: impl Into<std::borrow::Cow<'static, str>>) -> StoreError {
+        classify(self.failure, DatabaseError::new(context, self.source))
+    }
 }
 
 impl From<DbError> for StoreError {
     fn from(e: DbError) -> Self {
-        StoreError::Database(e.message)
+        classify(e.failure, DatabaseError::driver(e.source))
+    }
+}
+
+fn classify(failure: DbFailure, source: DatabaseError) -> StoreError {
+    match failure {
+        DbFailure::Unreachable => StoreError::Unavailable { source },
+        DbFailure::Unique | DbFailure::ForeignKey | DbFailure::Other => {
+            StoreError::Database(source)
+        }
     }
 }
 
@@ -187,7 +206,7 @@ fn sqlite_error(e: rusqlite::Error) -> DbError {
     };
     DbError {
         failure,
-        message: e.to_string(),
+        source: Box::new(e),
     }
 }
 
@@ -274,14 +293,25 @@ pub(crate) fn pg_error(e: sqlx::Error) -> DbError {
         sqlx::Error::Database(d) => match d.code().as_deref() {
             Some("23505") => DbFailure::Unique,
             Some("23503") => DbFailure::ForeignKey,
+            Some(code) if pg_unreachable_code(code) => DbFailure::Unreachable,
             _ => DbFailure::Other,
         },
+        sqlx::Error::Io(_) | sqlx::Error::Tls(_) => DbFailure::Unreachable,
         _ => DbFailure::Other,
     };
     DbError {
         failure,
-        message: e.to_string(),
+        source: Box::new(e),
     }
+}
+
+/// SQLSTATEs that mean "the server cannot be used", not "this statement
+/// failed": connection exceptions (08), failed authentication (28), an unknown
+/// database (3D000), and a server shutting down or starting up (57P01-57P03).
+fn pg_unreachable_code(code: &str) -> bool {
+    code.starts_with("08")
+        || code.starts_with("28")
+        || matches!(code, "3D000" | "57P01" | "57P02" | "57P03")
 }
 
 fn bind_pg<'q>(

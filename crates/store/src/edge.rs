@@ -4,7 +4,8 @@
 use chrono::Utc;
 
 use crate::db::{Conn, params};
-use crate::error::{Result, StoreError};
+use crate::dependency;
+use crate::error::{DatabaseError, Result, StoreError};
 use crate::model::*;
 use crate::resource::{category_id, insert_resource, load};
 use crate::store::{Changes, Store};
@@ -66,10 +67,13 @@ fn check_allowed(
     Ok(())
 }
 
-fn edge_keys(ch: &mut Changes, subject: ResourceId, predicate: &str, object: ResourceId) {
-    ch.add(DependencyKey::edges(subject, predicate));
-    ch.add(DependencyKey::subjects(object, predicate));
-    ch.add(DependencyKey::search());
+/// An edge was inserted, deleted or moved: that updates its subject (see
+/// [`ChangeKind::Updated`]).
+fn edge_changed(ch: &mut Changes, subject: ResourceId, predicate: &str, object: ResourceId) {
+    ch.resource(subject, ChangeKind::Updated);
+    ch.add(dependency::edges(subject, predicate));
+    ch.add(dependency::subjects(object, predicate));
+    ch.add(dependency::search());
 }
 
 fn edge_from_row(r: &crate::db::Row) -> Edge {
@@ -142,8 +146,9 @@ impl Store {
         self.write(|c, ch| {
             let id = predicate_id(c, name)?;
             set_predicate_categories(c, id, subject_categories, object_categories)?;
-            ch.add(DependencyKey::predicates());
-            ch.add(DependencyKey::resource(id));
+            ch.resource(id, ChangeKind::Updated);
+            ch.add(dependency::predicates());
+            ch.add(dependency::resource(id));
             Ok(())
         })
     }
@@ -221,8 +226,10 @@ impl Store {
                     &params![subject.0, pred.0, object.0, next, creator.map(|u| u.0), now],
                 )
                 .map_err(|e| crate::resource::map_unique(e, || "edge".to_owned()))?
-                .ok_or_else(|| StoreError::Database("insert returned no id".into()))?;
-            edge_keys(ch, subject, predicate, object);
+                .ok_or_else(|| {
+                    StoreError::Database(DatabaseError::unexpected("insert returned no id"))
+                })?;
+            edge_changed(ch, subject, predicate, object);
             Ok(Edge {
                 id: row.int(0),
                 subject,
@@ -251,7 +258,7 @@ impl Store {
             if n == 0 {
                 return Err(StoreError::EdgeNotFound);
             }
-            edge_keys(ch, subject, predicate, object);
+            edge_changed(ch, subject, predicate, object);
             Ok(())
         })
     }
@@ -287,7 +294,7 @@ impl Store {
                     &params![i as i64 + 1, *edge_id],
                 )?;
             }
-            edge_keys(ch, subject, predicate, object);
+            edge_changed(ch, subject, predicate, object);
             Ok(())
         })
     }

@@ -10,7 +10,8 @@ use argon2::{Algorithm, Argon2, Params, Version as ArgonVersion};
 use chrono::Utc;
 
 use crate::db::{Conn, params};
-use crate::error::{Result, StoreError};
+use crate::dependency;
+use crate::error::{DatabaseError, Result, StoreError};
 use crate::model::*;
 use crate::resource::require_resource;
 use crate::store::Store;
@@ -105,7 +106,7 @@ fn upsert_identity(
             ],
         )
         .map_err(|e| crate::resource::map_unique(e, || format!("{} {key:?}", kind.as_str())))?
-        .ok_or_else(|| StoreError::Database("insert returned no row".into()))?;
+        .ok_or_else(|| StoreError::Database(DatabaseError::unexpected("insert returned no row")))?;
     Ok(identity_from_row(&row))
 }
 
@@ -139,11 +140,11 @@ impl Store {
         let hash = self
             .argon2()?
             .hash_password(password.as_bytes())
-            .map_err(|e| StoreError::Database(format!("hashing failed: {e}")))?
+            .map_err(|e| StoreError::Database(DatabaseError::new("hashing the password", e)))?
             .to_string();
         self.write(|c, ch| {
             let id = upsert_identity(c, resource, IdentityKind::Username, &key, Some(hash))?;
-            ch.add(DependencyKey::identity(resource));
+            ch.add(dependency::identity(resource));
             Ok(id)
         })
     }
@@ -193,7 +194,7 @@ impl Store {
         let key = normalise_key(kind, key)?;
         self.write(|c, ch| {
             let id = upsert_identity(c, resource, kind, &key, None)?;
-            ch.add(DependencyKey::identity(resource));
+            ch.add(dependency::identity(resource));
             Ok(id)
         })
     }
@@ -234,7 +235,7 @@ impl Store {
                 )?
                 .ok_or(StoreError::IdentityNotFound)?;
             c.execute("DELETE FROM identity WHERE id = $1", &params![identity_id])?;
-            ch.add(DependencyKey::identity(ResourceId(r.int(0))));
+            ch.add(dependency::identity(ResourceId(r.int(0))));
             Ok(())
         })
     }

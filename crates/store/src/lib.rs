@@ -22,29 +22,36 @@
 //!   [`Version`] they are based on and a stale one is a [`StoreError::Conflict`].
 //!   Text properties are sanitised on write (ammonia, a fixed whitelist), so
 //!   templates print them without escaping.
-//! - Every committed write emits a [`ChangeEvent`] with the
-//!   [`DependencyKey`]s it affects (`rsc:42`, `cat:article`,
-//!   `edges:42:author`, `search`), after commit and never for a rollback.
+//! - Every committed write emits a [`ChangeEvent`], after commit and never
+//!   for a rollback: the [`DependencyKey`]s it makes stale (the depcache's
+//!   key type, built only by the constructors in [`dependency`]) and which
+//!   resources it inserted, updated or deleted ([`ResourceChange`]).
 //! - Writes queue the resource for the pivot in the same transaction; the
 //!   pivot task ([`Store::spawn_pivot_task`]) indexes batches (FTS5 on SQLite,
 //!   `tsvector` + GIN on PostgreSQL).
-//! - Plain-SQL migrations (`migrations/`) run when a store opens.
+//! - Plain-SQL migrations (`migrations/`) run when a store opens; a module
+//!   brings its own tables as a list of [`Migration`]s for
+//!   [`Store::migrate_module`], applied by the same code.
 //! - Pools: SQLite in WAL mode with one writer and several readers; a
 //!   PostgreSQL pool with a minimum of one connection, an idle timeout, a
 //!   small maximum and an acquire deadline that surfaces as
-//!   [`StoreError::Busy`].
+//!   [`StoreError::Busy`]. A server that is down or refuses us is
+//!   [`StoreError::Unavailable`]; every database failure keeps the driver's
+//!   error as its source.
 //!
 //! **What it deliberately does not do.** No access control (the ACL lives in
-//! the site layer; the store keeps visibility and filters searches by the
+//! the access policy of the template layer; the store keeps visibility and filters searches by the
 //! [`Audience`] it is handed, so pages of results stay full), no caching (that is the
-//! depcache, fed by the change events), no media files (the media crate), no
-//! cross-node event fan-out (LISTEN/NOTIFY belongs to the push/cluster layer),
+//! depcache, fed by the change events), no media files (a media module will keep them), no
+//! cross-node event fan-out (LISTEN/NOTIFY is for a cluster module to add),
+//! no HTTP (the web layer turns a [`StoreError`] into a status, in one place),
 //! and no ORM: SQL is plain, bound, and in one place per operation.
 
 mod backup;
 mod category;
 mod config;
 mod db;
+pub mod dependency;
 mod edge;
 mod error;
 mod identity;
@@ -56,11 +63,12 @@ mod sanitize;
 mod search;
 mod store;
 
-pub use error::{Result, StoreError};
-pub use migrate::schema_version;
+pub use bulwark_depcache::DependencyKey;
+pub use error::{DatabaseError, Result, StoreError};
+pub use migrate::{Migration, schema_version};
 pub use model::{
-    Audience, Category, ChangeEvent, DateField, Deletion, DependencyKey, Edge, Identity,
-    IdentityKind, NewResource, Predicate, Props, PropsChange, Resource, ResourceId, ResourceUpdate,
-    Revision, SearchPage, SearchQuery, SortKey, Version, Visibility,
+    Audience, Category, ChangeEvent, ChangeKind, DateField, Deletion, Edge, Identity, IdentityKind,
+    NewResource, Predicate, Props, PropsChange, Resource, ResourceChange, ResourceId,
+    ResourceUpdate, Revision, SearchPage, SearchQuery, SortKey, Version, Visibility,
 };
 pub use store::{Database, PasswordParams, PoolOptions, PoolStatus, Store, StoreConfig};

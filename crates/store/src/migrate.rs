@@ -1,16 +1,34 @@
-//! Versioned plain-SQL migrations, applied in order when a store opens. Each
-//! runs in the transaction that records it, so a failed migration leaves the
-//! database as it was. Files live in `migrations/{sqlite,postgres,common}`.
+//! Versioned plain-SQL migrations: the store's own (`core`), applied when a
+//! store opens, and those a module brings for its tables
+//! ([`Store::migrate_module`]). Both go through [`apply`]: one implementation.
+//!
+//! Each migration runs in the transaction that records it, so a failed one
+//! leaves the database as it was, and those before it stay applied. A ledger
+//! table remembers what ran: `schema_migrations` for the core (it has to exist
+//! before any migration does), `module_migration` (made by core migration 5)
+//! for modules, keyed by module and version so two modules may both have a
+//! version 1. On PostgreSQL every migration transaction first takes one
+//! advisory lock per schema and then checks the ledger again: several nodes
+//! may start at once, one migrates and the others find the work done.
+//!
+//! The core's files live in `migrations/{sqlite,postgres,common}`.
 
-use crate::db::{Dialect, params};
-use crate::error::{Result, StoreError};
+use crate::db::{Conn, DbFailure, Dialect, params};
+use crate::error::{DatabaseError, Result, StoreError};
+use crate::resource::check_name;
 use crate::store::Store;
 
-struct Migration {
-    version: i64,
-    name: &'static str,
-    sqlite: &'static str,
-    postgres: &'static str,
+/// One step of a schema: SQL for each backend (often the same text), applied
+/// once per database in `version` order. The SQL may hold several statements
+/// but no `BEGIN` or `COMMIT`: the store runs it in a transaction of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Migration {
+    /// Positive and strictly increasing within one list.
+    pub version: i64,
+    /// A short name for messages and the ledger (`sessions`, `media_files`).
+    pub name: &'static str,
+    pub sqlite: &'static str,
+    pub postgres: &'static str,
 }
 
 const MIGRATIONS: &[Migration] = &[
@@ -38,53 +56,196 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/common/0004_deleted.sql"),
         postgres: include_str!("../migrations/common/0004_deleted.sql"),
     },
+    Migration {
+        version: 5,
+        name: "module_migration",
+        sqlite: include_str!("../migrations/common/0005_module_migration.sql"),
+        postgres: include_str!("../migrations/common/0005_module_migration.sql"),
+    },
 ];
 
-pub(crate) fn migrate(store: &Store) -> Result<()> {
-    let applied_any = store.write(|c, _| {
-        if c.dialect() == Dialect::Postgres {
-            // Several nodes may start at once: one migrates, the others wait.
-            c.execute(
-                "SELECT pg_advisory_xact_lock(hashtext(current_schema()))",
-                &[],
+/// Where applied migrations are recorded.
+#[derive(Clone, Copy)]
+enum Ledger<'a> {
+    Core,
+    Module(&'a str),
+}
+
+impl Ledger<'_> {
+    fn name(self) -> String {
+        match self {
+            Ledger::Core => "core".to_owned(),
+            Ledger::Module(m) => m.to_owned(),
+        }
+    }
+
+    fn applied(self, c: &mut dyn Conn) -> Result<Vec<i64>> {
+        let rows = match self {
+            Ledger::Core => c.query("SELECT version FROM schema_migrations", &[])?,
+            Ledger::Module(m) => c.query(
+                "SELECT version FROM module_migration WHERE module = $1",
+                &params![m],
+            )?,
+        };
+        Ok(rows.iter().map(|r| r.int(0)).collect())
+    }
+
+    fn record(self, c: &mut dyn Conn, m: &Migration) -> Result<()> {
+        let now = chrono::Utc::now().timestamp_millis();
+        match self {
+            Ledger::Core => c.execute(
+                "INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, $3)",
+                &params![m.version, m.name, now],
+            )?,
+            Ledger::Module(module) => c.execute(
+                "INSERT INTO module_migration (module, version, name, applied) VALUES ($1, $2, $3, $4)",
+                &params![module, m.version, m.name, now],
+            )?,
+        };
+        Ok(())
+    }
+}
+
+/// Serialise migrations across nodes until the transaction ends.
+fn lock(c: &mut dyn Conn) -> Result<()> {
+    if c.dialect() == Dialect::Postgres {
+        c.execute(
+            "SELECT pg_advisory_xact_lock(hashtext(current_schema()))",
+            &[],
+        )?;
+    }
+    Ok(())
+}
+
+fn check_order(ledger: Ledger<'_>, migrations: &[Migration]) -> Result<()> {
+    let mut previous = 0;
+    for m in migrations {
+        if m.version <= previous {
+            return Err(StoreError::invalid(
+                format!("migrations of {}", ledger.name()),
+                format!(
+                    "version {} ({}) follows version {previous}: versions must be positive and strictly increasing",
+                    m.version, m.name
+                ),
+            ));
+        }
+        previous = m.version;
+    }
+    Ok(())
+}
+
+/// Apply what `ledger` does not list yet, in order, each in its own
+/// transaction.
+fn apply(store: &Store, ledger: Ledger<'_>, migrations: &[Migration]) -> Result<()> {
+    check_order(ledger, migrations)?;
+    let done = store.write(|c, _| {
+        lock(c)?;
+        if let Ledger::Core = ledger {
+            c.execute_batch(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (
+                    version BIGINT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    applied BIGINT NOT NULL
+                )",
             )?;
         }
-        c.execute_batch(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (
-                version BIGINT PRIMARY KEY,
-                name TEXT NOT NULL,
-                applied BIGINT NOT NULL
-            )",
-        )?;
-        let done: Vec<i64> = c
-            .query("SELECT version FROM schema_migrations", &[])?
-            .iter()
-            .map(|r| r.int(0))
-            .collect();
-        let mut applied = false;
-        for m in MIGRATIONS.iter().filter(|m| !done.contains(&m.version)) {
+        ledger.applied(c)
+    })?;
+    let mut applied_any = false;
+    for m in migrations.iter().filter(|m| !done.contains(&m.version)) {
+        let applied = store.write(|c, _| {
+            lock(c)?;
+            // Another node may have got here first.
+            if ledger.applied(c)?.contains(&m.version) {
+                return Ok(false);
+            }
             let sql = match c.dialect() {
                 Dialect::Sqlite => m.sqlite,
                 Dialect::Postgres => m.postgres,
             };
-            c.execute_batch(sql).map_err(|e| {
-                StoreError::Migration(format!("{:04}_{}: {}", m.version, m.name, e.message))
+            c.execute_batch(sql).map_err(|e| match e.failure {
+                DbFailure::Unreachable => StoreError::from(e),
+                _ => StoreError::Migration {
+                    module: ledger.name(),
+                    version: m.version,
+                    name: m.name,
+                    source: DatabaseError::driver(e.source),
+                },
             })?;
-            c.execute(
-                "INSERT INTO schema_migrations (version, name, applied) VALUES ($1, $2, $3)",
-                &params![m.version, m.name, chrono::Utc::now().timestamp_millis()],
-            )?;
-            applied = true;
+            ledger.record(c, m)?;
+            Ok(true)
+        })?;
+        if applied {
+            tracing::info!(module = %ledger.name(), "applied migration {:04}_{}", m.version, m.name);
         }
-        Ok(applied)
-    })?;
+        applied_any |= applied;
+    }
     if applied_any {
+        // A migration may have added categories (the seed does).
         store.renumber_categories()?;
     }
     Ok(())
 }
 
+pub(crate) fn migrate(store: &Store) -> Result<()> {
+    apply(store, Ledger::Core, MIGRATIONS)
+}
+
+impl Store {
+    /// Bring a module's tables up to date: apply those of `migrations` that
+    /// this database has not seen for `module`, in version order, each in the
+    /// transaction that records it. Applying the same list again does nothing;
+    /// several nodes may call this at once. A list whose versions are not
+    /// positive and strictly increasing is refused before anything runs; a
+    /// migration that fails is [`StoreError::Migration`] and leaves nothing
+    /// behind (those before it stay applied).
+    ///
+    /// `module` is a lowercase identifier (`auth`, `media`); versions count per
+    /// module. Prefix a module's tables with its name: modules share the schema.
+    pub fn migrate_module(&self, module: &str, migrations: &[Migration]) -> Result<()> {
+        check_name("module", module)?;
+        apply(self, Ledger::Module(module), migrations)
+    }
+}
+
 /// The newest schema version this build knows.
 pub fn schema_version() -> i64 {
     MIGRATIONS.last().map(|m| m.version).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(version: i64) -> Migration {
+        Migration {
+            version,
+            name: "step",
+            sqlite: "",
+            postgres: "",
+        }
+    }
+
+    #[test]
+    fn core_migrations_are_in_order() {
+        check_order(Ledger::Core, MIGRATIONS).unwrap();
+    }
+
+    #[test]
+    fn versions_must_be_positive_and_strictly_increasing() {
+        let m = Ledger::Module("demo");
+        check_order(m, &[step(1), step(2), step(10)]).unwrap();
+        check_order(m, &[]).unwrap();
+        for bad in [
+            vec![step(2), step(1)],
+            vec![step(1), step(1)],
+            vec![step(0)],
+            vec![step(-3)],
+        ] {
+            assert!(
+                matches!(check_order(m, &bad), Err(StoreError::InvalidInput { .. })),
+                "{bad:?}"
+            );
+        }
+    }
 }

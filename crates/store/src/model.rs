@@ -1,5 +1,6 @@
 //! The public data types of the store.
 
+use bulwark_depcache::DependencyKey;
 use chrono::{DateTime, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -323,63 +324,35 @@ impl IdentityKind {
     }
 }
 
-/// A cache dependency key such as `rsc:42`, `cat:article`, `edges:42:author`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct DependencyKey(String);
-
-impl DependencyKey {
-    pub fn resource(id: ResourceId) -> Self {
-        DependencyKey(format!("rsc:{id}"))
-    }
-    pub fn resource_name(name: &str) -> Self {
-        DependencyKey(format!("name:{name}"))
-    }
-    pub fn category(name: &str) -> Self {
-        DependencyKey(format!("cat:{name}"))
-    }
-    /// Objects of `subject` by `predicate`.
-    pub fn edges(subject: ResourceId, predicate: &str) -> Self {
-        DependencyKey(format!("edges:{subject}:{predicate}"))
-    }
-    /// Subjects of `object` by `predicate`.
-    pub fn subjects(object: ResourceId, predicate: &str) -> Self {
-        DependencyKey(format!("subjects:{object}:{predicate}"))
-    }
-    /// Any search result may have changed.
-    pub fn search() -> Self {
-        DependencyKey("search".to_owned())
-    }
-    pub fn category_tree() -> Self {
-        DependencyKey("category_tree".to_owned())
-    }
-    pub fn predicates() -> Self {
-        DependencyKey("predicates".to_owned())
-    }
-    pub fn config(key: &str) -> Self {
-        DependencyKey(format!("config:{key}"))
-    }
-    pub fn identity(resource: ResourceId) -> Self {
-        DependencyKey(format!("identity:{resource}"))
-    }
-    pub fn revisions(resource: ResourceId) -> Self {
-        DependencyKey(format!("revisions:{resource}"))
-    }
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for DependencyKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
 /// Emitted after a write committed: the dependency keys whose cached values
-/// may now be stale. Never emitted for a write that rolled back.
+/// may now be stale, and what happened to which resources (for push messages
+/// and observers). Never emitted for a write that rolled back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeEvent {
+    /// Built by [`crate::dependency`]; sorted, each once.
     pub keys: Vec<DependencyKey>,
+    /// Sorted by id, each resource once. Writes that change no resource
+    /// (config, identities, the category tree, the pivot) leave it empty.
+    pub resources: Vec<ResourceChange>,
+}
+
+/// What a committed write did to one resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ResourceChange {
+    pub id: ResourceId,
+    pub kind: ChangeKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ChangeKind {
+    Inserted,
+    /// Its row changed, or its outgoing edges did: inserting, deleting or
+    /// moving an edge updates its *subject* (a page about the subject lists
+    /// them), and so does deleting the edge's object, which takes the edge
+    /// along. The object is not updated: whoever lists its subjects depends
+    /// on the `subjects:` key, which the change names.
+    Updated,
+    Deleted,
 }
 
 /// Which date a search filters or sorts on.

@@ -17,6 +17,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::Value;
 
 use crate::db::{Conn, Dialect, params};
+use crate::dependency;
 use crate::error::Result;
 use crate::model::*;
 use crate::resource::{category_lineage, load};
@@ -154,11 +155,11 @@ impl Store {
             // whole lineage of every category that was indexed.
             for category in categories {
                 for name in category_lineage(c, category)? {
-                    ch.add(DependencyKey::category(&name));
+                    ch.add(dependency::category(&name));
                 }
             }
             if !ids.is_empty() {
-                ch.add(DependencyKey::search());
+                ch.add(dependency::search());
             }
             Ok(ids.len())
         })

@@ -4,7 +4,8 @@ use chrono::Utc;
 use serde_json::Value;
 
 use crate::db::{Conn, DbError, DbFailure, Dialect, Row, params};
-use crate::error::{Result, StoreError};
+use crate::dependency;
+use crate::error::{DatabaseError, Result, StoreError};
 use crate::model::*;
 use crate::sanitize::sanitize_props;
 use crate::store::{Changes, Store};
@@ -18,7 +19,7 @@ pub(crate) const RSC_COLUMNS: &str = "r.id, r.name, r.category_id, c.name, r.is_
 
 pub(crate) fn resource_from_row(row: &Row) -> Result<Resource> {
     let props: Value = serde_json::from_str(&row.text(14))
-        .map_err(|e| StoreError::Database(format!("stored props are not JSON: {e}")))?;
+        .map_err(|e| StoreError::Database(DatabaseError::new("stored props are not JSON", e)))?;
     Ok(Resource {
         id: ResourceId(row.int(0)),
         name: row.opt_text(1),
@@ -62,7 +63,7 @@ pub(crate) fn map_unique(e: DbError, what: impl FnOnce() -> String) -> StoreErro
     match e.failure {
         DbFailure::Unique => StoreError::Duplicate(what()),
         DbFailure::ForeignKey => StoreError::InUse(what()),
-        DbFailure::Other => e.into(),
+        DbFailure::Unreachable | DbFailure::Other => e.into(),
     }
 }
 
@@ -185,14 +186,14 @@ pub(crate) fn queue_pivot(
 }
 
 fn resource_keys(c: &mut dyn Conn, r: &Resource, ch: &mut Changes) -> Result<()> {
-    ch.add(DependencyKey::resource(r.id));
+    ch.add(dependency::resource(r.id));
     if let Some(n) = &r.name {
-        ch.add(DependencyKey::resource_name(n));
+        ch.add(dependency::resource_name(n));
     }
     for cat in category_lineage(c, r.category)? {
-        ch.add(DependencyKey::category(&cat));
+        ch.add(dependency::category(&cat));
     }
-    ch.add(DependencyKey::search());
+    ch.add(dependency::search());
     Ok(())
 }
 
@@ -263,7 +264,7 @@ pub(crate) fn insert_resource(
                 format!("resource name {:?}", name.as_deref().unwrap_or(""))
             })
         })?
-        .ok_or_else(|| StoreError::Database("insert returned no id".into()))?;
+        .ok_or_else(|| StoreError::Database(DatabaseError::unexpected("insert returned no id")))?;
     let id = ResourceId(row.int(0));
     if category == "category" {
         c.execute(
@@ -273,17 +274,18 @@ pub(crate) fn insert_resource(
         crate::category::renumber(c, ch)?;
     }
     if category == "predicate" {
-        ch.add(DependencyKey::predicates());
+        ch.add(dependency::predicates());
     }
     queue_pivot(c, id, now, ch)?;
-    ch.add(DependencyKey::resource(id));
+    ch.resource(id, ChangeKind::Inserted);
+    ch.add(dependency::resource(id));
     if let Some(n) = &name {
-        ch.add(DependencyKey::resource_name(n));
+        ch.add(dependency::resource_name(n));
     }
     for l in &lineage {
-        ch.add(DependencyKey::category(l));
+        ch.add(dependency::category(l));
     }
-    ch.add(DependencyKey::search());
+    ch.add(dependency::search());
     Ok(id)
 }
 
@@ -345,8 +347,8 @@ fn apply_update(c: &mut dyn Conn, u: ResourceUpdate, ch: &mut Changes) -> Result
         require_resource(c, m, "modifier")?;
     }
     let now = Utc::now().timestamp_millis();
-    let snapshot =
-        serde_json::to_string(&current).map_err(|e| StoreError::Database(e.to_string()))?;
+    let snapshot = serde_json::to_string(&current)
+        .map_err(|e| StoreError::Database(DatabaseError::new("writing a revision snapshot", e)))?;
     c.execute(
         "INSERT INTO revision (rsc_id, version, snapshot, modifier_id, created) VALUES ($1, $2, $3, $4, $5)",
         &params![
@@ -391,15 +393,16 @@ fn apply_update(c: &mut dyn Conn, u: ResourceUpdate, ch: &mut Changes) -> Result
         });
     }
     queue_pivot(c, u.id, now, ch)?;
+    ch.resource(u.id, ChangeKind::Updated);
     resource_keys(c, &current, ch)?;
     let updated = load(c, u.id)?.ok_or_else(|| StoreError::ResourceNotFound(u.id.to_string()))?;
     resource_keys(c, &updated, ch)?;
-    ch.add(DependencyKey::revisions(u.id));
+    ch.add(dependency::revisions(u.id));
     if is_category {
-        ch.add(DependencyKey::category_tree());
+        ch.add(dependency::category_tree());
     }
     if current.category_name == "predicate" {
-        ch.add(DependencyKey::predicates());
+        ch.add(dependency::predicates());
     }
     Ok(updated)
 }
@@ -518,7 +521,7 @@ impl Store {
                         current.name.as_deref().unwrap_or("")
                     )));
                 }
-                ch.add(DependencyKey::category_tree());
+                ch.add(dependency::category_tree());
             }
             for e in c.query(
                 "SELECT e.subject_id, e.object_id, p.name FROM edge e JOIN rsc p ON p.id = e.predicate_id \
@@ -526,14 +529,17 @@ impl Store {
                 &params![id.0],
             )? {
                 let pred = e.opt_text(2).unwrap_or_default();
-                ch.add(DependencyKey::edges(ResourceId(e.int(0)), &pred));
-                ch.add(DependencyKey::subjects(ResourceId(e.int(1)), &pred));
+                // Its edges go with it: their subjects lose an edge.
+                ch.resource(ResourceId(e.int(0)), ChangeKind::Updated);
+                ch.add(dependency::edges(ResourceId(e.int(0)), &pred));
+                ch.add(dependency::subjects(ResourceId(e.int(1)), &pred));
             }
             if c.query_one("SELECT 1 FROM identity WHERE rsc_id = $1", &params![id.0])?
                 .is_some()
             {
-                ch.add(DependencyKey::identity(id));
+                ch.add(dependency::identity(id));
             }
+            ch.resource(id, ChangeKind::Deleted);
             resource_keys(c, &current, ch)?;
             if c.dialect() == Dialect::Sqlite {
                 c.execute("DELETE FROM rsc_fts WHERE rowid = $1", &params![id.0])?;
@@ -553,7 +559,7 @@ impl Store {
                 ],
             )?;
             if current.category_name == "predicate" {
-                ch.add(DependencyKey::predicates());
+                ch.add(dependency::predicates());
             }
             if is_category {
                 crate::category::renumber(c, ch)?;
@@ -629,7 +635,7 @@ impl Store {
 
 fn revision_from_row(r: &Row) -> Result<Revision> {
     let snapshot: Resource = serde_json::from_str(&r.text(5))
-        .map_err(|e| StoreError::Database(format!("revision snapshot: {e}")))?;
+        .map_err(|e| StoreError::Database(DatabaseError::new("reading a revision snapshot", e)))?;
     Ok(Revision {
         id: r.int(0),
         resource: ResourceId(r.int(1)),

@@ -7,19 +7,20 @@
 //! A call made on a runtime worker by mistake still works: waits go through
 //! `block_in_place`, which hands the worker's other tasks to another thread.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use bulwark_depcache::DependencyKey;
 use parking_lot::Mutex;
 use tokio::runtime::Handle;
 use tokio::sync::{Notify, broadcast};
 
-use crate::db::{Conn, DbError, PgConn, SqliteConn, pg_error};
-use crate::error::{Result, StoreError};
-use crate::model::{ChangeEvent, DependencyKey};
+use crate::db::{Conn, DbError, DbFailure, PgConn, SqliteConn, pg_error};
+use crate::error::{DatabaseError, Result, StoreError};
+use crate::model::{ChangeEvent, ChangeKind, ResourceChange, ResourceId};
 
 /// Where the data lives.
 #[derive(Debug, Clone)]
@@ -117,21 +118,56 @@ pub struct PoolStatus {
     pub idle: usize,
 }
 
-/// The dependency keys a write touches, collected while it runs and emitted
-/// once it committed.
+/// What a write touches, collected while it runs and emitted once it
+/// committed: the dependency keys it makes stale and what happened to which
+/// resources.
 #[derive(Default)]
 pub(crate) struct Changes {
-    pub keys: BTreeSet<DependencyKey>,
+    keys: BTreeSet<DependencyKey>,
+    resources: BTreeMap<ResourceId, ChangeKind>,
     pub pivot_queued: bool,
     /// Category name -> (id, names of it and its ancestors), looked up once
     /// per transaction: a bulk import would otherwise ask for every row.
     /// Cleared whenever the tree is renumbered.
-    pub category_memo: std::collections::HashMap<String, (crate::model::ResourceId, Vec<String>)>,
+    pub category_memo: std::collections::HashMap<String, (ResourceId, Vec<String>)>,
 }
 
 impl Changes {
     pub fn add(&mut self, key: DependencyKey) {
         self.keys.insert(key);
+    }
+
+    /// Note what happened to a resource. Several things happening to one
+    /// resource in one transaction add up to what the world outside sees:
+    /// inserted then updated is inserted, updated then deleted is deleted, and
+    /// inserted then deleted is nothing at all.
+    pub fn resource(&mut self, id: ResourceId, kind: ChangeKind) {
+        use ChangeKind::*;
+        let merged = match (self.resources.get(&id), kind) {
+            (None, kind) => Some(kind),
+            (Some(Inserted), Deleted) => None,
+            (Some(Deleted), _) | (_, Deleted) => Some(Deleted),
+            (Some(Inserted), _) | (_, Inserted) => Some(Inserted),
+            (Some(Updated), Updated) => Some(Updated),
+        };
+        match merged {
+            Some(kind) => self.resources.insert(id, kind),
+            None => self.resources.remove(&id),
+        };
+    }
+
+    fn into_event(self) -> Option<ChangeEvent> {
+        if self.keys.is_empty() && self.resources.is_empty() {
+            return None;
+        }
+        Some(ChangeEvent {
+            keys: self.keys.into_iter().collect(),
+            resources: self
+                .resources
+                .into_iter()
+                .map(|(id, kind)| ResourceChange { id, kind })
+                .collect(),
+        })
     }
 }
 
@@ -184,8 +220,9 @@ fn valid_schema_name(s: &str) -> bool {
 }
 
 fn open_sqlite_conn(path: &Path, fsync: bool, reader: bool) -> Result<rusqlite::Connection> {
-    let conn = rusqlite::Connection::open(path)
-        .map_err(|e| StoreError::Database(format!("opening {}: {e}", path.display())))?;
+    let failed =
+        |e| StoreError::Database(DatabaseError::new(format!("opening {}", path.display()), e));
+    let conn = rusqlite::Connection::open(path).map_err(failed)?;
     let sync = if fsync { "FULL" } else { "NORMAL" };
     conn.execute_batch(&format!(
         "PRAGMA journal_mode = WAL;
@@ -194,13 +231,38 @@ fn open_sqlite_conn(path: &Path, fsync: bool, reader: bool) -> Result<rusqlite::
          PRAGMA busy_timeout = 5000;
          PRAGMA cache_size = -16000;"
     ))
-    .map_err(|e| StoreError::Database(e.to_string()))?;
+    .map_err(failed)?;
     if reader {
         conn.execute_batch("PRAGMA query_only = ON;")
-            .map_err(|e| StoreError::Database(e.to_string()))?;
+            .map_err(failed)?;
     }
     conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
+}
+
+/// Where a PostgreSQL database is, for messages: never the password.
+fn pg_location(options: &sqlx::postgres::PgConnectOptions) -> String {
+    let place = match options.get_socket() {
+        Some(socket) => socket.display().to_string(),
+        None => format!("{}:{}", options.get_host(), options.get_port()),
+    };
+    let database = options.get_database().unwrap_or(options.get_username());
+    format!(
+        "PostgreSQL at {place}, database {database:?}, user {:?}",
+        options.get_username()
+    )
+}
+
+/// Connecting at open failed. A pool that gave up waiting here is not busy:
+/// nobody answered (it retries a refused connection until its deadline).
+fn connect_error(location: &str, e: sqlx::Error) -> StoreError {
+    let context = format!("connecting to {location}");
+    match e {
+        sqlx::Error::PoolTimedOut => StoreError::Unavailable {
+            source: DatabaseError::new(context, e),
+        },
+        e => pg_error(e).during(context),
+    }
 }
 
 impl Store {
@@ -227,7 +289,7 @@ impl Store {
                     }))
                 })
                 .await
-                .map_err(|e| StoreError::Database(e.to_string()))??
+                .map_err(StoreError::task_failed)??
             }
             Database::Postgres { url, schema } => {
                 let schema = schema.clone().unwrap_or_else(|| "public".to_owned());
@@ -240,18 +302,19 @@ impl Store {
                 let base: sqlx::postgres::PgConnectOptions = url
                     .parse()
                     .map_err(|e| StoreError::invalid("url", format!("{e}")))?;
+                let location = pg_location(&base);
                 {
                     use sqlx::Connection;
-                    let mut c = sqlx::PgConnection::connect_with(&base).await.map_err(|e| {
-                        StoreError::Database(format!("cannot connect to PostgreSQL at {url}: {e}"))
-                    })?;
+                    let mut c = sqlx::PgConnection::connect_with(&base)
+                        .await
+                        .map_err(|e| connect_error(&location, e))?;
                     // The name is checked above; identifiers cannot be bound.
                     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
                         "CREATE SCHEMA IF NOT EXISTS \"{schema}\""
                     )))
                     .execute(&mut c)
                     .await
-                    .map_err(|e| StoreError::Database(pg_error(e).message))?;
+                    .map_err(|e| pg_error(e).during(format!("creating schema {schema:?}")))?;
                     let _ = c.close().await;
                 }
                 let opts = base.options([("search_path", schema.as_str())]);
@@ -263,9 +326,7 @@ impl Store {
                     .acquire_timeout(p.acquire_timeout)
                     .connect_with(opts)
                     .await
-                    .map_err(|e| {
-                        StoreError::Database(format!("cannot connect to PostgreSQL at {url}: {e}"))
-                    })?;
+                    .map_err(|e| connect_error(&location, e))?;
                 Backend::Postgres(PgBackend {
                     pool,
                     handle: handle.clone(),
@@ -286,7 +347,7 @@ impl Store {
         let s = store.clone();
         tokio::task::spawn_blocking(move || crate::migrate::migrate(&s))
             .await
-            .map_err(|e| StoreError::Migration(e.to_string()))??;
+            .map_err(StoreError::task_failed)??;
         Ok(store)
     }
 
@@ -300,7 +361,7 @@ impl Store {
         let store = self.clone();
         tokio::task::spawn_blocking(move || f(&store))
             .await
-            .map_err(|e| StoreError::Database(format!("store task failed: {e}")))?
+            .map_err(StoreError::task_failed)?
     }
 
     /// Change events of committed writes. A receiver that falls more than
@@ -417,11 +478,9 @@ impl Store {
         if changes.pivot_queued {
             self.inner.pivot_wakeup.notify_one();
         }
-        if !changes.keys.is_empty() {
+        if let Some(event) = changes.into_event() {
             // No receivers is fine: nobody caches anything yet.
-            let _ = self.inner.events.send(ChangeEvent {
-                keys: changes.keys.into_iter().collect(),
-            });
+            let _ = self.inner.events.send(event);
         }
     }
 
@@ -446,7 +505,7 @@ impl Store {
     ) -> Result<T> {
         let b = self
             .sqlite_backend()
-            .ok_or_else(|| StoreError::Database("not a SQLite store".into()))?;
+            .ok_or_else(|| StoreError::Database(DatabaseError::unexpected("not a SQLite store")))?;
         let c = b.readers[0]
             .try_lock_for(self.acquire_timeout())
             .ok_or(StoreError::Busy)?;
@@ -457,7 +516,7 @@ impl Store {
 fn acquire_error(e: sqlx::Error) -> StoreError {
     match e {
         sqlx::Error::PoolTimedOut => StoreError::Busy,
-        other => StoreError::Database(pg_error(other).message),
+        other => pg_error(other).into(),
     }
 }
 
@@ -500,9 +559,42 @@ fn transaction<T>(
 
 fn commit_error(e: DbError) -> StoreError {
     match e.failure {
-        crate::db::DbFailure::ForeignKey => {
-            StoreError::InUse(format!("a referenced resource ({})", e.message))
-        }
+        DbFailure::ForeignKey => StoreError::InUse(format!("a referenced resource ({})", e.source)),
         _ => e.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(changes: Changes) -> Vec<ResourceChange> {
+        changes
+            .into_event()
+            .map(|e| e.resources)
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn changes_to_one_resource_add_up_to_what_the_world_outside_sees() {
+        use ChangeKind::*;
+        let one = ResourceId(1);
+        for (steps, seen) in [
+            (vec![Inserted, Updated], Some(Inserted)),
+            (vec![Updated, Updated], Some(Updated)),
+            (vec![Updated, Deleted], Some(Deleted)),
+            (vec![Deleted, Updated], Some(Deleted)),
+            (vec![Inserted, Updated, Deleted], None),
+        ] {
+            let mut changes = Changes::default();
+            for &step in &steps {
+                changes.resource(one, step);
+            }
+            let want: Vec<_> = seen
+                .map(|kind| ResourceChange { id: one, kind })
+                .into_iter()
+                .collect();
+            assert_eq!(kinds(changes), want, "{steps:?}");
+        }
     }
 }

@@ -93,7 +93,7 @@ async fn sqlite_backup_while_writing_restores_consistently() {
         .unwrap();
     // Restoring over an existing database is refused.
     let err = Store::restore(&dest, db.config.clone()).await.unwrap_err();
-    assert!(matches!(err, StoreError::Backup(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Backup { .. }), "{err:?}");
     let mut target = db.config.clone();
     target.database = Database::Sqlite {
         path: dir.path().join("restored.db"),
@@ -108,7 +108,7 @@ async fn sqlite_backup_while_writing_restores_consistently() {
         .await
         .unwrap()
         .unwrap_err();
-    assert!(matches!(err, StoreError::Backup(_)));
+    assert!(matches!(err, StoreError::Backup { .. }));
 }
 
 async fn pg_admin(sql: String) {
@@ -143,7 +143,7 @@ async fn postgres_backup_while_writing_restores_consistently() {
 
     // Restoring over the live schema is refused.
     let err = Store::restore(&dest, db.config.clone()).await.unwrap_err();
-    assert!(matches!(err, StoreError::Backup(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Backup { .. }), "{err:?}");
 
     // Restore into a new, empty database.
     let dbname = format!("bulwark_restore_{}", common::unique_suffix());

@@ -22,6 +22,7 @@ on_both_backends!(
     search_filters_combine_and_page,
     config_values_round_trip,
     change_events_name_dependency_keys_after_commit,
+    change_events_say_what_happened_to_which_resources,
     failed_writes_emit_no_events_and_leave_nothing_behind,
     reopening_runs_no_migration_twice,
     deleting_resources_cascades_and_refuses_categories_in_use,
@@ -776,59 +777,136 @@ fn config_values_round_trip(s: &Store) {
     ));
 }
 
-fn keys(ev: &ChangeEvent) -> Vec<String> {
-    ev.keys.iter().map(|k| k.to_string()).collect()
-}
-
 fn change_events_name_dependency_keys_after_commit(s: &Store) {
     let mut rx = s.subscribe();
     let id = s.create_resource(article("x").named("evented")).unwrap();
-    let ev = rx.try_recv().expect("event after create");
-    let k = keys(&ev);
+    let k = rx.try_recv().expect("event after create").keys;
     for want in [
-        format!("rsc:{id}"),
-        "name:evented".into(),
-        "cat:article".into(),
-        "cat:text".into(),
-        "search".into(),
+        dependency::resource(id),
+        dependency::resource_name("evented"),
+        dependency::category("article"),
+        dependency::category("text"),
+        dependency::search(),
     ] {
         assert!(k.contains(&want), "{want} missing in {k:?}");
     }
-    assert!(!k.contains(&"cat:person".to_owned()));
+    assert!(!k.contains(&dependency::category("person")));
 
     let person = s
         .create_resource(NewResource::new("person", Props::new()))
         .unwrap();
     let _ = rx.try_recv().unwrap();
     s.insert_edge(id, "author", person, None).unwrap();
-    let k = keys(&rx.try_recv().unwrap());
-    assert!(k.contains(&format!("edges:{id}:author")), "{k:?}");
-    assert!(k.contains(&format!("subjects:{person}:author")), "{k:?}");
+    let k = rx.try_recv().unwrap().keys;
+    assert!(k.contains(&dependency::edges(id, "author")), "{k:?}");
+    assert!(k.contains(&dependency::subjects(person, "author")), "{k:?}");
 
     // Moving a resource to another category touches both lineages.
     let r = s.resource(id).unwrap().unwrap();
     let mut up = ResourceUpdate::new(id, r.version);
     up.category = Some("event".into());
     s.update_resource(up).unwrap();
-    let k = keys(&rx.try_recv().unwrap());
+    let k = rx.try_recv().unwrap().keys;
     assert!(
-        k.contains(&"cat:article".to_owned()) && k.contains(&"cat:event".to_owned()),
+        k.contains(&dependency::category("article")) && k.contains(&dependency::category("event")),
         "{k:?}"
     );
-    assert!(k.contains(&format!("revisions:{id}")));
+    assert!(k.contains(&dependency::revisions(id)));
 
     s.pivot_all(100).unwrap();
-    let k = keys(&rx.try_recv().unwrap());
-    assert!(k.contains(&"search".to_owned()));
-    assert!(k.contains(&"cat:event".to_owned()), "{k:?}");
+    let k = rx.try_recv().unwrap().keys;
+    assert!(k.contains(&dependency::search()));
+    assert!(k.contains(&dependency::category("event")), "{k:?}");
 
     s.set_config_value("a.b", "c").unwrap();
-    assert_eq!(keys(&rx.try_recv().unwrap()), vec!["config:a.b"]);
+    assert_eq!(rx.try_recv().unwrap().keys, vec![dependency::config("a.b")]);
 
     s.delete_resource(person, None).unwrap();
-    let k = keys(&rx.try_recv().unwrap());
-    assert!(k.contains(&format!("rsc:{person}")));
-    assert!(k.contains(&format!("edges:{id}:author")), "{k:?}");
+    let k = rx.try_recv().unwrap().keys;
+    assert!(k.contains(&dependency::resource(person)));
+    assert!(k.contains(&dependency::edges(id, "author")), "{k:?}");
+    assert!(rx.try_recv().is_err());
+}
+
+fn change_events_say_what_happened_to_which_resources(s: &Store) {
+    let changed = |id, kind| vec![ResourceChange { id, kind }];
+    let mut rx = s.subscribe();
+
+    let id = s.create_resource(article("news")).unwrap();
+    assert_eq!(
+        rx.try_recv().unwrap().resources,
+        changed(id, ChangeKind::Inserted)
+    );
+
+    let r = s.resource(id).unwrap().unwrap();
+    s.update_resource(ResourceUpdate::new(id, r.version).merge(Props::new().with("title", "new")))
+        .unwrap();
+    assert_eq!(
+        rx.try_recv().unwrap().resources,
+        changed(id, ChangeKind::Updated)
+    );
+
+    // An edge belongs to its subject: inserting, moving or deleting one
+    // updates the subject, not the object.
+    let person = s
+        .create_resource(NewResource::new("person", Props::new()))
+        .unwrap();
+    let _ = rx.try_recv().unwrap();
+    s.insert_edge(id, "author", person, None).unwrap();
+    assert_eq!(
+        rx.try_recv().unwrap().resources,
+        changed(id, ChangeKind::Updated)
+    );
+    s.move_edge(id, "author", person, 0).unwrap();
+    assert_eq!(
+        rx.try_recv().unwrap().resources,
+        changed(id, ChangeKind::Updated)
+    );
+
+    // Deleting the object takes the edge along: the subject lost it.
+    s.delete_resource(person, None).unwrap();
+    assert_eq!(
+        rx.try_recv().unwrap().resources,
+        vec![
+            ResourceChange {
+                id,
+                kind: ChangeKind::Updated
+            },
+            ResourceChange {
+                id: person,
+                kind: ChangeKind::Deleted
+            },
+        ]
+    );
+
+    // Settings are no resource: keys only.
+    s.set_config_value("site.title", "x").unwrap();
+    assert_eq!(rx.try_recv().unwrap().resources, vec![]);
+
+    let stale = s.resource(id).unwrap().unwrap().version.0 - 1;
+    assert!(matches!(
+        s.update_resource(ResourceUpdate::new(id, Version(stale))),
+        Err(StoreError::Conflict { .. })
+    ));
+    assert!(matches!(
+        s.delete_resource(id, Some(Version(stale))),
+        Err(StoreError::Conflict { .. })
+    ));
+    // The first insert had noted its change when the second one failed.
+    assert!(
+        s.create_resources(vec![
+            article("rolled back"),
+            NewResource::new("no_such_category", Props::new()),
+        ])
+        .is_err()
+    );
+    assert!(rx.try_recv().is_err(), "event for a rolled-back write");
+
+    s.delete_resource(id, None).unwrap();
+    assert_eq!(
+        rx.try_recv().unwrap().resources,
+        changed(id, ChangeKind::Deleted)
+    );
     assert!(rx.try_recv().is_err());
 }
 
@@ -866,7 +944,7 @@ fn reopening_runs_no_migration_twice(s: &Store) {
         reopened.categories().unwrap().len(),
         s.categories().unwrap().len()
     );
-    assert_eq!(schema_version(), 4);
+    assert_eq!(schema_version(), 5);
     reopened.analyze().unwrap();
 }
 

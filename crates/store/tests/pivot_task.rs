@@ -39,7 +39,7 @@ async fn background_pivot_task_indexes_new_writes(db: common::TestDb) {
     // The pivot commit announced itself to caches.
     let mut saw_search = false;
     while let Ok(ev) = events.try_recv() {
-        saw_search |= ev.keys.contains(&DependencyKey::search());
+        saw_search |= ev.keys.contains(&dependency::search());
     }
     assert!(saw_search);
     assert_eq!(store.run(|s| s.pivot_pending()).await.unwrap(), 0);

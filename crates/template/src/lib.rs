@@ -13,8 +13,7 @@
 //! A fuel limit stops runaway templates (`{% for i in range(10**9) %}`) with an
 //! error instead of occupying a worker forever.
 //!
-//! Deliberately not here: where renders run (the `http` crate decides) and data
-//! models (a later layer adds the `m` object).
+//! Deliberately not here: where renders run (the `web` crate decides).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -23,7 +22,7 @@
 //! std::fs::create_dir_all(site_dir.join("templates")).unwrap();
 //! std::fs::write(site_dir.join("site.toml"), "hostname = \"s.test\"").unwrap();
 //! std::fs::write(site_dir.join("templates/hi.tpl"), "Hi {{ who }}!").unwrap();
-//! let site = Arc::new(bulwark_site::Site::load(&site_dir, false).unwrap());
+//! let site = Arc::new(bulwark_site::Site::load(&site_dir, false, &[]).unwrap());
 //! let templates = bulwark_template::SiteTemplates::new(site, Default::default());
 //! let html = templates
 //!     .render("hi.tpl", minijinja::context! { who => "<b>you</b>" })
@@ -45,6 +44,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use bulwark_site::{Site, embedded_file};
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{AutoEscape, Environment, ErrorKind, TemplateSource, Value};
+
+/// Adds functions, filters or globals to a site's template environment (a module's
+/// contribution; see [`SiteTemplates::with_extensions`]).
+pub type TemplateExtension = Arc<dyn Fn(&mut Environment<'static>) + Send + Sync>;
 
 /// Options for a site's template environment.
 #[derive(Debug, Clone)]
@@ -134,6 +137,17 @@ pub struct SiteTemplates {
 
 impl SiteTemplates {
     pub fn new(site: Arc<Site>, options: TemplateOptions) -> SiteTemplates {
+        SiteTemplates::with_extensions(site, options, &[])
+    }
+
+    /// A site's templates with functions, filters and globals that modules add
+    /// (each extension runs once on the environment, after the built-in ones, so
+    /// a module may replace a built-in function).
+    pub fn with_extensions(
+        site: Arc<Site>,
+        options: TemplateOptions,
+        extensions: &[TemplateExtension],
+    ) -> SiteTemplates {
         let mut env = Environment::new();
         env.set_auto_escape_callback(auto_escape_for);
         env.set_fuel(Some(options.fuel));
@@ -175,6 +189,9 @@ impl SiteTemplates {
             )
         });
         env.add_function("cache", cache_block);
+        for extend in extensions {
+            extend(&mut env);
+        }
         SiteTemplates {
             env,
             site,
@@ -497,7 +514,13 @@ mod tests {
         for (name, text) in files {
             std::fs::write(site_dir.join("templates").join(name), text).unwrap();
         }
-        let site = Arc::new(Site::load(&site_dir, false).unwrap());
+        // The core module's real templates, as the binary ships them.
+        static CORE_TEMPLATES: include_dir::Dir<'static> =
+            include_dir::include_dir!("$CARGO_MANIFEST_DIR/../../modules/core/templates");
+        let core =
+            bulwark_site::ModuleManifest::new("core", 1000, &[], Some(&CORE_TEMPLATES), None, "")
+                .unwrap();
+        let site = Arc::new(Site::load(&site_dir, false, &[Arc::new(core)]).unwrap());
         (dir, SiteTemplates::new(site, TemplateOptions::default()))
     }
 

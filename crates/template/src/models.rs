@@ -374,7 +374,10 @@ impl RenderScope {
                     // The database being away or busy spoils the whole render; a
                     // question the store refuses (a malformed config key) is just
                     // an absent value.
-                    if matches!(e, StoreError::Busy | StoreError::Database(_)) {
+                    if matches!(
+                        e,
+                        StoreError::Busy | StoreError::Unavailable { .. } | StoreError::Database(_)
+                    ) {
                         self.failure
                             .lock()
                             .expect("failure")

@@ -20,7 +20,7 @@ pub async fn site_with_template(name: &str, text: &str) -> TestSite {
     std::fs::create_dir_all(site_dir.join("templates")).unwrap();
     std::fs::write(site_dir.join("site.toml"), "hostname = \"s.test\"").unwrap();
     std::fs::write(site_dir.join("templates").join(name), text).unwrap();
-    let site = Arc::new(Site::load(&site_dir, false).unwrap());
+    let site = Arc::new(Site::load(&site_dir, false, &[]).unwrap());
     let store = Store::open(StoreConfig::sqlite(dir.path().join("site.db")))
         .await
         .unwrap();

@@ -1,0 +1,133 @@
+//! Controllers: what answers a matched dispatch rule. A controller finds the thing
+//! asked for and says what it is ([`Outcome`]); `respond` makes the HTTP decisions.
+//!
+//! The built-in kinds each have a file here; a module brings more kinds through
+//! [`SiteSetup::add_controller`](crate::SiteSetup::add_controller). [`build`] is the
+//! one place where a dispatch rule becomes a controller.
+
+mod api;
+mod file;
+mod lib_files;
+mod page;
+mod redirect;
+mod template;
+
+use std::collections::HashMap;
+
+use futures_util::future::BoxFuture;
+use http::{HeaderValue, Method};
+
+use bulwark_site::{Controller as Kind, DispatchRule};
+
+use crate::representation::Outcome;
+use crate::request::RequestCtx;
+
+pub const GET_HEAD: &[Method] = &[Method::GET, Method::HEAD];
+
+pub trait Controller: Send + Sync {
+    /// Methods this controller answers; others get `405` with an `Allow` header.
+    fn allowed_methods(&self) -> &'static [Method] {
+        GET_HEAD
+    }
+
+    /// Whether the request body should be read (within the limit) before `resolve`.
+    fn reads_body(&self) -> bool {
+        false
+    }
+
+    /// Whether answering may wait a long time (a long-poll). Such a request gets
+    /// its own copy of its head, so that it does not keep the connection's read
+    /// buffer alive while it waits.
+    fn waits_long(&self) -> bool {
+        false
+    }
+
+    /// Finds the resource and everything `respond` needs to answer. Called once.
+    fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome>;
+}
+
+/// Makes a controller of a module's kind from a rule's options (the rule's keys
+/// other than `name`, `path` and `controller`); an error says what is wrong with
+/// the options.
+pub type ControllerFactory =
+    Box<dyn Fn(&toml::Table) -> Result<Box<dyn Controller>, String> + Send + Sync>;
+
+/// The controller kinds modules brought to one site, by the name rules use.
+pub(crate) type ModuleKinds = HashMap<String, ControllerFactory>;
+
+/// The controller for a rule: a built-in kind, or one an enabled module brought.
+pub(crate) fn build(
+    rule: &DispatchRule,
+    kinds: &ModuleKinds,
+) -> Result<Box<dyn Controller>, String> {
+    Ok(match &rule.controller {
+        Kind::Template {
+            template,
+            content_type,
+            cache,
+        } => Box::new(template::TemplateController::new(
+            template,
+            content_type.as_deref(),
+            *cache,
+        )),
+        Kind::Page { cache } => Box::new(page::PageController::new(*cache)),
+        Kind::Lib => Box::new(lib_files::LibController),
+        Kind::File { root } => Box::new(file::FileController { root: root.clone() }),
+        Kind::Redirect { to, permanent } => Box::new(redirect::RedirectController {
+            to: to.clone(),
+            permanent: *permanent,
+        }),
+        Kind::Api => Box::new(api::ApiController),
+        Kind::Module { kind, options } => match kinds.get(kind) {
+            Some(factory) => factory(options).map_err(|problem| {
+                format!("rule {:?}, controller {kind:?}: {problem}", rule.name)
+            })?,
+            None => {
+                let mut known: Vec<&str> = ["template", "page", "lib", "file", "redirect", "api"]
+                    .into_iter()
+                    .chain(kinds.keys().map(String::as_str))
+                    .collect();
+                known.sort();
+                return Err(format!(
+                    "rule {:?}: unknown controller {kind:?} (is its module enabled?); known: {}",
+                    rule.name,
+                    known.join(", ")
+                ));
+            }
+        },
+    })
+}
+
+/// The `Content-Type` for a file or template name, from its extension.
+pub fn content_type_for(name: &str) -> HeaderValue {
+    let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("");
+    let mime = match ext {
+        "tpl" | "html" | "htm" => "text/html; charset=utf-8".to_string(),
+        "json" => "application/json".to_string(),
+        _ => {
+            let guess = mime_guess::from_ext(ext).first_or_octet_stream();
+            if guess.type_() == "text"
+                || guess.subtype() == "javascript"
+                || guess.subtype() == "xml"
+            {
+                format!("{guess}; charset=utf-8")
+            } else {
+                guess.to_string()
+            }
+        }
+    };
+    HeaderValue::from_str(&mime).unwrap_or(HeaderValue::from_static("application/octet-stream"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_types_follow_the_extension() {
+        assert_eq!(content_type_for("home.tpl"), "text/html; charset=utf-8");
+        assert_eq!(content_type_for("a.css"), "text/css; charset=utf-8");
+        assert_eq!(content_type_for("x.json"), "application/json");
+        assert_eq!(content_type_for("logo.png"), "image/png");
+    }
+}

@@ -1,0 +1,68 @@
+//! `template`: renders a named template.
+
+use std::collections::BTreeMap;
+
+use futures_util::future::BoxFuture;
+use http::{HeaderValue, Method};
+
+use crate::bottleneck::RenderCost;
+use crate::controllers::{Controller, content_type_for};
+use crate::page_cache;
+use crate::render::{limited, render_scope, render_template};
+use crate::representation::Outcome;
+use crate::request::RequestCtx;
+
+/// Renders a named template. Path arguments become template variables, the query
+/// string (and a urlencoded POST body) is `q`, request details are `request`.
+pub struct TemplateController {
+    pub template: String,
+    pub content_type: HeaderValue,
+    /// Serve anonymous visitors from the page cache.
+    pub cache: bool,
+    pub cost: RenderCost,
+}
+
+impl TemplateController {
+    pub fn new(template: &str, content_type: Option<&str>, cache: bool) -> TemplateController {
+        let content_type = content_type
+            .and_then(|c| HeaderValue::from_str(c).ok())
+            .unwrap_or_else(|| content_type_for(template));
+        TemplateController {
+            template: template.to_string(),
+            content_type,
+            cache,
+            cost: RenderCost::default(),
+        }
+    }
+}
+
+impl Controller for TemplateController {
+    fn allowed_methods(&self) -> &'static [Method] {
+        &[Method::GET, Method::HEAD, Method::POST]
+    }
+
+    fn reads_body(&self) -> bool {
+        true
+    }
+
+    fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let render = limited(req, &self.cost, || {
+                let scope = render_scope(req);
+                let outcome = render_template(
+                    req,
+                    &scope,
+                    &self.template,
+                    &self.content_type,
+                    BTreeMap::new(),
+                );
+                (outcome, scope)
+            });
+            if self.cache && page_cache::cacheable(req) {
+                page_cache::serve(req, render).await
+            } else {
+                render.await.0
+            }
+        })
+    }
+}

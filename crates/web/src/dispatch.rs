@@ -1,0 +1,246 @@
+//! From a request to a controller's answer: the host picks a site (aliases
+//! redirect, unknown hosts go to the default site), the site's router picks a
+//! dispatch rule, the rule's controller resolves the request, and `respond` makes
+//! the HTTP decisions. Everything runs in the task that accepted the connection.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header::{ALLOW, CONNECTION, CONTENT_LENGTH, HOST, LOCATION};
+use http::{HeaderValue, Method, Request, Response, StatusCode, Version};
+use hyper::body::Incoming;
+
+use bulwark_http::{Body, BodyError, Peer, plain_response, read_body};
+
+use crate::error_page::error_response;
+use crate::events::{RequestDispatch, Rewrite};
+use crate::request::RequestCtx;
+use crate::respond::respond;
+use crate::site::SiteRuntime;
+use crate::table::{HostTarget, ServedSite, SiteTable};
+
+pub(crate) async fn dispatch(
+    table: Arc<SiteTable>,
+    max_body_bytes: u64,
+    req: Request<Incoming>,
+    peer: Peer,
+) -> Response<Body> {
+    let (mut parts, body) = req.into_parts();
+    let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
+    let Some(host) = request_host(&parts) else {
+        return plain_response(StatusCode::BAD_REQUEST, true);
+    };
+    let served: Arc<ServedSite> = match table.resolve(&host.name) {
+        Some(HostTarget::Site(site)) => site.clone(),
+        Some(HostTarget::Alias(site)) => {
+            return redirect_to_canonical(&site.runtime, &host, &parts, peer.secure);
+        }
+        None => match &table.default {
+            Some(site) => site.clone(),
+            None => return plain_response(StatusCode::NOT_FOUND, false),
+        },
+    };
+    drop(table);
+    let site = &served.runtime;
+    let declared_len = parts
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if declared_len.is_some_and(|n| n > max_body_bytes) {
+        return too_large(site);
+    }
+    let rewritten = rewrite(site, &host.name, parts.uri.path());
+    let path = rewritten
+        .as_ref()
+        .map_or(parts.uri.path(), |r| r.0.as_str());
+    let Some(matched) = site.site.router.route(path) else {
+        return error_response(site, StatusCode::NOT_FOUND, None);
+    };
+    let controller = served.controllers[matched.index].as_ref();
+    let allowed = controller.allowed_methods();
+    if !allowed.contains(&parts.method) {
+        return method_not_allowed(site, allowed);
+    }
+    let body =
+        if controller.reads_body() && parts.method != Method::GET && parts.method != Method::HEAD {
+            match read_body(body, max_body_bytes as usize).await {
+                Ok(bytes) => bytes,
+                Err(BodyError::TooLarge { .. }) => return too_large(site),
+                Err(BodyError::Broken(_)) => return plain_response(StatusCode::BAD_REQUEST, true),
+            }
+        } else {
+            Bytes::new()
+        };
+    // HTTP/2 header values are copies already (hpack decodes into new buffers).
+    let body = if controller.waits_long() && parts.version < Version::HTTP_2 {
+        detach_from_read_buffer(&mut parts, body)
+    } else {
+        body
+    };
+    let ctx = RequestCtx::new(&parts, &matched.args, site, body, upgrade);
+    let outcome = controller.resolve(&ctx).await;
+    respond(&ctx, outcome).await
+}
+
+/// Asks the site's modules whether this path is to be routed as another
+/// ([`RequestDispatch`]); costs nothing when no module listens.
+fn rewrite(site: &SiteRuntime, host: &str, path: &str) -> Option<Rewrite> {
+    if !site.notifier.has_observers::<RequestDispatch>() {
+        return None;
+    }
+    site.notifier
+        .first(&RequestDispatch {
+            host: host.to_string(),
+            path: path.to_string(),
+        })
+        .filter(|r| r.0.starts_with('/'))
+}
+
+fn method_not_allowed(site: &SiteRuntime, allowed: &[Method]) -> Response<Body> {
+    let allow = allowed
+        .iter()
+        .map(Method::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut resp = error_response(site, StatusCode::METHOD_NOT_ALLOWED, None);
+    resp.headers_mut().insert(
+        ALLOW,
+        HeaderValue::from_str(&allow).expect("method names are ASCII"),
+    );
+    resp
+}
+
+/// hyper hands out header values, the URI and small bodies as slices of the
+/// connection's read buffer, so while a request lives that buffer cannot be reused,
+/// and hyper, which keeps reading while a request is in flight (to notice the peer
+/// going away), reads into a second one. For a long-poll that waits 25 s that is
+/// 8 KiB more for every waiting client. Copying the few bytes of the head lets the
+/// first buffer be reused at once.
+fn detach_from_read_buffer(parts: &mut http::request::Parts, body: Bytes) -> Bytes {
+    let mut headers = http::HeaderMap::with_capacity(parts.headers.len());
+    for (name, value) in &parts.headers {
+        // `from_bytes` copies (the value was valid, so it still is; if not, the
+        // original is kept rather than the request failed).
+        let copy = match HeaderValue::from_bytes(value.as_bytes()) {
+            Ok(mut copy) => {
+                copy.set_sensitive(value.is_sensitive());
+                copy
+            }
+            Err(_) => value.clone(),
+        };
+        headers.append(name.clone(), copy);
+    }
+    parts.headers = headers;
+    if let Ok(uri) = http::Uri::from_maybe_shared(Bytes::from(parts.uri.to_string())) {
+        parts.uri = uri;
+    }
+    if body.is_empty() {
+        Bytes::new()
+    } else {
+        Bytes::copy_from_slice(&body)
+    }
+}
+
+fn too_large(site: &SiteRuntime) -> Response<Body> {
+    let mut resp = error_response(site, StatusCode::PAYLOAD_TOO_LARGE, None);
+    // The unread body is still on the wire: this connection cannot be reused.
+    resp.headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    resp
+}
+
+struct RequestHost {
+    name: String,
+    port: Option<u16>,
+}
+
+/// The host a request is for: the URI authority (HTTP/2, absolute-form requests),
+/// else the `Host` header. HTTP/1.1 requires one; HTTP/1.0 may omit it (default site).
+fn request_host(parts: &http::request::Parts) -> Option<RequestHost> {
+    let raw = match parts.uri.authority() {
+        Some(a) => a.as_str().to_string(),
+        None => match parts.headers.get(HOST) {
+            Some(h) => h.to_str().ok()?.to_string(),
+            None if parts.version <= Version::HTTP_10 => String::new(),
+            None => return None,
+        },
+    };
+    let raw = raw.rsplit('@').next().unwrap_or("");
+    let (name, port) = if raw.starts_with('[') {
+        let end = raw.find(']')?;
+        let port = raw[end + 1..].strip_prefix(':');
+        (&raw[..=end], port)
+    } else {
+        match raw.rsplit_once(':') {
+            Some((n, p)) => (n, Some(p)),
+            None => (raw, None),
+        }
+    };
+    let port = match port {
+        Some(p) => Some(p.parse::<u16>().ok()?),
+        None => None,
+    };
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'[' | b']' | b':'))
+    {
+        return None;
+    }
+    Some(RequestHost {
+        name: name.trim_end_matches('.').to_ascii_lowercase(),
+        port,
+    })
+}
+
+fn redirect_to_canonical(
+    site: &SiteRuntime,
+    host: &RequestHost,
+    parts: &http::request::Parts,
+    secure: bool,
+) -> Response<Body> {
+    let scheme = if secure { "https" } else { "http" };
+    let port = host.port.map(|p| format!(":{p}")).unwrap_or_default();
+    let path = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str())
+        .unwrap_or("/");
+    let location = format!("{scheme}://{}{port}{path}", site.site.config.hostname);
+    let mut resp = Response::new(Body::empty());
+    *resp.status_mut() = StatusCode::MOVED_PERMANENTLY;
+    match HeaderValue::from_str(&location) {
+        Ok(l) => {
+            resp.headers_mut().insert(LOCATION, l);
+            resp.headers_mut()
+                .insert(CONTENT_LENGTH, HeaderValue::from(0));
+            resp
+        }
+        Err(_) => plain_response(StatusCode::BAD_REQUEST, true),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_detached_request_keeps_every_header_the_uri_and_the_body() {
+        let req = Request::post("/push/poll?client=abc&x=1")
+            .header("cookie", "a=1")
+            .header("cookie", "b=2")
+            .header("authorization", "Bearer t")
+            .body(())
+            .unwrap();
+        let (mut parts, ()) = req.into_parts();
+        let mut secret = HeaderValue::from_static("Bearer t");
+        secret.set_sensitive(true);
+        parts.headers.insert("authorization", secret);
+        let body = detach_from_read_buffer(&mut parts, Bytes::from_static(b"{\"op\":1}"));
+        let cookies: Vec<_> = parts.headers.get_all("cookie").iter().collect();
+        assert_eq!(cookies, ["a=1", "b=2"]);
+        assert!(parts.headers["authorization"].is_sensitive());
+        assert_eq!(parts.uri.query(), Some("client=abc&x=1"));
+        assert_eq!(parts.method, Method::POST);
+        assert_eq!(&body[..], b"{\"op\":1}");
+    }
+}

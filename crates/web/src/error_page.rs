@@ -1,0 +1,115 @@
+//! Error responses: the site's own `404.tpl` / `500.tpl` (or `error.tpl` from core),
+//! a detailed page in development mode, and a plain fallback when even the error
+//! template fails.
+
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderValue, Response, StatusCode};
+use minijinja::context;
+
+use bulwark_http::{Body, html_response, plain_error_page};
+use bulwark_store::StoreError;
+use bulwark_template::RenderError;
+
+use crate::site::SiteRuntime;
+
+pub fn error_response(
+    site: &SiteRuntime,
+    status: StatusCode,
+    error: Option<&RenderError>,
+) -> Response<Body> {
+    let html = match error {
+        Some(err) if site.dev => dev_error_page(status, err),
+        _ => {
+            let reason = status.canonical_reason().unwrap_or("");
+            let specific = format!("{}.tpl", status.as_u16());
+            let name = if site.templates.exists(&specific) {
+                specific.as_str()
+            } else {
+                "error.tpl"
+            };
+            match site.templates.render(
+                name,
+                context! { status => status.as_u16(), reason => reason },
+            ) {
+                Ok(html) => html,
+                Err(e) => {
+                    tracing::error!(site = %site.site.name(), "error page {name}: {e}");
+                    plain_error_page(status)
+                }
+            }
+        }
+    };
+    html_response(status, html)
+}
+
+/// The one place that decides what a store error means to a client: the request
+/// was wrong (4xx), the database is busy (503, try again) or broken (500).
+pub fn store_error_status(e: &StoreError) -> StatusCode {
+    match e {
+        StoreError::ResourceNotFound(_)
+        | StoreError::EdgeNotFound
+        | StoreError::RevisionNotFound(_)
+        | StoreError::IdentityNotFound => StatusCode::NOT_FOUND,
+        StoreError::Conflict { .. } => StatusCode::CONFLICT,
+        StoreError::InvalidInput { .. }
+        | StoreError::UnknownCategory(_)
+        | StoreError::UnknownPredicate(_)
+        | StoreError::PredicateNotAllowed { .. }
+        | StoreError::Duplicate(_)
+        | StoreError::InUse(_) => StatusCode::BAD_REQUEST,
+        StoreError::Busy | StoreError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+/// A store error as a JSON answer: what went wrong for 4xx, `Retry-After` for a
+/// busy database, and nothing about the database for a 500 (that is logged).
+pub fn store_error_json(e: &StoreError) -> Response<Body> {
+    let status = store_error_status(e);
+    let message = if status == StatusCode::INTERNAL_SERVER_ERROR {
+        tracing::error!("{e}");
+        "the database failed".to_string()
+    } else {
+        e.to_string()
+    };
+    let mut resp = json_response(status, &serde_json::json!({"error": message}));
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        resp.headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    resp
+}
+
+/// A JSON answer for the API and push endpoints; never stored by browsers.
+pub fn json_response(status: StatusCode, value: &serde_json::Value) -> Response<Body> {
+    let mut resp = Response::new(Body::from(value.to_string()));
+    *resp.status_mut() = status;
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
+fn dev_error_page(status: StatusCode, err: &RenderError) -> String {
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let location = match (&err.template, err.line) {
+        (Some(t), Some(l)) => format!("{}, line {l}", esc(t)),
+        (Some(t), None) => esc(t),
+        _ => "unknown template".to_string(),
+    };
+    format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>{status} template error</title>\
+         <style>body{{font:15px/1.5 system-ui,sans-serif;margin:2rem;color:#222}}\
+         pre{{background:#f6f6f6;padding:1rem;overflow:auto}}.where{{color:#a00}}</style></head>\
+         <body><h1>Template error</h1><p class=\"where\">{location}</p><pre>{}</pre><pre>{}</pre>\
+         <p>This page is shown because the server runs with <code>--dev</code>.</p></body></html>",
+        esc(&err.message),
+        esc(&err.detail)
+    )
+}

@@ -1,0 +1,109 @@
+//! The core notifications: what the core tells modules, and what it asks them.
+//!
+//! Each event is a type whose delivery kind is part of its type (it implements
+//! `bulwark_notify::Event` with a `Notify`, `First`, `Map` or `Fold` delivery), so an event
+//! cannot be delivered the wrong way. Modules observe them through
+//! [`SiteSetup::observers`](crate::SiteSetup::observers). An event a module owns
+//! is declared in that module (the push module's `PushAccess`). The catalogue,
+//! with who sends each event and what an observer answers, is
+//! `docs/notifications.md`.
+
+use std::time::Duration;
+
+use bulwark_depcache::DependencyKey;
+use bulwark_notify::{Event, First, Fold, Notify};
+use bulwark_store::{ChangeKind, ResourceId};
+
+/// **notify**: a resource was inserted, updated or deleted, and the write has
+/// committed; the dependency keys it named were already flushed (see
+/// [`CacheFlushed`]). Sent once per resource a write touched, in commit order,
+/// from the site's change task (not from the request that wrote). The push
+/// module publishes `rsc/{id}` from it.
+#[derive(Debug, Clone)]
+pub struct ResourceChanged {
+    pub id: ResourceId,
+    pub kind: ChangeKind,
+}
+impl Event for ResourceChanged {
+    type Delivery = Notify;
+}
+
+/// **notify**: dependency keys were flushed after a committed write; every cached
+/// value (model values, fragments, pages) computed from them is gone. `all` is
+/// set instead when the change task fell behind and flushed the whole cache.
+#[derive(Debug, Clone)]
+pub struct CacheFlushed {
+    pub keys: Vec<DependencyKey>,
+    pub all: bool,
+}
+impl Event for CacheFlushed {
+    type Delivery = Notify;
+}
+
+/// **first**: a request is about to be routed. An observer may answer with a
+/// [`Rewrite`]: the request is then routed as if it asked for that path (the
+/// URL the visitor sees does not change). Asked only when some module observes
+/// it; without observers the request path costs nothing.
+#[derive(Debug, Clone)]
+pub struct RequestDispatch {
+    pub host: String,
+    /// The path as it was asked for (percent-encoded).
+    pub path: String,
+}
+/// The path to route instead (percent-encoded, starting with `/`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewrite(pub String);
+impl Event for RequestDispatch {
+    type Delivery = First<Rewrite>;
+}
+
+/// **notify**: a template was rendered for a request (a page cache hit renders
+/// nothing and sends nothing).
+#[derive(Debug, Clone)]
+pub struct PageRendered {
+    pub path: String,
+    pub template: String,
+    pub took: Duration,
+    /// The render succeeded (a failed render is logged as well).
+    pub ok: bool,
+}
+impl Event for PageRendered {
+    type Delivery = Notify;
+}
+
+/// **notify**: someone logged on. Sent by the accounts module (`auth`, not yet
+/// built); declared here so that any module can observe it.
+#[derive(Debug, Clone)]
+pub struct Logon {
+    pub user: ResourceId,
+}
+impl Event for Logon {
+    type Delivery = Notify;
+}
+
+/// **notify**: someone logged off (by themselves, or their session ended).
+/// Sent by the accounts module (`auth`, not yet built).
+#[derive(Debug, Clone)]
+pub struct Logoff {
+    pub user: ResourceId,
+}
+impl Event for Logoff {
+    type Delivery = Notify;
+}
+
+/// **fold**: the admin's menu. Each observer adds (or removes, or reorders)
+/// items of the accumulator; the admin module (not yet built) starts with its
+/// own items and shows the result.
+#[derive(Debug, Clone)]
+pub struct AdminMenu;
+/// One entry of the admin menu.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MenuItem {
+    pub label: String,
+    pub url: String,
+    /// Items with the same parent form a submenu (`None`: top level).
+    pub parent: Option<String>,
+}
+impl Event for AdminMenu {
+    type Delivery = Fold<Vec<MenuItem>>;
+}

@@ -1,0 +1,53 @@
+//! The running sites: everything between the HTTP protocol (the `http` crate) and
+//! the sites' data and templates.
+//!
+//! A request goes: the [`Sites`] handler picks the site by host (aliases redirect,
+//! unknown hosts go to the default site) -> modules may rewrite the path
+//! ([`events::RequestDispatch`]) -> the site's router picks a dispatch rule -> the
+//! rule's controller (`controllers/`, or a kind a module brought) resolves the
+//! request: a template or a resource's page is rendered through the render
+//! bottleneck and, for anonymous visitors, the page cache; static files come from
+//! `lib/` and `files/` -> `respond/` makes every HTTP decision (304, ranges,
+//! encoding, HEAD, `Content-Language`) in one place.
+//!
+//! Modules plug in through [`Module`]: controller kinds, observers of the core
+//! [`events`], template functions, migrations. Dependencies point one way: this
+//! crate knows no module; the binary registers them.
+//!
+//! Deliberately not here: the protocol (accepting, limits, TLS handshakes, the
+//! access log: `bulwark-http`), push (the `push` module), parsing `site.toml`
+//! (`bulwark-site`) and the models (`bulwark-template`).
+
+mod bearer;
+mod bottleneck;
+mod controllers;
+mod dispatch;
+mod error_page;
+pub mod events;
+mod language;
+mod module;
+mod options;
+mod page_cache;
+mod render;
+mod representation;
+mod request;
+mod respond;
+mod site;
+mod sites;
+mod stores;
+mod table;
+mod tls;
+
+pub use bearer::{BearerCheck, check_bearer};
+pub use bottleneck::{Bottleneck, RenderLimits, busy_response};
+pub use controllers::{Controller, ControllerFactory, GET_HEAD, content_type_for};
+pub use error_page::{error_response, json_response, store_error_json, store_error_status};
+pub use module::{Module, ModuleError, SiteSetup};
+pub use options::SitesOptions;
+pub use representation::{Content, EncodedBody, Outcome, Representation};
+pub use request::RequestCtx;
+pub use site::SiteRuntime;
+pub use sites::Sites;
+pub use stores::OpenError;
+pub use table::LoadError;
+pub use tls::TlsError;

@@ -1,0 +1,117 @@
+//! Modules: units of functionality compiled into the binary and enabled per site.
+//!
+//! A module is a crate under `modules/` that implements [`Module`]. Its manifest
+//! (templates, static files, dispatch rules, priority, the modules it needs) goes to
+//! the site layer; its code plugs in through [`Module::setup`], called for every
+//! site that enables it each time the site loads, with a [`SiteSetup`] to add
+//! controller kinds, observers and template functions; its tables come with
+//! [`Module::migrations`], applied when the site's store opens. The binary
+//! registers the modules it ships (`bulwark` crate, `modules()`); the core reaches
+//! a module only through these hooks, never by name.
+
+use std::sync::Arc;
+
+use bulwark_notify::Observers;
+use bulwark_site::{ModuleManifest, Site};
+use bulwark_store::{Migration, Store, StoreError};
+use bulwark_template::{SiteModels, TemplateExtension};
+
+use crate::controllers::{Controller, ControllerFactory, ModuleKinds};
+
+pub trait Module: Send + Sync + 'static {
+    /// Name, priority, dependencies, templates, static files and dispatch rules.
+    fn manifest(&self) -> &Arc<ModuleManifest>;
+
+    /// The module's own tables, applied in order when a site's store opens.
+    fn migrations(&self) -> &'static [Migration] {
+        &[]
+    }
+
+    /// Runs once when a site's store opens (after the migrations), on a thread
+    /// that may block: for content the module needs to exist.
+    fn open_store(&self, _site: &Site, _store: &Store) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Plugs the module into a site that enables it: controller kinds, observers,
+    /// template functions. Called each time the site loads. An error (usually about
+    /// the module's section of `site.toml`) stops the site from loading.
+    fn setup(&self, _site: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for dyn Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.manifest().name)
+    }
+}
+
+/// Why a module cannot run on a site: a key of its `site.toml` section (or of one
+/// of its dispatch rules) and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error("{key}: {problem}")]
+pub struct ModuleError {
+    pub key: String,
+    pub problem: String,
+}
+
+impl ModuleError {
+    pub fn new(key: impl Into<String>, problem: impl Into<String>) -> ModuleError {
+        ModuleError {
+            key: key.into(),
+            problem: problem.into(),
+        }
+    }
+}
+
+/// What a module may add to one site while it loads.
+pub struct SiteSetup<'a> {
+    pub(crate) site: &'a Arc<Site>,
+    pub(crate) models: &'a Arc<SiteModels>,
+    pub(crate) module: &'static str,
+    pub(crate) kinds: &'a mut ModuleKinds,
+    pub(crate) observers: &'a mut Observers,
+    pub(crate) template_extensions: &'a mut Vec<TemplateExtension>,
+}
+
+impl SiteSetup<'_> {
+    pub fn site(&self) -> &Arc<Site> {
+        self.site
+    }
+
+    /// The site's data (store and depcache).
+    pub fn models(&self) -> &Arc<SiteModels> {
+        self.models
+    }
+
+    /// The module's own section of `site.toml` (`[push]` for `push`), if any.
+    pub fn settings(&self) -> Option<&toml::Table> {
+        self.site.config.module_settings.get(self.module)
+    }
+
+    /// A new controller kind: dispatch rules with `controller = "<kind>"` get a
+    /// controller made by `factory` from the rule's other keys.
+    pub fn add_controller(
+        &mut self,
+        kind: &str,
+        factory: impl Fn(&toml::Table) -> Result<Box<dyn Controller>, String> + Send + Sync + 'static,
+    ) {
+        let factory: ControllerFactory = Box::new(factory);
+        self.kinds.insert(kind.to_string(), factory);
+    }
+
+    /// Observers of notifications (see `events` and `docs/notifications.md`).
+    pub fn observers(&mut self) -> &mut Observers {
+        self.observers
+    }
+
+    /// Template functions, filters or globals: `extend` runs on the site's
+    /// template environment when it is built.
+    pub fn add_template_extension(
+        &mut self,
+        extend: impl Fn(&mut minijinja::Environment<'static>) + Send + Sync + 'static,
+    ) {
+        self.template_extensions.push(Arc::new(extend));
+    }
+}

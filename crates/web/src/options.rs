@@ -1,0 +1,37 @@
+//! How the running sites behave, as the command line sets it.
+
+use bulwark_template::TemplateOptions;
+
+use crate::bottleneck::RenderLimits;
+
+#[derive(Debug, Clone)]
+pub struct SitesOptions {
+    /// Template reload, config reload and detailed error pages.
+    pub dev: bool,
+    /// Template instructions per render.
+    pub fuel: u64,
+    /// Concurrent renders per site and how long a render may queue (then 503).
+    pub render_limits: RenderLimits,
+    /// The largest request body a controller is handed (larger ones get 413).
+    pub max_body_bytes: u64,
+}
+
+impl Default for SitesOptions {
+    fn default() -> Self {
+        SitesOptions {
+            dev: false,
+            fuel: TemplateOptions::default().fuel,
+            render_limits: RenderLimits::default(),
+            max_body_bytes: 8 * 1024 * 1024,
+        }
+    }
+}
+
+impl SitesOptions {
+    pub(crate) fn template_options(&self) -> TemplateOptions {
+        TemplateOptions {
+            dev: self.dev,
+            fuel: self.fuel,
+        }
+    }
+}

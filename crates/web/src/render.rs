@@ -1,0 +1,164 @@
+//! Rendering a template for a request: through the site's render bottleneck, with
+//! the models as this request may see them, the path arguments, the query string
+//! and the request details as variables.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, StatusCode};
+use minijinja::Value;
+
+use bulwark_template::{ModelRoot, RenderError, RenderScope, Requester};
+
+use crate::bottleneck::{RenderCost, busy_response};
+use crate::events::PageRendered;
+use crate::representation::{Content, Outcome, Representation};
+use crate::request::RequestCtx;
+
+/// A render through the site's bottleneck: `503` when no slot frees up in time.
+pub(crate) async fn limited(
+    req: &RequestCtx<'_>,
+    cost: &RenderCost,
+    render: impl FnOnce() -> (Outcome, Arc<RenderScope>),
+) -> (Outcome, Option<Arc<RenderScope>>) {
+    match req.site.renders.run(cost, render).await {
+        Ok((outcome, scope)) => (outcome, Some(scope)),
+        Err(_) => (Outcome::Response(busy_response()), None),
+    }
+}
+
+/// The models as this request may see them (anonymous until sessions exist).
+pub(crate) fn render_scope(req: &RequestCtx<'_>) -> Arc<RenderScope> {
+    let site = req.site.site.clone();
+    RenderScope::for_site(
+        req.site.models.clone(),
+        Requester::Anonymous,
+        req.site.policy.clone(),
+        Arc::new(move |id, slug| {
+            let id = id.0.to_string();
+            site.router
+                .url_for("page", &[id.clone(), slug.to_string()], &[])
+                .or_else(|_| site.router.url_for("page_id", &[id], &[]))
+                .ok()
+        }),
+    )
+}
+
+/// Renders `template` with the path arguments, `q`, `request`, `m` and `extra`.
+pub(crate) fn render_template(
+    req: &RequestCtx<'_>,
+    scope: &Arc<RenderScope>,
+    template: &str,
+    content_type: &HeaderValue,
+    mut vars: BTreeMap<String, Value>,
+) -> Outcome {
+    let mut q: Vec<(String, String)> = parse_form(req.parts.uri.query().unwrap_or("").as_bytes());
+    if req.parts.method == Method::POST {
+        q.extend(parse_form(&req.body));
+    }
+    for (k, v) in req.args {
+        vars.entry(k.clone())
+            .or_insert_with(|| Value::from(v.as_str()));
+    }
+    let q: BTreeMap<String, Value> = q.into_iter().map(|(k, v)| (k, Value::from(v))).collect();
+    vars.insert("q".into(), Value::from(q));
+    let request = minijinja::context! {
+        path => req.parts.uri.path(),
+        method => req.parts.method.as_str(),
+        query => req.parts.uri.query().unwrap_or(""),
+        language => req.language(),
+    };
+    scope.set_request(request.clone());
+    vars.insert("request".into(), request);
+    vars.insert("m".into(), Value::from_object(ModelRoot(scope.clone())));
+    req.site
+        .models
+        .renders
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    let rendered = req.site.templates.render(template, Value::from(vars));
+    if req.site.notifier.has_observers::<PageRendered>() {
+        req.site.notifier.notify(&PageRendered {
+            path: req.parts.uri.path().to_string(),
+            template: template.to_string(),
+            took: started.elapsed(),
+            ok: rendered.is_ok() && scope.failure().is_none(),
+        });
+    }
+    // A read that failed inside a lookup left the value out: the page is not
+    // whole, so it is neither served nor cached.
+    if let Some(failure) = scope.failure() {
+        let mut err = rendered
+            .err()
+            .unwrap_or_else(|| failure_error(failure.message.clone()));
+        err.busy |= failure.busy;
+        return Outcome::Failed(err);
+    }
+    match rendered {
+        Err(err) if err.page_missing => Outcome::NotFound,
+        Ok(html) => Outcome::Found(Representation {
+            status: StatusCode::OK,
+            content_type: content_type.clone(),
+            last_modified: None,
+            // Pages may show per-visitor data: browsers must always ask again.
+            cache_control: "no-cache",
+            content: Content::Dynamic(Bytes::from(html)),
+            per_language: true,
+        }),
+        Err(err) => Outcome::Failed(err),
+    }
+}
+
+fn parse_form(bytes: &[u8]) -> Vec<(String, String)> {
+    bytes
+        .split(|b| *b == b'&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (k, v) = match pair.iter().position(|b| *b == b'=') {
+                Some(i) => (&pair[..i], &pair[i + 1..]),
+                None => (pair, &b""[..]),
+            };
+            (form_decode(k), form_decode(v))
+        })
+        .collect()
+}
+
+fn form_decode(bytes: &[u8]) -> String {
+    let plus_as_space: Vec<u8> = bytes
+        .iter()
+        .map(|b| if *b == b'+' { b' ' } else { *b })
+        .collect();
+    percent_encoding::percent_decode(&plus_as_space)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+pub(crate) fn failure_error(message: String) -> RenderError {
+    RenderError {
+        not_found: false,
+        busy: false,
+        page_missing: false,
+        template: None,
+        line: None,
+        message,
+        detail: String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forms_decode_plus_and_percent() {
+        assert_eq!(
+            parse_form(b"a=1+2&b=%C3%A9&c"),
+            vec![
+                ("a".into(), "1 2".into()),
+                ("b".into(), "é".into()),
+                ("c".into(), "".into())
+            ]
+        );
+    }
+}

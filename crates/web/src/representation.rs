@@ -1,0 +1,64 @@
+//! What a controller answers with: a representation of the thing asked for (its
+//! bytes in one of three shapes and what `respond` needs to send them), or
+//! another outcome.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use bytes::Bytes;
+use http::{HeaderValue, Response, StatusCode};
+
+use bulwark_http::{Body, Effort, Encoding, compress};
+
+use bulwark_template::RenderError;
+
+/// A resource's bytes, in one of three shapes.
+pub enum Content {
+    /// Encoded once and kept (static files): identity, gzip and brotli variants.
+    Encoded(Arc<EncodedBody>),
+    /// Produced for this request; compressed on the way out when large enough.
+    Dynamic(Bytes),
+    /// Streamed from disk, with range support.
+    File { path: PathBuf, len: u64 },
+}
+
+pub struct EncodedBody {
+    pub identity: Bytes,
+    pub gzip: Bytes,
+    pub brotli: Bytes,
+}
+
+impl EncodedBody {
+    pub fn new(identity: Bytes) -> EncodedBody {
+        EncodedBody {
+            gzip: compress(&identity, Encoding::Gzip, Effort::Best),
+            brotli: compress(&identity, Encoding::Brotli, Effort::Best),
+            identity,
+        }
+    }
+
+    pub fn weight(&self) -> u32 {
+        (self.identity.len() + self.gzip.len() + self.brotli.len()).min(u32::MAX as usize) as u32
+    }
+}
+
+pub struct Representation {
+    pub status: StatusCode,
+    pub content_type: HeaderValue,
+    pub last_modified: Option<SystemTime>,
+    pub cache_control: &'static str,
+    pub content: Content,
+    /// Rendered in the visitor's language: on a site with several, the answer
+    /// says so (`Content-Language`) and caches keep one copy per language.
+    pub per_language: bool,
+}
+
+pub enum Outcome {
+    Found(Representation),
+    NotFound,
+    /// The controller built the whole response itself (redirects, 413...).
+    Response(Response<Body>),
+    /// Something broke: a 500, with details in development mode.
+    Failed(RenderError),
+}

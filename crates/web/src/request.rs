@@ -1,0 +1,74 @@
+//! The request as controllers see it.
+
+use std::sync::{Mutex, OnceLock};
+
+use bytes::Bytes;
+use http::request::Parts;
+
+use crate::language::pick_language;
+use crate::site::SiteRuntime;
+
+/// What a controller knows about the request.
+pub struct RequestCtx<'a> {
+    pub parts: &'a Parts,
+    /// Path arguments from the dispatch rule, percent-decoded.
+    pub args: &'a [(String, String)],
+    pub site: &'a SiteRuntime,
+    /// The request body, already read within the size limit (when the controller
+    /// reads bodies and the method has one).
+    pub body: Bytes,
+    /// The connection, for a controller that switches protocols (WebSocket).
+    pub upgrade: Mutex<Option<hyper::upgrade::OnUpgrade>>,
+    /// [`language`](Self::language) (its index in the site's languages), worked
+    /// out on first use: the page cache key, the render and `Content-Language`
+    /// all ask.
+    language: OnceLock<usize>,
+}
+
+impl<'a> RequestCtx<'a> {
+    pub fn new(
+        parts: &'a Parts,
+        args: &'a [(String, String)],
+        site: &'a SiteRuntime,
+        body: Bytes,
+        upgrade: Option<hyper::upgrade::OnUpgrade>,
+    ) -> RequestCtx<'a> {
+        RequestCtx {
+            parts,
+            args,
+            site,
+            body,
+            upgrade: Mutex::new(upgrade),
+            language: OnceLock::new(),
+        }
+    }
+
+    /// The site language this visitor gets: the first of their `Accept-Language`
+    /// preferences that the site has (`nl-BE` matches `nl`), else the site's first.
+    pub fn language(&self) -> &str {
+        let languages = &self.site.site.config.languages;
+        let index = *self
+            .language
+            .get_or_init(|| pick_language(languages, &self.parts.headers));
+        languages.get(index).map_or("en", String::as_str)
+    }
+
+    /// A path argument of the dispatch rule (`{id}`, `{*path}`).
+    pub fn arg(&self, name: &str) -> Option<&str> {
+        self.args
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A query string parameter, as it was sent (not decoded).
+    pub fn query_param(&self, name: &str) -> Option<&str> {
+        self.parts
+            .uri
+            .query()?
+            .split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v)
+    }
+}

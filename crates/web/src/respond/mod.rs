@@ -1,0 +1,161 @@
+//! The one flow every answer goes through. As in Webmachine, a controller only
+//! answers questions (does the thing exist, when was it modified, what are its
+//! bytes) and this module makes the HTTP decisions (404, 304, HEAD, ranges,
+//! content encoding) in one place. Unlike Webmachine, a controller answers them
+//! all at once (`Controller::resolve`), so no callback is ever called twice and no
+//! state has to be threaded between callbacks.
+
+mod conditional;
+mod range;
+
+use http::header::{
+    ACCEPT_RANGES, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE,
+    LAST_MODIFIED, RANGE, VARY,
+};
+use http::{HeaderValue, Method, Response, StatusCode};
+use tokio::io::AsyncReadExt;
+
+use bulwark_http::{Body, Effort, Encoding, compress, negotiate};
+
+use crate::error_page::error_response;
+use crate::representation::{Content, Outcome};
+use crate::request::RequestCtx;
+
+use conditional::not_modified_since;
+use range::{open_at, parse_range};
+
+/// Bodies smaller than this are sent as they are: compressing them costs more than
+/// it saves.
+const COMPRESS_MIN: usize = 1024;
+
+/// Turns a controller's outcome into the response.
+pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
+    let method = &req.parts.method;
+    let repr = match outcome {
+        Outcome::Found(repr) => repr,
+        Outcome::NotFound => return error_response(req.site, StatusCode::NOT_FOUND, None),
+        Outcome::Response(resp) => return resp,
+        Outcome::Failed(err) if err.busy => {
+            tracing::warn!(site = %req.site.site.name(), path = %req.parts.uri.path(), "{err}");
+            req.site.renders.note_database_busy();
+            return crate::bottleneck::busy_response();
+        }
+        Outcome::Failed(err) => {
+            tracing::error!(site = %req.site.site.name(), path = %req.parts.uri.path(), "{err}");
+            return error_response(req.site, StatusCode::INTERNAL_SERVER_ERROR, Some(&err));
+        }
+    };
+    let head = *method == Method::HEAD;
+    let mut resp = Response::builder().status(repr.status);
+    let headers = resp.headers_mut().expect("builder is valid");
+    headers.insert(CONTENT_TYPE, repr.content_type);
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static(repr.cache_control));
+    if let Some(modified) = repr.last_modified {
+        headers.insert(
+            LAST_MODIFIED,
+            HeaderValue::from_str(&httpdate::fmt_http_date(modified)).expect("dates are ASCII"),
+        );
+        if repr.status == StatusCode::OK && not_modified_since(req.parts, modified) {
+            let mut resp = resp
+                .status(StatusCode::NOT_MODIFIED)
+                .body(Body::empty())
+                .expect("valid");
+            if matches!(repr.content, Content::Encoded(_)) {
+                resp.headers_mut()
+                    .insert(VARY, HeaderValue::from_static("Accept-Encoding"));
+            }
+            return resp;
+        }
+    }
+    let per_language = repr.per_language && req.site.site.config.languages.len() > 1;
+    if per_language && let Ok(lang) = HeaderValue::from_str(req.language()) {
+        headers.insert(http::header::CONTENT_LANGUAGE, lang);
+    }
+    let vary = |headers: &mut http::HeaderMap| {
+        headers.insert(
+            VARY,
+            HeaderValue::from_static(if per_language {
+                "Accept-Encoding, Accept-Language"
+            } else {
+                "Accept-Encoding"
+            }),
+        );
+    };
+    if per_language {
+        vary(headers);
+    }
+    let (body, len) = match repr.content {
+        Content::Encoded(encoded) => {
+            vary(headers);
+            let encoding = negotiate(&req.parts.headers);
+            let bytes = match encoding {
+                Encoding::Identity => encoded.identity.clone(),
+                Encoding::Gzip => encoded.gzip.clone(),
+                Encoding::Brotli => encoded.brotli.clone(),
+            };
+            if let Some(name) = encoding.header_value() {
+                headers.insert(CONTENT_ENCODING, HeaderValue::from_static(name));
+            }
+            let len = bytes.len() as u64;
+            (Body::from(bytes), len)
+        }
+        Content::Dynamic(bytes) => {
+            let mut bytes = bytes;
+            if bytes.len() >= COMPRESS_MIN {
+                vary(headers);
+                let encoding = negotiate(&req.parts.headers);
+                if let Some(name) = encoding.header_value() {
+                    headers.insert(CONTENT_ENCODING, HeaderValue::from_static(name));
+                    bytes = compress(&bytes, encoding, Effort::Fast);
+                }
+            }
+            let len = bytes.len() as u64;
+            (Body::from(bytes), len)
+        }
+        Content::File { path, len } => {
+            headers.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+            let range = match req.parts.headers.get(RANGE).and_then(|r| r.to_str().ok()) {
+                None => None,
+                Some(r) => match parse_range(r, len) {
+                    Some(range) => Some(range),
+                    None => {
+                        let mut resp =
+                            error_response(req.site, StatusCode::RANGE_NOT_SATISFIABLE, None);
+                        resp.headers_mut().insert(
+                            CONTENT_RANGE,
+                            HeaderValue::from_str(&format!("bytes */{len}")).expect("ASCII"),
+                        );
+                        return resp;
+                    }
+                },
+            };
+            let (start, count) = match range {
+                Some((start, end)) => {
+                    resp = resp.status(StatusCode::PARTIAL_CONTENT);
+                    resp.headers_mut().expect("valid").insert(
+                        CONTENT_RANGE,
+                        HeaderValue::from_str(&format!("bytes {start}-{end}/{len}"))
+                            .expect("ASCII"),
+                    );
+                    (start, end - start + 1)
+                }
+                None => (0, len),
+            };
+            if head {
+                (Body::empty(), count)
+            } else {
+                match open_at(&path, start).await {
+                    Ok(file) => (Body::stream(file.take(count), count), count),
+                    Err(e) => {
+                        tracing::warn!("{}: {e}", path.display());
+                        return error_response(req.site, StatusCode::NOT_FOUND, None);
+                    }
+                }
+            }
+        }
+    };
+    let headers = resp.headers_mut().expect("builder is valid");
+    headers.insert(CONTENT_LENGTH, HeaderValue::from(len));
+    let body = if head { Body::empty() } else { body };
+    resp.body(body).expect("headers are valid")
+}

@@ -1,0 +1,41 @@
+//! What a running site holds: its configuration, templates, data, access policy,
+//! render bottleneck, static-file cache and observers. Built when the site loads
+//! (again on a configuration reload in development mode) and then immutable.
+
+use std::sync::Arc;
+
+use bulwark_notify::Notifier;
+use bulwark_site::Site;
+use bulwark_template::{AccessPolicy, SiteModels, SiteTemplates};
+
+use crate::bottleneck::Bottleneck;
+use crate::page_cache::PageFlights;
+use crate::representation::EncodedBody;
+
+pub struct SiteRuntime {
+    pub site: Arc<Site>,
+    pub templates: SiteTemplates,
+    /// Combined static files, encoded once, within a byte budget.
+    pub lib_cache: moka::future::Cache<String, Arc<EncodedBody>>,
+    /// Renders wait here for a slot (a 503 past the deadline).
+    pub renders: Bottleneck,
+    /// Page renders in progress, joined by concurrent requests for the same page.
+    pub page_flights: PageFlights,
+    /// The site's data: store and depcache.
+    pub models: Arc<SiteModels>,
+    /// Who may see which resources and properties (`[access]`).
+    pub policy: Arc<dyn AccessPolicy>,
+    /// The observers the site's modules registered.
+    pub notifier: Arc<Notifier>,
+    pub dev: bool,
+}
+
+/// Budget for combined static files kept in memory, per site.
+const LIB_CACHE_BYTES: u64 = 64 * 1024 * 1024;
+
+pub(crate) fn lib_cache() -> moka::future::Cache<String, Arc<EncodedBody>> {
+    moka::future::Cache::builder()
+        .max_capacity(LIB_CACHE_BYTES)
+        .weigher(|_k: &String, v: &Arc<EncodedBody>| v.weight())
+        .build()
+}

@@ -1,0 +1,129 @@
+//! The running sites as the HTTP server sees them: one [`Handler`] for every site
+//! in a folder, reloaded in development mode when a `site.toml` changes.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, SystemTime};
+
+use arc_swap::ArcSwap;
+use http::{Request, Response};
+use hyper::body::Incoming;
+
+use bulwark_http::{Body, Handler, Peer};
+use bulwark_template::SiteModels;
+
+use crate::dispatch::dispatch;
+use crate::module::Module;
+use crate::options::SitesOptions;
+use crate::stores::SiteStores;
+use crate::table::{LoadError, SiteTable};
+use crate::tls::{TlsError, server_config};
+
+pub struct Sites {
+    table: ArcSwap<SiteTable>,
+    stores: SiteStores,
+    modules: Vec<Arc<dyn Module>>,
+    options: SitesOptions,
+    sites_dir: PathBuf,
+}
+
+impl Sites {
+    /// Loads every site in `sites_dir` with the `modules` this binary ships (a site
+    /// enables the ones it names). In development mode the sites reload when a
+    /// `site.toml` changes, for as long as the returned value lives.
+    pub async fn load(
+        sites_dir: &Path,
+        options: SitesOptions,
+        modules: Vec<Arc<dyn Module>>,
+    ) -> Result<Arc<Sites>, Vec<LoadError>> {
+        let stores = SiteStores::default();
+        let table = SiteTable::load(sites_dir, &options, &modules, &stores).await?;
+        let sites = Arc::new(Sites {
+            table: ArcSwap::from_pointee(table),
+            stores,
+            modules,
+            options,
+            sites_dir: sites_dir.to_path_buf(),
+        });
+        if sites.options.dev {
+            tokio::spawn(reload_on_change(Arc::downgrade(&sites)));
+        }
+        Ok(sites)
+    }
+
+    /// A TLS configuration for every site that names a certificate (picked by
+    /// SNI), or `None` if none does.
+    pub fn tls_config(&self) -> Result<Option<Arc<rustls::ServerConfig>>, TlsError> {
+        server_config(&self.table.load())
+    }
+
+    /// A site's data (store and model cache), for programs that embed the sites.
+    pub fn site_models(&self, site: &str) -> Option<Arc<SiteModels>> {
+        self.table
+            .load()
+            .site(site)
+            .map(|s| s.runtime.models.clone())
+    }
+}
+
+impl Handler for Sites {
+    fn handle(
+        &self,
+        req: Request<Incoming>,
+        peer: Peer,
+    ) -> impl Future<Output = Response<Body>> + Send {
+        dispatch(
+            self.table.load_full(),
+            self.options.max_body_bytes,
+            req,
+            peer,
+        )
+    }
+}
+
+/// Development mode: rebuilds the site table when a `site.toml` changes or a site
+/// folder appears or goes, and swaps it in. A broken config is reported and the
+/// running sites stay as they were. Ends when the sites are dropped.
+async fn reload_on_change(sites: Weak<Sites>) {
+    let Some(dir) = sites.upgrade().map(|s| s.sites_dir.clone()) else {
+        return;
+    };
+    let mut seen = config_fingerprint(&dir);
+    loop {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let Some(sites) = sites.upgrade() else {
+            return;
+        };
+        let now = config_fingerprint(&dir);
+        if now == seen {
+            continue;
+        }
+        seen = now;
+        match SiteTable::load(&dir, &sites.options, &sites.modules, &sites.stores).await {
+            Ok(table) => {
+                sites.table.store(Arc::new(table));
+                tracing::info!("site configuration reloaded");
+            }
+            Err(errors) => {
+                for e in errors {
+                    tracing::error!("not reloaded: {e}");
+                }
+            }
+        }
+    }
+}
+
+fn config_fingerprint(sites_dir: &Path) -> Vec<(PathBuf, Option<SystemTime>)> {
+    let mut out: Vec<_> = std::fs::read_dir(sites_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            let toml = e.path().join("site.toml");
+            let modified = toml.metadata().and_then(|m| m.modified()).ok();
+            (toml, modified)
+        })
+        .collect();
+    out.sort();
+    out
+}

@@ -1,0 +1,152 @@
+//! Each site's data: its store opened once (and kept across configuration reloads),
+//! the modules' migrations, the depcache in front of it, and the task that turns
+//! committed changes into cache flushes and notifications.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use tokio::sync::broadcast::error::RecvError;
+
+use bulwark_notify::Notifier;
+use bulwark_site::{DatabaseSettings, Site};
+use bulwark_store::{Store, StoreConfig, StoreError};
+use bulwark_template::SiteModels;
+
+use crate::events::{CacheFlushed, ResourceChanged};
+use crate::module::Module;
+
+/// Why a site's data could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("creating {path}: {source}")]
+    DataFolder {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("opening the database: {0}")]
+    Database(#[source] StoreError),
+    #[error("module {module}: {source}")]
+    Module {
+        module: &'static str,
+        #[source]
+        source: StoreError,
+    },
+}
+
+/// A site's open store, and where its change task finds the site's current
+/// observers (a configuration reload swaps them; the task lives on).
+#[derive(Clone)]
+pub(crate) struct OpenStore {
+    pub models: Arc<SiteModels>,
+    pub notifier: Arc<ArcSwap<Notifier>>,
+}
+
+/// Open stores by site name, with the settings they were opened with.
+#[derive(Default)]
+pub(crate) struct SiteStores {
+    open: Mutex<HashMap<String, (DatabaseSettings, OpenStore)>>,
+}
+
+impl SiteStores {
+    /// The site's store, opening its database the first time (or when its
+    /// `[database]` settings changed) and applying the enabled modules'
+    /// migrations and store hooks.
+    pub async fn open(
+        &self,
+        site: &Arc<Site>,
+        modules: &[Arc<dyn Module>],
+    ) -> Result<OpenStore, OpenError> {
+        let settings = site.config.database.clone();
+        if let Some((open_with, open)) = self.open.lock().expect("stores").get(site.name().as_str())
+            && *open_with == settings
+        {
+            return Ok(open.clone());
+        }
+        let mut config = match &settings.url {
+            Some(url) => StoreConfig::postgres(url, settings.schema.as_deref()),
+            None => {
+                let path = site.dir.join("data");
+                std::fs::create_dir_all(&path).map_err(|source| OpenError::DataFolder {
+                    path: path.clone(),
+                    source,
+                })?;
+                StoreConfig::sqlite(path.join("site.db"))
+            }
+        };
+        if let Some(n) = settings.max_connections {
+            config.pool.max_connections = n;
+            config.pool.min_connections = config.pool.min_connections.min(n);
+        }
+        if let Some(n) = settings.sqlite_readers {
+            config.pool.sqlite_readers = n;
+        }
+        if let Some(ms) = settings.pool_timeout_ms {
+            config.pool.acquire_timeout = Duration::from_millis(ms);
+        }
+        let store = Store::open(config).await.map_err(OpenError::Database)?;
+        for module in modules {
+            let name = module.manifest().name;
+            let (module, site) = (module.clone(), site.clone());
+            store
+                .run(move |s| {
+                    s.migrate_module(name, module.migrations())?;
+                    module.open_store(&site, s)
+                })
+                .await
+                .map_err(|source| OpenError::Module {
+                    module: name,
+                    source,
+                })?;
+        }
+        store.spawn_pivot_task(100, Duration::from_millis(200));
+        let open = OpenStore {
+            models: SiteModels::new(store),
+            notifier: Arc::new(ArcSwap::from_pointee(Notifier::default())),
+        };
+        tokio::spawn(apply_changes(open.clone()));
+        self.open
+            .lock()
+            .expect("stores")
+            .insert(site.name().to_string(), (settings, open.clone()));
+        Ok(open)
+    }
+}
+
+/// Committed writes flush exactly the dependency keys they name; then the site's
+/// observers hear which resources changed.
+async fn apply_changes(open: OpenStore) {
+    let models = &open.models;
+    let mut changes = models.store.subscribe();
+    loop {
+        match changes.recv().await {
+            Ok(change) => {
+                for key in &change.keys {
+                    models.cache.flush_dependency(key);
+                }
+                let notifier = open.notifier.load();
+                notifier.notify(&CacheFlushed {
+                    keys: change.keys.clone(),
+                    all: false,
+                });
+                for changed in &change.resources {
+                    notifier.notify(&ResourceChanged {
+                        id: changed.id,
+                        kind: changed.kind,
+                    });
+                }
+            }
+            // Missed events: which keys changed is unknown, so everything goes.
+            Err(RecvError::Lagged(_)) => {
+                models.cache.flush_all();
+                open.notifier.load().notify(&CacheFlushed {
+                    keys: Vec::new(),
+                    all: true,
+                });
+            }
+            Err(RecvError::Closed) => return,
+        }
+    }
+}

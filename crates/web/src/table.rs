@@ -1,0 +1,203 @@
+//! The host table: every running site with its controllers, by host name.
+//!
+//! The whole table is immutable once built; in development mode a config change
+//! builds a new one and swaps it in atomically (arc-swap), so a request always sees
+//! one consistent set of sites and routes and never takes a lock to find them.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use bulwark_notify::Observers;
+use bulwark_site::{ModuleManifest, Site, SiteError};
+use bulwark_template::{DefaultPolicy, SiteTemplates};
+
+use crate::bottleneck::Bottleneck;
+use crate::controllers::{self, Controller, ModuleKinds};
+use crate::module::{Module, SiteSetup};
+use crate::options::SitesOptions;
+use crate::site::{SiteRuntime, lib_cache};
+use crate::stores::{OpenError, SiteStores};
+
+/// A running site and one controller per dispatch rule (by rule index).
+pub struct ServedSite {
+    pub runtime: Arc<SiteRuntime>,
+    pub controllers: Vec<Box<dyn Controller>>,
+}
+
+pub enum HostTarget {
+    Site(Arc<ServedSite>),
+    /// An alias: redirect to the site's canonical host name.
+    Alias(Arc<ServedSite>),
+}
+
+/// Why a site does not run.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Its folder or configuration is wrong (file, key, problem).
+    #[error(transparent)]
+    Site(#[from] SiteError),
+    /// Its data cannot be opened: the database is unreachable, a migration failed.
+    #[error("site {site}: {source}")]
+    Data {
+        site: String,
+        #[source]
+        source: OpenError,
+    },
+}
+
+pub struct SiteTable {
+    hosts: HashMap<String, HostTarget>,
+    pub default: Option<Arc<ServedSite>>,
+    pub sites: Vec<Arc<ServedSite>>,
+}
+
+impl SiteTable {
+    /// Loads every site, opening (or reusing) its database, and sets up its modules.
+    pub async fn load(
+        sites_dir: &Path,
+        options: &SitesOptions,
+        modules: &[Arc<dyn Module>],
+        stores: &SiteStores,
+    ) -> Result<SiteTable, Vec<LoadError>> {
+        let dir = sites_dir.to_path_buf();
+        let dev = options.dev;
+        let manifests: Vec<Arc<ModuleManifest>> =
+            modules.iter().map(|m| m.manifest().clone()).collect();
+        let sites =
+            tokio::task::spawn_blocking(move || bulwark_site::load_sites(&dir, dev, &manifests))
+                .await
+                .expect("loading sites does not panic")
+                .map_err(|errors| errors.into_iter().map(LoadError::Site).collect::<Vec<_>>())?;
+        let mut table = SiteTable {
+            hosts: HashMap::new(),
+            default: None,
+            sites: Vec::new(),
+        };
+        let mut errors = Vec::new();
+        for site in sites {
+            let served = match serve_site(Arc::new(site), options, modules, stores).await {
+                Ok(served) => Arc::new(served),
+                Err(e) => {
+                    errors.push(e);
+                    continue;
+                }
+            };
+            let rt = &served.runtime;
+            if !dev {
+                // Compile every template now, before the site takes traffic: a rush
+                // on a fresh server never waits for (or repeats) a compilation.
+                // Dev mode compiles on use, so edits show at once.
+                let warm = rt.clone();
+                let broken = tokio::task::spawn_blocking(move || warm.templates.check_all())
+                    .await
+                    .unwrap_or_default();
+                for err in broken {
+                    tracing::error!(site = %rt.site.name(), "{err}");
+                }
+            }
+            let config = &rt.site.config;
+            table
+                .hosts
+                .insert(config.hostname.clone(), HostTarget::Site(served.clone()));
+            for alias in &config.aliases {
+                table
+                    .hosts
+                    .insert(alias.clone(), HostTarget::Alias(served.clone()));
+            }
+            if config.is_default {
+                table.default = Some(served.clone());
+            }
+            table.sites.push(served);
+        }
+        if errors.is_empty() {
+            Ok(table)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Picks the site for a (lower-case, port-less) host name.
+    pub fn resolve(&self, host: &str) -> Option<&HostTarget> {
+        self.hosts.get(host)
+    }
+
+    pub fn site(&self, name: &str) -> Option<&Arc<ServedSite>> {
+        self.sites
+            .iter()
+            .find(|s| s.runtime.site.name().as_str() == name)
+    }
+}
+
+/// Opens a site's data, lets its modules plug in, and builds its controllers.
+async fn serve_site(
+    site: Arc<Site>,
+    options: &SitesOptions,
+    modules: &[Arc<dyn Module>],
+    stores: &SiteStores,
+) -> Result<ServedSite, LoadError> {
+    let file = site.dir.join("site.toml");
+    let enabled: Vec<Arc<dyn Module>> = site
+        .modules
+        .iter()
+        .filter_map(|m| {
+            modules
+                .iter()
+                .find(|o| o.manifest().name == m.name)
+                .cloned()
+        })
+        .collect();
+    let open = stores
+        .open(&site, &enabled)
+        .await
+        .map_err(|source| LoadError::Data {
+            site: site.name().to_string(),
+            source,
+        })?;
+    let mut kinds = ModuleKinds::new();
+    let mut observers = Observers::new();
+    let mut template_extensions = Vec::new();
+    for module in &enabled {
+        let name = module.manifest().name;
+        module
+            .setup(&mut SiteSetup {
+                site: &site,
+                models: &open.models,
+                module: name,
+                kinds: &mut kinds,
+                observers: &mut observers,
+                template_extensions: &mut template_extensions,
+            })
+            .map_err(|e| SiteError::invalid(&file, &format!("{name}.{}", e.key), e.problem))?;
+    }
+    let notifier = Arc::new(observers.build());
+    open.notifier.store(notifier.clone());
+    let controllers = site
+        .router
+        .rules()
+        .iter()
+        .map(|rule| controllers::build(rule, &kinds))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(|problem| SiteError::invalid(&file, "dispatch", problem))?;
+    let templates = SiteTemplates::with_extensions(
+        site.clone(),
+        options.template_options(),
+        &template_extensions,
+    );
+    Ok(ServedSite {
+        runtime: Arc::new(SiteRuntime {
+            templates,
+            lib_cache: lib_cache(),
+            models: open.models,
+            page_flights: Default::default(),
+            renders: Bottleneck::new(options.render_limits),
+            policy: Arc::new(DefaultPolicy {
+                private_properties: site.config.access.private_properties.clone(),
+            }),
+            notifier,
+            dev: options.dev,
+            site,
+        }),
+        controllers,
+    })
+}

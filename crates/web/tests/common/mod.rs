@@ -1,0 +1,299 @@
+//! A real server on a loopback port, sites written to a temporary folder, and a raw
+//! HTTP/1.1 client (raw so that malformed and unnormalised requests reach the server
+//! exactly as written).
+
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bulwark_http::{AccessLogTarget, Server, ServerOptions};
+use bulwark_web::{RenderLimits, Sites, SitesOptions};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    pub models: HashMap<String, std::sync::Arc<bulwark_template::SiteModels>>,
+    pub tls_addr: Option<SocketAddr>,
+    pub dir: tempfile::TempDir,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl TestServer {
+    pub fn sites(&self) -> PathBuf {
+        self.dir.path().join("sites")
+    }
+
+    /// Stops the server and waits until it has shut down.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.unwrap();
+        }
+    }
+}
+
+/// What a test may change about the server and its sites.
+pub struct Options {
+    pub listen_tls: Option<SocketAddr>,
+    pub max_body_bytes: u64,
+    pub header_read_timeout: Duration,
+    pub shutdown_grace: Duration,
+    pub access_log: AccessLogTarget,
+    pub dev: bool,
+    pub fuel: u64,
+    pub render_limits: RenderLimits,
+}
+
+/// The modules the binary ships.
+pub fn modules() -> Vec<std::sync::Arc<dyn bulwark_web::Module>> {
+    vec![
+        bulwark_module_core::module(),
+        bulwark_module_seo::module(),
+        bulwark_module_push::module(),
+    ]
+}
+
+/// Loads the sites in `sites` as the binary does.
+pub async fn load_sites(
+    sites: &Path,
+    options: SitesOptions,
+) -> Result<std::sync::Arc<Sites>, Vec<bulwark_web::LoadError>> {
+    Sites::load(sites, options, modules()).await
+}
+
+/// Writes `files` (path relative to the sites folder, contents) and starts a server.
+pub async fn start(files: &[(&str, &str)], tweak: impl FnOnce(&mut Options)) -> TestServer {
+    let dir = tempfile::tempdir().unwrap();
+    let sites = dir.path().join("sites");
+    for (path, text) in files {
+        write(&sites.join(path), text);
+    }
+    let server_defaults = ServerOptions::default();
+    let site_defaults = SitesOptions::default();
+    let mut options = Options {
+        listen_tls: None,
+        max_body_bytes: site_defaults.max_body_bytes,
+        header_read_timeout: server_defaults.header_read_timeout,
+        shutdown_grace: Duration::from_secs(2),
+        access_log: AccessLogTarget::Off,
+        dev: false,
+        fuel: site_defaults.fuel,
+        render_limits: site_defaults.render_limits,
+    };
+    tweak(&mut options);
+    let site_options = SitesOptions {
+        dev: options.dev,
+        fuel: options.fuel,
+        render_limits: options.render_limits,
+        max_body_bytes: options.max_body_bytes,
+    };
+    let server_options = ServerOptions {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        listen_tls: options.listen_tls,
+        header_read_timeout: options.header_read_timeout,
+        shutdown_grace: options.shutdown_grace,
+        access_log: options.access_log,
+        ..server_defaults
+    };
+    let sites_handler = load_sites(&sites, site_options).await.unwrap_or_else(|e| {
+        panic!(
+            "{}",
+            e.iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    });
+    let tls = sites_handler.tls_config().unwrap_or_else(|e| panic!("{e}"));
+    let models = ["a", "b", "p", "news"]
+        .iter()
+        .filter_map(|name| Some((name.to_string(), sites_handler.site_models(name)?)))
+        .collect();
+    let server = Server::bind(server_options, tls, sites_handler)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let addr = server.local_addr();
+    let tls_addr = server.tls_local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(server.run(async move {
+        let _ = stopped.await;
+    }));
+    TestServer {
+        addr,
+        models,
+        tls_addr,
+        dir,
+        stop: Some(stop),
+        task: Some(task),
+    }
+}
+
+/// A gzip body, decompressed.
+pub fn gunzip(body: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(body)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+pub fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+#[derive(Debug)]
+pub struct RawResponse {
+    pub status: u16,
+    pub headers: HashMap<String, String>,
+    pub body: Vec<u8>,
+}
+
+impl RawResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// Sends `request` as written and reads the response until the server closes the
+/// connection (callers send `Connection: close`), or `None` if it closed without one.
+pub async fn raw(addr: SocketAddr, request: &[u8]) -> Option<RawResponse> {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request).await.ok()?;
+    let mut buf = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut buf))
+        .await
+        .expect("response within 10 s")
+        .ok()?;
+    parse_response(&buf)
+}
+
+pub fn parse_response(buf: &[u8]) -> Option<RawResponse> {
+    let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = std::str::from_utf8(&buf[..end]).ok()?;
+    let mut lines = head.split("\r\n");
+    let status = lines.next()?.split(' ').nth(1)?.parse().ok()?;
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    Some(RawResponse {
+        status,
+        headers,
+        body: buf[end + 4..].to_vec(),
+    })
+}
+
+/// A GET for `path` on `host`, closing the connection after the response.
+pub async fn get(addr: SocketAddr, host: &str, path: &str) -> RawResponse {
+    get_with(addr, host, path, "").await
+}
+
+pub async fn get_with(
+    addr: SocketAddr,
+    host: &str,
+    path: &str,
+    extra_headers: &str,
+) -> RawResponse {
+    let req =
+        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n{extra_headers}Connection: close\r\n\r\n");
+    raw(addr, req.as_bytes()).await.expect("a response")
+}
+
+pub const SITE_A: &str = r#"
+hostname = "a.test"
+aliases = ["www.a.test"]
+default = true
+modules = ["seo"]
+
+[settings]
+title = "Site A"
+
+[[dispatch]]
+name = "home"
+path = "/"
+controller = "template"
+template = "home.tpl"
+
+[[dispatch]]
+name = "page"
+path = "/page/{slug}"
+controller = "template"
+template = "page.tpl"
+
+[[dispatch]]
+name = "broken"
+path = "/broken"
+controller = "template"
+template = "broken.tpl"
+
+[[dispatch]]
+name = "runaway"
+path = "/runaway"
+controller = "template"
+template = "runaway.tpl"
+
+[[dispatch]]
+name = "old"
+path = "/old/{slug}"
+controller = "redirect"
+to = "page"
+"#;
+
+pub const SITE_B: &str = r#"
+hostname = "b.test"
+modules = ["seo"]
+
+[[dispatch]]
+name = "home"
+path = "/"
+controller = "template"
+template = "home.tpl"
+"#;
+
+/// Two sites with distinct templates, static files and routes.
+pub fn two_sites() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("a/site.toml", SITE_A),
+        (
+            "a/templates/base.tpl",
+            "<html><body>{% block body %}{% endblock %}</body></html>",
+        ),
+        (
+            "a/templates/home.tpl",
+            "{% extends \"base.tpl\" %}{% block body %}site A home {{ url('page', 'hello') }} {{ lib('css/a.css', 'css/b.css') }}{% endblock %}",
+        ),
+        ("a/templates/page.tpl", "page {{ slug }} q={{ q.x }}"),
+        ("a/templates/robots.txt", "site A robots"),
+        (
+            "a/templates/404.tpl",
+            "site A has no {{ status }} page here",
+        ),
+        ("a/templates/500.tpl", "site A is sorry ({{ status }})"),
+        ("a/templates/broken.tpl", "line one\n{% if %}\n"),
+        (
+            "a/templates/runaway.tpl",
+            "{% for i in range(100000000) %}{{ i }}{% endfor %}",
+        ),
+        ("a/lib/css/a.css", "body { color: red; }\n"),
+        ("a/lib/css/b.css", "p { margin: 0 }"),
+        ("a/files/doc.txt", "0123456789abcdefghij"),
+        ("b/site.toml", SITE_B),
+        ("b/templates/home.tpl", "site B home"),
+        ("b/lib/css/a.css", "/* site B */"),
+    ]
+}

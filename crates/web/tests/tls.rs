@@ -1,0 +1,99 @@
+//! HTTPS: the certificate is chosen by SNI from the site owning the name, and HTTP/2
+//! is negotiated by ALPN.
+
+mod common;
+
+use common::*;
+use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+
+struct Pki {
+    ca_pem: String,
+    ca: rcgen::Certificate,
+    ca_key: KeyPair,
+}
+
+fn pki() -> Pki {
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_key = KeyPair::generate().unwrap();
+    let ca = params.self_signed(&ca_key).unwrap();
+    Pki {
+        ca_pem: ca.pem(),
+        ca,
+        ca_key,
+    }
+}
+
+fn leaf(pki: &Pki, host: &str) -> (String, String) {
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec![host.to_string()])
+        .unwrap()
+        .signed_by(&key, &pki.ca, &pki.ca_key)
+        .unwrap();
+    (cert.pem(), key.serialize_pem())
+}
+
+#[tokio::test]
+async fn sni_picks_each_sites_certificate_and_http2_is_negotiated() {
+    let pki = pki();
+    let (a_cert, a_key) = leaf(&pki, "a.test");
+    let (b_cert, b_key) = leaf(&pki, "b.test");
+    let site_a = format!("{SITE_A}\n[tls]\ncert = \"tls/cert.pem\"\nkey = \"tls/key.pem\"\n");
+    let site_b = format!("{SITE_B}\n[tls]\ncert = \"tls/cert.pem\"\nkey = \"tls/key.pem\"\n");
+    let mut files = two_sites();
+    files.retain(|(p, _)| !p.ends_with("site.toml"));
+    files.extend([
+        ("a/site.toml", site_a.as_str()),
+        ("b/site.toml", site_b.as_str()),
+        ("a/tls/cert.pem", a_cert.as_str()),
+        ("a/tls/key.pem", a_key.as_str()),
+        ("b/tls/cert.pem", b_cert.as_str()),
+        ("b/tls/key.pem", b_key.as_str()),
+    ]);
+    let s = start(&files, |o| {
+        o.listen_tls = Some("127.0.0.1:0".parse().unwrap())
+    })
+    .await;
+    let tls = s.tls_addr.expect("TLS listener");
+    let client = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(pki.ca_pem.as_bytes()).unwrap())
+        .resolve("a.test", tls)
+        .resolve("b.test", tls)
+        .build()
+        .unwrap();
+    for (host, expected) in [("a.test", "site A home"), ("b.test", "site B home")] {
+        let r = client
+            .get(format!("https://{host}:{}/", tls.port()))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{host}: {e:?}"));
+        assert_eq!(r.version(), reqwest::Version::HTTP_2);
+        assert!(r.text().await.unwrap().contains(expected));
+    }
+    // Plain HTTP keeps working beside it.
+    assert_eq!(get(s.addr, "b.test", "/").await.text(), "site B home");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_missing_certificate_file_is_a_config_error_naming_the_key() {
+    let mut files = two_sites();
+    files.retain(|(p, _)| *p != "b/site.toml");
+    let site_b = format!("{SITE_B}\n[tls]\ncert = \"tls/nope.pem\"\nkey = \"tls/key.pem\"\n");
+    files.push(("b/site.toml", &site_b));
+    let dir = tempfile::tempdir().unwrap();
+    for (p, t) in &files {
+        write(&dir.path().join(p), t);
+    }
+    let err = load_sites(dir.path(), Default::default())
+        .await
+        .err()
+        .unwrap()
+        .iter()
+        .map(|e| e.to_string())
+        .collect::<String>();
+    assert!(
+        err.contains("b/site.toml") && err.contains("tls.cert"),
+        "{err}"
+    );
+}

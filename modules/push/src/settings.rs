@@ -1,0 +1,137 @@
+//! `[push]` in `site.toml`: who may do what with topics, and the hub's limits.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use bulwark_push::{PushConfig, TopicFilter};
+use bulwark_web::ModuleError;
+
+/// `[push]`: who may do what with push topics (see docs/push.md).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PushSettings {
+    /// Topic filters browsers may publish on (none by default).
+    #[serde(default)]
+    pub browser_publish: Vec<String>,
+    /// Topic filters browsers may neither subscribe to nor receive.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Bearer token for `POST /push/publish`; without one the endpoint is closed.
+    pub publish_token: Option<String>,
+    /// A client with no transport attached for this long is removed, with its
+    /// subscriptions (default 60000).
+    pub client_idle_timeout_ms: Option<u64>,
+    /// How long publications are collected before one batch goes out (default 10).
+    pub batch_interval_ms: Option<u64>,
+    /// Messages kept per topic for clients that reconnect (default 100).
+    pub history_size: Option<usize>,
+    /// Connected clients per site (default 100000).
+    pub max_clients: Option<usize>,
+    /// Subscriptions per client (default 64).
+    pub max_subscriptions: Option<usize>,
+    /// Largest payload, in bytes (default 65536).
+    pub max_message_bytes: Option<usize>,
+    /// Messages waiting for one client before the oldest are dropped (default 256).
+    pub inbox_size: Option<usize>,
+}
+
+impl PushSettings {
+    /// Reads and checks a site's `[push]` section (absent: the defaults). Topic
+    /// filters are checked with the hub's own grammar.
+    pub fn parse(section: Option<&toml::Table>) -> Result<PushSettings, ModuleError> {
+        let settings: PushSettings = match section {
+            None => PushSettings::default(),
+            Some(table) => {
+                toml::Value::Table(table.clone())
+                    .try_into()
+                    .map_err(|e: toml::de::Error| {
+                        let key = e.message().split('`').nth(1).unwrap_or("").to_string();
+                        ModuleError::new(key, e.message().trim().to_string())
+                    })?
+            }
+        };
+        for (key, filters) in [
+            ("browser_publish", &settings.browser_publish),
+            ("deny", &settings.deny),
+        ] {
+            for (i, f) in filters.iter().enumerate() {
+                TopicFilter::parse(f)
+                    .map_err(|e| ModuleError::new(format!("{key}[{i}]"), e.to_string()))?;
+            }
+        }
+        let size = |n: Option<usize>| n.map(|n| n as u64);
+        for (key, value) in [
+            ("client_idle_timeout_ms", settings.client_idle_timeout_ms),
+            ("batch_interval_ms", settings.batch_interval_ms),
+            ("history_size", size(settings.history_size)),
+            ("max_clients", size(settings.max_clients)),
+            ("max_subscriptions", size(settings.max_subscriptions)),
+            ("max_message_bytes", size(settings.max_message_bytes)),
+            ("inbox_size", size(settings.inbox_size)),
+        ] {
+            if value == Some(0) {
+                return Err(ModuleError::new(key, "must be at least 1"));
+            }
+        }
+        Ok(settings)
+    }
+
+    /// The hub's limits and timings: the defaults, with what `[push]` sets.
+    pub fn hub_config(&self) -> PushConfig {
+        let mut config = PushConfig::default();
+        if let Some(ms) = self.client_idle_timeout_ms {
+            config.client_idle_timeout = Duration::from_millis(ms);
+        }
+        if let Some(ms) = self.batch_interval_ms {
+            config.batch_interval = Duration::from_millis(ms);
+        }
+        let sizes = [
+            (self.history_size, &mut config.history_size),
+            (self.max_clients, &mut config.max_clients),
+            (self.max_subscriptions, &mut config.max_subscriptions),
+            (self.max_message_bytes, &mut config.max_message_bytes),
+            (self.inbox_size, &mut config.inbox_size),
+        ];
+        for (set, field) in sizes {
+            if let Some(n) = set {
+                *field = n;
+            }
+        }
+        config
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<PushSettings, ModuleError> {
+        let table: toml::Table = toml::from_str(text).unwrap();
+        PushSettings::parse(Some(&table))
+    }
+
+    #[test]
+    fn limits_are_read_and_zero_is_refused() {
+        let s = parse("client_idle_timeout_ms = 300\ninbox_size = 8").unwrap();
+        assert_eq!(s.client_idle_timeout_ms, Some(300));
+        assert_eq!(s.hub_config().inbox_size, 8);
+        let e = parse("batch_interval_ms = 0").unwrap_err();
+        assert_eq!(e.key, "batch_interval_ms");
+    }
+
+    #[test]
+    fn topic_filters_are_checked_with_the_hubs_grammar() {
+        assert!(parse("deny = [\"site/+/secret\", \"admin/#\"]").is_ok());
+        let e = parse("deny = [\"ok\", \"a/#/b\"]").unwrap_err();
+        assert_eq!(e.key, "deny[1]");
+        let e = parse("browser_publish = [\"a//b\"]").unwrap_err();
+        assert_eq!(e.key, "browser_publish[0]");
+    }
+
+    #[test]
+    fn an_unknown_key_is_named() {
+        let e = parse("dney = []").unwrap_err();
+        assert!(e.to_string().contains("dney"), "{e}");
+    }
+}

@@ -1,0 +1,442 @@
+//! Push over real sockets: WebSocket, Server-Sent Events and long-poll.
+
+#[path = "../../../crates/web/tests/common/mod.rs"]
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::Message;
+
+const PUSH_SITE: &str = r#"
+hostname = "p.test"
+default = true
+modules = ["push"]
+
+[push]
+browser_publish = ["chat/#"]
+deny = ["private/#"]
+publish_token = "s3cret"
+
+[[dispatch]]
+name = "home"
+path = "/"
+controller = "template"
+template = "home.tpl"
+"#;
+
+/// The next `data:` event of a stream, or `None` when the stream ended. The body is
+/// chunked: chunk-size lines are skipped, and the `0` chunk is the end.
+async fn sse_next(lines: &mut tokio::io::Lines<BufReader<TcpStream>>) -> Option<Value> {
+    loop {
+        let line = tokio::time::timeout(Duration::from_secs(5), lines.next_line())
+            .await
+            .expect("an event within 5 s")
+            .ok()??;
+        if line == "0" {
+            return None;
+        }
+        if let Some(data) = line.strip_prefix("data: ") {
+            return Some(serde_json::from_str::<Value>(data).unwrap());
+        }
+    }
+}
+
+async fn push_server() -> TestServer {
+    start(
+        &[("p/site.toml", PUSH_SITE), ("p/templates/home.tpl", "home")],
+        |_| {},
+    )
+    .await
+}
+
+async fn http_json(
+    s: &TestServer,
+    method: &str,
+    path: &str,
+    headers: &str,
+    body: &str,
+) -> (u16, Value) {
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: p.test\r\nContent-Length: {}\r\n{headers}Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let r = raw(s.addr, req.as_bytes()).await.unwrap();
+    (
+        r.status,
+        serde_json::from_slice(&r.body).unwrap_or(Value::Null),
+    )
+}
+
+async fn server_publish(s: &TestServer, topic: &str, payload: Value) {
+    let body = json!({"topic": topic, "payload": payload}).to_string();
+    let (status, reply) = http_json(
+        s,
+        "POST",
+        "/push/publish",
+        "Authorization: Bearer s3cret\r\n",
+        &body,
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+}
+
+/// `/push/stats`, with the publish token.
+async fn push_stats(s: &TestServer) -> Value {
+    let (status, stats) = http_json(
+        s,
+        "GET",
+        "/push/stats",
+        "Authorization: Bearer s3cret\r\n",
+        "",
+    )
+    .await;
+    assert_eq!(status, 200, "{stats}");
+    stats
+}
+
+type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
+
+async fn ws_connect(s: &TestServer, client: Option<&str>) -> (Ws, Value) {
+    let query = client.map(|c| format!("?client={c}")).unwrap_or_default();
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/push/ws{query}", s.addr))
+        .await
+        .unwrap();
+    let hello = ws_next(&mut ws).await;
+    assert_eq!(hello["type"], "hello");
+    (ws, hello)
+}
+
+async fn ws_next(ws: &mut Ws) -> Value {
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .expect("a frame within 5 s")
+            .unwrap()
+            .unwrap();
+        if let Message::Text(text) = frame {
+            return serde_json::from_str(text.as_str()).unwrap();
+        }
+    }
+}
+
+async fn ws_send(ws: &mut Ws, v: Value) -> Value {
+    ws.send(Message::text(v.to_string())).await.unwrap();
+    ws_next(ws).await
+}
+
+#[tokio::test]
+async fn websocket_subscribe_publish_receive_and_reconnect_with_the_same_client() {
+    let s = push_server().await;
+    let (mut ws, hello) = ws_connect(&s, None).await;
+    let id = hello["client"].as_str().unwrap().to_string();
+    let reply = ws_send(&mut ws, json!({"op": "subscribe", "topic": "news/+"})).await;
+    assert_eq!(reply["type"], "subscribed");
+    server_publish(&s, "news/today", json!({"headline": "hello"})).await;
+    let batch = ws_next(&mut ws).await;
+    assert_eq!(batch["messages"][0]["topic"], "news/today");
+    assert_eq!(batch["messages"][0]["payload"]["headline"], "hello");
+    ws.close(None).await.unwrap();
+
+    // Published while disconnected: waiting in the client's task.
+    server_publish(&s, "news/later", json!(2)).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (mut ws, hello) = ws_connect(&s, Some(&id)).await;
+    assert_eq!(hello["client"], id.as_str());
+    let batch = ws_next(&mut ws).await;
+    assert_eq!(batch["messages"][0]["topic"], "news/later");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_site_policy_decides_what_browsers_may_do() {
+    let s = push_server().await;
+    let (mut ws, _) = ws_connect(&s, None).await;
+    let denied = ws_send(&mut ws, json!({"op": "subscribe", "topic": "private/x"})).await;
+    assert_eq!(denied["type"], "error");
+    assert!(denied["message"].as_str().unwrap().contains("not allowed"));
+    ws_send(&mut ws, json!({"op": "subscribe", "topic": "#"})).await;
+    let refused = ws_send(
+        &mut ws,
+        json!({"op": "publish", "topic": "news/x", "payload": 1}),
+    )
+    .await;
+    assert_eq!(refused["type"], "error");
+    let ok = ws_send(
+        &mut ws,
+        json!({"op": "publish", "topic": "chat/lobby", "payload": {"t": "hi"}}),
+    )
+    .await;
+    assert_eq!(ok["type"], "published", "{ok}");
+    server_publish(&s, "private/secret", json!("hidden")).await;
+    let batch = ws_next(&mut ws).await;
+    let topics: Vec<&str> = batch["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["topic"].as_str().unwrap())
+        .collect();
+    assert_eq!(topics, ["chat/lobby"]);
+    let bad = ws_send(&mut ws, json!({"op": "dance"})).await;
+    assert_eq!(bad["type"], "error");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn long_poll_hello_commands_and_batches() {
+    let s = push_server().await;
+    let (status, hello) = http_json(&s, "POST", "/push/poll", "", "").await;
+    assert_eq!((status, hello["type"].as_str()), (200, Some("hello")));
+    let id = hello["client"].as_str().unwrap();
+    let (_, replies) = http_json(
+        &s,
+        "POST",
+        &format!("/push/command?client={id}"),
+        "Content-Type: application/json\r\n",
+        &json!([{"op": "subscribe", "topic": "t", "snapshot": true}]).to_string(),
+    )
+    .await;
+    assert_eq!(replies[0]["type"], "subscribed");
+    let poll_path = format!("/push/poll?client={id}");
+    let waiting = {
+        let addr = s.addr;
+        let path = poll_path.clone();
+        tokio::spawn(async move {
+            let req = format!(
+                "POST {path} HTTP/1.1\r\nHost: p.test\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            raw(addr, req.as_bytes()).await.unwrap()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    server_publish(&s, "t", json!({"n": 1})).await;
+    let r = waiting.await.unwrap();
+    assert_eq!(r.status, 200);
+    let batch: Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(batch["messages"][0]["payload"]["n"], 1);
+    // A client that accepts gzip gets it for a large batch, and plain JSON for a
+    // small one, where compression gains nothing.
+    let poll_gzip = |s: &TestServer| {
+        let req = format!(
+            "POST {poll_path} HTTP/1.1\r\nHost: p.test\r\nAccept-Encoding: gzip\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        let addr = s.addr;
+        async move { raw(addr, req.as_bytes()).await.unwrap() }
+    };
+    server_publish(&s, "t", json!({"n": 2})).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let small = poll_gzip(&s).await;
+    assert_eq!(
+        (small.status, small.header("content-encoding")),
+        (200, None)
+    );
+    let batch: Value = serde_json::from_slice(&small.body).unwrap();
+    assert_eq!(batch["messages"][0]["payload"]["n"], 2);
+    let long = "words ".repeat(500);
+    server_publish(&s, "t", json!({"n": 3, "text": long})).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let large = poll_gzip(&s).await;
+    assert_eq!(large.header("content-encoding"), Some("gzip"));
+    assert!(large.body.len() < long.len() / 4);
+    let batch: Value = serde_json::from_slice(&common::gunzip(&large.body)).unwrap();
+    assert_eq!(batch["messages"][0]["payload"]["text"], long.as_str());
+    // An unknown or expired client is told to start over.
+    let (_, again) = http_json(&s, "POST", "/push/poll?client=ffff", "", "").await;
+    assert_eq!(again["type"], "hello");
+    assert_ne!(again["client"], id);
+    let (status, _) = http_json(&s, "POST", "/push/command?client=ffff", "", "{}").await;
+    assert_eq!(status, 410);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn server_sent_events_deliver_batches_and_keep_the_client_across_transports() {
+    let s = push_server().await;
+    let mut stream = TcpStream::connect(s.addr).await.unwrap();
+    stream
+        .write_all(b"GET /push/sse HTTP/1.1\r\nHost: p.test\r\nAccept: text/event-stream\r\n\r\n")
+        .await
+        .unwrap();
+    let mut lines = BufReader::new(stream).lines();
+    let hello = sse_next(&mut lines).await.unwrap();
+    let id = hello["client"].as_str().unwrap().to_string();
+    let (_, replies) = http_json(
+        &s,
+        "POST",
+        &format!("/push/command?client={id}"),
+        "",
+        &json!({"op": "subscribe", "topic": "live/+"}).to_string(),
+    )
+    .await;
+    assert_eq!(replies[0]["type"], "subscribed");
+    server_publish(&s, "live/score", json!({"home": 1, "note": "line\nbreak"})).await;
+    let batch = sse_next(&mut lines).await.unwrap();
+    assert_eq!(batch["messages"][0]["payload"]["home"], 1);
+    assert_eq!(batch["messages"][0]["payload"]["note"], "line\nbreak");
+
+    // Switch to WebSocket with the same id: same client, same subscriptions, and
+    // the event stream it replaced ends.
+    let (mut ws, hello) = ws_connect(&s, Some(&id)).await;
+    assert_eq!(hello["client"], id.as_str());
+    server_publish(&s, "live/score", json!({"home": 2})).await;
+    let batch = ws_next(&mut ws).await;
+    assert_eq!(batch["messages"][0]["payload"]["home"], 2);
+    assert!(
+        sse_next(&mut lines).await.is_none(),
+        "the replaced stream should end"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_new_client_resumes_from_its_position_and_learns_about_gaps() {
+    let s = push_server().await;
+    let (mut ws, _) = ws_connect(&s, None).await;
+    let reply = ws_send(&mut ws, json!({"op": "subscribe", "topic": "doc/1"})).await;
+    let position = reply["position"].clone();
+    drop(ws);
+    for i in 0..3 {
+        server_publish(&s, "doc/1", json!(i)).await;
+    }
+    let (mut ws, _) = ws_connect(&s, None).await;
+    let reply = ws_send(
+        &mut ws,
+        json!({"op": "subscribe", "topic": "doc/1", "since": position}),
+    )
+    .await;
+    assert_eq!(reply["recovery"], "recovered");
+    let batch = ws_next(&mut ws).await;
+    let got: Vec<i64> = batch["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["payload"].as_i64().unwrap())
+        .collect();
+    assert_eq!(got, [0, 1, 2]);
+    let old = json!({"epoch": position["epoch"].as_u64().unwrap() + 1, "offset": 1});
+    let reply = ws_send(
+        &mut ws,
+        json!({"op": "subscribe", "topic": "doc/2", "since": old}),
+    )
+    .await;
+    assert_eq!(reply["recovery"], "epoch_changed");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_publish_endpoint_needs_the_token_and_valid_input() {
+    let s = push_server().await;
+    let body = json!({"topic": "a", "payload": 1}).to_string();
+    assert_eq!(
+        http_json(&s, "POST", "/push/publish", "", &body).await.0,
+        401
+    );
+    assert_eq!(
+        http_json(
+            &s,
+            "POST",
+            "/push/publish",
+            "Authorization: Bearer nope\r\n",
+            &body
+        )
+        .await
+        .0,
+        401
+    );
+    let auth = "Authorization: Bearer s3cret\r\n";
+    assert_eq!(
+        http_json(&s, "POST", "/push/publish", auth, "{oops")
+            .await
+            .0,
+        400
+    );
+    let wildcard = json!({"topic": "a/+", "payload": 1}).to_string();
+    assert_eq!(
+        http_json(&s, "POST", "/push/publish", auth, &wildcard)
+            .await
+            .0,
+        400
+    );
+    let big = json!({"topic": "a", "payload": "x".repeat(70_000)}).to_string();
+    assert_eq!(
+        http_json(&s, "POST", "/push/publish", auth, &big).await.0,
+        413
+    );
+    assert_eq!(http_json(&s, "GET", "/push/publish", auth, "").await.0, 405);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn push_endpoints_are_absent_without_the_module() {
+    let s = start(&two_sites(), |_| {}).await;
+    assert_eq!(get(s.addr, "a.test", "/push/poll").await.status, 404);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn stats_need_the_token_and_count_shared_encodings() {
+    let s = push_server().await;
+    assert_eq!(http_json(&s, "GET", "/push/stats", "", "").await.0, 401);
+    let mut sockets = Vec::new();
+    for _ in 0..3 {
+        let (mut ws, _) = ws_connect(&s, None).await;
+        ws_send(&mut ws, json!({"op": "subscribe", "topic": "same"})).await;
+        sockets.push(ws);
+    }
+    server_publish(&s, "same", json!(1)).await;
+    for ws in &mut sockets {
+        assert_eq!(ws_next(ws).await["messages"][0]["payload"], 1);
+    }
+    let stats = push_stats(&s).await;
+    assert_eq!(stats["clients"], 3);
+    assert_eq!(stats["encodings_needed"], 3);
+    assert_eq!(stats["encodings_computed"], 1);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn idle_clients_expire_after_the_site_timeout_and_connected_ones_stay() {
+    let site = PUSH_SITE.replace(
+        "publish_token = \"s3cret\"",
+        "publish_token = \"s3cret\"\nclient_idle_timeout_ms = 300",
+    );
+    let s = start(
+        &[("p/site.toml", &site), ("p/templates/home.tpl", "home")],
+        |_| {},
+    )
+    .await;
+    let clients = || async { push_stats(&s).await["clients"].as_u64().unwrap() };
+    // One client leaves (its socket closes); one stays connected, saying nothing.
+    let (mut gone, hello) = ws_connect(&s, None).await;
+    let gone_id = hello["client"].as_str().unwrap().to_string();
+    ws_send(&mut gone, json!({"op": "subscribe", "topic": "t"})).await;
+    gone.close(None).await.unwrap();
+    let (mut stays, _) = ws_connect(&s, None).await;
+    ws_send(&mut stays, json!({"op": "subscribe", "topic": "t"})).await;
+    // A long-poll client that polled once and never came back.
+    let (_, polled) = http_json(&s, "POST", "/push/poll", "", "").await;
+    let polled_id = polled["client"].as_str().unwrap().to_string();
+    assert_eq!(clients().await, 3);
+
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    assert_eq!(clients().await, 1, "only the connected client is left");
+    // The expired ones are told so, and coming back makes a new client.
+    for id in [&gone_id, &polled_id] {
+        let path = format!("/push/command?client={id}");
+        let body = json!([{"op": "subscribe", "topic": "t"}]).to_string();
+        assert_eq!(http_json(&s, "POST", &path, "", &body).await.0, 410);
+    }
+    let (_, again) = ws_connect(&s, Some(&gone_id)).await;
+    assert_ne!(again["client"], gone_id.as_str());
+    // The quiet but connected client still gets what is published.
+    server_publish(&s, "t", json!({"still": "here"})).await;
+    assert_eq!(
+        ws_next(&mut stays).await["messages"][0]["payload"]["still"],
+        "here"
+    );
+    s.shutdown().await;
+}
