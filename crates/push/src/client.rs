@@ -5,7 +5,7 @@
 //! delivery costs one wake-up (the transport's), not two.
 
 use parking_lot::Mutex;
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -49,6 +49,10 @@ pub(crate) struct Inbox {
     messages: VecDeque<Arc<Message>>,
     /// Ids in `messages` that were replayed from history (see [`Taken::replayed`]).
     replayed: HashSet<u64>,
+    /// The highest offset replayed from each topic's history. A message published
+    /// just before a recovering subscription is in the history already but maybe
+    /// not yet dispatched: the dispatcher must not hand it over a second time.
+    replayed_upto: HashMap<Topic, u64>,
     /// Messages were dropped (the inbox overflowed): the next batch says so.
     lost: bool,
     waiter: Option<oneshot::Sender<Taken>>,
@@ -62,6 +66,7 @@ impl Inbox {
         Inbox {
             messages: VecDeque::new(),
             replayed: HashSet::new(),
+            replayed_upto: HashMap::new(),
             lost: false,
             waiter: None,
             last_active: Instant::now(),
@@ -78,8 +83,19 @@ impl Inbox {
         limit: usize,
         replayed: bool,
     ) -> usize {
+        let mut messages = messages;
         if replayed {
             self.replayed.extend(messages.iter().map(|m| m.id));
+            for m in &messages {
+                let upto = self.replayed_upto.entry(m.topic.clone()).or_insert(0);
+                *upto = (*upto).max(m.offset);
+            }
+        } else if !self.replayed_upto.is_empty() {
+            messages.retain(|m| {
+                self.replayed_upto
+                    .get(&m.topic)
+                    .is_none_or(|upto| m.offset > *upto)
+            });
         }
         self.messages.extend(messages);
         let overflow = self.messages.len().saturating_sub(limit);

@@ -29,6 +29,45 @@ async fn next(c: &ClientHandle) -> Batch {
 }
 
 #[tokio::test]
+async fn a_recovering_subscription_gets_messages_not_yet_dispatched_once() {
+    // A long batch window keeps the publications in the dispatcher while the
+    // new client recovers them from history: it must not get them twice.
+    let hub = hub_with(|c| c.batch_interval = Duration::from_millis(300));
+    let first = hub.connect(None).unwrap();
+    let position = first
+        .subscribe("doc/1", None, false)
+        .await
+        .unwrap()
+        .position
+        .unwrap();
+    for i in 0..3 {
+        hub.publish("doc/1", &format!("{i}")).unwrap();
+    }
+    let second = hub.connect(None).unwrap();
+    let reply = second
+        .subscribe("doc/1", Some(position), false)
+        .await
+        .unwrap();
+    assert_eq!(reply.recovery, Recovery::Recovered);
+    let mut payloads = Vec::new();
+    while let Ok(Some(batch)) = second
+        .next_batch(Duration::from_millis(700), Encoding::Identity)
+        .await
+    {
+        payloads.extend(
+            messages(&batch)
+                .iter()
+                .map(|m| m["payload"].as_i64().unwrap()),
+        );
+    }
+    assert_eq!(payloads, [0, 1, 2]);
+    // Later publications still arrive.
+    hub.publish("doc/1", "3").unwrap();
+    let later = messages(&next(&second).await);
+    assert_eq!(later[0]["payload"], 3);
+}
+
+#[tokio::test]
 async fn wildcard_subscriptions_receive_matching_topics_only() {
     let hub = hub_with(|_| {});
     let c = hub.connect(None).unwrap();

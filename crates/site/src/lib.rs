@@ -250,6 +250,29 @@ mod tests {
     }
 
     #[test]
+    fn a_module_that_needs_another_is_refused_without_it() {
+        let manifest = |name: &'static str, depends: &'static [&'static str]| {
+            Arc::new(ModuleManifest::new(name, 10, depends, None, None, "").unwrap())
+        };
+        let available = [manifest("auth", &[]), manifest("admin", &["auth"])];
+        let tmp = tempfile::tempdir().unwrap();
+        write_site(
+            tmp.path(),
+            "a",
+            "hostname = \"a.test\"\nmodules = [\"admin\"]",
+        );
+        let errors = load_sites(tmp.path(), false, &available).unwrap_err();
+        let text = errors[0].to_string();
+        assert!(text.contains("\"admin\" needs module \"auth\""), "{text}");
+        write_site(
+            tmp.path(),
+            "a",
+            "hostname = \"a.test\"\nmodules = [\"admin\", \"auth\"]",
+        );
+        assert!(load_sites(tmp.path(), false, &available).is_ok());
+    }
+
+    #[test]
     fn every_broken_site_is_reported() {
         let tmp = tempfile::tempdir().unwrap();
         write_site(tmp.path(), "a", "hostname = 5");

@@ -9,7 +9,7 @@ use bulwark_site::Site;
 use bulwark_template::{AccessPolicy, SiteModels, SiteTemplates};
 
 use crate::bottleneck::Bottleneck;
-use crate::page_cache::PageFlights;
+use crate::page_cache::flights::PageFlights;
 use crate::representation::EncodedBody;
 
 pub struct SiteRuntime {

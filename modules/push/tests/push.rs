@@ -323,7 +323,7 @@ async fn a_new_client_resumes_from_its_position_and_learns_about_gaps() {
         json!({"op": "subscribe", "topic": "doc/2", "since": old}),
     )
     .await;
-    assert_eq!(reply["recovery"], "epoch_changed");
+    assert_eq!(reply["recovery"], "epoch_changed", "{reply}");
     s.shutdown().await;
 }
 

@@ -104,18 +104,23 @@ async fn robots_txt_points_at_the_sitemap() {
     s.shutdown().await;
 }
 
-#[tokio::test]
-async fn a_sitemap_rule_with_bad_options_stops_the_site_with_the_rule_named() {
+/// The errors that stop a site with this `site.toml` from loading.
+async fn load_errors(site_toml: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
-    let site = format!(
-        "{SITE}\n[[dispatch]]\nname = \"big\"\npath = \"/big.xml\"\ncontroller = \"sitemap\"\nlimit = 0\n"
-    );
-    write(&dir.path().join("news/site.toml"), &site);
+    write(&dir.path().join("news/site.toml"), site_toml);
     let errors = load_sites(dir.path(), Default::default())
         .await
         .err()
         .expect("the site must not load");
-    let text: String = errors.iter().map(|e| e.to_string()).collect();
+    errors.iter().map(|e| e.to_string()).collect()
+}
+
+#[tokio::test]
+async fn a_sitemap_rule_with_bad_options_stops_the_site_with_the_rule_named() {
+    let text = load_errors(&format!(
+        "{SITE}\n[[dispatch]]\nname = \"big\"\npath = \"/big.xml\"\ncontroller = \"sitemap\"\nlimit = 0\n"
+    ))
+    .await;
     assert!(
         text.contains("news/site.toml") && text.contains("\"big\"") && text.contains("limit"),
         "{text}"
@@ -124,15 +129,11 @@ async fn a_sitemap_rule_with_bad_options_stops_the_site_with_the_rule_named() {
 
 #[tokio::test]
 async fn a_controller_kind_of_a_module_the_site_does_not_enable_is_unknown() {
-    let dir = tempfile::tempdir().unwrap();
-    let site = SITE.replace("modules = [\"seo\"]", "")
-        + "\n[[dispatch]]\nname = \"map\"\npath = \"/map.xml\"\ncontroller = \"sitemap\"\n";
-    write(&dir.path().join("news/site.toml"), &site);
-    let errors = load_sites(dir.path(), Default::default())
-        .await
-        .err()
-        .expect("the site must not load");
-    let text: String = errors.iter().map(|e| e.to_string()).collect();
+    let text = load_errors(
+        &(SITE.replace("modules = [\"seo\"]", "")
+            + "\n[[dispatch]]\nname = \"map\"\npath = \"/map.xml\"\ncontroller = \"sitemap\"\n"),
+    )
+    .await;
     assert!(
         text.contains("unknown controller \"sitemap\"") && text.contains("template"),
         "{text}"

@@ -14,7 +14,7 @@
 //! request that came first; the others wait for its result. If that render fails
 //! or is not cacheable, the waiters try again themselves.
 
-mod flights;
+pub(crate) mod flights;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,7 +31,6 @@ use crate::bottleneck::busy_response;
 use crate::representation::{Content, EncodedBody, Outcome, Representation};
 use crate::request::RequestCtx;
 
-pub use flights::PageFlights;
 use flights::{FlightGuard, Landed};
 
 /// Pages stay cached this long when nothing they show changes.

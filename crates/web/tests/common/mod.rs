@@ -70,6 +70,15 @@ pub async fn load_sites(
 
 /// Writes `files` (path relative to the sites folder, contents) and starts a server.
 pub async fn start(files: &[(&str, &str)], tweak: impl FnOnce(&mut Options)) -> TestServer {
+    start_with_modules(files, tweak, modules()).await
+}
+
+/// [`start`] with other modules than the binary's.
+pub async fn start_with_modules(
+    files: &[(&str, &str)],
+    tweak: impl FnOnce(&mut Options),
+    modules: Vec<std::sync::Arc<dyn bulwark_web::Module>>,
+) -> TestServer {
     let dir = tempfile::tempdir().unwrap();
     let sites = dir.path().join("sites");
     for (path, text) in files {
@@ -102,15 +111,17 @@ pub async fn start(files: &[(&str, &str)], tweak: impl FnOnce(&mut Options)) -> 
         access_log: options.access_log,
         ..server_defaults
     };
-    let sites_handler = load_sites(&sites, site_options).await.unwrap_or_else(|e| {
-        panic!(
-            "{}",
-            e.iter()
-                .map(|e| e.to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        )
-    });
+    let sites_handler = Sites::load(&sites, site_options, modules)
+        .await
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}",
+                e.iter()
+                    .map(|e| e.to_string())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            )
+        });
     let tls = sites_handler.tls_config().unwrap_or_else(|e| panic!("{e}"));
     let models = ["a", "b", "p", "news"]
         .iter()
