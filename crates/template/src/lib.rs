@@ -30,11 +30,14 @@
 //! assert_eq!(html, "Hi &lt;b&gt;you&lt;&#x2f;b&gt;!");
 //! ```
 
+mod access;
+mod blocking;
 mod models;
 
+pub use access::{AccessPolicy, DefaultPolicy, Requester};
+pub use blocking::off_the_runtime;
 pub use models::{
-    AccessPolicy, CachedPage, DefaultPolicy, ModelRoot, ModelValue, PageUrls, RenderScope,
-    Requester, RscObject, SiteModels, StoreFailure, off_the_runtime,
+    CachedPage, ModelRoot, ModelValue, PageUrls, RenderScope, RscObject, SiteModels, StoreFailure,
 };
 
 use std::path::Path;

@@ -1,0 +1,28 @@
+//! `m.config`: the site's config settings.
+
+use std::sync::Arc;
+
+use minijinja::Value;
+use minijinja::value::Object;
+
+use super::ModelValue;
+use super::scope::RenderScope;
+
+#[derive(Debug)]
+pub(super) struct ConfigCollection(pub(super) Arc<RenderScope>);
+
+impl Object for ConfigCollection {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let key = key.as_str()?;
+        let value = self
+            .0
+            .fetch(&format!("config:{key}"), &[format!("config:{key}")], |s| {
+                Ok(ModelValue::Text(s.config_value(key)?.map(Arc::from)))
+            })
+            .ok()?;
+        match value {
+            ModelValue::Text(Some(t)) => Some(Value::from(&*t)),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! The `m` object: templates pull their data from the models, and every read is
+//! recorded as a dependency of the render.
+//!
+//! `m.rsc[42].title`, `m.rsc["about"].body`, `m.rsc[42].o.author` (objects by
+//! predicate), `m.rsc[42].s.author` (subjects), `m.rsc[42].is_a("article")`,
+//! `m.search(cat="article", text="...", sort="-created", page=1, pagelen=10)`,
+//! `m.config.key`.
+//!
+//! A lookup goes: the request memo (what this render already fetched), then the
+//! site's depcache, then the store. Each step records the dependency keys the data
+//! came from, together with the serial each key had *before* the data was read: a
+//! page cached from this render is then checked against exactly those serials, so
+//! a change committed while the page was rendering is never served as fresh.
+//!
+//! Access control ([`AccessPolicy`](crate::AccessPolicy)) applies to every resource a template reaches,
+//! whichever way it reaches it (directly, through an edge, through a search): a
+//! resource the requester may not see behaves as absent, a property they may not
+//! read as undefined.
+//!
+//! Renders are synchronous (minijinja's lookups are). Reads that miss the caches go
+//! to the store on the calling thread, through [`off_the_runtime`](crate::off_the_runtime).
+//!
+//! One file per part of `m`: [`scope`] (what a render read, and the fetch path
+//! every lookup takes), `rsc` (resources and their edges), `category`, `search`,
+//! `config` and `req`.
+
+mod category;
+mod config;
+mod req;
+mod rsc;
+mod scope;
+mod search;
+
+pub use rsc::RscObject;
+pub use scope::{PageUrls, RenderScope, StoreFailure};
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bulwark_depcache::{Depcache, DependencyKey, Policy, Serial, Weigh};
+use bulwark_store::{Category, Deletion, Resource, ResourceId, Store};
+use minijinja::Value;
+use minijinja::value::{Enumerator, Kwargs, Object};
+
+use crate::access::Requester;
+
+/// A site's data: its store and the dependency cache in front of it.
+pub struct SiteModels {
+    pub store: Store,
+    /// Model values and whole cached pages: one dependency space, so a page is
+    /// checked against the very serials its reads saw.
+    pub cache: Depcache<String, ModelValue>,
+    /// Template renders, counted (tests and stats: a cached page renders nothing).
+    pub renders: std::sync::atomic::AtomicU64,
+}
+
+impl SiteModels {
+    pub fn new(store: Store) -> Arc<SiteModels> {
+        Arc::new(SiteModels {
+            store,
+            cache: Depcache::default(),
+            renders: std::sync::atomic::AtomicU64::new(0),
+        })
+    }
+
+    /// Stores a value computed from `deps` (with the serials they had when they
+    /// were read) if none of them changed since: otherwise it stays out of the
+    /// cache, so a change committed during the computation is never served as
+    /// fresh. Pages and fragments are stored this way.
+    pub fn store_if_unchanged(
+        &self,
+        key: String,
+        value: ModelValue,
+        ttl: Duration,
+        deps: &[(DependencyKey, Serial)],
+    ) {
+        let keys: Vec<DependencyKey> = deps.iter().map(|(k, _)| k.clone()).collect();
+        let captured = self.cache.capture(&keys);
+        if deps
+            .iter()
+            .all(|(k, serial)| self.cache.serial(k) == *serial)
+        {
+            self.cache
+                .set_captured(key, value, Policy::ttl(ttl), captured);
+        }
+    }
+}
+
+/// What the model layer caches.
+#[derive(Clone)]
+pub enum ModelValue {
+    Resource(Option<Arc<Resource>>),
+    Ids(Arc<[ResourceId]>),
+    Search(Arc<[ResourceId]>, Option<u64>),
+    Flag(bool),
+    Text(Option<Arc<str>>),
+    /// The tombstone of a deleted resource, if there is one.
+    Deletion(Option<Arc<Deletion>>),
+    /// The whole category tree, in tree order.
+    Categories(Arc<[Category]>),
+    /// A rendered page, in every encoding.
+    Page(Arc<CachedPage>),
+    /// A cached template fragment and the dependency keys its render read.
+    Fragment {
+        html: Arc<str>,
+        deps: Arc<[String]>,
+    },
+}
+
+/// A whole rendered page as the page cache keeps it: compressed once, served to
+/// every anonymous visitor until a dependency of its render is flushed.
+#[derive(Debug)]
+pub struct CachedPage {
+    pub content_type: String,
+    pub identity: bytes::Bytes,
+    pub gzip: bytes::Bytes,
+    pub brotli: bytes::Bytes,
+}
+
+impl Weigh for ModelValue {
+    fn weigh(&self) -> usize {
+        64 + match self {
+            ModelValue::Resource(Some(r)) => {
+                256 + serde_json::to_string(&r.props.0).map_or(0, |s| s.len())
+            }
+            ModelValue::Ids(ids) | ModelValue::Search(ids, _) => ids.len() * 8,
+            ModelValue::Text(Some(t)) => t.len(),
+            ModelValue::Categories(all) => all.iter().map(|c| 64 + c.name.len()).sum(),
+            ModelValue::Deletion(Some(d)) => {
+                64 + d.category.len() + d.name.as_ref().map_or(0, String::len)
+            }
+            ModelValue::Fragment { html, deps } => {
+                html.len() + deps.iter().map(|d| d.len() + 16).sum::<usize>()
+            }
+            ModelValue::Page(p) => {
+                p.content_type.len() + p.identity.len() + p.gzip.len() + p.brotli.len()
+            }
+            _ => 0,
+        }
+    }
+}
+
+/// The `m` global of a render.
+#[derive(Debug)]
+pub struct ModelRoot(pub Arc<RenderScope>);
+
+impl Object for ModelRoot {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let scope = self.0.clone();
+        match key.as_str()? {
+            "rsc" => Some(Value::from_object(rsc::RscCollection(scope))),
+            "config" => Some(Value::from_object(config::ConfigCollection(scope))),
+            "category" => Some(Value::from_object(category::CategoryCollection(scope))),
+            "search" => Some(Value::from_function(move |kwargs: Kwargs| {
+                search::search(&scope, kwargs)
+            })),
+            "req" => {
+                let anonymous = scope.requester == Requester::Anonymous;
+                let request = scope.request.get().cloned().unwrap_or(Value::from(()));
+                Some(Value::from_object(req::RequestView { request, anonymous }))
+            }
+            _ => None,
+        }
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Str(&["rsc", "config", "category", "search", "req"])
+    }
+}

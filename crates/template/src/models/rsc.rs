@@ -1,0 +1,260 @@
+//! `m.rsc`: resources by id or unique name, their properties (as the access
+//! policy lets the requester read them) and their edges (`o`, `s`).
+
+use std::sync::Arc;
+
+use bulwark_store::{Resource, ResourceId, StoreError};
+use minijinja::value::{Enumerator, Object, ObjectRepr};
+use minijinja::{Error, ErrorKind, State, Value};
+
+use super::ModelValue;
+use super::scope::RenderScope;
+use crate::access::Requester;
+
+#[derive(Debug)]
+pub(super) struct RscCollection(pub(super) Arc<RenderScope>);
+
+impl Object for RscCollection {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        // Path arguments are strings: `m.rsc[id]` works with "42" as with 42.
+        match key.as_i64() {
+            Some(n) => self.0.rsc_value(ResourceId(n)).ok(),
+            None => self.0.rsc(key.as_str()?).ok().flatten(),
+        }
+    }
+}
+
+/// A resource as templates see it.
+#[derive(Debug)]
+pub struct RscObject {
+    rsc: Arc<Resource>,
+    scope: Arc<RenderScope>,
+}
+
+impl RscObject {
+    fn slug(&self) -> String {
+        let title = self.rsc.title().unwrap_or("");
+        let mut slug = String::new();
+        for c in title.chars() {
+            if c.is_alphanumeric() {
+                slug.extend(c.to_lowercase());
+            } else if !slug.ends_with('-') && !slug.is_empty() {
+                slug.push('-');
+            }
+        }
+        slug.trim_end_matches('-').chars().take(60).collect()
+    }
+}
+
+impl Object for RscObject {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let r = &self.rsc;
+        let time = |t: chrono::DateTime<chrono::Utc>| Value::from(t.to_rfc3339());
+        Some(match key.as_str()? {
+            "id" => Value::from(r.id.0),
+            "name" => r
+                .name
+                .as_deref()
+                .map(Value::from)
+                .unwrap_or(Value::from(())),
+            "category" => Value::from(r.category_name.as_str()),
+            "published" => Value::from(r.published),
+            "created" => time(r.created),
+            "modified" => time(r.modified),
+            "publication_start" => r.publication_start.map(time).unwrap_or(Value::from(())),
+            "version" => Value::from(r.version.0),
+            "slug" => Value::from(self.slug()),
+            "page_url" => {
+                let slug = self.slug();
+                let url = self
+                    .scope
+                    .page_rule
+                    .as_ref()
+                    .and_then(|f| f(r.id, &slug))
+                    .unwrap_or_else(|| format!("/page/{}/{slug}", r.id));
+                Value::from_safe_string(url)
+            }
+            "o" => Value::from_object(EdgeAccessor {
+                id: r.id,
+                outgoing: true,
+                scope: self.scope.clone(),
+            }),
+            "s" => Value::from_object(EdgeAccessor {
+                id: r.id,
+                outgoing: false,
+                scope: self.scope.clone(),
+            }),
+            prop if self.scope.policy.may_read(&self.scope.requester, r, prop) => {
+                prop_value(r.props.get(prop)?)
+            }
+            _ => return None,
+        })
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        let mut keys: Vec<Value> = [
+            "id",
+            "name",
+            "category",
+            "published",
+            "created",
+            "modified",
+            "page_url",
+        ]
+        .iter()
+        .map(|k| Value::from(*k))
+        .collect();
+        let scope = &self.scope;
+        keys.extend(
+            self.rsc
+                .props
+                .0
+                .keys()
+                .filter(|k| scope.policy.may_read(&scope.requester, &self.rsc, k))
+                .map(|k| Value::from(k.as_str())),
+        );
+        Enumerator::Values(keys)
+    }
+
+    fn call_method(
+        self: &Arc<Self>,
+        _state: &mut State,
+        method: &str,
+        args: &[Value],
+    ) -> Result<Value, Error> {
+        match method {
+            "is_a" => {
+                let category: String = args
+                    .first()
+                    .and_then(|v| v.as_str())
+                    .ok_or_else(|| Error::new(ErrorKind::MissingArgument, "is_a(category)"))?
+                    .to_string();
+                let id = self.rsc.id;
+                let key = format!("is_a:{id}:{category}");
+                let v = self.scope.fetch(
+                    &key,
+                    &[format!("rsc:{id}"), "category_tree".into()],
+                    |s| Ok(ModelValue::Flag(s.is_a(id, &category)?)),
+                )?;
+                Ok(Value::from(matches!(v, ModelValue::Flag(true))))
+            }
+            _ => Err(Error::new(
+                ErrorKind::UnknownMethod,
+                format!("resources have no method {method}"),
+            )),
+        }
+    }
+}
+
+/// Stored text is sanitised on write, so strings go out as they are.
+fn prop_value(v: &serde_json::Value) -> Value {
+    match v {
+        serde_json::Value::String(s) => Value::from_safe_string(s.clone()),
+        other => Value::from(minijinja::value::Serde(other)),
+    }
+}
+
+#[derive(Debug)]
+struct EdgeAccessor {
+    id: ResourceId,
+    outgoing: bool,
+    scope: Arc<RenderScope>,
+}
+
+impl Object for EdgeAccessor {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let predicate = key.as_str()?.to_string();
+        let id = self.id;
+        let (key, dep) = if self.outgoing {
+            (
+                format!("o:{id}:{predicate}"),
+                format!("edges:{id}:{predicate}"),
+            )
+        } else {
+            (
+                format!("s:{id}:{predicate}"),
+                format!("subjects:{id}:{predicate}"),
+            )
+        };
+        let outgoing = self.outgoing;
+        let ids = self
+            .scope
+            .fetch(&key, &[dep], |s| {
+                let ids = if outgoing {
+                    s.objects(id, &predicate)
+                } else {
+                    s.subjects(id, &predicate)
+                };
+                match ids {
+                    Ok(ids) => Ok(ModelValue::Ids(ids.into())),
+                    // An unknown predicate has no edges.
+                    Err(StoreError::UnknownPredicate(_)) => Ok(ModelValue::Ids(Arc::from([]))),
+                    Err(e) => Err(e),
+                }
+            })
+            .ok()?;
+        match ids {
+            ModelValue::Ids(ids) => self.scope.visible_list(&ids).ok(),
+            _ => None,
+        }
+    }
+}
+
+impl RenderScope {
+    /// A resource by id (digits) or unique name, as templates see it; `None` when
+    /// it does not exist or this requester may not see it.
+    pub fn rsc(self: &Arc<Self>, key: &str) -> Result<Option<Value>, Error> {
+        let id = match key.parse::<i64>() {
+            Ok(n) => Some(ResourceId(n)),
+            Err(_) => self.resource_id_by_name(key)?,
+        };
+        let Some(id) = id else { return Ok(None) };
+        let v = self.rsc_value(id)?;
+        Ok((!v.is_undefined()).then_some(v))
+    }
+
+    /// Whether `key` (an id or a unique name) names a deleted resource that this
+    /// requester could see before it went: its page says 410 Gone rather than
+    /// 404. Cached like every other read, and flushed when the id or name is
+    /// used again.
+    pub fn is_gone(&self, key: &str) -> Result<bool, Error> {
+        let dep = match key.parse::<i64>() {
+            Ok(n) => format!("rsc:{n}"),
+            Err(_) => format!("name:{key}"),
+        };
+        let value = self.fetch(&format!("gone:{key}"), &[dep], |s| {
+            Ok(ModelValue::Deletion(s.deletion(key)?.map(Arc::new)))
+        })?;
+        Ok(match value {
+            ModelValue::Deletion(Some(d)) => {
+                d.was_public || matches!(self.requester, Requester::Admin { .. })
+            }
+            _ => false,
+        })
+    }
+
+    pub(super) fn rsc_value(self: &Arc<Self>, id: ResourceId) -> Result<Value, Error> {
+        Ok(match self.resource(id)? {
+            Some(r) => Value::from_object(RscObject {
+                rsc: r,
+                scope: self.clone(),
+            }),
+            None => Value::UNDEFINED,
+        })
+    }
+
+    pub(super) fn visible_list(self: &Arc<Self>, ids: &[ResourceId]) -> Result<Value, Error> {
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let v = self.rsc_value(*id)?;
+            if !v.is_undefined() {
+                out.push(v);
+            }
+        }
+        Ok(Value::from(out))
+    }
+}

@@ -1,0 +1,254 @@
+//! One render's view of the models: who asks, which dependency keys it read (with
+//! the serials they had before the read), the open fragment blocks, and the one
+//! fetch path every lookup takes (memo, depcache, store).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bulwark_depcache::{DependencyKey, Policy, Serial};
+use bulwark_store::{Resource, ResourceId, Store, StoreError};
+use minijinja::{Error, ErrorKind, Value};
+
+use super::{ModelValue, SiteModels};
+use crate::access::{AccessPolicy, DefaultPolicy, Requester};
+use crate::blocking::off_the_runtime;
+
+/// How long model values stay cached when nothing flushes them.
+const MODEL_TTL: Duration = Duration::from_secs(3600);
+
+/// Builds a resource's page URL from its id and slug (the site's dispatch rules).
+pub type PageUrls = Arc<dyn Fn(ResourceId, &str) -> Option<String> + Send + Sync>;
+
+/// One render's view of the models: who asks, what was read, with which serials.
+pub struct RenderScope {
+    pub(super) models: Arc<SiteModels>,
+    pub(super) requester: Requester,
+    pub(super) policy: Arc<dyn AccessPolicy>,
+    /// The policy's answers for this render, by resource id and version.
+    pub(super) visible: Mutex<HashMap<(ResourceId, i64), bool>>,
+    pub(super) deps: Mutex<HashMap<String, Serial>>,
+    /// Open fragment-cache blocks: each also collects the keys read inside it.
+    pub(super) frames: Mutex<Vec<HashMap<String, Serial>>>,
+    pub(super) memo: Mutex<HashMap<String, ModelValue>>,
+    pub(super) page_rule: Option<PageUrls>,
+    /// What `m.req` shows: set by the controller that renders.
+    pub(super) request: std::sync::OnceLock<Value>,
+    /// The first store read that failed. Lookups in templates cannot return
+    /// errors (a missing value is `undefined`), so the failure is kept here and
+    /// the render as a whole fails: a page must never show "absent" because the
+    /// database was away, let alone be cached that way.
+    pub(super) failure: Mutex<Option<StoreFailure>>,
+}
+
+/// Why a render's store read failed.
+#[derive(Debug, Clone)]
+pub struct StoreFailure {
+    /// The pool's deadline passed ([`StoreError::Busy`]): a 503, not a 500.
+    pub busy: bool,
+    pub message: String,
+}
+
+/// Past this many keys the request memo starts over (a huge listing must not hold
+/// every resource it touched for the rest of the request).
+const MEMO_LIMIT: usize = 10_000;
+
+impl RenderScope {
+    /// A render with the default access policy.
+    pub fn new(models: Arc<SiteModels>, requester: Requester) -> Arc<RenderScope> {
+        RenderScope::build(models, requester, Arc::new(DefaultPolicy::default()), None)
+    }
+
+    /// A render for a site: its access policy and how to build a resource's page URL.
+    pub fn for_site(
+        models: Arc<SiteModels>,
+        requester: Requester,
+        policy: Arc<dyn AccessPolicy>,
+        page_url: PageUrls,
+    ) -> Arc<RenderScope> {
+        RenderScope::build(models, requester, policy, Some(page_url))
+    }
+
+    fn build(
+        models: Arc<SiteModels>,
+        requester: Requester,
+        policy: Arc<dyn AccessPolicy>,
+        page_rule: Option<PageUrls>,
+    ) -> Arc<RenderScope> {
+        Arc::new(RenderScope {
+            models,
+            requester,
+            policy,
+            visible: Mutex::new(HashMap::new()),
+            deps: Mutex::new(HashMap::new()),
+            frames: Mutex::new(Vec::new()),
+            memo: Mutex::new(HashMap::new()),
+            page_rule,
+            request: std::sync::OnceLock::new(),
+            failure: Mutex::new(None),
+        })
+    }
+
+    /// The policy's decision for this requester, asked once per resource version
+    /// per render.
+    pub(super) fn may_see(&self, r: &Resource) -> bool {
+        let key = (r.id, r.version.0);
+        if let Some(seen) = self.visible.lock().expect("visible").get(&key) {
+            return *seen;
+        }
+        let seen = self.policy.may_see(&self.requester, r);
+        self.visible.lock().expect("visible").insert(key, seen);
+        seen
+    }
+
+    /// The first store read that failed during this render, if any.
+    pub fn failure(&self) -> Option<StoreFailure> {
+        self.failure.lock().expect("failure").clone()
+    }
+
+    /// The request as templates see it in `m.req` (`path`, `query`, `method`, ...);
+    /// `is_anonymous` is added from the requester.
+    pub fn set_request(&self, request: Value) {
+        let _ = self.request.set(request);
+    }
+
+    /// The request's language (`m.req.language`), if the controller set one.
+    pub fn language(&self) -> Option<String> {
+        let lang = self.request.get()?.get_attr("language").ok()?;
+        lang.as_str().map(str::to_string)
+    }
+
+    pub fn requester(&self) -> &Requester {
+        &self.requester
+    }
+
+    pub fn models(&self) -> &Arc<SiteModels> {
+        &self.models
+    }
+
+    /// The dependency keys this render read, each with the serial it had before
+    /// the read.
+    pub fn dependencies(&self) -> Vec<(DependencyKey, Serial)> {
+        self.deps
+            .lock()
+            .expect("deps")
+            .iter()
+            .map(|(k, s)| (DependencyKey::new(k), *s))
+            .collect()
+    }
+
+    /// Records a dependency (first read wins: that serial is the one that matters),
+    /// for the render and for every open fragment.
+    pub fn depend(&self, key: &str) {
+        let serial = {
+            let mut deps = self.deps.lock().expect("deps");
+            *deps
+                .entry(key.to_string())
+                .or_insert_with(|| self.models.cache.serial(&DependencyKey::new(key)))
+        };
+        for frame in self.frames.lock().expect("frames").iter_mut() {
+            frame.entry(key.to_string()).or_insert(serial);
+        }
+    }
+
+    /// Starts collecting the dependencies of a fragment.
+    pub fn begin_fragment(&self) {
+        self.frames.lock().expect("frames").push(HashMap::new());
+    }
+
+    /// The dependencies read since the matching [`begin_fragment`](Self::begin_fragment).
+    pub fn end_fragment(&self) -> Vec<(DependencyKey, Serial)> {
+        self.frames
+            .lock()
+            .expect("frames")
+            .pop()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, s)| (DependencyKey::new(k), s))
+            .collect()
+    }
+
+    /// A model value: memo, then depcache, then `load` against the store.
+    pub(super) fn fetch(
+        &self,
+        key: &str,
+        deps: &[String],
+        load: impl FnOnce(&Store) -> Result<ModelValue, StoreError>,
+    ) -> Result<ModelValue, Error> {
+        for d in deps {
+            self.depend(d);
+        }
+        if let Some(v) = self.memo.lock().expect("memo").get(key) {
+            return Ok(v.clone());
+        }
+        let value = match self.models.cache.get(key) {
+            Some(hit) => (*hit).clone(),
+            None => {
+                let dep_keys: Vec<DependencyKey> = deps.iter().map(DependencyKey::new).collect();
+                let captured = self.models.cache.capture(&dep_keys);
+                let store = &self.models.store;
+                let value = off_the_runtime(|| load(store)).map_err(|e| {
+                    // The database being away or busy spoils the whole render; a
+                    // question the store refuses (a malformed config key) is just
+                    // an absent value.
+                    if matches!(
+                        e,
+                        StoreError::Busy | StoreError::Unavailable { .. } | StoreError::Database(_)
+                    ) {
+                        self.failure
+                            .lock()
+                            .expect("failure")
+                            .get_or_insert_with(|| StoreFailure {
+                                busy: matches!(e, StoreError::Busy),
+                                message: format!("reading the store failed: {e}"),
+                            });
+                    }
+                    Error::new(ErrorKind::InvalidOperation, "reading the store failed")
+                        .with_source(e)
+                })?;
+                self.models.cache.set_captured(
+                    key.to_string(),
+                    value.clone(),
+                    Policy::ttl(MODEL_TTL),
+                    captured,
+                );
+                value
+            }
+        };
+        let mut memo = self.memo.lock().expect("memo");
+        if memo.len() >= MEMO_LIMIT {
+            memo.clear();
+        }
+        memo.insert(key.to_string(), value.clone());
+        Ok(value)
+    }
+
+    pub(super) fn resource(&self, id: ResourceId) -> Result<Option<Arc<Resource>>, Error> {
+        let value = self.fetch(&format!("rsc:{id}"), &[format!("rsc:{id}")], |s| {
+            Ok(ModelValue::Resource(s.resource(id)?.map(Arc::new)))
+        })?;
+        Ok(match value {
+            ModelValue::Resource(r) => r.filter(|r| self.may_see(r)),
+            _ => None,
+        })
+    }
+
+    pub(super) fn resource_id_by_name(&self, name: &str) -> Result<Option<ResourceId>, Error> {
+        let key = format!("name:{name}");
+        let value = self.fetch(&format!("id-of:{name}"), &[key], |s| {
+            Ok(ModelValue::Ids(s.resource_id(name)?.into_iter().collect()))
+        })?;
+        Ok(match value {
+            ModelValue::Ids(ids) => ids.first().copied(),
+            _ => None,
+        })
+    }
+}
+
+impl std::fmt::Debug for RenderScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RenderScope")
+            .field("requester", &self.requester)
+            .finish()
+    }
+}

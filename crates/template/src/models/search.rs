@@ -1,0 +1,100 @@
+//! `m.search(...)`: resources by category, text and order, as the requester may
+//! see them.
+
+use std::sync::Arc;
+
+use bulwark_store::{SearchQuery, SortKey};
+use minijinja::value::Kwargs;
+use minijinja::{Error, ErrorKind, Value};
+
+use super::ModelValue;
+use super::scope::RenderScope;
+use crate::access::Requester;
+
+/// `m.search(cat="article", text="...", sort="-created", page=1, pagelen=10)`:
+/// visible resources, plus paging when asked for (`m.search(..., total=true)`).
+pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, Error> {
+    let mut q = SearchQuery {
+        published_only: scope.requester == Requester::Anonymous,
+        descending: true,
+        ..SearchQuery::default()
+    };
+    let mut deps = Vec::new();
+    if let Some(cat) = kwargs.get::<Option<String>>("cat")? {
+        // Depend on the category and everything below it: a new article changes a
+        // search over `text`.
+        let below = scope.fetch(
+            &format!("below:{cat}"),
+            &["category_tree".to_string()],
+            |s| {
+                Ok(ModelValue::Text(Some(
+                    s.category_and_below(&cat)?
+                        .iter()
+                        .map(|c| c.name.clone())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                        .into(),
+                )))
+            },
+        )?;
+        if let ModelValue::Text(Some(names)) = below {
+            deps.extend(names.lines().map(|n| format!("cat:{n}")));
+        }
+        q.categories = vec![cat];
+    } else {
+        deps.push("search".to_string());
+    }
+    q.text = kwargs
+        .get::<Option<String>>("text")?
+        .filter(|t| !t.trim().is_empty());
+    if q.text.is_some() {
+        deps.push("search".to_string());
+    }
+    let sort = kwargs
+        .get::<Option<String>>("sort")?
+        .unwrap_or_else(|| "-created".into());
+    let (descending, field) = match sort.strip_prefix('-') {
+        Some(f) => (true, f),
+        None => (false, sort.trim_start_matches('+')),
+    };
+    q.descending = descending;
+    q.sort = match field {
+        "created" => SortKey::Created,
+        "modified" => SortKey::Modified,
+        "title" => SortKey::Title,
+        "publication_start" => SortKey::PublicationStart,
+        other => {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("cannot sort by {other:?}"),
+            ));
+        }
+    };
+    let pagelen: u64 = kwargs
+        .get::<Option<u64>>("pagelen")?
+        .unwrap_or(20)
+        .clamp(1, 500);
+    let page: u64 = kwargs.get::<Option<u64>>("page")?.unwrap_or(1).max(1);
+    q.limit = pagelen;
+    q.offset = (page - 1) * pagelen;
+    q.count_total = kwargs.get::<Option<bool>>("total")?.unwrap_or(false);
+    kwargs.assert_all_used()?;
+    let key = format!("search:{q:?}");
+    let found = scope.fetch(&key, &deps, |s| {
+        let page = s.search(&q)?;
+        Ok(ModelValue::Search(page.ids.into(), page.total))
+    })?;
+    let ModelValue::Search(ids, total) = found else {
+        return Ok(Value::from(Vec::<Value>::new()));
+    };
+    let items = scope.visible_list(&ids)?;
+    Ok(match total {
+        None => items,
+        Some(total) => minijinja::context! {
+            items => items,
+            total => total,
+            page => page,
+            pages => total.div_ceil(pagelen),
+        },
+    })
+}
