@@ -6,7 +6,7 @@ use std::hint::black_box;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use bulwark_depcache::{Config, Depcache, DependencyKey};
+use bulwark_depcache::{Computed, Config, Depcache, DependencyKey};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 const KEYS: usize = 10_000;
@@ -73,8 +73,8 @@ fn hit_latency(c: &mut Criterion) {
                 for n in 0..iters as usize {
                     let key = keys[n % KEYS].as_str();
                     let hit = cache
-                        .get_or_compute(key, HOUR, &[], || async {
-                            Ok::<_, std::io::Error>(String::new())
+                        .get_or_compute(key, HOUR, async || {
+                            Ok::<_, ()>(Computed::new(String::new(), Vec::new()))
                         })
                         .await;
                     black_box(hit.unwrap());
@@ -194,8 +194,8 @@ fn read_throughput_tasks(c: &mut Criterion) {
                 async move {
                     for n in first..first + reads {
                         let hit = cache
-                            .get_or_compute(keys[n % KEYS].as_str(), HOUR, &[], || async {
-                                Ok::<_, std::io::Error>(String::new())
+                            .get_or_compute(keys[n % KEYS].as_str(), HOUR, async || {
+                                Ok::<_, ()>(Computed::new(String::new(), Vec::new()))
                             })
                             .await;
                         black_box(hit.unwrap());
@@ -255,9 +255,9 @@ fn stampede(c: &mut Criterion) {
                 let cache = cache.clone();
                 async move {
                     cache
-                        .get_or_compute(&key, HOUR, &[], || async {
+                        .get_or_compute(&key, HOUR, async || {
                             tokio::task::yield_now().await;
-                            Ok::<_, std::io::Error>(value(7))
+                            Ok::<_, ()>(Computed::new(value(7), Vec::new()))
                         })
                         .await
                         .unwrap()

@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bulwark_depcache::{Config, Depcache, DependencyKey};
+use bulwark_depcache::{Computed, Config, Depcache, DependencyKey};
 
 const KEYS: usize = 10_000;
 const READS: usize = 1_000_000;
@@ -101,8 +101,8 @@ fn main() {
             runtime.block_on(async {
                 for n in 0..READS {
                     let hit = cache
-                        .get_or_compute(keys[n % KEYS].as_str(), HOUR, &[], || async {
-                            Ok::<_, std::io::Error>(String::new())
+                        .get_or_compute(keys[n % KEYS].as_str(), HOUR, async || {
+                            Ok::<_, ()>(Computed::new(String::new(), Vec::new()))
                         })
                         .await;
                     black_box(hit.unwrap());
@@ -145,8 +145,8 @@ fn main() {
                 async move {
                     for n in first..first + READS / TASKS {
                         let hit = cache
-                            .get_or_compute(keys[n % KEYS].as_str(), HOUR, &[], || async {
-                                Ok::<_, std::io::Error>(String::new())
+                            .get_or_compute(keys[n % KEYS].as_str(), HOUR, async || {
+                                Ok::<_, ()>(Computed::new(String::new(), Vec::new()))
                             })
                             .await;
                         black_box(hit.unwrap());

@@ -7,11 +7,11 @@
 //! be served is decided here, on every read, by comparing the dependency serials the
 //! entry was stored with against the current ones (see `dependency.rs`).
 //!
-//! An entry lives in moka until the end of its longest stale window (grace or
-//! stale-if-error), so grace and stale-if-error can find it; moka's expiry removes it
-//! then. Entries invalidated by a dependency flush are dropped by the read that finds
-//! them, or by the sweeper, unless they still have a stale window a caller may opt
-//! into.
+//! An entry lives in moka until the end of its grace period, so a caller can be
+//! served the stale value while another recomputes it, or after that recomputation
+//! failed; moka's expiry removes it then. Entries invalidated by a dependency flush
+//! are dropped by the read that finds them, or by the sweeper, unless they still have
+//! a grace period a caller may opt into.
 //!
 //! The cache generation is part of every stored key: bumping it makes every old key
 //! unreachable at once (the versioned-key technique), and the sweeper and the budget
@@ -105,9 +105,9 @@ impl<K: Hash> Hash for VersionedKey<K> {
 }
 
 /// A borrowed lookup key, so a read needs no clone of the caller's key.
-struct KeyRef<'a, Q: ?Sized> {
-    generation: u64,
-    key: &'a Q,
+pub(crate) struct KeyRef<'a, Q: ?Sized> {
+    pub(crate) generation: u64,
+    pub(crate) key: &'a Q,
 }
 
 impl<Q: Hash + ?Sized> Hash for KeyRef<'_, Q> {
@@ -189,44 +189,31 @@ pub(crate) struct Entry<V> {
     /// The flush epoch at which the dependencies were last found current.
     validated_epoch: AtomicU64,
     pub(crate) fresh_until: Instant,
-    /// Whether a read must look at the clock. Entries without a stale window or early
-    /// refresh end their life at `fresh_until`, and moka, which expires them then,
-    /// already looked at the clock for us.
+    /// Whether a read must look at the clock. Entries without grace end their life at
+    /// `fresh_until`, and moka, which expires them then, already looked at the clock
+    /// for us.
     pub(crate) needs_clock: bool,
     pub(crate) value: V,
     pub(crate) dependencies: Dependencies,
-    /// End of stale-while-revalidate.
+    /// End of the grace period; moka drops the entry then.
     pub(crate) grace_until: Instant,
-    /// End of the longest stale window; moka drops the entry then.
-    pub(crate) keep_until: Instant,
-    /// XFetch: beta and the measured compute time (delta).
-    early_refresh: Option<(f64, Duration)>,
     weight: u32,
 }
 
 impl<V: Weigh> Entry<V> {
-    pub(crate) fn new(
-        value: V,
-        policy: &Policy,
-        dependencies: Dependencies,
-        compute_time: Duration,
-    ) -> Arc<Self> {
+    pub(crate) fn new(value: V, policy: &Policy, dependencies: Dependencies) -> Arc<Self> {
         let now = Instant::now();
         let fresh_until = add_saturating(now, policy.ttl);
         let grace_until = add_saturating(fresh_until, policy.grace);
-        let keep_until = add_saturating(fresh_until, policy.grace.max(policy.stale_if_error));
         let weight = value
             .weigh()
             .saturating_add(ENTRY_OVERHEAD_BYTES)
             .saturating_add(dependencies.len() * 16);
-        let early_refresh = policy.early_refresh_beta.map(|beta| (beta, compute_time));
         Arc::new(Entry {
-            needs_clock: keep_until > fresh_until || early_refresh.is_some(),
+            needs_clock: grace_until > fresh_until,
             value,
             fresh_until,
             grace_until,
-            keep_until,
-            early_refresh,
             weight: u32::try_from(weight).unwrap_or(u32::MAX),
             validated_epoch: AtomicU64::new(dependencies.epoch),
             dependencies,
@@ -250,41 +237,15 @@ impl<V> Entry<V> {
         true
     }
 
-    fn has_stale_window(&self) -> bool {
-        self.keep_until > self.fresh_until
+    fn has_grace(&self) -> bool {
+        self.grace_until > self.fresh_until
     }
 
-    /// XFetch: refresh when `now - delta * beta * ln(rand()) >= expiry`.
-    pub(crate) fn wants_early_refresh(&self, now: Instant) -> bool {
-        let Some((beta, delta)) = self.early_refresh else {
-            return false;
-        };
-        let head_start = delta.as_secs_f64() * beta * -unit_random().ln();
-        match Duration::try_from_secs_f64(head_start) {
-            Ok(head_start) => now
-                .checked_add(head_start)
-                .is_none_or(|moment| moment >= self.fresh_until),
-            Err(_) => true,
-        }
+    /// True when a read may serve it as it is: its dependencies are current and its
+    /// time to live has not passed.
+    fn is_fresh(&self, table: &DependencyTable) -> bool {
+        self.dependencies_current(table) && (!self.needs_clock || Instant::now() < self.fresh_until)
     }
-}
-
-/// A uniform random number in (0, 1], from a per-thread xorshift generator: XFetch
-/// needs cheap randomness, not good randomness.
-fn unit_random() -> f64 {
-    use std::cell::Cell;
-    use std::hash::BuildHasher;
-    thread_local! {
-        static STATE: Cell<u64> = Cell::new(std::hash::RandomState::new().hash_one(0u8) | 1);
-    }
-    STATE.with(|state| {
-        let mut x = state.get();
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        state.set(x);
-        ((x >> 11) as f64 + 1.0) / (1u64 << 53) as f64
-    })
 }
 
 fn add_saturating(moment: Instant, duration: Duration) -> Instant {
@@ -304,7 +265,7 @@ impl<K, V> Expiry<VersionedKey<K>, Arc<Entry<V>>> for EntryExpiry {
         entry: &Arc<Entry<V>>,
         created_at: Instant,
     ) -> Option<Duration> {
-        Some(entry.keep_until.saturating_duration_since(created_at))
+        Some(entry.grace_until.saturating_duration_since(created_at))
     }
 
     fn expire_after_update(
@@ -314,7 +275,7 @@ impl<K, V> Expiry<VersionedKey<K>, Arc<Entry<V>>> for EntryExpiry {
         updated_at: Instant,
         _duration_until_expiry: Option<Duration>,
     ) -> Option<Duration> {
-        Some(entry.keep_until.saturating_duration_since(updated_at))
+        Some(entry.grace_until.saturating_duration_since(updated_at))
     }
 }
 
@@ -423,7 +384,7 @@ where
                     inner.counters.hits.increment();
                     return Some(Cached(entry));
                 }
-            } else if !entry.has_stale_window() {
+            } else if !entry.has_grace() {
                 inner.remove_if_same(&lookup, &entry);
             }
         }
@@ -436,7 +397,8 @@ where
     /// Take care when the value was read *before* this call: a flush between that
     /// read and this call would go unnoticed. Capture the serials before reading with
     /// [`capture`](Self::capture) and store with [`set_captured`](Self::set_captured),
-    /// or use [`get_or_compute`](Self::get_or_compute), which does that itself.
+    /// or use [`get_or_compute`](Self::get_or_compute), which stores only if the
+    /// serials read before are still current.
     pub fn set(&self, key: K, value: V, policy: impl Into<Policy>, deps: &[DependencyKey]) {
         let dependencies = self.capture(deps);
         self.set_captured(key, value, policy, dependencies);
@@ -452,7 +414,7 @@ where
         policy: impl Into<Policy>,
         dependencies: Dependencies,
     ) {
-        let entry = Entry::new(value, &policy.into(), dependencies, Duration::ZERO);
+        let entry = Entry::new(value, &policy.into(), dependencies);
         self.inner.store(key, &entry);
     }
 
@@ -462,7 +424,8 @@ where
         self.inner.capture(deps)
     }
 
-    /// The current serial of a dependency key (0 if nothing depends on it).
+    /// The current serial of a dependency key. Read it before reading the data the key
+    /// guards; if it is unchanged afterwards, the key was not flushed in between.
     pub fn serial(&self, dep: &DependencyKey) -> Serial {
         self.inner.dependencies.serial(dep)
     }
@@ -533,8 +496,6 @@ where
             misses: counters.misses.sum(),
             coalesced_waits: counters.coalesced_waits.sum(),
             grace_hits: counters.grace_hits.sum(),
-            stale_if_error_serves: counters.stale_if_error_serves.sum(),
-            early_refreshes: counters.early_refreshes.sum(),
             evictions: counters.evictions.sum(),
             bytes_used: self.inner.entries.weighted_size(),
             entries: self.inner.entries.entry_count(),
@@ -556,18 +517,6 @@ where
         // capture instead of letting it pass with a half-old view.
         let generation = self.current_generation();
         self.dependencies.capture(generation, deps)
-    }
-
-    /// Looks `key` up in the current generation.
-    pub(crate) fn lookup<Q>(&self, key: &Q) -> Option<Arc<Entry<V>>>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.entries.get(&KeyRef {
-            generation: self.current_generation(),
-            key,
-        })
     }
 
     /// Stores `entry` under `key` in the generation its dependencies were captured in.
@@ -606,6 +555,17 @@ where
             });
     }
 
+    /// Removes the entry for `key` unless it is fresh, so a stale value is no longer
+    /// served as grace while a value another caller just stored survives.
+    pub(crate) fn remove_stale(&self, key: &VersionedKey<K>) {
+        self.entries
+            .entry(key.clone())
+            .and_compute_with(|current| match current {
+                Some(current) if !current.value().is_fresh(&self.dependencies) => Op::Remove,
+                _ => Op::Nop,
+            });
+    }
+
     fn notify(&self, event: &FlushEvent<'_, K>) {
         let observers = self.observers.read();
         for observer in observers.iter() {
@@ -621,8 +581,7 @@ where
         let mut dead = Vec::new();
         for (key, entry) in self.entries.iter() {
             let retired = key.generation != generation;
-            let invalidated =
-                !entry.dependencies_current(&self.dependencies) && !entry.has_stale_window();
+            let invalidated = !entry.dependencies_current(&self.dependencies) && !entry.has_grace();
             if retired || invalidated {
                 dead.push((key, entry));
             }

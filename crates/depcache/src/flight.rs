@@ -1,56 +1,95 @@
 //! Single flight: one computation per key, however many callers ask at once.
 //!
-//! The first caller that misses becomes the leader: it registers a flight for the
-//! key, captures the dependency serials, runs the computation in its own task and
-//! publishes the result on a `watch` channel. Callers that miss while the flight is
-//! registered subscribe and wait. moka's own `get_with` is not used because a flush
-//! during its initialisation leaves the stale result cached and merges later callers
-//! into the stale load; here a flight is only joined while its captured serials are
-//! current and no `flush(key)` detached it, and its result is only stored under
-//! the same condition.
+//! The first caller that misses becomes the *leader*: it registers a flight for the
+//! key and gets a [`Leader`], computes the value itself, and lands the flight with
+//! [`Leader::finish`] or [`Leader::fail`]. Callers that miss while the flight is
+//! registered subscribe to it and wait for the landing.
 //!
-//! Failure modes: an error or a panic in the computation is published to every
-//! waiter (the panic is caught so it cannot take the waiters with it) and nothing is
-//! stored. If the leader's task is cancelled mid-computation, its guard removes the
-//! flight and drops the channel; the waiters see the channel close and retry, one of
-//! them becoming the new leader. So no waiter can hang on a leader that is gone.
+//! # Why the leader computes inline
 //!
-//! Grace and early refresh run the recomputation in a spawned task that holds the
-//! flight, while readers keep getting the old value.
+//! The leader runs the computation in its own task, as part of its own call, rather
+//! than in a spawned one. The computation that needs single flight most is a page
+//! render, and a render borrows its request (`&RequestCtx<'_>`): it cannot be moved
+//! into a `'static` task. Inline, the computation may borrow anything the caller
+//! has, and a leader that should outlive its caller can still be moved into a
+//! spawned task, since a [`Leader`] owns what it needs. Synchronous code on tokio's
+//! blocking pool calls `Handle::current().block_on(cache.get_or_compute(..))` and
+//! computes on its own thread.
+//!
+//! # Why dependencies are given after the computation
+//!
+//! A render's dependencies are only known once it ran: every model read records its
+//! dependency key with the [`Serial`] the key had *when it was read*. So the leader
+//! hands them over with the value, and the value is stored only if every one of those
+//! serials is still current; otherwise the value goes to the leader and its waiters
+//! but is not stored, and the next caller computes again. Serials only grow (see
+//! `dependency.rs`), so "unchanged" means "not flushed since it was read".
+//!
+//! Because a flight cannot know what it depends on before it lands, it assumes that
+//! any flush concerns it: a caller that arrives after a flush of anything since the
+//! flight started does not join it, and starts a flight of its own instead (which
+//! replaces the old one for later callers). The old flight's result still goes to its
+//! own waiters, who arrived before the flush. Under a steady stream of writes this
+//! means one computation per key per flush interval rather than one per key; never
+//! one per caller. A flight also takes no new waiters once it has landed.
+//!
+//! # Failures
+//!
+//! - [`Leader::fail`] hands a copy of the failure to every waiter and stores nothing.
+//!   A value stored before, now expired or flushed, stays where it is and keeps being
+//!   served as grace (stale-if-error): a database that is down does not empty the
+//!   cache.
+//! - [`Leader::fail_and_discard_stale`] does the same but first removes that stale
+//!   value, for failures that mean "this no longer exists" (a page that is now a 404).
+//! - A leader that goes away without landing (its future dropped, a panic unwinding
+//!   through it) unregisters the flight and closes the channel: the waiters see it
+//!   close and try again, one of them becoming the new leader. A panic is not caught:
+//!   it unwinds through the leader's own call like any panic in its own code. So no
+//!   waiter hangs on a leader that is gone, and none is handed a failure it cannot
+//!   tell from a real one.
+//!
+//! # Grace
+//!
+//! A caller that finds an expired value within its grace period (or a flushed one,
+//! when its policy says [`serve_stale_after_flush`](Policy::serve_stale_after_flush))
+//! gets that value at once if a flight for the key is running, and leads a new flight
+//! otherwise: one caller recomputes, the others are not kept waiting.
 
 use std::any::Any;
 use std::borrow::Borrow;
 use std::collections::HashMap;
-use std::future::Future;
+use std::fmt;
 use std::hash::{BuildHasher, Hash, RandomState};
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::Pin;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
 use std::time::Instant;
 
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
-use crate::cache::{Cached, Depcache, Entry, Inner, VersionedKey};
-use crate::dependency::{Dependencies, DependencyKey};
+use crate::Error;
+use crate::cache::{Cached, Depcache, Entry, Inner, KeyRef, VersionedKey};
+use crate::dependency::{DependencyKey, DependencyTable, Serial};
 use crate::policy::Policy;
 use crate::weigh::Weigh;
-use crate::{BoxError, Error};
 
-type Outcome<V> = Option<Result<Cached<V>, Error>>;
+/// How a flight landed. The failure is type-erased because the error type is chosen
+/// per call, while the flights of a cache are shared by every call.
+type Landing<V> = Result<Cached<V>, Arc<dyn Any + Send + Sync>>;
 
 pub(crate) struct Flight<V> {
-    outcome: watch::Sender<Outcome<V>>,
-    dependencies: Dependencies,
-    /// Set by `flush(key)`: the result must not be stored.
-    detached: AtomicBool,
+    landing: watch::Sender<Option<Landing<V>>>,
+    /// The flush clock when the flight started.
+    started_at: u64,
+    /// Set when the flight landed or `flush(key)` detached it: nobody joins it any
+    /// more (and, when detached, its value is not stored).
+    closed: AtomicBool,
 }
 
 impl<V> Flight<V> {
-    fn is_joinable(&self) -> bool {
-        !self.detached.load(Ordering::Acquire) && self.dependencies.are_current()
+    fn is_joinable(&self, dependencies: &DependencyTable) -> bool {
+        !self.closed.load(Ordering::Acquire) && dependencies.clock() == self.started_at
     }
 }
 
@@ -65,8 +104,10 @@ pub(crate) struct Flights<K, V> {
 }
 
 enum Role<V> {
-    Leader(Arc<Flight<V>>),
-    Waiter(watch::Receiver<Outcome<V>>),
+    Lead(Arc<Flight<V>>),
+    Wait(watch::Receiver<Option<Landing<V>>>),
+    /// Somebody is computing and the caller has a stale value to serve meanwhile.
+    Running,
 }
 
 impl<K: Hash + Eq + Clone, V> Flights<K, V> {
@@ -81,38 +122,30 @@ impl<K: Hash + Eq + Clone, V> Flights<K, V> {
         &self.shards[self.hasher.hash_one(key) as usize % SHARDS]
     }
 
-    /// Joins the flight for `key`, or starts one with serials from `capture`.
+    /// Joins the flight for `key`, or starts one. With a stale value at hand, any
+    /// running flight (joinable or not) will do: the caller serves the stale value.
     fn join_or_lead(
         &self,
         key: &VersionedKey<K>,
-        capture: impl FnOnce() -> Dependencies,
+        dependencies: &DependencyTable,
+        has_stale: bool,
     ) -> Role<V> {
         let mut shard = self.shard(key).lock();
-        if let Some(flight) = shard.get(key)
-            && flight.is_joinable()
-        {
-            return Role::Waiter(flight.outcome.subscribe());
+        if let Some(flight) = shard.get(key) {
+            if has_stale {
+                return Role::Running;
+            }
+            if flight.is_joinable(dependencies) {
+                return Role::Wait(flight.landing.subscribe());
+            }
         }
         let flight = Arc::new(Flight {
-            outcome: watch::Sender::new(None),
-            dependencies: capture(),
-            detached: AtomicBool::new(false),
+            landing: watch::Sender::new(None),
+            started_at: dependencies.clock(),
+            closed: AtomicBool::new(false),
         });
         shard.insert(key.clone(), Arc::clone(&flight));
-        Role::Leader(flight)
-    }
-
-    /// Starts a flight for `key` unless one is running (for background refreshes,
-    /// which nobody waits for).
-    fn lead_if_idle(
-        &self,
-        key: &VersionedKey<K>,
-        capture: impl FnOnce() -> Dependencies,
-    ) -> Option<Arc<Flight<V>>> {
-        match self.join_or_lead(key, capture) {
-            Role::Leader(flight) => Some(flight),
-            Role::Waiter(_) => None,
-        }
+        Role::Lead(flight)
     }
 
     fn finish(&self, key: &VersionedKey<K>, flight: &Arc<Flight<V>>) {
@@ -129,14 +162,50 @@ impl<K: Hash + Eq + Clone, V> Flights<K, V> {
     /// callers start a new one.
     pub(crate) fn detach(&self, key: &VersionedKey<K>) {
         if let Some(flight) = self.shard(key).lock().remove(key) {
-            flight.detached.store(true, Ordering::Release);
+            flight.closed.store(true, Ordering::Release);
         }
     }
 }
 
-/// Unregisters the flight when the leader is done or gone. If the leader was
-/// cancelled before publishing, dropping the last sender wakes the waiters.
-struct FlightGuard<K, V>
+/// What [`Depcache::get_or_lead`] found for a key.
+pub enum Lookup<K, V, E>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    V: Weigh + Send + Sync + 'static,
+{
+    /// A value to answer with: fresh from the cache, stale within its grace period
+    /// while another caller recomputes it, or what the leader this caller waited for
+    /// computed (stored or not).
+    Value(Cached<V>),
+    /// The leader this caller waited for failed with this error (a clone of it).
+    Failed(E),
+    /// Nobody is computing the value: this caller computes it and lands the flight.
+    Lead(Leader<K, V, E>),
+}
+
+impl<K, V, E> fmt::Debug for Lookup<K, V, E>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    V: Weigh + Send + Sync + fmt::Debug + 'static,
+    E: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Lookup::Value(value) => f.debug_tuple("Value").field(value).finish(),
+            Lookup::Failed(error) => f.debug_tuple("Failed").field(error).finish(),
+            Lookup::Lead(_) => f.write_str("Lead"),
+        }
+    }
+}
+
+/// The caller that computes a missing value for everyone who asks meanwhile.
+///
+/// Land the flight with [`finish`](Self::finish), [`fail`](Self::fail) or
+/// [`fail_and_discard_stale`](Self::fail_and_discard_stale). Dropping it without
+/// landing (a cancelled request, a panic) sends the waiters back to try again, one of
+/// them becoming the next leader. It owns what it needs, so it may be moved into a
+/// spawned task.
+pub struct Leader<K, V, E>
 where
     K: Hash + Eq + Clone + Send + Sync + 'static,
     V: Weigh + Send + Sync + 'static,
@@ -144,96 +213,117 @@ where
     inner: Arc<Inner<K, V>>,
     key: VersionedKey<K>,
     flight: Arc<Flight<V>>,
+    policy: Policy,
+    error: PhantomData<fn() -> E>,
 }
 
-impl<K, V> Drop for FlightGuard<K, V>
+impl<K, V, E> Leader<K, V, E>
+where
+    K: Hash + Eq + Clone + Send + Sync + 'static,
+    V: Weigh + Send + Sync + 'static,
+    E: Clone + Send + Sync + 'static,
+{
+    /// Hands `value` to the waiters and stores it, if none of `dependencies` was
+    /// flushed since its serial was read (and the key was not flushed, nor the cache
+    /// cleared, since the flight started). Returns the value for this caller either
+    /// way.
+    ///
+    /// Read each serial with [`Depcache::serial`] before reading what it guards, and
+    /// after this leader was made: a serial read earlier would let callers that
+    /// arrived after a flush take a value that predates it.
+    pub fn finish(self, value: V, dependencies: &[(DependencyKey, Serial)]) -> Cached<V> {
+        let inner = &self.inner;
+        let captured = inner
+            .dependencies
+            .capture(self.key.generation, dependencies.iter().map(|(key, _)| key));
+        let current =
+            captured.matches(dependencies) && inner.current_generation() == self.key.generation;
+        let entry = Entry::new(value, &self.policy, captured);
+        if current {
+            self.store(&entry);
+        }
+        self.land(Ok(Cached(Arc::clone(&entry))));
+        Cached(entry)
+    }
+
+    /// Hands a copy of `error` to the waiters and stores nothing. A stale value stored
+    /// before stays and is still served as grace (stale-if-error).
+    pub fn fail(self, error: E) {
+        self.land(Err(Arc::new(error)));
+    }
+
+    /// Like [`fail`](Self::fail), but first removes the stale value stored before, so
+    /// it is no longer served as grace: for failures that mean the thing is gone (a
+    /// page that became a 404, a 410 or a redirect). A fresh value another flight
+    /// stored meanwhile stays.
+    pub fn fail_and_discard_stale(self, error: E) {
+        self.inner.remove_stale(&self.key);
+        self.land(Err(Arc::new(error)));
+    }
+
+    /// Stores `entry` unless `flush(key)` detached the flight.
+    fn store(&self, entry: &Arc<Entry<V>>) {
+        if self.flight.closed.load(Ordering::Acquire) {
+            return;
+        }
+        let key = self.inner.store(self.key.key.clone(), entry);
+        // A flush(key) between the check above and the insert marked the flight before
+        // invalidating; catch it here. (A dependency flush needs no such care: the entry
+        // carries the old serial and fails every read.)
+        if self.flight.closed.load(Ordering::Acquire) {
+            self.inner.remove_owned_if_same(key, entry);
+        }
+    }
+
+    fn land(self, landing: Landing<V>) {
+        // Callers that come after the landing find the stored value, or compute
+        // afresh: the outcome is only for those that waited. (That also keeps a
+        // waiter that cannot take a failure of this type from joining it again.)
+        self.flight.closed.store(true, Ordering::Release);
+        self.flight.landing.send_replace(Some(landing));
+        // Dropping `self` unregisters the flight.
+    }
+}
+
+impl<K, V, E> Drop for Leader<K, V, E>
 where
     K: Hash + Eq + Clone + Send + Sync + 'static,
     V: Weigh + Send + Sync + 'static,
 {
     fn drop(&mut self) {
+        // If the leader did not land, dropping the last sender (once the flight is
+        // unregistered) wakes the waiters, who try again.
         self.inner.flights.finish(&self.key, &self.flight);
     }
 }
 
-/// Turns a panic while polling into an error value.
-struct CatchUnwind<F>(Pin<Box<F>>);
-
-impl<F: Future> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Box<dyn Any + Send>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let future = self.0.as_mut();
-        match catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
-            Err(panic) => Poll::Ready(Err(panic)),
-        }
-    }
-}
-
-fn panic_message(panic: &(dyn Any + Send)) -> Arc<str> {
-    if let Some(message) = panic.downcast_ref::<&str>() {
-        Arc::from(*message)
-    } else if let Some(message) = panic.downcast_ref::<String>() {
-        Arc::from(message.as_str())
-    } else {
-        Arc::from("non-string panic payload")
-    }
-}
-
-/// Runs the computation as leader of `guard`'s flight, stores and publishes.
-async fn lead<K, V, F, Fut, E>(
-    guard: FlightGuard<K, V>,
-    policy: Policy,
-    compute: F,
-) -> Result<Cached<V>, Error>
-where
-    K: Hash + Eq + Clone + Send + Sync + 'static,
-    V: Weigh + Send + Sync + 'static,
-    F: FnOnce() -> Fut,
-    Fut: Future<Output = Result<V, E>>,
-    E: Into<BoxError>,
-{
-    let started = Instant::now();
-    // `compute()` itself runs inside the first poll, so a panic there is caught too.
-    let outcome = CatchUnwind(Box::pin(async move { compute().await })).await;
-    let compute_time = started.elapsed();
-    let result = match outcome {
-        Ok(Ok(value)) => {
-            let entry = Entry::new(
-                value,
-                &policy,
-                guard.flight.dependencies.clone(),
-                compute_time,
-            );
-            store_computed(&guard, &entry);
-            Ok(Cached(entry))
-        }
-        Ok(Err(error)) => Err(Error::Compute(Arc::from(error.into()))),
-        Err(panic) => Err(Error::ComputePanicked(panic_message(&*panic))),
-    };
-    guard.flight.outcome.send_replace(Some(result.clone()));
-    drop(guard);
-    result
-}
-
-fn store_computed<K, V>(guard: &FlightGuard<K, V>, entry: &Arc<Entry<V>>)
+impl<K, V, E> fmt::Debug for Leader<K, V, E>
 where
     K: Hash + Eq + Clone + Send + Sync + 'static,
     V: Weigh + Send + Sync + 'static,
 {
-    let flight = &guard.flight;
-    if !flight.is_joinable() {
-        // Flushed while computing: the value may predate the flushed data.
-        return;
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Leader")
+            .field("generation", &self.key.generation)
+            .finish_non_exhaustive()
     }
-    let key = guard.inner.store(guard.key.key.clone(), entry);
-    // A flush(key) between the check above and the insert marked the flight before
-    // invalidating; catch it here. (A dependency flush needs no such care: the entry
-    // carries the old serial and fails every read.)
-    if flight.detached.load(Ordering::Acquire) {
-        guard.inner.remove_owned_if_same(key, entry);
+}
+
+/// What a computation run by [`Depcache::get_or_compute`] produced: the value and the
+/// dependency keys it read, each with the serial it had when it was read.
+#[derive(Debug)]
+pub struct Computed<V> {
+    value: V,
+    dependencies: Vec<(DependencyKey, Serial)>,
+}
+
+impl<V> Computed<V> {
+    /// `value`, computed from data guarded by `dependencies` (serials as read).
+    pub fn new(value: V, dependencies: Vec<(DependencyKey, Serial)>) -> Self {
+        Self {
+            value,
+            dependencies,
+        }
     }
 }
 
@@ -242,183 +332,117 @@ where
     K: Hash + Eq + Clone + Send + Sync + 'static,
     V: Weigh + Send + Sync + 'static,
 {
-    /// The value for `key`, computing it with `compute` on a miss.
+    /// The value for `key`, or the turn to compute it.
     ///
-    /// - Concurrent callers for the same missing key share one run of `compute`
-    ///   (the other callers' closures are dropped unused).
-    /// - The serials of `deps` are captured before `compute` runs; if one of them
-    ///   is flushed meanwhile, the result goes to the callers already waiting but
-    ///   is not stored, and later callers compute afresh.
-    /// - An expired entry within its grace period is returned at once while one
-    ///   spawned task recomputes it (likewise an entry invalidated by a dependency
-    ///   flush, if `policy` says [`serve_stale_after_flush`](Policy::serve_stale_after_flush)).
-    /// - If `compute` fails or panics, every waiting caller gets the error, unless a
-    ///   stale value within its stale-if-error window exists, which is returned
-    ///   instead. Nothing is stored.
+    /// - A fresh value is returned at once.
+    /// - If a computation of `key` is running, this waits for it and returns its value
+    ///   or a clone of its failure; if it goes away without landing, this tries again.
+    ///   A value expired within its grace period (or flushed, if `policy` says
+    ///   [`serve_stale_after_flush`](Policy::serve_stale_after_flush)) is returned at
+    ///   once instead of waiting.
+    /// - Otherwise this caller leads: it gets a [`Leader`], computes the value itself
+    ///   (the computation may borrow from the caller) and lands the flight.
     ///
-    /// `compute` must be `Send + 'static` because grace and early refresh run it in
-    /// a spawned tokio task.
-    pub async fn get_or_compute<Q, F, Fut, E>(
-        &self,
-        key: &Q,
-        policy: impl Into<Policy>,
-        deps: &[DependencyKey],
-        compute: F,
-    ) -> Result<Cached<V>, Error>
+    /// `policy` says whether a flushed value may be served meanwhile, and applies to
+    /// the value the leader stores. A waiter whose error type differs from the
+    /// leader's treats its failure like a leader gone away.
+    pub async fn get_or_lead<Q, E>(&self, key: &Q, policy: impl Into<Policy>) -> Lookup<K, V, E>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
-        F: FnOnce() -> Fut + Send + 'static,
-        Fut: Future<Output = Result<V, E>> + Send + 'static,
-        E: Into<BoxError> + 'static,
+        E: Clone + Send + Sync + 'static,
     {
         let policy = policy.into();
         let inner = &self.inner;
-        let mut compute = Some(compute);
         loop {
-            let mut stale_if_error: Option<Arc<Entry<V>>> = None;
-            if let Some(entry) = inner.lookup(key) {
+            let generation = inner.current_generation();
+            let mut stale = None;
+            if let Some(entry) = inner.entries.get(&KeyRef { generation, key }) {
                 let current = entry.dependencies_current(&inner.dependencies);
                 let now = entry.needs_clock.then(Instant::now);
                 if current && now.is_none_or(|now| now < entry.fresh_until) {
                     inner.counters.hits.increment();
-                    if let Some(now) = now
-                        && entry.wants_early_refresh(now)
-                        && let Some(compute) = compute.take()
-                        && self.refresh_in_background(key, policy, deps, compute)
-                    {
-                        inner.counters.early_refreshes.increment();
-                    }
-                    return Ok(Cached(entry));
+                    return Lookup::Value(Cached(entry));
                 }
                 let now = now.unwrap_or_else(Instant::now);
-                let stale_allowed = current || policy.serve_stale_after_flush;
-                if stale_allowed && now < entry.grace_until {
-                    if let Some(compute) = compute.take() {
-                        self.refresh_in_background(key, policy, deps, compute);
-                    }
-                    inner.counters.grace_hits.increment();
-                    return Ok(Cached(entry));
-                }
-                if stale_allowed && now < entry.keep_until {
-                    stale_if_error = Some(entry);
+                if (current || policy.serve_stale_after_flush) && now < entry.grace_until {
+                    stale = Some(entry);
                 }
             }
-            inner.counters.misses.increment();
-
             let versioned = VersionedKey {
-                generation: inner.current_generation(),
+                generation,
                 key: key.to_owned(),
             };
-            let result = match inner
+            match inner
                 .flights
-                .join_or_lead(&versioned, || inner.capture(deps))
+                .join_or_lead(&versioned, &inner.dependencies, stale.is_some())
             {
-                Role::Waiter(mut outcome) => {
-                    inner.counters.coalesced_waits.increment();
-                    match outcome.wait_for(Option::is_some).await {
-                        Ok(published) => published.clone().expect("waited for Some"),
-                        // The leader was cancelled before it finished: try again.
-                        Err(_) => continue,
-                    }
+                Role::Running => {
+                    inner.counters.grace_hits.increment();
+                    return Lookup::Value(Cached(stale.expect("Running only with a stale value")));
                 }
-                Role::Leader(flight) => {
-                    let guard = FlightGuard {
+                Role::Lead(flight) => {
+                    inner.counters.misses.increment();
+                    return Lookup::Lead(Leader {
                         inner: Arc::clone(inner),
                         key: versioned,
                         flight,
+                        policy,
+                        error: PhantomData,
+                    });
+                }
+                Role::Wait(mut landing) => {
+                    inner.counters.misses.increment();
+                    inner.counters.coalesced_waits.increment();
+                    let landed = match landing.wait_for(Option::is_some).await {
+                        Ok(landed) => landed.clone().expect("waited for Some"),
+                        // The leader went away without landing: try again.
+                        Err(_) => continue,
                     };
-                    let compute = compute.take().expect("a caller leads at most once");
-                    lead(guard, policy, compute).await
+                    match landed {
+                        Ok(value) => return Lookup::Value(value),
+                        Err(failure) => match failure.downcast_ref::<E>() {
+                            Some(error) => return Lookup::Failed(error.clone()),
+                            None => continue,
+                        },
+                    }
                 }
-            };
-            return match (result, stale_if_error) {
-                (Err(_), Some(stale)) => {
-                    inner.counters.stale_if_error_serves.increment();
-                    Ok(Cached(stale))
-                }
-                (result, _) => result,
-            };
+            }
         }
     }
 
-    /// Recomputes `key` in a spawned task unless a computation is already running.
-    /// Returns whether it started one. Without a tokio runtime it does nothing: the
-    /// stale value is served until it ends and a later call recomputes.
-    fn refresh_in_background<Q, F, Fut, E>(
-        &self,
-        key: &Q,
-        policy: Policy,
-        deps: &[DependencyKey],
-        compute: F,
-    ) -> bool
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
-        F: FnOnce() -> Fut + Send + 'static,
-        Fut: Future<Output = Result<V, E>> + Send + 'static,
-        E: Into<BoxError> + 'static,
-    {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return false;
-        };
-        let inner = &self.inner;
-        let versioned = VersionedKey {
-            generation: inner.current_generation(),
-            key: key.to_owned(),
-        };
-        let Some(flight) = inner
-            .flights
-            .lead_if_idle(&versioned, || inner.capture(deps))
-        else {
-            return false;
-        };
-        let guard = FlightGuard {
-            inner: Arc::clone(inner),
-            key: versioned,
-            flight,
-        };
-        // On failure the stale value stays until its grace ends; there is no caller
-        // to give the error to.
-        runtime.spawn(async move {
-            let _ = lead(guard, policy, compute).await;
-        });
-        true
-    }
-}
-
-impl<K, V> Depcache<K, V>
-where
-    K: Hash + Eq + Clone + Send + Sync + 'static,
-    V: Weigh + Send + Sync + 'static,
-{
-    /// [`get_or_compute`](Self::get_or_compute) for synchronous code running on a
-    /// thread of a tokio runtime's blocking pool (`spawn_blocking`), such as a
-    /// template render. `compute` runs on the blocking pool too, never on a runtime
-    /// worker. Like `Handle::block_on`, this panics when called from async code or
-    /// outside a tokio runtime.
-    pub fn get_or_compute_blocking<Q, F, E>(
+    /// The value for `key`, computing it with `compute` when it is missing: the
+    /// one-call form of [`get_or_lead`](Self::get_or_lead).
+    ///
+    /// Concurrent callers share one run of `compute`, which runs inline in the
+    /// caller that leads (so it may borrow from it, mutably too: `async || { .. }`;
+    /// the others' closures are dropped unused). `compute` returns the value with the dependency keys it read and
+    /// their serials as read ([`Computed`]); the value is stored only if none of them
+    /// was flushed meanwhile. A failure reaches every waiter as
+    /// [`Error::Waited`] and the leader as [`Error::Leader`]; nothing is stored, and a
+    /// stale value stays available for grace.
+    pub async fn get_or_compute<Q, F, E>(
         &self,
         key: &Q,
         policy: impl Into<Policy>,
-        deps: &[DependencyKey],
         compute: F,
-    ) -> Result<Cached<V>, Error>
+    ) -> Result<Cached<V>, Error<E>>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
-        F: FnOnce() -> Result<V, E> + Send + 'static,
-        E: Into<BoxError> + Send + 'static,
+        F: AsyncFnOnce() -> Result<Computed<V>, E>,
+        E: Clone + Send + Sync + 'static,
     {
-        let runtime = tokio::runtime::Handle::current();
-        let compute = move || async move {
-            match tokio::task::spawn_blocking(compute).await {
-                Ok(result) => result.map_err(Into::into),
-                // Re-raise so the single flight reports it as a panic to every waiter.
-                Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-                Err(error) => Err(BoxError::from(error)),
-            }
-        };
-        runtime.block_on(self.get_or_compute(key, policy, deps, compute))
+        match self.get_or_lead(key, policy).await {
+            Lookup::Value(value) => Ok(value),
+            Lookup::Failed(error) => Err(Error::Waited(error)),
+            Lookup::Lead(leader) => match compute().await {
+                Ok(computed) => Ok(leader.finish(computed.value, &computed.dependencies)),
+                Err(error) => {
+                    leader.fail(error.clone());
+                    Err(Error::Leader(error))
+                }
+            },
+        }
     }
 }

@@ -11,31 +11,39 @@
 //!
 //! # How it works
 //!
-//! - **Dependencies by serial.** Each dependency key has a serial; a flush bumps it
-//!   (one atomic add). An entry stores the serials its dependencies had *before* the
+//! - **Dependencies by serial.** Each dependency key has a serial; a flush moves it
+//!   to the next tick of a cache-wide flush clock (a few atomic operations), so it
+//!   never comes back. An entry stores the serials its dependencies had *before* the
 //!   value was computed; a read serves the entry only if they are all unchanged and
 //!   its time to live has not passed. Stale entries are dropped by the read that
 //!   finds them or by a background sweeper.
 //!   To keep reads cheap, a read skips the per-dependency check while no dependency
 //!   at all was flushed since the entry was last found current (one shared epoch).
-//! - **Single flight.** [`Depcache::get_or_compute`] runs one computation per
-//!   missing key and hands its result to every concurrent caller. Errors and panics
-//!   reach every waiter; nothing failed or stale is stored; no waiter hangs. A flush
-//!   during the computation keeps its result from being stored, and callers that
-//!   arrive after the flush start a new computation instead of joining the old one.
-//! - **Grace, stale-if-error, early refresh**, per entry through [`Policy`].
+//! - **Single flight.** [`Depcache::get_or_lead`] makes one caller per missing key
+//!   the leader, which computes the value *inline*, in its own task (a page render
+//!   borrows its request and cannot be spawned), and hands it over with the
+//!   dependency keys it read and their serials *as read* (a render only knows its
+//!   dependencies once it ran). The value is stored only if none of those was flushed
+//!   meanwhile; either way it goes to every caller that waited. A failure reaches
+//!   every waiter as a clone of the leader's error, and nothing is stored; a leader
+//!   that goes away (cancelled, panicked) sends its waiters back to try again, so
+//!   none hangs. Callers that arrive after a flush do not join a computation that
+//!   started before it. [`Depcache::get_or_compute`] is the one-call form.
+//! - **Grace** and **stale-if-error**, per entry through [`Policy`]: while one caller
+//!   recomputes an expired (or, if the caller opts in, flushed) value, the others get
+//!   the old one at once, and a failed recomputation leaves it in place.
 //! - **Byte budget.** Values report their size through [`Weigh`]; storage is a
 //!   `moka` cache bounded by weight (TinyLFU admission and eviction).
 //! - **Generations.** The cache generation is part of every key;
 //!   [`Depcache::bump_generation`] retires everything at once.
 //! - **Stats** ([`Depcache::stats`]) from striped atomic counters.
-//! - [`RequestMemo`]: a plain map that lives for one request, in front of the cache.
+//! - [`RequestMemo`]: a map that lives for one request, in front of the cache.
 //!
 //! `get`, `set` and the flushes are synchronous and never wait, so template code can
-//! call them from a synchronous context; `get_or_compute` is async (tokio), and
-//! [`Depcache::get_or_compute_blocking`] serves synchronous code on tokio's blocking
-//! pool. Reads hand out [`Cached`] values: the stored entry itself behind an `Arc`,
-//! dereferencing to the value, so a hit costs what a plain `Arc` cache's hit does.
+//! call them from a synchronous context; `get_or_lead` and `get_or_compute` are async
+//! (tokio; synchronous code on the blocking pool can `block_on` them). Reads hand out
+//! [`Cached`] values: the stored entry itself behind an `Arc`, dereferencing to the
+//! value, so a hit costs what a plain `Arc` cache's hit does.
 //!
 //! # What it does not do
 //!
@@ -43,28 +51,34 @@
 //! observer, [`Depcache::observe_flushes`], is the hook for that). Values are shared
 //! through `Arc`, never copied or serialised. No eviction policy of its own: moka's
 //! TinyLFU decides what goes when the budget is full (and may decline to admit a new
-//! entry then), moka's expiry removes entries whose stale windows ended, and the
-//! sweeper removes invalidated and retired ones. Keys are not weighed individually
-//! (a fixed overhead per entry stands in). The per-request memo does not track
+//! entry then), moka's expiry removes entries whose grace ended, and the sweeper
+//! removes invalidated and retired ones. Keys are not weighed individually (a fixed
+//! overhead per entry stands in). Nothing is recomputed in the background: the
+//! leader computes in its own task (a [`Leader`] can be moved into a spawned one),
+//! and there is no refresh ahead of expiry. The per-request memo does not track
 //! dependencies: clear it when the request flushes anything.
 //!
 //! # Example
 //!
 //! ```
 //! use std::time::Duration;
-//! use bulwark_depcache::{Depcache, DependencyKey, Policy};
+//! use bulwark_depcache::{Computed, Depcache, DependencyKey, Policy};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), bulwark_depcache::Error> {
+//! # async fn main() -> Result<(), bulwark_depcache::Error<std::io::ErrorKind>> {
 //! let cache: Depcache<String, String> = Depcache::default();
 //! let rsc_42 = DependencyKey::new("rsc:42");
+//! let store_title = String::from("Hello"); // borrowed by the computation below
 //!
 //! let title = cache
 //!     .get_or_compute(
 //!         "title:42",
 //!         Policy::ttl(Duration::from_secs(3600)).with_grace(Duration::from_secs(10)),
-//!         &[rsc_42.clone()],
-//!         || async { Ok::<_, std::io::Error>("Hello".to_string()) },
+//!         || async {
+//!             // Serial first, then the data it guards.
+//!             let read = vec![(rsc_42.clone(), cache.serial(&rsc_42))];
+//!             Ok::<_, std::io::ErrorKind>(Computed::new(store_title.clone(), read))
+//!         },
 //!     )
 //!     .await?;
 //! assert_eq!(*title, "Hello");
@@ -85,25 +99,32 @@ mod policy;
 mod stats;
 mod weigh;
 
-use std::sync::Arc;
-
 pub use cache::{Cached, Config, DEFAULT_BUDGET_BYTES, Depcache, FlushEvent, Generation};
 pub use dependency::{Dependencies, DependencyKey, Serial};
+pub use flight::{Computed, Leader, Lookup};
 pub use memo::{DEFAULT_MEMO_LIMIT, RequestMemo};
 pub use policy::Policy;
 pub use stats::Stats;
 pub use weigh::Weigh;
 
-/// What a computation may fail with.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// Why [`Depcache::get_or_compute`] has no value to give: the computation failed,
+/// in this caller or in the one it waited for. The error is the computation's own
+/// (the leader's original, a clone for each waiter).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Error<E> {
+    /// This caller ran the computation, and it failed.
+    #[error("computing the cached value failed")]
+    Leader(#[source] E),
+    /// This caller waited for another caller's computation, which failed.
+    #[error("the computation this caller waited for failed")]
+    Waited(#[source] E),
+}
 
-/// Why [`Depcache::get_or_compute`] has no value to give.
-#[derive(Clone, Debug, thiserror::Error)]
-pub enum Error {
-    /// The computation returned an error (shared by every caller that waited).
-    #[error("computing the cached value failed: {0}")]
-    Compute(Arc<dyn std::error::Error + Send + Sync>),
-    /// The computation panicked; the panic was caught so waiters are not left hanging.
-    #[error("computing the cached value panicked: {0}")]
-    ComputePanicked(Arc<str>),
+impl<E> Error<E> {
+    /// The computation's error, whoever ran it.
+    pub fn into_inner(self) -> E {
+        match self {
+            Error::Leader(error) | Error::Waited(error) => error,
+        }
+    }
 }

@@ -52,8 +52,6 @@ pub(crate) struct Counters {
     pub(crate) misses: Counter,
     pub(crate) coalesced_waits: Counter,
     pub(crate) grace_hits: Counter,
-    pub(crate) stale_if_error_serves: Counter,
-    pub(crate) early_refreshes: Counter,
     pub(crate) evictions: Counter,
 }
 
@@ -65,15 +63,11 @@ pub struct Stats {
     /// Reads that found no servable value (including those that then computed it
     /// or waited for it).
     pub misses: u64,
-    /// `get_or_compute` calls that waited for a computation another caller ran.
+    /// Reads that waited for a computation another caller ran.
     pub coalesced_waits: u64,
     /// Reads answered with an expired (or, when allowed, invalidated) value while
-    /// one task recomputed it.
+    /// another caller recomputed it.
     pub grace_hits: u64,
-    /// Failed computations answered with a stale value instead of the error.
-    pub stale_if_error_serves: u64,
-    /// Background recomputations started before expiry (XFetch).
-    pub early_refreshes: u64,
     /// Entries removed to stay within the byte budget.
     pub evictions: u64,
     /// Weighted size of the stored entries, in bytes. Lags behind until the cache's

@@ -1,10 +1,13 @@
 //! Properties checked over generated operation sequences.
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use bulwark_depcache::{Config, Depcache, DependencyKey, Weigh};
+use bulwark_depcache::{Computed, Config, Depcache, DependencyKey, Leader, Lookup, Serial, Weigh};
 use proptest::prelude::*;
 use tokio::sync::Notify;
 
@@ -83,6 +86,137 @@ fn quiet_cache<V: Weigh + Send + Sync + 'static>(budget_bytes: u64) -> Depcache<
         budget_bytes,
         sweep_interval: None,
     })
+}
+
+/// The serials of the dependencies in `mask`, as a computation reads them.
+fn read_serials<V>(cache: &Depcache<u8, V>, mask: u8) -> Vec<(DependencyKey, Serial)>
+where
+    V: Weigh + Send + Sync + 'static,
+{
+    dependencies(mask)
+        .into_iter()
+        .map(|dep| {
+            let serial = cache.serial(&dep);
+            (dep, serial)
+        })
+        .collect()
+}
+
+/// What a computation read from a model store: the version of each dependency in
+/// `mask`, and how many times everything had been flushed.
+#[derive(Clone, Debug, PartialEq)]
+struct Snapshot {
+    mask: u8,
+    versions: [u64; DEPS as usize],
+    era: u64,
+}
+
+impl Weigh for Snapshot {
+    fn weigh(&self) -> usize {
+        size_of::<Self>()
+    }
+}
+
+impl Snapshot {
+    /// True when nothing this value read had been flushed at `seen`.
+    fn is_at_least(&self, seen: &Snapshot) -> bool {
+        self.era >= seen.era
+            && (0..DEPS as usize)
+                .filter(|index| self.mask & (1 << index) != 0)
+                .all(|index| self.versions[index] >= seen.versions[index])
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Failure;
+
+#[derive(Clone, Debug)]
+enum Step {
+    /// A caller asks for `key`; if it leads, its computation reads `mask`, at once
+    /// or only when it lands.
+    Ask {
+        key: u8,
+        mask: u8,
+        reads_late: bool,
+    },
+    FlushDependency(u8),
+    FlushKey(u8),
+    FlushAll,
+    /// The `n`th running leader lands with its value.
+    Finish(usize),
+    Fail(usize),
+    /// The `n`th running leader goes away (a cancelled request).
+    Abandon(usize),
+    Get(u8),
+    Sweep,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => (0..3u8, 0..32u8, any::<bool>())
+            .prop_map(|(key, mask, reads_late)| Step::Ask { key, mask, reads_late }),
+        4 => (0..DEPS).prop_map(Step::FlushDependency),
+        1 => (0..3u8).prop_map(Step::FlushKey),
+        1 => Just(Step::FlushAll),
+        4 => any::<usize>().prop_map(Step::Finish),
+        1 => any::<usize>().prop_map(Step::Fail),
+        1 => any::<usize>().prop_map(Step::Abandon),
+        2 => (0..3u8).prop_map(Step::Get),
+        1 => Just(Step::Sweep),
+    ]
+}
+
+type Cache = Depcache<u8, Snapshot>;
+type Asking<'a> = Pin<Box<dyn Future<Output = Lookup<u8, Snapshot, Failure>> + 'a>>;
+
+/// A caller's `get_or_lead`, polled by hand.
+struct Caller<'a> {
+    asking: Asking<'a>,
+    /// What the store held when it asked.
+    seen: Snapshot,
+    mask: u8,
+    reads_late: bool,
+}
+
+struct Running {
+    leader: Leader<u8, Snapshot, Failure>,
+    mask: u8,
+    /// Serials and data, if the computation read them when it started.
+    read: Option<(Vec<(DependencyKey, Serial)>, Snapshot)>,
+}
+
+/// The model store: a version per dependency, and the number of flush_all calls.
+struct Store {
+    versions: [u64; DEPS as usize],
+    era: u64,
+}
+
+impl Store {
+    fn now(&self, mask: u8) -> Snapshot {
+        Snapshot {
+            mask,
+            versions: self.versions,
+            era: self.era,
+        }
+    }
+
+    /// Serials first, then the data they guard, as a render does.
+    fn read(&self, cache: &Cache, mask: u8) -> (Vec<(DependencyKey, Serial)>, Snapshot) {
+        (read_serials(cache, mask), self.now(mask))
+    }
+}
+
+/// Polls `caller` once: `Err` gives it back when it still waits.
+fn poll<'a>(caller: Caller<'a>) -> Result<(Lookup<u8, Snapshot, Failure>, Caller<'a>), Caller<'a>> {
+    let mut caller = caller;
+    match caller
+        .asking
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+    {
+        Poll::Ready(lookup) => Ok((lookup, caller)),
+        Poll::Pending => Err(caller),
+    }
 }
 
 proptest! {
@@ -189,10 +323,11 @@ proptest! {
                 (cache.clone(), Arc::clone(&started), Arc::clone(&release));
             runtime.spawn(async move {
                 cache
-                    .get_or_compute(&1, HOUR, &dependencies(deps), move || async move {
+                    .get_or_compute(&1, HOUR, async || {
+                        let read = read_serials(&cache, deps);
                         started.notify_one();
                         release.notified().await;
-                        Ok::<_, std::io::Error>(7)
+                        Ok::<_, ()>(Computed::new(7, read))
                     })
                     .await
             })
@@ -212,5 +347,97 @@ proptest! {
         prop_assert_eq!(*computed, 7);
         let untouched = flushed.iter().all(|index| deps & (1 << index) == 0);
         prop_assert_eq!(cache.get(&1).map(|value| *value), untouched.then_some(7));
+    }
+
+    /// Whatever interleaving of callers, flushes and leaders that land, fail or go
+    /// away: no caller gets a value computed from data older than a flush that had
+    /// completed when it asked; what is stored is current; and once every leader is
+    /// gone, every waiter gets an answer (none hangs).
+    #[test]
+    fn no_caller_gets_a_value_older_than_a_flush_completed_before_it_asked(
+        steps in prop::collection::vec(step(), 1..60)
+    ) {
+        let cache: Cache = quiet_cache(u64::MAX);
+        let mut store = Store { versions: [0; DEPS as usize], era: 0 };
+        let mut waiting: Vec<Caller<'_>> = Vec::new();
+        let mut running: Vec<Running> = Vec::new();
+
+        for step in steps {
+            match step {
+                Step::Ask { key, mask, reads_late } => {
+                    let cache = &cache;
+                    let asking: Asking<'_> =
+                        Box::pin(async move { cache.get_or_lead(&key, HOUR).await });
+                    waiting.push(Caller { asking, seen: store.now(mask), mask, reads_late });
+                }
+                Step::FlushDependency(index) => {
+                    store.versions[index as usize] += 1;
+                    cache.flush_dependency(&dependency(index));
+                }
+                Step::FlushKey(key) => cache.flush(&key),
+                Step::FlushAll => {
+                    store.era += 1;
+                    cache.flush_all();
+                }
+                Step::Finish(n) if !running.is_empty() => {
+                    let Running { leader, mask, read } = running.remove(n % running.len());
+                    let (serials, value) = read.unwrap_or_else(|| store.read(&cache, mask));
+                    let handed = leader.finish(value.clone(), &serials);
+                    prop_assert_eq!(&*handed, &value);
+                }
+                Step::Fail(n) if !running.is_empty() => {
+                    running.remove(n % running.len()).leader.fail(Failure);
+                }
+                Step::Abandon(n) if !running.is_empty() => {
+                    drop(running.remove(n % running.len()));
+                }
+                Step::Finish(_) | Step::Fail(_) | Step::Abandon(_) => {}
+                Step::Get(key) => {
+                    if let Some(value) = cache.get(&key) {
+                        let now = store.now(value.mask);
+                        prop_assert!(value.is_at_least(&now), "stored {:?}, now {:?}", *value, now);
+                    }
+                }
+                Step::Sweep => cache.sweep(),
+            }
+            let mut still_waiting = Vec::new();
+            for caller in waiting.drain(..) {
+                match poll(caller) {
+                    Err(caller) => still_waiting.push(caller),
+                    Ok((Lookup::Value(value), caller)) => {
+                        prop_assert!(
+                            value.is_at_least(&caller.seen),
+                            "got {:?}, asked after {:?}", *value, caller.seen
+                        );
+                    }
+                    Ok((Lookup::Failed(Failure), _)) => {}
+                    Ok((Lookup::Lead(leader), caller)) => {
+                        let read = (!caller.reads_late).then(|| store.read(&cache, caller.mask));
+                        running.push(Running { leader, mask: caller.mask, read });
+                    }
+                }
+            }
+            waiting = still_waiting;
+        }
+
+        // Every leader goes away; each round, the waiters it leaves retry, and one
+        // leads (then goes away too) or all get an answer.
+        drop(running);
+        while !waiting.is_empty() {
+            let before = waiting.len();
+            let mut still_waiting = Vec::new();
+            for caller in waiting.drain(..) {
+                match poll(caller) {
+                    Err(caller) => still_waiting.push(caller),
+                    Ok((Lookup::Value(value), caller)) => {
+                        prop_assert!(value.is_at_least(&caller.seen));
+                    }
+                    Ok((Lookup::Failed(Failure), _)) => {}
+                    Ok((Lookup::Lead(leader), _)) => drop(leader),
+                }
+            }
+            prop_assert!(still_waiting.len() < before, "a waiter hangs");
+            waiting = still_waiting;
+        }
     }
 }
