@@ -9,7 +9,6 @@ use bulwark_site::Site;
 use bulwark_template::{AccessPolicy, SiteModels, SiteTemplates};
 
 use crate::bottleneck::Bottleneck;
-use crate::page_cache::flights::PageFlights;
 use crate::representation::EncodedBody;
 
 pub struct SiteRuntime {
@@ -19,8 +18,6 @@ pub struct SiteRuntime {
     pub lib_cache: moka::future::Cache<String, Arc<EncodedBody>>,
     /// Renders wait here for a slot (a 503 past the deadline).
     pub renders: Bottleneck,
-    /// Page renders in progress, joined by concurrent requests for the same page.
-    pub page_flights: PageFlights,
     /// The site's data: store and depcache.
     pub models: Arc<SiteModels>,
     /// Who may see which resources and properties (`[access]`).

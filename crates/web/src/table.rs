@@ -189,7 +189,6 @@ async fn serve_site(
             templates,
             lib_cache: lib_cache(),
             models: open.models,
-            page_flights: Default::default(),
             renders: Bottleneck::new(options.render_limits),
             policy: Arc::new(DefaultPolicy {
                 private_properties: site.config.access.private_properties.clone(),

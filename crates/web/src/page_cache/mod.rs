@@ -9,12 +9,12 @@
 //! and the next request renders again.
 //!
 //! Concurrent requests for a page that is not cached join the one render in
-//! progress (single flight), so a page whose cache was just invalidated under a
-//! rush of visitors is rendered once, not once per visitor. The render runs in the
-//! request that came first; the others wait for its result. If that render fails
-//! or is not cacheable, the waiters try again themselves.
-
-pub(crate) mod flights;
+//! progress (depcache's single flight), so a page whose cache was just invalidated
+//! under a rush of visitors is rendered once, not once per visitor. The render runs
+//! in the request that came first; the others wait for its result, or, with grace
+//! (`[page_cache] grace`, on by default), get the previous version at once. If
+//! that render fails, the waiters answer 503; if it is no page to share (404, 410,
+//! a redirect), they render for themselves.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,8 +22,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, COOKIE};
 use http::{HeaderValue, Method, StatusCode};
-use tokio::sync::watch;
 
+use bulwark_depcache::{Lookup, Policy};
 use bulwark_http::{Effort, Encoding, compress};
 use bulwark_template::{CachedPage, ModelValue, RenderScope};
 
@@ -31,10 +31,11 @@ use crate::bottleneck::busy_response;
 use crate::representation::{Content, EncodedBody, Outcome, Representation};
 use crate::request::RequestCtx;
 
-use flights::{FlightGuard, Landed};
-
 /// Pages stay cached this long when nothing they show changes.
 const PAGE_TTL: Duration = Duration::from_secs(3600);
+/// How long past its time to live a page may still be served while it is
+/// rendered again (a flushed page: until its time to live plus this).
+const PAGE_GRACE: Duration = Duration::from_secs(60);
 
 /// The cookie that marks a logged-in visitor (sessions bypass the page cache).
 pub const SESSION_COOKIE: &str = "bulwark_session";
@@ -79,106 +80,74 @@ fn found(page: &CachedPage) -> Outcome {
     })
 }
 
+/// Why a render that others waited for gave them no page.
+#[derive(Clone, Debug)]
+enum NoPage {
+    /// The render could not run or failed (a full queue, a busy or broken
+    /// database): those waiting answer 503 at once instead of each trying again
+    /// and waiting out the same deadline in turn. The previous version stays for
+    /// grace.
+    Unavailable,
+    /// Not a page to share (a 404, a 410, a redirect): each renders for itself,
+    /// and the previous version is no longer served as grace.
+    NotShared,
+}
+
 /// Answers from the cache, from a render in progress, or by rendering (`render`
 /// returns the outcome and the scope whose reads it made).
+///
+/// The single flight and grace are depcache's (`get_or_lead`): the render runs
+/// inline in the request that came first, because it borrows that request.
 pub async fn serve(
     req: &RequestCtx<'_>,
     render: impl Future<Output = (Outcome, Option<Arc<RenderScope>>)>,
 ) -> Outcome {
     let key = cache_key(req);
     let cache = &req.site.models.cache;
-    let flights = &req.site.page_flights;
-    let mut render = Some(render);
-    loop {
-        if let Some(hit) = cache.get(key.as_str())
-            && let ModelValue::Page(page) = &*hit
-        {
-            return found(page);
+    let mut policy = Policy::ttl(PAGE_TTL);
+    if req.site.site.config.page_cache.grace {
+        policy = policy.with_grace(PAGE_GRACE).serve_stale_after_flush();
+    }
+    let leader = match cache.get_or_lead::<str, NoPage>(key.as_str(), policy).await {
+        Lookup::Value(hit) => {
+            return match &*hit {
+                ModelValue::Page(page) => found(page),
+                _ => render.await.0,
+            };
         }
-        let joined = {
-            let mut inflight = flights.inflight.lock().expect("page flights");
-            match inflight.get(&key) {
-                Some(flight) => Err(flight.clone()),
-                None => {
-                    let (tx, rx) = watch::channel(None);
-                    inflight.insert(key.clone(), rx);
-                    Ok(tx)
-                }
-            }
-        };
-        let leader = match joined {
-            Err(mut flight) => {
-                // Grace: someone is re-rendering this page; take the previous version now.
-                if req.site.site.config.page_cache.grace {
-                    let stale = flights
-                        .last
-                        .lock()
-                        .expect("last pages")
-                        .pages
-                        .get(&key)
-                        .cloned();
-                    if let Some(stale) = stale {
-                        return found(&stale);
-                    }
-                }
-                let landed = flight
-                    .wait_for(Option::is_some)
-                    .await
-                    .ok()
-                    .and_then(|l| l.clone());
-                match landed {
-                    Some(Landed::Page(page)) => return found(&page),
-                    Some(Landed::Unavailable) => {
-                        return Outcome::Response(busy_response());
-                    }
-                    // Done another way, or the leader went away: try again.
-                    Some(Landed::RenderYourself) | None => continue,
-                }
-            }
-            Ok(leader) => leader,
-        };
-        let _guard = FlightGuard { flights, key: &key };
-        let (outcome, scope) = render.take().expect("rendered once").await;
-        let Some(scope) = scope else {
-            // The render queue was full.
-            let _ = leader.send(Some(Landed::Unavailable));
-            return outcome;
-        };
-        let (content_type, body) = match outcome {
+        Lookup::Failed(NoPage::Unavailable) => return Outcome::Response(busy_response()),
+        Lookup::Failed(NoPage::NotShared) => return render.await.0,
+        Lookup::Lead(leader) => leader,
+    };
+    match render.await {
+        // The render queue was full.
+        (outcome, None) => {
+            leader.fail(NoPage::Unavailable);
+            outcome
+        }
+        (
             Outcome::Found(Representation {
                 status: StatusCode::OK,
                 content_type,
                 content: Content::Dynamic(body),
                 ..
-            }) => (content_type, body),
-            Outcome::Failed(_) => {
-                // Grace keeps the previous version for the next visitors.
-                let _ = leader.send(Some(Landed::Unavailable));
-                return outcome;
-            }
-            other => {
-                // Gone, hidden or moved: the previous version must not be served
-                // as grace any more.
-                flights.last.lock().expect("last pages").remove(&key);
-                let _ = leader.send(Some(Landed::RenderYourself));
-                return other;
-            }
-        };
-        let page = Arc::new(encode_page(content_type, body).await);
-        // Stored only if nothing the render read has changed since.
-        req.site.models.store_if_unchanged(
-            key.clone(),
-            ModelValue::Page(page.clone()),
-            PAGE_TTL,
-            &scope.dependencies(),
-        );
-        flights
-            .last
-            .lock()
-            .expect("last pages")
-            .insert(&key, page.clone());
-        let _ = leader.send(Some(Landed::Page(page.clone())));
-        return found(&page);
+            }),
+            Some(scope),
+        ) => {
+            let page = Arc::new(encode_page(content_type, body).await);
+            // Stored only if nothing the render read has changed since.
+            leader.finish(ModelValue::Page(page.clone()), &scope.dependencies());
+            found(&page)
+        }
+        (outcome @ Outcome::Failed(_), _) => {
+            leader.fail(NoPage::Unavailable);
+            outcome
+        }
+        // Gone, hidden or moved.
+        (other, _) => {
+            leader.fail_and_discard_stale(NoPage::NotShared);
+            other
+        }
     }
 }
 
