@@ -37,13 +37,15 @@ mod models;
 pub use access::{AccessPolicy, DefaultPolicy, Requester};
 pub use blocking::off_the_runtime;
 pub use models::{
-    CachedPage, ModelRoot, ModelValue, PageUrls, RenderScope, RscObject, SiteModels, StoreFailure,
+    CachedPage, ModelKey, ModelRoot, ModelValue, PageUrls, RenderScope, RscObject, SearchKey,
+    SiteModels, StoreFailure,
 };
 
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use bulwark_depcache::DependencyKey;
 use bulwark_site::{Site, embedded_file};
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{AutoEscape, Environment, ErrorKind, TemplateSource, Value};
@@ -377,14 +379,14 @@ fn cache_block(state: &mut minijinja::State, kwargs: Kwargs) -> Result<Value, mi
         }
     };
     // Per language too, like pages: a fragment may show `m.req.language`.
-    let key = format!(
-        "frag:{who}:{}:{}:{}",
-        scope.language().unwrap_or_default(),
-        state.name(),
-        explicit_key.unwrap_or_else(|| n.to_string())
-    );
+    let key = ModelKey::Fragment {
+        audience: who,
+        language: scope.language().unwrap_or_default(),
+        template: state.name().to_string(),
+        block: explicit_key.unwrap_or_else(|| n.to_string()),
+    };
     let cache = &scope.models().cache;
-    if let Some(hit) = cache.get(key.as_str())
+    if let Some(hit) = cache.get(&key)
         && let ModelValue::Fragment { html, deps } = &*hit
     {
         for d in deps.iter() {
@@ -393,15 +395,16 @@ fn cache_block(state: &mut minijinja::State, kwargs: Kwargs) -> Result<Value, mi
         return Ok(Value::from_safe_string(html.to_string()));
     }
     scope.begin_fragment();
+    // Keys a template names itself: the one place a key is spelt from a string.
     for d in extra.iter().flatten() {
-        scope.depend(d);
+        scope.depend(&DependencyKey::new(d));
     }
     let rendered = caller.call(state, &[]);
     let deps = scope.end_fragment();
     let html = rendered?.to_string();
     let value = ModelValue::Fragment {
         html: html.as_str().into(),
-        deps: deps.iter().map(|(k, _)| k.as_str().to_string()).collect(),
+        deps: deps.iter().map(|(k, _)| k.clone()).collect(),
     };
     let ttl = std::time::Duration::from_secs(ttl.unwrap_or(3600));
     if scope.failure().is_none() {

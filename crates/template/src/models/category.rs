@@ -2,12 +2,12 @@
 
 use std::sync::Arc;
 
-use bulwark_store::Category;
+use bulwark_store::{Category, dependency};
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{Error, ErrorKind, State, Value};
 
-use super::ModelValue;
 use super::scope::RenderScope;
+use super::{ModelKey, ModelValue};
 
 /// `m.category`: the category tree. `m.category.article` (or `["article"]`) is
 /// one category; iterating gives every category in tree order.
@@ -149,7 +149,7 @@ impl Object for CategoryObject {
 impl RenderScope {
     /// The whole category tree, in tree order (cached until the tree changes).
     pub fn categories(&self) -> Result<Arc<[Category]>, Error> {
-        let value = self.fetch("categories", &["category_tree".to_string()], |s| {
+        let value = self.fetch(ModelKey::Categories, &[dependency::category_tree()], |s| {
             Ok(ModelValue::Categories(s.categories()?.into()))
         })?;
         Ok(match value {

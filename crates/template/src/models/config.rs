@@ -5,8 +5,10 @@ use std::sync::Arc;
 use minijinja::Value;
 use minijinja::value::Object;
 
-use super::ModelValue;
+use bulwark_store::dependency;
+
 use super::scope::RenderScope;
+use super::{ModelKey, ModelValue};
 
 #[derive(Debug)]
 pub(super) struct ConfigCollection(pub(super) Arc<RenderScope>);
@@ -16,9 +18,11 @@ impl Object for ConfigCollection {
         let key = key.as_str()?;
         let value = self
             .0
-            .fetch(&format!("config:{key}"), &[format!("config:{key}")], |s| {
-                Ok(ModelValue::Text(s.config_value(key)?.map(Arc::from)))
-            })
+            .fetch(
+                ModelKey::Config(key.to_string()),
+                &[dependency::config(key)],
+                |s| Ok(ModelValue::Text(s.config_value(key)?.map(Arc::from))),
+            )
             .ok()?;
         match value {
             ModelValue::Text(Some(t)) => Some(Value::from(&*t)),

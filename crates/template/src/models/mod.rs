@@ -26,11 +26,13 @@
 
 mod category;
 mod config;
+mod key;
 mod req;
 mod rsc;
 mod scope;
 mod search;
 
+pub use key::{ModelKey, SearchKey};
 pub use rsc::RscObject;
 pub use scope::{PageUrls, RenderScope, StoreFailure};
 
@@ -49,7 +51,7 @@ pub struct SiteModels {
     pub store: Store,
     /// Model values and whole cached pages: one dependency space, so a page is
     /// checked against the very serials its reads saw.
-    pub cache: Depcache<String, ModelValue>,
+    pub cache: Depcache<ModelKey, ModelValue>,
     /// Template renders, counted (tests and stats: a cached page renders nothing).
     pub renders: std::sync::atomic::AtomicU64,
 }
@@ -69,7 +71,7 @@ impl SiteModels {
     /// fresh. Pages and fragments are stored this way.
     pub fn store_if_unchanged(
         &self,
-        key: String,
+        key: ModelKey,
         value: ModelValue,
         ttl: Duration,
         deps: &[(DependencyKey, Serial)],
@@ -103,7 +105,7 @@ pub enum ModelValue {
     /// A cached template fragment and the dependency keys its render read.
     Fragment {
         html: Arc<str>,
-        deps: Arc<[String]>,
+        deps: Arc<[DependencyKey]>,
     },
 }
 
@@ -130,7 +132,7 @@ impl Weigh for ModelValue {
                 64 + d.category.len() + d.name.as_ref().map_or(0, String::len)
             }
             ModelValue::Fragment { html, deps } => {
-                html.len() + deps.iter().map(|d| d.len() + 16).sum::<usize>()
+                html.len() + deps.iter().map(|d| d.as_str().len() + 16).sum::<usize>()
             }
             ModelValue::Page(p) => {
                 p.content_type.len() + p.identity.len() + p.gzip.len() + p.brotli.len()

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use bulwark_store::{Resource, ResourceId, StoreError};
+use bulwark_store::{Resource, ResourceId, StoreError, dependency};
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{Error, ErrorKind, State, Value};
 
-use super::ModelValue;
 use super::scope::RenderScope;
+use super::{ModelKey, ModelValue};
 use crate::access::Requester;
 
 #[derive(Debug)]
@@ -134,12 +134,11 @@ impl Object for RscObject {
                     .ok_or_else(|| Error::new(ErrorKind::MissingArgument, "is_a(category)"))?
                     .to_string();
                 let id = self.rsc.id;
-                let key = format!("is_a:{id}:{category}");
-                let v = self.scope.fetch(
-                    &key,
-                    &[format!("rsc:{id}"), "category_tree".into()],
-                    |s| Ok(ModelValue::Flag(s.is_a(id, &category)?)),
-                )?;
+                let deps = [dependency::resource(id), dependency::category_tree()];
+                let key = ModelKey::IsA(id, category.clone());
+                let v = self
+                    .scope
+                    .fetch(key, &deps, |s| Ok(ModelValue::Flag(s.is_a(id, &category)?)))?;
                 Ok(Value::from(matches!(v, ModelValue::Flag(true))))
             }
             _ => Err(Error::new(
@@ -171,19 +170,19 @@ impl Object for EdgeAccessor {
         let id = self.id;
         let (key, dep) = if self.outgoing {
             (
-                format!("o:{id}:{predicate}"),
-                format!("edges:{id}:{predicate}"),
+                ModelKey::Objects(id, predicate.clone()),
+                dependency::edges(id, &predicate),
             )
         } else {
             (
-                format!("s:{id}:{predicate}"),
-                format!("subjects:{id}:{predicate}"),
+                ModelKey::Subjects(id, predicate.clone()),
+                dependency::subjects(id, &predicate),
             )
         };
         let outgoing = self.outgoing;
         let ids = self
             .scope
-            .fetch(&key, &[dep], |s| {
+            .fetch(key, &[dep], |s| {
                 let ids = if outgoing {
                     s.objects(id, &predicate)
                 } else {
@@ -223,10 +222,10 @@ impl RenderScope {
     /// used again.
     pub fn is_gone(&self, key: &str) -> Result<bool, Error> {
         let dep = match key.parse::<i64>() {
-            Ok(n) => format!("rsc:{n}"),
-            Err(_) => format!("name:{key}"),
+            Ok(n) => dependency::resource(ResourceId(n)),
+            Err(_) => dependency::resource_name(key),
         };
-        let value = self.fetch(&format!("gone:{key}"), &[dep], |s| {
+        let value = self.fetch(ModelKey::Gone(key.to_string()), &[dep], |s| {
             Ok(ModelValue::Deletion(s.deletion(key)?.map(Arc::new)))
         })?;
         Ok(match value {

@@ -6,11 +6,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bulwark_depcache::{DependencyKey, Policy, Serial};
-use bulwark_store::{Resource, ResourceId, Store, StoreError};
+use bulwark_depcache::{DependencyKey, Policy, RequestMemo, Serial};
+use bulwark_store::{Resource, ResourceId, Store, StoreError, dependency};
 use minijinja::{Error, ErrorKind, Value};
 
-use super::{ModelValue, SiteModels};
+use super::{ModelKey, ModelValue, SiteModels};
 use crate::access::{AccessPolicy, DefaultPolicy, Requester};
 use crate::blocking::off_the_runtime;
 
@@ -27,10 +27,12 @@ pub struct RenderScope {
     pub(super) policy: Arc<dyn AccessPolicy>,
     /// The policy's answers for this render, by resource id and version.
     pub(super) visible: Mutex<HashMap<(ResourceId, i64), bool>>,
-    pub(super) deps: Mutex<HashMap<String, Serial>>,
+    pub(super) deps: Mutex<HashMap<DependencyKey, Serial>>,
     /// Open fragment-cache blocks: each also collects the keys read inside it.
-    pub(super) frames: Mutex<Vec<HashMap<String, Serial>>>,
-    pub(super) memo: Mutex<HashMap<String, ModelValue>>,
+    pub(super) frames: Mutex<Vec<HashMap<DependencyKey, Serial>>>,
+    /// What this render already fetched: the depcache's request memo, which
+    /// starts over past [`MEMO_LIMIT`] keys.
+    pub(super) memo: Mutex<RequestMemo<ModelKey, ModelValue>>,
     pub(super) page_rule: Option<PageUrls>,
     /// What `m.req` shows: set by the controller that renders.
     pub(super) request: std::sync::OnceLock<Value>,
@@ -82,7 +84,7 @@ impl RenderScope {
             visible: Mutex::new(HashMap::new()),
             deps: Mutex::new(HashMap::new()),
             frames: Mutex::new(Vec::new()),
-            memo: Mutex::new(HashMap::new()),
+            memo: Mutex::new(RequestMemo::with_limit(MEMO_LIMIT)),
             page_rule,
             request: std::sync::OnceLock::new(),
             failure: Mutex::new(None),
@@ -133,21 +135,26 @@ impl RenderScope {
             .lock()
             .expect("deps")
             .iter()
-            .map(|(k, s)| (DependencyKey::new(k), *s))
+            .map(|(k, s)| (k.clone(), *s))
             .collect()
     }
 
     /// Records a dependency (first read wins: that serial is the one that matters),
     /// for the render and for every open fragment.
-    pub fn depend(&self, key: &str) {
+    pub fn depend(&self, key: &DependencyKey) {
         let serial = {
             let mut deps = self.deps.lock().expect("deps");
-            *deps
-                .entry(key.to_string())
-                .or_insert_with(|| self.models.cache.serial(&DependencyKey::new(key)))
+            match deps.get(key) {
+                Some(serial) => *serial,
+                None => {
+                    let serial = self.models.cache.serial(key);
+                    deps.insert(key.clone(), serial);
+                    serial
+                }
+            }
         };
         for frame in self.frames.lock().expect("frames").iter_mut() {
-            frame.entry(key.to_string()).or_insert(serial);
+            frame.entry(key.clone()).or_insert(serial);
         }
     }
 
@@ -164,28 +171,26 @@ impl RenderScope {
             .pop()
             .unwrap_or_default()
             .into_iter()
-            .map(|(k, s)| (DependencyKey::new(k), s))
             .collect()
     }
 
     /// A model value: memo, then depcache, then `load` against the store.
     pub(super) fn fetch(
         &self,
-        key: &str,
-        deps: &[String],
+        key: ModelKey,
+        deps: &[DependencyKey],
         load: impl FnOnce(&Store) -> Result<ModelValue, StoreError>,
     ) -> Result<ModelValue, Error> {
         for d in deps {
             self.depend(d);
         }
-        if let Some(v) = self.memo.lock().expect("memo").get(key) {
+        if let Some(v) = self.memo.lock().expect("memo").get(&key) {
             return Ok(v.clone());
         }
-        let value = match self.models.cache.get(key) {
+        let value = match self.models.cache.get(&key) {
             Some(hit) => (*hit).clone(),
             None => {
-                let dep_keys: Vec<DependencyKey> = deps.iter().map(DependencyKey::new).collect();
-                let captured = self.models.cache.capture(&dep_keys);
+                let captured = self.models.cache.capture(deps);
                 let store = &self.models.store;
                 let value = off_the_runtime(|| load(store)).map_err(|e| {
                     // The database being away or busy spoils the whole render; a
@@ -207,7 +212,7 @@ impl RenderScope {
                         .with_source(e)
                 })?;
                 self.models.cache.set_captured(
-                    key.to_string(),
+                    key.clone(),
                     value.clone(),
                     Policy::ttl(MODEL_TTL),
                     captured,
@@ -215,16 +220,12 @@ impl RenderScope {
                 value
             }
         };
-        let mut memo = self.memo.lock().expect("memo");
-        if memo.len() >= MEMO_LIMIT {
-            memo.clear();
-        }
-        memo.insert(key.to_string(), value.clone());
+        self.memo.lock().expect("memo").insert(key, value.clone());
         Ok(value)
     }
 
     pub(super) fn resource(&self, id: ResourceId) -> Result<Option<Arc<Resource>>, Error> {
-        let value = self.fetch(&format!("rsc:{id}"), &[format!("rsc:{id}")], |s| {
+        let value = self.fetch(ModelKey::Resource(id), &[dependency::resource(id)], |s| {
             Ok(ModelValue::Resource(s.resource(id)?.map(Arc::new)))
         })?;
         Ok(match value {
@@ -234,8 +235,8 @@ impl RenderScope {
     }
 
     pub(super) fn resource_id_by_name(&self, name: &str) -> Result<Option<ResourceId>, Error> {
-        let key = format!("name:{name}");
-        let value = self.fetch(&format!("id-of:{name}"), &[key], |s| {
+        let deps = [dependency::resource_name(name)];
+        let value = self.fetch(ModelKey::IdOf(name.to_string()), &deps, |s| {
             Ok(ModelValue::Ids(s.resource_id(name)?.into_iter().collect()))
         })?;
         Ok(match value {

@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
-use bulwark_store::{SearchQuery, SortKey};
+use bulwark_store::{SearchQuery, SortKey, dependency};
 use minijinja::value::Kwargs;
 use minijinja::{Error, ErrorKind, Value};
 
-use super::ModelValue;
 use super::scope::RenderScope;
+use super::{ModelKey, ModelValue, SearchKey};
 use crate::access::Requester;
 
 /// `m.search(cat="article", text="...", sort="-created", page=1, pagelen=10)`:
@@ -24,8 +24,8 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
         // Depend on the category and everything below it: a new article changes a
         // search over `text`.
         let below = scope.fetch(
-            &format!("below:{cat}"),
-            &["category_tree".to_string()],
+            ModelKey::Below(cat.clone()),
+            &[dependency::category_tree()],
             |s| {
                 Ok(ModelValue::Text(Some(
                     s.category_and_below(&cat)?
@@ -38,17 +38,17 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
             },
         )?;
         if let ModelValue::Text(Some(names)) = below {
-            deps.extend(names.lines().map(|n| format!("cat:{n}")));
+            deps.extend(names.lines().map(dependency::category));
         }
         q.categories = vec![cat];
     } else {
-        deps.push("search".to_string());
+        deps.push(dependency::search());
     }
     q.text = kwargs
         .get::<Option<String>>("text")?
         .filter(|t| !t.trim().is_empty());
     if q.text.is_some() {
-        deps.push("search".to_string());
+        deps.push(dependency::search());
     }
     let sort = kwargs
         .get::<Option<String>>("sort")?
@@ -79,8 +79,8 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
     q.offset = (page - 1) * pagelen;
     q.count_total = kwargs.get::<Option<bool>>("total")?.unwrap_or(false);
     kwargs.assert_all_used()?;
-    let key = format!("search:{q:?}");
-    let found = scope.fetch(&key, &deps, |s| {
+    let key = ModelKey::Search(SearchKey::from(&q));
+    let found = scope.fetch(key, &deps, |s| {
         let page = s.search(&q)?;
         Ok(ModelValue::Search(page.ids.into(), page.total))
     })?;

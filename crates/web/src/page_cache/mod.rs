@@ -2,7 +2,7 @@
 //! without any template work, and dropped exactly when data they showed changes.
 //!
 //! A page lives in the site's depcache next to the model values, under
-//! `page:<language>:<path>?<query>`, with the dependency keys its render read. Those keys are
+//! [`ModelKey::page`] (language, path and query string), with the dependency keys its render read. Those keys are
 //! only known once the render is done, so the serials are the ones the models saw
 //! *at read time* (recorded by the render scope); the page is stored only if none
 //! of them moved while the page was rendering, otherwise this one response uses it
@@ -25,7 +25,7 @@ use http::{HeaderValue, Method, StatusCode};
 
 use bulwark_depcache::{Lookup, Policy};
 use bulwark_http::{Effort, Encoding, compress};
-use bulwark_template::{CachedPage, ModelValue, RenderScope};
+use bulwark_template::{CachedPage, ModelKey, ModelValue, RenderScope};
 
 use crate::bottleneck::busy_response;
 use crate::representation::{Content, EncodedBody, Outcome, Representation};
@@ -55,12 +55,11 @@ pub fn cacheable(req: &RequestCtx<'_>) -> bool {
             .any(|c| c.split(';').any(|kv| kv.trim().starts_with(SESSION_COOKIE)))
 }
 
-fn cache_key(req: &RequestCtx<'_>) -> String {
-    format!(
-        "page:{}:{}?{}",
+fn cache_key(req: &RequestCtx<'_>) -> ModelKey {
+    ModelKey::page(
         req.language(),
         req.parts.uri.path(),
-        req.parts.uri.query().unwrap_or("")
+        req.parts.uri.query().unwrap_or(""),
     )
 }
 
@@ -108,7 +107,7 @@ pub async fn serve(
     if req.site.site.config.page_cache.grace {
         policy = policy.with_grace(PAGE_GRACE).serve_stale_after_flush();
     }
-    let leader = match cache.get_or_lead::<str, NoPage>(key.as_str(), policy).await {
+    let leader = match cache.get_or_lead::<ModelKey, NoPage>(&key, policy).await {
         Lookup::Value(hit) => {
             return match &*hit {
                 ModelValue::Page(page) => found(page),
