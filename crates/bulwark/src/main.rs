@@ -261,11 +261,10 @@ fn check(sites_dir: &Path) -> anyhow::Result<()> {
         let templates = bulwark_template::SiteTemplates::new(site.into(), Default::default());
         for err in templates.check_all() {
             broken += 1;
-            let at = match (&err.template, err.line) {
-                (Some(t), Some(l)) => format!("{t}:{l}"),
-                (Some(t), None) => t.clone(),
-                _ => "?".into(),
-            };
+            let at = err
+                .location
+                .as_ref()
+                .map_or_else(|| "?".to_string(), ToString::to_string);
             eprintln!("site {name}: {at}: {}", err.message);
         }
         println!("site {name}: ok");

@@ -32,10 +32,12 @@
 
 mod access;
 mod blocking;
+mod error;
 mod models;
 
 pub use access::{AccessPolicy, DefaultPolicy, Requester};
 pub use blocking::off_the_runtime;
+pub use error::{Location, RenderError, RenderErrorKind};
 pub use models::{
     CachedPage, ModelKey, ModelRoot, ModelValue, PageUrls, RenderScope, RscObject, SearchKey,
     SiteModels, StoreFailure,
@@ -47,6 +49,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bulwark_depcache::DependencyKey;
 use bulwark_site::{Site, embedded_file};
+
+use crate::error::PageMissing;
 use minijinja::value::{Kwargs, Rest};
 use minijinja::{AutoEscape, Environment, ErrorKind, TemplateSource, Value};
 
@@ -68,66 +72,6 @@ impl Default for TemplateOptions {
         TemplateOptions {
             dev: false,
             fuel: 20_000_000,
-        }
-    }
-}
-
-/// What `not_found()` raises: the render stops and the page answers 404.
-#[derive(Debug, thiserror::Error)]
-#[error("the template called not_found()")]
-struct PageMissing;
-
-/// A template that could not be loaded or rendered, with where and why.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct RenderError {
-    /// True when the template does not exist at all (as opposed to being broken).
-    pub not_found: bool,
-    /// True when the render gave up because the database was busy (its pool's
-    /// deadline passed): a `503`, not a broken page.
-    pub busy: bool,
-    /// True when the template called `not_found()`: the page answers `404`.
-    pub page_missing: bool,
-    pub template: Option<String>,
-    pub line: Option<usize>,
-    pub message: String,
-    /// The source excerpt around the error, for development error pages.
-    pub detail: String,
-}
-
-impl From<minijinja::Error> for RenderError {
-    fn from(err: minijinja::Error) -> Self {
-        // The innermost error is where the problem is (an include inside a layout...).
-        let mut innermost: &minijinja::Error = &err;
-        let mut messages = vec![err.to_string()];
-        let mut busy = false;
-        let mut page_missing = false;
-        loop {
-            let source = std::error::Error::source(innermost);
-            busy |= matches!(
-                source.and_then(|s| s.downcast_ref::<bulwark_store::StoreError>()),
-                Some(bulwark_store::StoreError::Busy)
-            );
-            page_missing |= source.is_some_and(|s| s.is::<PageMissing>());
-            let Some(next) = source.and_then(|s| s.downcast_ref::<minijinja::Error>()) else {
-                break;
-            };
-            messages.push(next.to_string());
-            innermost = next;
-        }
-        let located = if innermost.line().is_some() {
-            innermost
-        } else {
-            &err
-        };
-        RenderError {
-            not_found: err.kind() == ErrorKind::TemplateNotFound,
-            busy,
-            page_missing,
-            template: located.name().map(str::to_string),
-            line: located.line(),
-            message: messages.join("\n  caused by: "),
-            detail: format!("{}", located.display_debug_info()),
         }
     }
 }
@@ -551,6 +495,60 @@ mod tests {
                 .unwrap()
                 .contains("mine")
         );
+    }
+
+    fn kind_of(t: &SiteTemplates, name: &str) -> RenderError {
+        t.render(name, Value::UNDEFINED).unwrap_err()
+    }
+
+    #[test]
+    fn a_syntax_error_is_a_syntax_error_with_its_template_and_line() {
+        let (_dir, t) = templates(&[("bad.tpl", "ok\n{% if %}")]);
+        let err = kind_of(&t, "bad.tpl");
+        assert_eq!(err.kind, RenderErrorKind::Syntax);
+        assert_eq!(
+            err.location,
+            Some(Location {
+                template: "bad.tpl".into(),
+                line: Some(2)
+            })
+        );
+        assert!(std::error::Error::source(&err).is_some());
+    }
+
+    #[test]
+    fn a_missing_template_is_template_not_found() {
+        let (_dir, t) = templates(&[]);
+        assert_eq!(
+            kind_of(&t, "nope.tpl").kind,
+            RenderErrorKind::TemplateNotFound
+        );
+    }
+
+    #[test]
+    fn a_runaway_loop_runs_out_of_fuel() {
+        let (_dir, t) = templates(&[(
+            "loop.tpl",
+            "{% for i in range(100000) %}{{ i }}{% endfor %}",
+        )]);
+        let t = SiteTemplates::new(
+            t.site().clone(),
+            TemplateOptions {
+                fuel: 1000,
+                ..TemplateOptions::default()
+            },
+        );
+        assert_eq!(kind_of(&t, "loop.tpl").kind, RenderErrorKind::OutOfFuel);
+    }
+
+    #[test]
+    fn calling_not_found_is_page_missing_even_inside_an_include() {
+        let (_dir, t) = templates(&[
+            ("gone.tpl", "before {{ not_found() }}"),
+            ("outer.tpl", "{% include 'gone.tpl' %}"),
+        ]);
+        assert_eq!(kind_of(&t, "gone.tpl").kind, RenderErrorKind::PageMissing);
+        assert_eq!(kind_of(&t, "outer.tpl").kind, RenderErrorKind::PageMissing);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use minijinja::context;
 
 use bulwark_http::{Body, html_response, plain_error_page};
 use bulwark_store::StoreError;
-use bulwark_template::RenderError;
+use bulwark_template::{Location, RenderError};
 
 use crate::site::SiteRuntime;
 
@@ -98,10 +98,13 @@ fn dev_error_page(status: StatusCode, err: &RenderError) -> String {
             .replace('>', "&gt;")
             .replace('"', "&quot;")
     };
-    let location = match (&err.template, err.line) {
-        (Some(t), Some(l)) => format!("{}, line {l}", esc(t)),
-        (Some(t), None) => esc(t),
-        _ => "unknown template".to_string(),
+    let location = match &err.location {
+        Some(Location {
+            template,
+            line: Some(line),
+        }) => format!("{}, line {line}", esc(template)),
+        Some(Location { template, .. }) => esc(template),
+        None => "unknown template".to_string(),
     };
     format!(
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>{status} template error</title>\

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode};
 use minijinja::Value;
 
-use bulwark_template::{ModelRoot, RenderError, RenderScope, Requester};
+use bulwark_template::{ModelRoot, RenderError, RenderErrorKind, RenderScope, Requester};
 
 use crate::bottleneck::{RenderCost, busy_response};
 use crate::events::PageRendered;
@@ -89,14 +89,17 @@ pub(crate) fn render_template(
     // A read that failed inside a lookup left the value out: the page is not
     // whole, so it is neither served nor cached.
     if let Some(failure) = scope.failure() {
-        let mut err = rendered
-            .err()
-            .unwrap_or_else(|| failure_error(failure.message.clone()));
-        err.busy |= failure.busy;
+        let err = match rendered {
+            Err(mut err) => {
+                err.kind = failure.kind;
+                err
+            }
+            Ok(_) => RenderError::from(failure),
+        };
         return Outcome::Failed(err);
     }
     match rendered {
-        Err(err) if err.page_missing => Outcome::NotFound,
+        Err(err) if err.kind == RenderErrorKind::PageMissing => Outcome::NotFound,
         Ok(html) => Outcome::Found(Representation {
             status: StatusCode::OK,
             content_type: content_type.clone(),
@@ -132,18 +135,6 @@ fn form_decode(bytes: &[u8]) -> String {
     percent_encoding::percent_decode(&plus_as_space)
         .decode_utf8_lossy()
         .into_owned()
-}
-
-pub(crate) fn failure_error(message: String) -> RenderError {
-    RenderError {
-        not_found: false,
-        busy: false,
-        page_missing: false,
-        template: None,
-        line: None,
-        message,
-        detail: String::new(),
-    }
 }
 
 #[cfg(test)]

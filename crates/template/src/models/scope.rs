@@ -13,6 +13,7 @@ use minijinja::{Error, ErrorKind, Value};
 use super::{ModelKey, ModelValue, SiteModels};
 use crate::access::{AccessPolicy, DefaultPolicy, Requester};
 use crate::blocking::off_the_runtime;
+use crate::error::{RenderError, RenderErrorKind};
 
 /// How long model values stay cached when nothing flushes them.
 const MODEL_TTL: Duration = Duration::from_secs(3600);
@@ -46,9 +47,18 @@ pub struct RenderScope {
 /// Why a render's store read failed.
 #[derive(Debug, Clone)]
 pub struct StoreFailure {
-    /// The pool's deadline passed ([`StoreError::Busy`]): a 503, not a 500.
-    pub busy: bool,
+    /// [`RenderErrorKind::StoreBusy`] (a 503, not a 500) or
+    /// [`RenderErrorKind::StoreFailed`].
+    pub kind: RenderErrorKind,
     pub message: String,
+}
+
+impl From<StoreFailure> for RenderError {
+    fn from(failure: StoreFailure) -> RenderError {
+        let mut err = RenderError::other(failure.message);
+        err.kind = failure.kind;
+        err
+    }
 }
 
 /// Past this many keys the request memo starts over (a huge listing must not hold
@@ -196,15 +206,12 @@ impl RenderScope {
                     // The database being away or busy spoils the whole render; a
                     // question the store refuses (a malformed config key) is just
                     // an absent value.
-                    if matches!(
-                        e,
-                        StoreError::Busy | StoreError::Unavailable { .. } | StoreError::Database(_)
-                    ) {
+                    if let Some(kind) = RenderErrorKind::of_store_error(&e) {
                         self.failure
                             .lock()
                             .expect("failure")
                             .get_or_insert_with(|| StoreFailure {
-                                busy: matches!(e, StoreError::Busy),
+                                kind,
                                 message: format!("reading the store failed: {e}"),
                             });
                     }

@@ -5,9 +5,9 @@ use http::header::LOCATION;
 use http::{HeaderValue, Method, Response, StatusCode};
 
 use bulwark_http::Body;
+use bulwark_template::RenderError;
 
 use crate::controllers::{Controller, GET_HEAD};
-use crate::render::failure_error;
 use crate::representation::Outcome;
 use crate::request::RequestCtx;
 
@@ -33,9 +33,9 @@ impl Controller for RedirectController {
             let location = match location.map(|l| HeaderValue::from_str(&l)) {
                 Ok(Ok(l)) => l,
                 Ok(Err(e)) => {
-                    return Outcome::Failed(failure_error(format!("redirect target: {e}")));
+                    return Outcome::Failed(RenderError::other(format!("redirect target: {e}")));
                 }
-                Err(e) => return Outcome::Failed(failure_error(e)),
+                Err(e) => return Outcome::Failed(RenderError::other(e)),
             };
             let status = if self.permanent {
                 StatusCode::MOVED_PERMANENTLY

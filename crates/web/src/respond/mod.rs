@@ -16,6 +16,7 @@ use http::{HeaderValue, Method, Response, StatusCode};
 use tokio::io::AsyncReadExt;
 
 use bulwark_http::{Body, Effort, Encoding, compress, negotiate};
+use bulwark_template::RenderErrorKind;
 
 use crate::error_page::error_response;
 use crate::representation::{Content, Outcome};
@@ -35,7 +36,7 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
         Outcome::Found(repr) => repr,
         Outcome::NotFound => return error_response(req.site, StatusCode::NOT_FOUND, None),
         Outcome::Response(resp) => return resp,
-        Outcome::Failed(err) if err.busy => {
+        Outcome::Failed(err) if err.kind == RenderErrorKind::StoreBusy => {
             tracing::warn!(site = %req.site.site.name(), path = %req.parts.uri.path(), "{err}");
             req.site.renders.note_database_busy();
             return crate::bottleneck::busy_response();
