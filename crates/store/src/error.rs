@@ -94,6 +94,12 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The database could not answer now (busy, down or unreachable) but the
+    /// request may succeed later: 503 with `Retry-After`, not a broken page.
+    pub fn is_temporary(&self) -> bool {
+        matches!(self, StoreError::Busy | StoreError::Unavailable { .. })
+    }
+
     pub(crate) fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
         StoreError::InvalidInput {
             field: field.into(),

@@ -33,10 +33,12 @@ impl RenderErrorKind {
     /// What a store error does to a render, if it spoils it: the database being
     /// away or busy does, a question the store refuses (a malformed key) does not.
     pub(crate) fn of_store_error(e: &StoreError) -> Option<RenderErrorKind> {
-        match e {
-            StoreError::Busy | StoreError::Unavailable { .. } => Some(RenderErrorKind::StoreBusy),
-            StoreError::Database(_) => Some(RenderErrorKind::StoreFailed),
-            _ => None,
+        if e.is_temporary() {
+            Some(RenderErrorKind::StoreBusy)
+        } else if matches!(e, StoreError::Database(_)) {
+            Some(RenderErrorKind::StoreFailed)
+        } else {
+            None
         }
     }
 }

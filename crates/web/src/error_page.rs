@@ -45,6 +45,9 @@ pub fn error_response(
 /// The one place that decides what a store error means to a client: the request
 /// was wrong (4xx), the database is busy (503, try again) or broken (500).
 pub fn store_error_status(e: &StoreError) -> StatusCode {
+    if e.is_temporary() {
+        return StatusCode::SERVICE_UNAVAILABLE;
+    }
     match e {
         StoreError::ResourceNotFound(_)
         | StoreError::EdgeNotFound
@@ -57,7 +60,6 @@ pub fn store_error_status(e: &StoreError) -> StatusCode {
         | StoreError::PredicateNotAllowed { .. }
         | StoreError::Duplicate(_)
         | StoreError::InUse(_) => StatusCode::BAD_REQUEST,
-        StoreError::Busy | StoreError::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

@@ -33,7 +33,7 @@ pub struct RenderScope {
     pub(super) frames: Mutex<Vec<HashMap<DependencyKey, Serial>>>,
     /// What this render already fetched: the depcache's request memo, which
     /// starts over past [`MEMO_LIMIT`] keys.
-    pub(super) memo: Mutex<RequestMemo<ModelKey, ModelValue>>,
+    pub(super) memo: RequestMemo<ModelKey, ModelValue>,
     pub(super) page_rule: Option<PageUrls>,
     /// What `m.req` shows: set by the controller that renders.
     pub(super) request: std::sync::OnceLock<Value>,
@@ -94,7 +94,7 @@ impl RenderScope {
             visible: Mutex::new(HashMap::new()),
             deps: Mutex::new(HashMap::new()),
             frames: Mutex::new(Vec::new()),
-            memo: Mutex::new(RequestMemo::with_limit(MEMO_LIMIT)),
+            memo: RequestMemo::with_limit(MEMO_LIMIT),
             page_rule,
             request: std::sync::OnceLock::new(),
             failure: Mutex::new(None),
@@ -194,8 +194,8 @@ impl RenderScope {
         for d in deps {
             self.depend(d);
         }
-        if let Some(v) = self.memo.lock().expect("memo").get(&key) {
-            return Ok(v.clone());
+        if let Some(v) = self.memo.get(&key) {
+            return Ok(v);
         }
         let value = match self.models.cache.get(&key) {
             Some(hit) => (*hit).clone(),
@@ -227,7 +227,7 @@ impl RenderScope {
                 value
             }
         };
-        self.memo.lock().expect("memo").insert(key, value.clone());
+        self.memo.insert(key, value.clone());
         Ok(value)
     }
 
