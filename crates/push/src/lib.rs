@@ -3,7 +3,7 @@
 //!
 //! The design follows the long-polling comet server in the seed article: a client is
 //! a long-lived task with an inbox, not a request. Transports (WebSocket, Server-Sent
-//! Events, long-poll; in the `http` crate) only attach to that client and take what
+//! Events, long-poll; in the `push` module, `modules/push`) only attach to that client and take what
 //! is waiting, so a reconnect or a switch of transport loses nothing and recomputes
 //! nothing. The task keeps the subscriptions and notices when the client has gone;
 //! the inbox is shared, so deliveries and takes do not pass through the task.
