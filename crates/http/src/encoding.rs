@@ -1,31 +1,10 @@
-//! Content-encoding negotiation and compression.
-//!
-//! Static bodies are compressed once, at the highest sensible level, and kept;
-//! dynamic bodies are compressed per response at a fast level, and only when large
-//! enough for it to pay off.
+//! Content-encoding negotiation. The encodings themselves and the compression
+//! live in `bulwark-encoding` (shared with the push hub); this crate re-exports
+//! them and adds what needs the request's headers.
 
-use std::io::Write;
-
-use bytes::Bytes;
+use bulwark_encoding::Encoding;
 use http::HeaderMap;
 use http::header::ACCEPT_ENCODING;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
-    Identity,
-    Gzip,
-    Brotli,
-}
-
-impl Encoding {
-    pub fn header_value(self) -> Option<&'static str> {
-        match self {
-            Encoding::Identity => None,
-            Encoding::Gzip => Some("gzip"),
-            Encoding::Brotli => Some("br"),
-        }
-    }
-}
 
 /// The best encoding the client accepts (brotli, then gzip), honouring `q=0`.
 pub fn negotiate(headers: &HeaderMap) -> Encoding {
@@ -58,42 +37,6 @@ pub fn negotiate(headers: &HeaderMap) -> Encoding {
         Encoding::Gzip
     } else {
         Encoding::Identity
-    }
-}
-
-#[derive(Clone, Copy)]
-pub enum Effort {
-    /// Per response: cheap.
-    Fast,
-    /// Once per static file: small.
-    Best,
-}
-
-pub fn compress(data: &[u8], encoding: Encoding, effort: Effort) -> Bytes {
-    match encoding {
-        Encoding::Identity => Bytes::copy_from_slice(data),
-        Encoding::Gzip => {
-            let level = match effort {
-                Effort::Fast => 4,
-                Effort::Best => 9,
-            };
-            let mut enc =
-                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
-            enc.write_all(data).expect("writing to a Vec");
-            Bytes::from(enc.finish().expect("writing to a Vec"))
-        }
-        Encoding::Brotli => {
-            let quality = match effort {
-                Effort::Fast => 4,
-                Effort::Best => 10,
-            };
-            let mut out = Vec::with_capacity(data.len() / 3 + 64);
-            {
-                let mut w = brotli::CompressorWriter::new(&mut out, 16 * 1024, quality, 22);
-                w.write_all(data).expect("writing to a Vec");
-            }
-            Bytes::from(out)
-        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The HTTP protocol side of Bulwark: accepting connections, limits, TLS, HTTP/1.1
-//! and HTTP/2, request bodies, content encodings, graceful shutdown and the access
-//! log.
+//! and HTTP/2, request bodies, content-encoding negotiation, graceful shutdown and
+//! the access log. The encodings and `compress` are `bulwark-encoding`'s (shared with
+//! the push hub), re-exported here.
 //!
 //! A request goes: accept -> (TLS handshake, ALPN) -> hyper parses the head (size
 //! and time limits) -> the [`Handler`] answers it -> the access log records it
@@ -19,6 +20,7 @@ mod server;
 
 pub use access_log::AccessLogTarget;
 pub use body::{Body, BodyError, read_body};
-pub use encoding::{Effort, Encoding, compress, negotiate};
+pub use bulwark_encoding::{Effort, Encoding, compress};
+pub use encoding::negotiate;
 pub use response::{html_response, plain_error_page, plain_response};
 pub use server::{Handler, Peer, Server, ServerError, ServerOptions};

@@ -13,8 +13,9 @@ use bytes::Bytes;
 use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::Encoding;
 use crate::PushError;
-use crate::hub::{Encoding, Hub, Message, Position};
+use crate::hub::{Hub, Message, Position};
 use crate::topic::{Topic, TopicFilter};
 
 /// A client's identity: 128 random bits, so it cannot be guessed; it survives
@@ -207,7 +208,8 @@ pub struct SubscribeReply {
 #[derive(Debug, Clone)]
 pub struct Batch {
     pub body: Bytes,
-    /// How `body` is encoded: what was asked for, or `Identity` for a small body.
+    /// How `body` is encoded: what was asked for (gzip or brotli), or `Identity`
+    /// for a small body.
     pub encoding: Encoding,
     pub count: usize,
     pub lost: bool,

@@ -11,8 +11,9 @@
 //! Publications go to a dispatcher that collects them for a short interval and then
 //! hands each client the messages it is subscribed to, all at once. Clients that
 //! follow the same topics therefore get the same set of messages, and the serialised
-//! (and compressed) body for a set of message ids is built once and shared: the
-//! [`Stats`] count how many bodies were needed and how many were computed.
+//! (and compressed: gzip or brotli, with `bulwark-encoding`) body for a set of
+//! message ids is built once and shared: the [`Stats`] count how many bodies were
+//! needed and how many were computed.
 //!
 //! Each topic keeps a short history with the process epoch and a per-topic offset
 //! (the Centrifugo model): a client that reconnects with its last position gets
@@ -39,8 +40,11 @@ mod client;
 mod hub;
 mod topic;
 
+/// The one content encoding of Bulwark (`bulwark-encoding`), re-exported so that a
+/// transport asks for what it negotiated without converting.
+pub use bulwark_encoding::Encoding;
 pub use client::{Batch, ClientHandle, ClientId, Recovery, SubscribeReply};
-pub use hub::{Encoding, Hub, Message, OpenAcl, Position, PushAcl, PushConfig, Stats};
+pub use hub::{Hub, Message, OpenAcl, Position, PushAcl, PushConfig, Stats};
 pub use topic::{Topic, TopicFilter};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -405,6 +405,37 @@ async fn gzip_batches_decode_to_the_identity_body() {
 }
 
 #[tokio::test]
+async fn brotli_batches_are_served_as_brotli_and_decode_to_the_identity_body() {
+    use std::io::Read;
+    let hub = hub_with(|_| {});
+    let c = hub.connect(None).unwrap();
+    c.subscribe("a", None, false).await.unwrap();
+    let text = "hello ".repeat(400);
+    // One message (its body made with the message) and then a set of two (the cache).
+    hub.publish("a", &format!("{{\"text\":\"{text}\"}}"))
+        .unwrap();
+    let one = c.next_batch(WAIT, Encoding::Brotli).await.unwrap().unwrap();
+    hub.publish("a", &format!("{{\"text\":\"{text}\"}}"))
+        .unwrap();
+    hub.publish("a", &format!("{{\"text\":\"{text}\"}}"))
+        .unwrap();
+    let two = c.next_batch(WAIT, Encoding::Brotli).await.unwrap().unwrap();
+    for (batch, count) in [(one, 1), (two, 2)] {
+        assert_eq!(batch.encoding, Encoding::Brotli);
+        assert!(
+            batch.body.len() < text.len() / 4,
+            "{} bytes",
+            batch.body.len()
+        );
+        let mut plain = String::new();
+        brotli::Decompressor::new(&batch.body[..], 4096)
+            .read_to_string(&mut plain)
+            .unwrap();
+        assert_eq!(plain.matches(&text).count(), count);
+    }
+}
+
+#[tokio::test]
 async fn small_batches_stay_uncompressed_even_when_gzip_is_accepted() {
     let hub = hub_with(|_| {});
     let c = hub.connect(None).unwrap();

@@ -20,7 +20,7 @@ use serde_json::json;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Message as WsMessage, Utf8Bytes};
 
-use bulwark_http::{Body, Encoding as HttpEncoding, negotiate};
+use bulwark_http::{Body, negotiate};
 use bulwark_push::{ClientHandle, Encoding, Hub, Position, PushError};
 use bulwark_web::{BearerCheck, Controller, Outcome, RequestCtx, check_bearer, json_response};
 
@@ -209,13 +209,10 @@ async fn poll(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
     if asked != Some(client.id().as_str()) {
         return json_response(StatusCode::OK, &hello(&client));
     }
-    let gzip = negotiate(&req.parts.headers) != HttpEncoding::Identity;
-    let wanted = if gzip {
-        Encoding::Gzip
-    } else {
-        Encoding::Identity
-    };
-    match client.next_batch(POLL_WAIT, wanted).await {
+    match client
+        .next_batch(POLL_WAIT, negotiate(&req.parts.headers))
+        .await
+    {
         Ok(Some(batch)) => {
             let lost = batch.lost;
             let body = if batch.count == 0 {
@@ -227,8 +224,10 @@ async fn poll(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
             let h = resp.headers_mut();
             h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-            if batch.count > 0 && batch.encoding == Encoding::Gzip {
-                h.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+            if batch.count > 0
+                && let Some(coding) = batch.encoding.header_value()
+            {
+                h.insert(CONTENT_ENCODING, HeaderValue::from_static(coding));
             }
             if lost {
                 h.insert("x-push-lost", HeaderValue::from_static("1"));

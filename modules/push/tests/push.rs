@@ -218,18 +218,18 @@ async fn long_poll_hello_commands_and_batches() {
     assert_eq!(r.status, 200);
     let batch: Value = serde_json::from_slice(&r.body).unwrap();
     assert_eq!(batch["messages"][0]["payload"]["n"], 1);
-    // A client that accepts gzip gets it for a large batch, and plain JSON for a
-    // small one, where compression gains nothing.
-    let poll_gzip = |s: &TestServer| {
+    // A client that accepts gzip (or brotli) gets it for a large batch, and plain
+    // JSON for a small one, where compression gains nothing.
+    let poll_with = |s: &TestServer, accept: &str| {
         let req = format!(
-            "POST {poll_path} HTTP/1.1\r\nHost: p.test\r\nAccept-Encoding: gzip\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            "POST {poll_path} HTTP/1.1\r\nHost: p.test\r\nAccept-Encoding: {accept}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         );
         let addr = s.addr;
         async move { raw(addr, req.as_bytes()).await.unwrap() }
     };
     server_publish(&s, "t", json!({"n": 2})).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let small = poll_gzip(&s).await;
+    let small = poll_with(&s, "gzip").await;
     assert_eq!(
         (small.status, small.header("content-encoding")),
         (200, None)
@@ -239,11 +239,24 @@ async fn long_poll_hello_commands_and_batches() {
     let long = "words ".repeat(500);
     server_publish(&s, "t", json!({"n": 3, "text": long})).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let large = poll_gzip(&s).await;
+    let large = poll_with(&s, "gzip").await;
     assert_eq!(large.header("content-encoding"), Some("gzip"));
     assert!(large.body.len() < long.len() / 4);
     let batch: Value = serde_json::from_slice(&common::gunzip(&large.body)).unwrap();
     assert_eq!(batch["messages"][0]["payload"]["text"], long.as_str());
+    server_publish(&s, "t", json!({"n": 4, "text": long})).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let large = poll_with(&s, "br").await;
+    assert_eq!(large.header("content-encoding"), Some("br"));
+    assert!(large.body.len() < long.len() / 4);
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(
+        &mut brotli::Decompressor::new(&large.body[..], 4096),
+        &mut plain,
+    )
+    .unwrap();
+    let batch: Value = serde_json::from_slice(&plain).unwrap();
+    assert_eq!(batch["messages"][0]["payload"]["n"], 4);
     // An unknown or expired client is told to start over.
     let (_, again) = http_json(&s, "POST", "/push/poll?client=ffff", "", "").await;
     assert_eq!(again["type"], "hello");

@@ -1,0 +1,152 @@
+//! Content encodings: the one `Encoding` enum of Bulwark and the one function that
+//! compresses a body with it.
+//!
+//! Web responses (through `bulwark-http`, which re-exports all of this and adds
+//! `Accept-Encoding` negotiation) and the push hub's shared batch bodies both
+//! compress here, so a level or a format is chosen in one place.
+//!
+//! The caller picks an [`Effort`] that says how often a body is compressed for how
+//! many readers: static bodies are compressed once, at the highest sensible level,
+//! and kept; dynamic bodies are compressed per response at a fast level; push
+//! batches are compressed on the dispatch path, at the cheapest level.
+//!
+//! Deliberately not here: headers and negotiation (they need `http`; this crate
+//! stays a leaf that the push hub can use without the HTTP server), decoding, and
+//! the decision whether a body is large enough to be worth compressing (the callers
+//! know their bodies).
+
+use std::io::Write;
+
+use bytes::Bytes;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    Identity,
+    Gzip,
+    Brotli,
+}
+
+impl Encoding {
+    /// The `Content-Encoding` value, `None` for identity.
+    pub fn header_value(self) -> Option<&'static str> {
+        match self {
+            Encoding::Identity => None,
+            Encoding::Gzip => Some("gzip"),
+            Encoding::Brotli => Some("br"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effort {
+    /// On the dispatch path of push batches: the cheapest level (gzip 1, brotli 1).
+    Fastest,
+    /// Per response: cheap.
+    Fast,
+    /// Once per static file: small.
+    Best,
+}
+
+pub fn compress(data: &[u8], encoding: Encoding, effort: Effort) -> Bytes {
+    match encoding {
+        Encoding::Identity => Bytes::copy_from_slice(data),
+        Encoding::Gzip => {
+            let level = match effort {
+                Effort::Fastest => 1,
+                Effort::Fast => 4,
+                Effort::Best => 9,
+            };
+            let mut enc =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+            enc.write_all(data).expect("writing to a Vec");
+            Bytes::from(enc.finish().expect("writing to a Vec"))
+        }
+        Encoding::Brotli => {
+            let quality = match effort {
+                Effort::Fastest => 1,
+                Effort::Fast => 4,
+                Effort::Best => 10,
+            };
+            let mut out = Vec::with_capacity(data.len() / 3 + 64);
+            {
+                let mut w = brotli::CompressorWriter::new(&mut out, 16 * 1024, quality, 22);
+                w.write_all(data).expect("writing to a Vec");
+            }
+            Bytes::from(out)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use super::*;
+
+    const EFFORTS: [Effort; 3] = [Effort::Fastest, Effort::Fast, Effort::Best];
+
+    fn body() -> Vec<u8> {
+        (0..2000)
+            .map(|i| format!("{{\"topic\":\"chat/{}\",\"offset\":{i}}},", i % 7))
+            .collect::<String>()
+            .into_bytes()
+    }
+
+    #[test]
+    fn gzip_round_trips_at_every_effort() {
+        let data = body();
+        for effort in EFFORTS {
+            let packed = compress(&data, Encoding::Gzip, effort);
+            assert!(
+                packed.len() < data.len() / 4,
+                "{effort:?}: {} bytes",
+                packed.len()
+            );
+            let mut plain = Vec::new();
+            flate2::read::GzDecoder::new(&packed[..])
+                .read_to_end(&mut plain)
+                .unwrap();
+            assert_eq!(plain, data, "{effort:?}");
+        }
+    }
+
+    #[test]
+    fn brotli_round_trips_at_every_effort() {
+        let data = body();
+        for effort in EFFORTS {
+            let packed = compress(&data, Encoding::Brotli, effort);
+            assert!(
+                packed.len() < data.len() / 4,
+                "{effort:?}: {} bytes",
+                packed.len()
+            );
+            let mut plain = Vec::new();
+            brotli::Decompressor::new(&packed[..], 4096)
+                .read_to_end(&mut plain)
+                .unwrap();
+            assert_eq!(plain, data, "{effort:?}");
+        }
+    }
+
+    #[test]
+    fn identity_is_the_body_itself() {
+        let data = body();
+        assert_eq!(compress(&data, Encoding::Identity, Effort::Best), data);
+        assert_eq!(Encoding::Identity.header_value(), None);
+        assert_eq!(Encoding::Gzip.header_value(), Some("gzip"));
+        assert_eq!(Encoding::Brotli.header_value(), Some("br"));
+    }
+
+    #[test]
+    fn empty_bodies_round_trip() {
+        let mut plain = Vec::new();
+        flate2::read::GzDecoder::new(&compress(b"", Encoding::Gzip, Effort::Fast)[..])
+            .read_to_end(&mut plain)
+            .unwrap();
+        assert!(plain.is_empty());
+        brotli::Decompressor::new(&compress(b"", Encoding::Brotli, Effort::Fast)[..], 4096)
+            .read_to_end(&mut plain)
+            .unwrap();
+        assert!(plain.is_empty());
+    }
+}
