@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use std::collections::BTreeMap;
 
-use crate::dispatch::{Controller, DispatchRule, RulePattern};
+use crate::dispatch::{Controller, DispatchRule, PatternError, RulePattern};
 use crate::error::SiteError;
 
 /// The validated contents of a `site.toml`.
@@ -271,10 +271,12 @@ pub(crate) fn parse_site_config(
         ));
     }
 
-    let hostname = normalize_host(&raw.hostname).map_err(|p| invalid("hostname", p))?;
+    let hostname =
+        normalize_host(&raw.hostname).map_err(|e| SiteError::invalid(file, "hostname", e))?;
     let mut aliases = Vec::with_capacity(raw.aliases.len());
     for (i, alias) in raw.aliases.iter().enumerate() {
-        let alias = normalize_host(alias).map_err(|p| invalid(&format!("aliases[{i}]"), p))?;
+        let alias = normalize_host(alias)
+            .map_err(|e| SiteError::invalid(file, &format!("aliases[{i}]"), e))?;
         if alias == hostname || aliases.contains(&alias) {
             return Err(invalid(
                 &format!("aliases[{i}]"),
@@ -297,7 +299,7 @@ pub(crate) fn parse_site_config(
     }
 
     let rules = parse_dispatch_rules(&raw.dispatch, "dispatch")
-        .map_err(|(key, problem)| invalid(&key, problem))?;
+        .map_err(|e| SiteError::invalid(file, &e.key, e.problem))?;
 
     let tls = match raw.tls {
         None => None,
@@ -381,35 +383,75 @@ pub(crate) fn parse_site_config(
     })
 }
 
-/// Parses `[[dispatch]]` tables; errors are `(key, problem)` with `key` like
-/// `dispatch[2].template`.
+/// A `[[dispatch]]` table that is not a rule: the key (like `dispatch[2].template`)
+/// and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error("{key}: {problem}")]
+pub(crate) struct RuleError {
+    pub key: String,
+    pub problem: RuleProblem,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RuleProblem {
+    #[error("is missing")]
+    Missing,
+    #[error("must be a string, found {found}")]
+    NotAString { found: toml::Value },
+    #[error("{name:?} is empty or not unique")]
+    NameTaken { name: String },
+    #[error(transparent)]
+    Pattern(#[from] PatternError),
+    #[error("controller {controller:?}: {}", .source.message())]
+    Options {
+        controller: String,
+        #[source]
+        source: Box<toml::de::Error>,
+    },
+    #[error("must be a relative folder inside the site")]
+    RootOutsideSite,
+    #[error("{template:?} is not a template name")]
+    BadTemplateName { template: String },
+}
+
+/// Parses `[[dispatch]]` tables (`prefix` is the key they are under).
 pub(crate) fn parse_dispatch_rules(
     tables: &[toml::Table],
     prefix: &str,
-) -> Result<Vec<DispatchRule>, (String, String)> {
+) -> Result<Vec<DispatchRule>, RuleError> {
     let mut rules: Vec<DispatchRule> = Vec::with_capacity(tables.len());
     for (i, table) in tables.iter().enumerate() {
-        let key = |k: &str| format!("{prefix}[{i}].{k}");
+        let error = |k: &str, problem: RuleProblem| RuleError {
+            key: if k.is_empty() {
+                format!("{prefix}[{i}]")
+            } else {
+                format!("{prefix}[{i}].{k}")
+            },
+            problem,
+        };
         let mut options = table.clone();
-        let mut take_str = |k: &str| -> Result<String, (String, String)> {
+        let mut take_str = |k: &str| -> Result<String, RuleError> {
             match options.remove(k) {
                 Some(toml::Value::String(s)) => Ok(s),
-                Some(other) => Err((key(k), format!("must be a string, found {other}"))),
-                None => Err((key(k), "is missing".to_string())),
+                Some(found) => Err(error(k, RuleProblem::NotAString { found })),
+                None => Err(error(k, RuleProblem::Missing)),
             }
         };
         let name = take_str("name")?;
         let path = take_str("path")?;
         let controller = take_str("controller")?;
         if name.is_empty() || rules.iter().any(|r| r.name == name) {
-            return Err((key("name"), format!("{name:?} is empty or not unique")));
+            return Err(error("name", RuleProblem::NameTaken { name }));
         }
-        let pattern = RulePattern::parse(&path).map_err(|p| (key("path"), p))?;
+        let pattern = RulePattern::parse(&path).map_err(|e| error("path", e.into()))?;
         let options = toml::Value::Table(options);
-        let unknown = |e: toml::de::Error| {
-            (
-                format!("{prefix}[{i}]"),
-                format!("controller {controller:?}: {}", e.message()),
+        let unknown = |source: toml::de::Error| {
+            error(
+                "",
+                RuleProblem::Options {
+                    controller: controller.clone(),
+                    source: Box::new(source),
+                },
             )
         };
         let controller = match controller.as_str() {
@@ -431,10 +473,7 @@ pub(crate) fn parse_dispatch_rules(
                     .split('/')
                     .any(|s| s.is_empty() || s == ".." || s == ".")
                 {
-                    return Err((
-                        key("root"),
-                        "must be a relative folder inside the site".into(),
-                    ));
+                    return Err(error("root", RuleProblem::RootOutsideSite));
                 }
                 Controller::File { root: o.root }
             }
@@ -466,9 +505,11 @@ pub(crate) fn parse_dispatch_rules(
         if let Controller::Template { template, .. } = &controller
             && !template_name_is_safe(template)
         {
-            return Err((
-                key("template"),
-                format!("{template:?} is not a template name"),
+            return Err(error(
+                "template",
+                RuleProblem::BadTemplateName {
+                    template: template.clone(),
+                },
             ));
         }
         rules.push(DispatchRule {
@@ -489,8 +530,17 @@ pub(crate) fn template_name_is_safe(name: &str) -> bool {
             .all(|s| !s.is_empty() && !s.starts_with('.'))
 }
 
+/// A value that is not a bare host name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{host:?} is not a host name (write it without scheme, port or path, e.g. \"example.com\")"
+)]
+pub struct HostError {
+    pub host: String,
+}
+
 /// Lower-cases a host name and checks that it is one (no scheme, port or path).
-pub fn normalize_host(host: &str) -> Result<String, String> {
+pub fn normalize_host(host: &str) -> Result<String, HostError> {
     let h = host.trim().to_ascii_lowercase();
     let valid = !h.is_empty()
         && h.len() <= 253
@@ -504,9 +554,7 @@ pub fn normalize_host(host: &str) -> Result<String, String> {
     if valid {
         Ok(h)
     } else {
-        Err(format!(
-            "{host:?} is not a host name (write it without scheme, port or path, e.g. \"example.com\")"
-        ))
+        Err(HostError { host: host.into() })
     }
 }
 
@@ -600,6 +648,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("hostname"), "{e}");
+        assert!(
+            e.ends_with(
+                r#"hostname: "http://a.b:80/" is not a host name (write it without scheme, port or path, e.g. "example.com")"#
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn bad_rule_path_names_the_key_and_the_pattern_problem() {
+        let e = parse(
+            "hostname = \"a.b\"\n[[dispatch]]\nname=\"f\"\npath=\"/f/{*rest}/x\"\ncontroller=\"lib\"",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.ends_with(r#"dispatch[0].path: "/f/{*rest}/x": a catch-all {*rest} must be last"#),
+            "{e}"
+        );
     }
 
     #[test]

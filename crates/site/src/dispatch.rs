@@ -6,6 +6,7 @@
 //! The compiled router is immutable; a config change builds a new one and swaps it in.
 
 use std::collections::HashMap;
+use std::fmt;
 
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 
@@ -56,10 +57,67 @@ pub struct RulePattern {
     segments: Vec<Segment>,
 }
 
+/// Why a rule's `path` is not a pattern.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PatternError {
+    #[error("{path:?} must start with '/'")]
+    NotAbsolute { path: String },
+    #[error("{path:?}: a catch-all {{*{name}}} must be last")]
+    CatchAllNotLast { path: String, name: String },
+    #[error("{path:?}: a parameter must fill a whole segment")]
+    PartialSegment { path: String },
+    #[error("{path:?}: {name:?} is not a parameter name")]
+    BadParameterName { path: String, name: String },
+}
+
+/// Why reverse routing (`url(...)`) made no path: the rule and what went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlError {
+    pub rule: String,
+    pub kind: UrlErrorKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UrlErrorKind {
+    /// No dispatch rule has this name.
+    UnknownRule,
+    /// The pattern has a parameter that no argument fills.
+    MissingArgument { name: String },
+    /// More positional arguments than the pattern has parameters.
+    TooManyArguments,
+}
+
+impl fmt::Display for UrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rule = &self.rule;
+        match &self.kind {
+            UrlErrorKind::UnknownRule => write!(f, "no dispatch rule named {rule:?}"),
+            UrlErrorKind::MissingArgument { name } => {
+                write!(f, "url({rule:?}): missing argument {name:?}")
+            }
+            UrlErrorKind::TooManyArguments => write!(f, "url({rule:?}): too many arguments"),
+        }
+    }
+}
+
+impl std::error::Error for UrlError {}
+
+/// Two of a site's own rules claim the same path (or overlapping ones).
+#[derive(Debug, thiserror::Error)]
+#[error("rule {rule:?} ({path}): {source}")]
+pub struct RuleConflict {
+    pub rule: String,
+    pub path: String,
+    #[source]
+    pub source: matchit::InsertError,
+}
+
 impl RulePattern {
-    pub fn parse(path: &str) -> Result<RulePattern, String> {
+    pub fn parse(path: &str) -> Result<RulePattern, PatternError> {
         if !path.starts_with('/') {
-            return Err(format!("{path:?} must start with '/'"));
+            return Err(PatternError::NotAbsolute { path: path.into() });
         }
         let mut segments = Vec::new();
         let parts: Vec<&str> = path[1..].split('/').collect();
@@ -68,14 +126,17 @@ impl RulePattern {
                 if let Some(inner) = part.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
                     if let Some(name) = inner.strip_prefix('*') {
                         if i + 1 != parts.len() {
-                            return Err(format!("{path:?}: a catch-all {{*{name}}} must be last"));
+                            return Err(PatternError::CatchAllNotLast {
+                                path: path.into(),
+                                name: name.into(),
+                            });
                         }
                         Segment::CatchAll(check_param_name(path, name)?)
                     } else {
                         Segment::Param(check_param_name(path, inner)?)
                     }
                 } else if part.contains(['{', '}']) {
-                    return Err(format!("{path:?}: a parameter must fill a whole segment"));
+                    return Err(PatternError::PartialSegment { path: path.into() });
                 } else {
                     Segment::Literal(part.to_string())
                 };
@@ -93,7 +154,11 @@ impl RulePattern {
 
     /// Builds a path from arguments: positional ones fill the parameters in order,
     /// named ones by name; named arguments that are not parameters become the query.
-    fn build(&self, positional: &[String], named: &[(String, String)]) -> Result<String, String> {
+    fn build(
+        &self,
+        positional: &[String],
+        named: &[(String, String)],
+    ) -> Result<String, UrlErrorKind> {
         let mut out = String::new();
         let mut next_positional = positional.iter();
         let mut used = Vec::new();
@@ -107,7 +172,7 @@ impl RulePattern {
                         .find(|(k, _)| k == name)
                         .map(|(_, v)| v)
                         .or_else(|| next_positional.next())
-                        .ok_or_else(|| format!("missing argument {name:?}"))?;
+                        .ok_or_else(|| UrlErrorKind::MissingArgument { name: name.clone() })?;
                     used.push(name.as_str());
                     let set = if matches!(segment, Segment::CatchAll(_)) {
                         PATH_ENCODE
@@ -119,7 +184,7 @@ impl RulePattern {
             }
         }
         if next_positional.next().is_some() {
-            return Err("too many arguments".to_string());
+            return Err(UrlErrorKind::TooManyArguments);
         }
         let mut sep = '?';
         for (k, v) in named.iter().filter(|(k, _)| !used.contains(&k.as_str())) {
@@ -133,11 +198,14 @@ impl RulePattern {
     }
 }
 
-fn check_param_name(path: &str, name: &str) -> Result<String, String> {
+fn check_param_name(path: &str, name: &str) -> Result<String, PatternError> {
     if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         Ok(name.to_string())
     } else {
-        Err(format!("{path:?}: {name:?} is not a parameter name"))
+        Err(PatternError::BadParameterName {
+            path: path.into(),
+            name: name.into(),
+        })
     }
 }
 
@@ -179,16 +247,18 @@ impl SiteRouter {
     pub fn build(
         site_rules: &[DispatchRule],
         module_rules: &[DispatchRule],
-    ) -> Result<SiteRouter, String> {
+    ) -> Result<SiteRouter, RuleConflict> {
         let mut router = SiteRouter {
             tree: matchit::Router::new(),
             rules: Vec::new(),
             by_name: HashMap::new(),
         };
         for rule in site_rules {
-            router
-                .insert(rule.clone())
-                .map_err(|e| format!("rule {:?} ({}): {e}", rule.name, rule.pattern.as_str()))?;
+            router.insert(rule.clone()).map_err(|source| RuleConflict {
+                rule: rule.name.clone(),
+                path: rule.pattern.as_str().to_string(),
+                source,
+            })?;
         }
         for rule in module_rules {
             if !router.by_name.contains_key(&rule.name) {
@@ -231,15 +301,17 @@ impl SiteRouter {
         name: &str,
         positional: &[String],
         named: &[(String, String)],
-    ) -> Result<String, String> {
+    ) -> Result<String, UrlError> {
+        let error = |kind| UrlError {
+            rule: name.to_string(),
+            kind,
+        };
         let rule = self
             .by_name
             .get(name)
             .map(|i| &self.rules[*i])
-            .ok_or_else(|| format!("no dispatch rule named {name:?}"))?;
-        rule.pattern
-            .build(positional, named)
-            .map_err(|e| format!("url({name:?}): {e}"))
+            .ok_or_else(|| error(UrlErrorKind::UnknownRule))?;
+        rule.pattern.build(positional, named).map_err(error)
     }
 
     pub fn rules(&self) -> &[DispatchRule] {
@@ -295,7 +367,7 @@ mod tests {
     #[test]
     fn conflicting_site_rules_are_an_error() {
         let e = SiteRouter::build(&[rule("a", "/x", "a"), rule("b", "/x", "b")], &[]).unwrap_err();
-        assert!(e.contains("\"b\""), "{e}");
+        assert!(e.to_string().contains("\"b\""), "{e}");
     }
 
     #[test]
@@ -322,15 +394,37 @@ mod tests {
             .unwrap(),
             "/f/img/x%20y.png?w=1%262"
         );
-        assert!(r.url_for("page", &[], &[]).is_err());
-        assert!(r.url_for("nope", &[], &[]).is_err());
+        let missing = r.url_for("page", &[], &[]).unwrap_err();
+        assert_eq!(
+            missing.kind,
+            UrlErrorKind::MissingArgument { name: "id".into() }
+        );
+        assert_eq!(missing.to_string(), r#"url("page"): missing argument "id""#);
+        let too_many = r.url_for("file", &["a".into(), "b".into()], &[]);
+        assert_eq!(
+            too_many.unwrap_err().to_string(),
+            r#"url("file"): too many arguments"#
+        );
+        let unknown = r.url_for("nope", &[], &[]).unwrap_err();
+        assert_eq!(unknown.kind, UrlErrorKind::UnknownRule);
+        assert_eq!(unknown.to_string(), r#"no dispatch rule named "nope""#);
     }
 
     #[test]
     fn patterns_are_validated() {
-        assert!(RulePattern::parse("page").is_err());
-        assert!(RulePattern::parse("/a/{*rest}/b").is_err());
-        assert!(RulePattern::parse("/a/x{id}").is_err());
-        assert!(RulePattern::parse("/a/{i-d}").is_err());
+        let error = |path| RulePattern::parse(path).unwrap_err().to_string();
+        assert_eq!(error("page"), r#""page" must start with '/'"#);
+        assert_eq!(
+            error("/a/{*rest}/b"),
+            r#""/a/{*rest}/b": a catch-all {*rest} must be last"#
+        );
+        assert_eq!(
+            error("/a/x{id}"),
+            r#""/a/x{id}": a parameter must fill a whole segment"#
+        );
+        assert_eq!(
+            error("/a/{i-d}"),
+            r#""/a/{i-d}": "i-d" is not a parameter name"#
+        );
     }
 }

@@ -1,3 +1,4 @@
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Why a site could not be loaded. Every variant names the file it is about.
@@ -17,7 +18,9 @@ pub enum SiteError {
 }
 
 impl SiteError {
-    pub fn invalid(file: &Path, key: &str, problem: impl Into<String>) -> SiteError {
+    /// The one way a problem with a value (a typed error of this crate's parsers,
+    /// or a sentence) becomes a site error: its message is what the user reads.
+    pub fn invalid(file: &Path, key: &str, problem: impl fmt::Display) -> SiteError {
         SiteError::Invalid {
             file: file.to_path_buf(),
             key: if key.is_empty() {
@@ -25,7 +28,7 @@ impl SiteError {
             } else {
                 key.to_string()
             },
-            problem: problem.into(),
+            problem: problem.to_string(),
         }
     }
 }

@@ -54,6 +54,18 @@ pub struct LibFile {
 /// Embedded files carry their build-time modification time; this is the fallback.
 const EMBEDDED_EPOCH: Duration = Duration::from_secs(1_700_000_000);
 
+/// Why `lib(...)` cannot combine the files it was given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LibError {
+    #[error("lib file {file:?} not found")]
+    NotFound { file: String },
+    #[error("lib file {file:?} has no extension")]
+    NoExtension { file: String },
+    #[error("lib file {file:?}: '~' cannot be used in combined names")]
+    TildeInName { file: String },
+}
+
 /// The `lib/` folders of a site in lookup order (site, then modules), with a small
 /// cache of lookups so building `lib(...)` tags does not `stat` on every render.
 #[derive(Debug)]
@@ -131,20 +143,19 @@ impl LibIndex {
 
     /// The combined URLs for these files, one per file type in order of first
     /// appearance (`css` and `js` cannot share one URL).
-    pub fn combined_urls(&self, files: &[&str]) -> Result<Vec<(String, String)>, String> {
+    pub fn combined_urls(&self, files: &[&str]) -> Result<Vec<(String, String)>, LibError> {
         let mut groups: Vec<(String, Vec<&str>, SystemTime)> = Vec::new();
         for file in files {
+            let file_name = || file.to_string();
             let found = self
                 .lookup(file)
-                .ok_or_else(|| format!("lib file {file:?} not found"))?;
+                .ok_or_else(|| LibError::NotFound { file: file_name() })?;
             let (stem, ext) = file
                 .rsplit_once('.')
                 .filter(|(stem, ext)| !stem.is_empty() && !ext.contains('/'))
-                .ok_or_else(|| format!("lib file {file:?} has no extension"))?;
+                .ok_or_else(|| LibError::NoExtension { file: file_name() })?;
             if stem.contains('~') {
-                return Err(format!(
-                    "lib file {file:?}: '~' cannot be used in combined names"
-                ));
+                return Err(LibError::TildeInName { file: file_name() });
             }
             match groups.iter_mut().find(|g| g.0 == ext) {
                 Some(group) => {
@@ -298,7 +309,13 @@ mod tests {
         );
         let js = split_lib_path(urls[1].1.strip_prefix("/lib/").unwrap()).unwrap();
         assert_eq!(js, ["js/app.js"]);
-        assert!(index.combined_urls(&["missing.css"]).is_err());
+        assert_eq!(
+            index
+                .combined_urls(&["missing.css"])
+                .unwrap_err()
+                .to_string(),
+            r#"lib file "missing.css" not found"#
+        );
     }
 
     #[test]

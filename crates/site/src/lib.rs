@@ -41,13 +41,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use config::{
-    AccessSettings, ApiSettings, DatabaseSettings, PageCacheSettings, SiteConfig, SiteName,
-    TlsFiles, load_site_config, normalize_host,
+    AccessSettings, ApiSettings, DatabaseSettings, HostError, PageCacheSettings, SiteConfig,
+    SiteName, TlsFiles, load_site_config, normalize_host,
 };
-pub use dispatch::{Controller, DispatchRule, RouteMatch, RulePattern, SiteRouter};
+pub use dispatch::{
+    Controller, DispatchRule, PatternError, RouteMatch, RuleConflict, RulePattern, SiteRouter,
+    UrlError, UrlErrorKind,
+};
 pub use error::SiteError;
 pub use files::{
-    LibFile, LibIndex, LibSource, relative_path_is_safe, resolve_inside, split_lib_path,
+    LibError, LibFile, LibIndex, LibSource, relative_path_is_safe, resolve_inside, split_lib_path,
 };
 pub use module::{ManifestError, ModuleManifest, embedded_file};
 

@@ -63,8 +63,8 @@ impl ModuleManifest {
         };
         let raw: ModuleToml =
             toml::from_str(module_toml).map_err(|e| error(String::new(), e.to_string()))?;
-        let rules =
-            parse_dispatch_rules(&raw.dispatch, "dispatch").map_err(|(k, p)| error(k, p))?;
+        let rules = parse_dispatch_rules(&raw.dispatch, "dispatch")
+            .map_err(|e| error(e.key, e.problem.to_string()))?;
         Ok(ModuleManifest {
             name,
             priority,

@@ -270,12 +270,15 @@ fn lib_tags(site: &Site, dev: bool, files: &[String]) -> Result<Value, minijinja
             }
             Ok(Value::from_safe_string(html))
         }
-        Err(problem) if dev => Err(minijinja::Error::new(ErrorKind::InvalidOperation, problem)),
+        Err(problem) if dev => Err(minijinja::Error::new(
+            ErrorKind::InvalidOperation,
+            problem.to_string(),
+        )),
         Err(problem) => {
             tracing::warn!(site = %site.name(), "lib(): {problem}");
             Ok(Value::from_safe_string(format!(
                 "<!-- lib: {} -->",
-                html_attr(&problem).replace("--", "- -")
+                html_attr(&problem.to_string()).replace("--", "- -")
             )))
         }
     }
@@ -411,7 +414,7 @@ fn build_url(
     let url = site
         .router
         .url_for(name, &positional, &named)
-        .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e))?;
+        .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
     Ok(if url.contains('&') {
         Value::from(url)
     } else {

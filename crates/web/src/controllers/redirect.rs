@@ -35,7 +35,7 @@ impl Controller for RedirectController {
                 Ok(Err(e)) => {
                     return Outcome::Failed(RenderError::other(format!("redirect target: {e}")));
                 }
-                Err(e) => return Outcome::Failed(RenderError::other(e)),
+                Err(e) => return Outcome::Failed(RenderError::other(e.to_string())),
             };
             let status = if self.permanent {
                 StatusCode::MOVED_PERMANENTLY
