@@ -77,6 +77,43 @@ pub fn compress(data: &[u8], encoding: Encoding, effort: Effort) -> Bytes {
     }
 }
 
+/// A body compressed once in every encoding, for bodies many clients get (static
+/// files, cached pages): each request then only picks one.
+#[derive(Debug, Clone)]
+pub struct EncodedBody {
+    pub identity: Bytes,
+    pub gzip: Bytes,
+    pub brotli: Bytes,
+}
+
+impl EncodedBody {
+    pub fn new(identity: Bytes, effort: Effort) -> EncodedBody {
+        EncodedBody {
+            gzip: compress(&identity, Encoding::Gzip, effort),
+            brotli: compress(&identity, Encoding::Brotli, effort),
+            identity,
+        }
+    }
+
+    /// The body in `encoding`.
+    pub fn get(&self, encoding: Encoding) -> &Bytes {
+        match encoding {
+            Encoding::Identity => &self.identity,
+            Encoding::Gzip => &self.gzip,
+            Encoding::Brotli => &self.brotli,
+        }
+    }
+
+    /// Bytes held, all encodings together.
+    pub fn len(&self) -> usize {
+        self.identity.len() + self.gzip.len() + self.brotli.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.identity.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::io::Read;
@@ -148,5 +185,16 @@ mod tests {
             .read_to_end(&mut plain)
             .unwrap();
         assert!(plain.is_empty());
+    }
+
+    #[test]
+    fn an_encoded_body_hands_out_each_encoding_it_made() {
+        let text = Bytes::from("hello hello hello hello hello".repeat(40));
+        let body = EncodedBody::new(text.clone(), Effort::Fast);
+        assert_eq!(body.get(Encoding::Identity), &text);
+        assert_eq!(body.get(Encoding::Gzip), &body.gzip);
+        assert_eq!(body.get(Encoding::Brotli), &body.brotli);
+        assert!(body.gzip.len() < text.len() && body.brotli.len() < text.len());
+        assert_eq!(body.len(), text.len() + body.gzip.len() + body.brotli.len());
     }
 }

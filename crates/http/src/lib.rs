@@ -20,7 +20,7 @@ mod server;
 
 pub use access_log::AccessLogTarget;
 pub use body::{Body, BodyError, read_body};
-pub use bulwark_encoding::{Effort, Encoding, compress};
+pub use bulwark_encoding::{Effort, EncodedBody, Encoding, compress};
 pub use encoding::negotiate;
 pub use response::{html_response, plain_error_page, plain_response};
 pub use server::{Handler, Peer, Server, ServerError, ServerOptions};

@@ -44,7 +44,7 @@ pub use controllers::{Controller, ControllerFactory, GET_HEAD, content_type_for}
 pub use error_page::{error_response, json_response, store_error_json, store_error_status};
 pub use module::{Module, ModuleError, SiteSetup};
 pub use options::SitesOptions;
-pub use representation::{Content, EncodedBody, Outcome, Representation};
+pub use representation::{Content, Outcome, Representation};
 pub use request::RequestCtx;
 pub use site::SiteRuntime;
 pub use sites::Sites;

@@ -9,7 +9,7 @@ use std::time::SystemTime;
 use bytes::Bytes;
 use http::{HeaderValue, Response, StatusCode};
 
-use bulwark_http::{Body, Effort, Encoding, compress};
+use bulwark_http::{Body, EncodedBody};
 
 use bulwark_template::RenderError;
 
@@ -21,26 +21,6 @@ pub enum Content {
     Dynamic(Bytes),
     /// Streamed from disk, with range support.
     File { path: PathBuf, len: u64 },
-}
-
-pub struct EncodedBody {
-    pub identity: Bytes,
-    pub gzip: Bytes,
-    pub brotli: Bytes,
-}
-
-impl EncodedBody {
-    pub fn new(identity: Bytes) -> EncodedBody {
-        EncodedBody {
-            gzip: compress(&identity, Encoding::Gzip, Effort::Best),
-            brotli: compress(&identity, Encoding::Brotli, Effort::Best),
-            identity,
-        }
-    }
-
-    pub fn weight(&self) -> u32 {
-        (self.identity.len() + self.gzip.len() + self.brotli.len()).min(u32::MAX as usize) as u32
-    }
 }
 
 pub struct Representation {

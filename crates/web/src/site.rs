@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
+use bulwark_http::EncodedBody;
 use bulwark_notify::Notifier;
 use bulwark_site::Site;
 use bulwark_template::{AccessPolicy, SiteModels, SiteTemplates};
 
 use crate::bottleneck::Bottleneck;
-use crate::representation::EncodedBody;
 
 pub struct SiteRuntime {
     pub site: Arc<Site>,
@@ -33,6 +33,6 @@ const LIB_CACHE_BYTES: u64 = 64 * 1024 * 1024;
 pub(crate) fn lib_cache() -> moka::future::Cache<String, Arc<EncodedBody>> {
     moka::future::Cache::builder()
         .max_capacity(LIB_CACHE_BYTES)
-        .weigher(|_k: &String, v: &Arc<EncodedBody>| v.weight())
+        .weigher(|_k: &String, v: &Arc<EncodedBody>| v.len().try_into().unwrap_or(u32::MAX))
         .build()
 }

@@ -40,6 +40,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bulwark_depcache::{Depcache, DependencyKey, Policy, Serial, Weigh};
+use bulwark_encoding::EncodedBody;
 use bulwark_store::{Category, Deletion, Resource, ResourceId, Store};
 use minijinja::Value;
 use minijinja::value::{Enumerator, Kwargs, Object};
@@ -114,9 +115,7 @@ pub enum ModelValue {
 #[derive(Debug)]
 pub struct CachedPage {
     pub content_type: String,
-    pub identity: bytes::Bytes,
-    pub gzip: bytes::Bytes,
-    pub brotli: bytes::Bytes,
+    pub body: Arc<EncodedBody>,
 }
 
 impl Weigh for ModelValue {
@@ -134,9 +133,7 @@ impl Weigh for ModelValue {
             ModelValue::Fragment { html, deps } => {
                 html.len() + deps.iter().map(|d| d.as_str().len() + 16).sum::<usize>()
             }
-            ModelValue::Page(p) => {
-                p.content_type.len() + p.identity.len() + p.gzip.len() + p.brotli.len()
-            }
+            ModelValue::Page(p) => p.content_type.len() + p.body.len(),
             _ => 0,
         }
     }

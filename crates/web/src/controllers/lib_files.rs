@@ -11,7 +11,9 @@ use http::StatusCode;
 use bulwark_site::{LibSource, split_lib_path};
 
 use crate::controllers::{Controller, content_type_for};
-use crate::representation::{Content, EncodedBody, Outcome, Representation};
+use bulwark_http::{Effort, EncodedBody};
+
+use crate::representation::{Content, Outcome, Representation};
 use crate::request::RequestCtx;
 
 /// Single files above this size are streamed from disk rather than held in memory.
@@ -106,5 +108,5 @@ fn combine(files: &[bulwark_site::LibFile]) -> std::io::Result<Arc<EncodedBody>>
             out.push(b'\n');
         }
     }
-    Ok(Arc::new(EncodedBody::new(Bytes::from(out))))
+    Ok(Arc::new(EncodedBody::new(Bytes::from(out), Effort::Best)))
 }

@@ -24,11 +24,11 @@ use http::header::{AUTHORIZATION, COOKIE};
 use http::{HeaderValue, Method, StatusCode};
 
 use bulwark_depcache::{Lookup, Policy};
-use bulwark_http::{Effort, Encoding, compress};
+use bulwark_http::{Effort, EncodedBody};
 use bulwark_template::{CachedPage, ModelKey, ModelValue, RenderScope};
 
 use crate::bottleneck::busy_response;
-use crate::representation::{Content, EncodedBody, Outcome, Representation};
+use crate::representation::{Content, Outcome, Representation};
 use crate::request::RequestCtx;
 
 /// Pages stay cached this long when nothing they show changes.
@@ -70,11 +70,7 @@ fn found(page: &CachedPage) -> Outcome {
             .unwrap_or(HeaderValue::from_static("text/html; charset=utf-8")),
         last_modified: None,
         cache_control: "no-cache",
-        content: Content::Encoded(Arc::new(EncodedBody {
-            identity: page.identity.clone(),
-            gzip: page.gzip.clone(),
-            brotli: page.brotli.clone(),
-        })),
+        content: Content::Encoded(page.body.clone()),
         per_language: true,
     })
 }
@@ -157,9 +153,7 @@ async fn encode_page(content_type: HeaderValue, body: Bytes) -> CachedPage {
         .unwrap_or("text/html; charset=utf-8")
         .to_string();
     let encode = move || CachedPage {
-        gzip: compress(&body, Encoding::Gzip, Effort::Fast),
-        brotli: compress(&body, Encoding::Brotli, Effort::Fast),
-        identity: body,
+        body: Arc::new(EncodedBody::new(body, Effort::Fast)),
         content_type,
     };
     tokio::task::spawn_blocking(encode)

@@ -15,7 +15,7 @@ use http::header::{
 use http::{HeaderValue, Method, Response, StatusCode};
 use tokio::io::AsyncReadExt;
 
-use bulwark_http::{Body, Effort, Encoding, compress, negotiate};
+use bulwark_http::{Body, Effort, compress, negotiate};
 use bulwark_template::RenderErrorKind;
 
 use crate::error_page::error_response;
@@ -89,11 +89,7 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
         Content::Encoded(encoded) => {
             vary(headers);
             let encoding = negotiate(&req.parts.headers);
-            let bytes = match encoding {
-                Encoding::Identity => encoded.identity.clone(),
-                Encoding::Gzip => encoded.gzip.clone(),
-                Encoding::Brotli => encoded.brotli.clone(),
-            };
+            let bytes = encoded.get(encoding).clone();
             if let Some(name) = encoding.header_value() {
                 headers.insert(CONTENT_ENCODING, HeaderValue::from_static(name));
             }
