@@ -17,6 +17,7 @@ use bulwark_store::{Migration, Store, StoreError};
 use bulwark_template::{SiteModels, TemplateExtension};
 
 use crate::controllers::{Controller, ControllerFactory, ModuleKinds};
+use crate::error::ModuleError;
 
 pub trait Module: Send + Sync + 'static {
     /// Name, priority, dependencies, templates, static files and dispatch rules.
@@ -47,24 +48,6 @@ impl std::fmt::Debug for dyn Module {
     }
 }
 
-/// Why a module cannot run on a site: a key of its `site.toml` section (or of one
-/// of its dispatch rules) and what is wrong with it.
-#[derive(Debug, thiserror::Error)]
-#[error("{key}: {problem}")]
-pub struct ModuleError {
-    pub key: String,
-    pub problem: String,
-}
-
-impl ModuleError {
-    pub fn new(key: impl Into<String>, problem: impl Into<String>) -> ModuleError {
-        ModuleError {
-            key: key.into(),
-            problem: problem.into(),
-        }
-    }
-}
-
 /// What a module may add to one site while it loads.
 pub struct SiteSetup<'a> {
     pub(crate) site: &'a Arc<Site>,
@@ -91,11 +74,15 @@ impl SiteSetup<'_> {
     }
 
     /// A new controller kind: dispatch rules with `controller = "<kind>"` get a
-    /// controller made by `factory` from the rule's other keys.
+    /// controller made by `factory` from the rule's other keys (an error names the
+    /// option that is wrong).
     pub fn add_controller(
         &mut self,
         kind: &str,
-        factory: impl Fn(&toml::Table) -> Result<Box<dyn Controller>, String> + Send + Sync + 'static,
+        factory: impl Fn(&toml::Table) -> Result<Box<dyn Controller>, ModuleError>
+        + Send
+        + Sync
+        + 'static,
     ) {
         let factory: ControllerFactory = Box::new(factory);
         self.kinds.insert(kind.to_string(), factory);

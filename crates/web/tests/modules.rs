@@ -80,7 +80,7 @@ impl Module for Greeter {
             let greeting = options
                 .get("greeting")
                 .and_then(|g| g.as_str())
-                .ok_or("greeting: a string is required")?;
+                .ok_or_else(|| ModuleError::new("greeting", "a string is required"))?;
             Ok(Box::new(Greeting {
                 greeting: greeting.to_string(),
                 shout,

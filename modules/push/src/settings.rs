@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use bulwark_push::{PushConfig, TopicFilter};
-use bulwark_web::ModuleError;
+use bulwark_web::{ModuleError, read_settings};
 
 /// `[push]`: who may do what with push topics (see docs/push.md).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -42,14 +42,7 @@ impl PushSettings {
     pub fn parse(section: Option<&toml::Table>) -> Result<PushSettings, ModuleError> {
         let settings: PushSettings = match section {
             None => PushSettings::default(),
-            Some(table) => {
-                toml::Value::Table(table.clone())
-                    .try_into()
-                    .map_err(|e: toml::de::Error| {
-                        let key = e.message().split('`').nth(1).unwrap_or("").to_string();
-                        ModuleError::new(key, e.message().trim().to_string())
-                    })?
-            }
+            Some(table) => read_settings(table)?,
         };
         for (key, filters) in [
             ("browser_publish", &settings.browser_publish),

@@ -22,7 +22,10 @@ use tokio_tungstenite::tungstenite::{Message as WsMessage, Utf8Bytes};
 
 use bulwark_http::{Body, negotiate};
 use bulwark_push::{ClientHandle, Encoding, Hub, Position, PushError};
-use bulwark_web::{BearerCheck, Controller, Outcome, RequestCtx, check_bearer, json_response};
+use bulwark_web::{
+    BearerCheck, Controller, ModuleError, Outcome, RequestCtx, check_bearer, json_response,
+    read_settings,
+};
 
 use crate::settings::PushSettings;
 
@@ -63,10 +66,8 @@ impl PushController {
         hub: Arc<Hub>,
         settings: Arc<PushSettings>,
         options: &toml::Table,
-    ) -> Result<PushController, String> {
-        let options: PushOptions = toml::Value::Table(options.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().trim().to_string())?;
+    ) -> Result<PushController, ModuleError> {
+        let options: PushOptions = read_settings(options)?;
         Ok(PushController {
             hub,
             settings,

@@ -14,7 +14,10 @@ use serde::Deserialize;
 
 use bulwark_store::{Audience, ResourceId, SearchQuery, SortKey};
 use bulwark_template::Requester;
-use bulwark_web::{Content, Controller, Outcome, Representation, RequestCtx, store_error_json};
+use bulwark_web::{
+    Content, Controller, ModuleError, Outcome, Representation, RequestCtx, read_settings,
+    store_error_json,
+};
 
 /// The built document, shared by a site's sitemap rules and its change observer.
 #[derive(Default)]
@@ -47,12 +50,10 @@ impl SitemapController {
     pub(crate) fn new(
         options: &toml::Table,
         cache: Arc<SitemapCache>,
-    ) -> Result<SitemapController, String> {
-        let options: SitemapOptions = toml::Value::Table(options.clone())
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().trim().to_string())?;
+    ) -> Result<SitemapController, ModuleError> {
+        let options: SitemapOptions = read_settings(options)?;
         if !(1..=50_000).contains(&options.limit) {
-            return Err("limit: must be from 1 to 50000".into());
+            return Err(ModuleError::new("limit", "must be from 1 to 50000"));
         }
         Ok(SitemapController {
             limit: options.limit,

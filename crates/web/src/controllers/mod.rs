@@ -19,6 +19,7 @@ use http::{HeaderValue, Method};
 
 use bulwark_site::{Controller as Kind, DispatchRule};
 
+use crate::error::ModuleError;
 use crate::representation::Outcome;
 use crate::request::RequestCtx;
 
@@ -50,7 +51,7 @@ pub trait Controller: Send + Sync {
 /// other than `name`, `path` and `controller`); an error says what is wrong with
 /// the options.
 pub type ControllerFactory =
-    Box<dyn Fn(&toml::Table) -> Result<Box<dyn Controller>, String> + Send + Sync>;
+    Box<dyn Fn(&toml::Table) -> Result<Box<dyn Controller>, ModuleError> + Send + Sync>;
 
 /// The controller kinds modules brought to one site, by the name rules use.
 pub(crate) type ModuleKinds = HashMap<String, ControllerFactory>;
