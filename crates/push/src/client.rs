@@ -14,6 +14,8 @@ use serde::Serialize;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::Encoding;
+use bulwark_acl::Principal;
+
 use crate::PushError;
 use crate::hub::{Hub, Message, Position};
 use crate::topic::{Topic, TopicFilter};
@@ -41,7 +43,7 @@ impl std::borrow::Borrow<str> for ClientId {
 
 pub(crate) struct ClientEntry {
     pub(crate) commands: mpsc::Sender<Command>,
-    pub(crate) principal: Option<String>,
+    pub(crate) principal: Principal,
     pub(crate) inbox: Arc<Mutex<Inbox>>,
 }
 
@@ -221,7 +223,7 @@ pub struct ClientHandle {
     hub: Arc<Hub>,
     id: ClientId,
     commands: mpsc::Sender<Command>,
-    principal: Option<String>,
+    principal: Principal,
     inbox: Arc<Mutex<Inbox>>,
 }
 
@@ -265,11 +267,7 @@ impl ClientHandle {
         snapshot: bool,
     ) -> Result<SubscribeReply, PushError> {
         let filter = TopicFilter::parse(filter)?;
-        if !self
-            .hub
-            .acl
-            .may_subscribe(self.principal.as_deref(), &filter)
-        {
+        if !self.hub.acl.may_subscribe(&self.principal, &filter) {
             return Err(PushError::Forbidden(format!(
                 "subscribing to {}",
                 filter.as_str()
@@ -295,7 +293,7 @@ impl ClientHandle {
     /// Publishes as this client: the access policy decides.
     pub fn publish(&self, topic: &str, payload_json: &str) -> Result<Position, PushError> {
         let parsed = Topic::parse(topic)?;
-        if !self.hub.acl.may_publish(self.principal.as_deref(), &parsed) {
+        if !self.hub.acl.may_publish(&self.principal, &parsed) {
             return Err(PushError::Forbidden(format!("publishing on {topic}")));
         }
         self.hub.publish(topic, payload_json)
@@ -412,14 +410,14 @@ impl Drop for PendingTake {
 }
 
 /// Starts a client's task.
-pub(crate) fn spawn(hub: &Arc<Hub>, principal: Option<&str>) -> (ClientId, ClientEntry) {
+pub(crate) fn spawn(hub: &Arc<Hub>, principal: &Principal) -> (ClientId, ClientEntry) {
     let id = ClientId::new();
     let (commands, receiver) = mpsc::channel(256);
     let inbox = Arc::new(Mutex::new(Inbox::new()));
     let task = ClientTask {
         hub: Arc::downgrade(hub),
         id: id.clone(),
-        principal: principal.map(str::to_string),
+        principal: principal.clone(),
         filters: Vec::new(),
         inbox: inbox.clone(),
     };
@@ -428,7 +426,7 @@ pub(crate) fn spawn(hub: &Arc<Hub>, principal: Option<&str>) -> (ClientId, Clien
         id,
         ClientEntry {
             commands,
-            principal: principal.map(str::to_string),
+            principal: principal.clone(),
             inbox,
         },
     )
@@ -437,7 +435,7 @@ pub(crate) fn spawn(hub: &Arc<Hub>, principal: Option<&str>) -> (ClientId, Clien
 struct ClientTask {
     hub: std::sync::Weak<Hub>,
     id: ClientId,
-    principal: Option<String>,
+    principal: Principal,
     filters: Vec<TopicFilter>,
     inbox: Arc<Mutex<Inbox>>,
 }
@@ -517,7 +515,7 @@ impl ClientTask {
             hub.index.write().add(&self.id, &filter);
         }
         let topic = filter.as_topic();
-        let readable = |m: &Arc<Message>| hub.acl.may_read(self.principal.as_deref(), &m.topic);
+        let readable = |m: &Arc<Message>| hub.acl.may_read(&self.principal, &m.topic);
         let mut recovery = Recovery::None;
         if let (Some(topic), Some(since)) = (&topic, since) {
             recovery = if since.epoch != hub.epoch() {

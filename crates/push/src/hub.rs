@@ -13,6 +13,8 @@ use parking_lot::{Mutex, RwLock};
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
+use bulwark_acl::Principal;
+
 use crate::PushError;
 use crate::client::{ClientEntry, ClientHandle, ClientId, Inbox};
 use crate::topic::{Topic, TopicFilter};
@@ -50,27 +52,27 @@ impl Default for PushConfig {
     }
 }
 
-/// Who may read, subscribe and publish. `principal` is the logged-in user (or
-/// `None` for an anonymous visitor), as the transport established it.
+/// Who may read, subscribe and publish. `principal` is who the client acts for,
+/// as the transport established it when the client connected.
 pub trait PushAcl: Send + Sync {
-    fn may_subscribe(&self, principal: Option<&str>, filter: &TopicFilter) -> bool;
+    fn may_subscribe(&self, principal: &Principal, filter: &TopicFilter) -> bool;
     /// Checked for every delivered message, so a wildcard subscription never leaks a
     /// topic the client may not read.
-    fn may_read(&self, principal: Option<&str>, topic: &Topic) -> bool;
-    fn may_publish(&self, principal: Option<&str>, topic: &Topic) -> bool;
+    fn may_read(&self, principal: &Principal, topic: &Topic) -> bool;
+    fn may_publish(&self, principal: &Principal, topic: &Topic) -> bool;
 }
 
 /// Everything allowed: for tests and trusted embedding.
 pub struct OpenAcl;
 
 impl PushAcl for OpenAcl {
-    fn may_subscribe(&self, _: Option<&str>, _: &TopicFilter) -> bool {
+    fn may_subscribe(&self, _: &Principal, _: &TopicFilter) -> bool {
         true
     }
-    fn may_read(&self, _: Option<&str>, _: &Topic) -> bool {
+    fn may_read(&self, _: &Principal, _: &Topic) -> bool {
         true
     }
-    fn may_publish(&self, _: Option<&str>, _: &Topic) -> bool {
+    fn may_publish(&self, _: &Principal, _: &Topic) -> bool {
         true
     }
 }
@@ -338,9 +340,10 @@ impl Hub {
         Ok(position)
     }
 
-    /// A client by id (reconnect, transport switch) or a new one.
+    /// A client by id (reconnect, transport switch) or a new one, for an
+    /// anonymous visitor.
     pub fn connect(self: &Arc<Self>, id: Option<&str>) -> Result<ClientHandle, PushError> {
-        self.connect_as(id, None)
+        self.connect_as(id, &Principal::Anonymous)
     }
 
     /// Like [`connect`](Self::connect), for a client acting for `principal`. An
@@ -348,12 +351,12 @@ impl Hub {
     pub fn connect_as(
         self: &Arc<Self>,
         id: Option<&str>,
-        principal: Option<&str>,
+        principal: &Principal,
     ) -> Result<ClientHandle, PushError> {
         if let Some(id) = id {
             let clients = self.clients.read();
             if let Some((key, entry)) = clients.get_key_value(id)
-                && entry.principal.as_deref() == principal
+                && entry.principal == *principal
                 && !entry.commands.is_closed()
             {
                 return Ok(ClientHandle::new(self.clone(), key.clone(), entry));
@@ -560,7 +563,7 @@ async fn dispatcher(hub: Weak<Hub>, mut queue: mpsc::UnboundedReceiver<Arc<Messa
             let Some(entry) = clients.get(&id) else {
                 continue;
             };
-            messages.retain(|m| hub.acl.may_read(entry.principal.as_deref(), &m.topic));
+            messages.retain(|m| hub.acl.may_read(&entry.principal, &m.topic));
             if messages.is_empty() {
                 continue;
             }

@@ -21,7 +21,9 @@
 //! back that far, or the server restarted and the epoch changed).
 //!
 //! Not here: HTTP, authentication and cross-node fan-out. Access control is a trait
-//! ([`PushAcl`]) the embedding application implements.
+//! ([`PushAcl`]) the embedding application implements; it is asked with the
+//! [`Principal`](bulwark_acl::Principal) a client acts for, the same type a page
+//! render is asked with, kept by the client for its life and borrowed per message.
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {

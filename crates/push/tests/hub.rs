@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use bulwark_acl::Principal;
 use bulwark_push::*;
+use bulwark_store::ResourceId;
 
 const WAIT: Duration = Duration::from_secs(2);
 
@@ -194,7 +196,9 @@ async fn reconnecting_with_the_id_keeps_subscriptions_and_waiting_messages() {
     assert_eq!(again.id().as_str(), id);
     assert_eq!(messages(&next(&again).await).len(), 1);
     // Another principal cannot take the client over.
-    let intruder = hub.connect_as(Some(&id), Some("mallory")).unwrap();
+    let intruder = hub
+        .connect_as(Some(&id), &Principal::member(ResourceId(666)))
+        .unwrap();
     assert_ne!(intruder.id().as_str(), id);
 }
 
@@ -315,14 +319,14 @@ async fn an_overflowing_inbox_drops_the_oldest_and_says_so() {
 struct PrivateAcl;
 
 impl PushAcl for PrivateAcl {
-    fn may_subscribe(&self, _: Option<&str>, filter: &TopicFilter) -> bool {
+    fn may_subscribe(&self, _: &Principal, filter: &TopicFilter) -> bool {
         !filter.as_str().starts_with("private/")
     }
-    fn may_read(&self, principal: Option<&str>, topic: &Topic) -> bool {
-        !topic.as_str().starts_with("private/") || principal == Some("admin")
+    fn may_read(&self, principal: &Principal, topic: &Topic) -> bool {
+        !topic.as_str().starts_with("private/") || principal.is_administrator()
     }
-    fn may_publish(&self, principal: Option<&str>, topic: &Topic) -> bool {
-        topic.as_str().starts_with("chat/") || principal == Some("admin")
+    fn may_publish(&self, principal: &Principal, topic: &Topic) -> bool {
+        topic.as_str().starts_with("chat/") || principal.is_administrator()
     }
 }
 
@@ -352,6 +356,15 @@ async fn the_acl_decides_subscribing_reading_and_publishing() {
         Err(PushError::Forbidden(_))
     ));
     assert!(c.publish("chat/lobby", "1").is_ok());
+    // An administrator's client reads them, and publishes anywhere.
+    let admin = hub
+        .connect_as(None, &Principal::administrator(ResourceId(1)))
+        .unwrap();
+    admin.subscribe("+/secret", None, false).await.unwrap();
+    hub.publish("private/secret", r#""for admins""#).unwrap();
+    let got = messages(&next(&admin).await);
+    assert_eq!(got[0]["topic"], "private/secret");
+    assert!(admin.publish("news", "1").is_ok());
 }
 
 #[tokio::test]

@@ -40,8 +40,8 @@
 //!   error as its source.
 //!
 //! **What it deliberately does not do.** No access control (the ACL lives in
-//! the access policy of the template layer; the store keeps visibility and filters searches by the
-//! [`Audience`] it is handed, so pages of results stay full), no caching (that is the
+//! `bulwark-acl`'s access policy; the store keeps visibility and filters searches by the
+//! [`VisibilityFilter`] the policy computed, so pages of results stay full), no caching (that is the
 //! depcache, fed by the change events), no media files (a media module will keep them), no
 //! cross-node event fan-out (LISTEN/NOTIFY is for a cluster module to add),
 //! no HTTP (the web layer turns a [`StoreError`] into a status, in one place),
@@ -67,8 +67,9 @@ pub use bulwark_depcache::DependencyKey;
 pub use error::{DatabaseError, Result, StoreError};
 pub use migrate::{Migration, schema_version};
 pub use model::{
-    Audience, Category, ChangeEvent, ChangeKind, DateField, Deletion, Edge, Identity, IdentityKind,
+    Category, ChangeEvent, ChangeKind, DateField, Deletion, Edge, Identity, IdentityKind,
     NewResource, Predicate, Props, PropsChange, Resource, ResourceChange, ResourceId,
     ResourceUpdate, Revision, SearchPage, SearchQuery, SortKey, Version, Visibility,
+    VisibilityFilter,
 };
 pub use store::{Database, PasswordParams, PoolOptions, PoolStatus, Store, StoreConfig};

@@ -376,18 +376,35 @@ pub enum SortKey {
     Title,
 }
 
-/// Who a search is for, so that lists page correctly without showing what
-/// the reader may not see. The ACL layer decides the audience; the store
-/// only filters on the stored visibility.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Audience {
-    /// No visibility filter (admin, background jobs).
+/// What a search may return to whoever is asking. The access policy computes it
+/// (`AccessPolicy::search_filter` in `bulwark-acl`) from the same rules it sees
+/// single resources by; the store only applies it to the stored publication,
+/// visibility and creator columns, so pages of results stay full and the
+/// policy stays the one place that decides who sees what.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum VisibilityFilter {
+    /// No filter (administrators, background jobs).
     #[default]
-    Everyone,
-    /// Anonymous visitors: `Public` only.
-    Anonymous,
-    /// A logged-in user: `Public`, `Members`, and `Group(g)` for these groups.
-    Member { groups: Vec<ResourceId> },
+    Everything,
+    /// Resources published now (inside their publication window) that are
+    /// public, members-only when `members` is set, or in one of `groups`; and,
+    /// whatever their state, the resources `creator` created (their drafts).
+    Visible {
+        members: bool,
+        groups: Vec<ResourceId>,
+        creator: Option<ResourceId>,
+    },
+}
+
+impl VisibilityFilter {
+    /// Public resources published now: what anonymous visitors see.
+    pub fn public() -> VisibilityFilter {
+        VisibilityFilter::Visible {
+            members: false,
+            groups: Vec::new(),
+            creator: None,
+        }
+    }
 }
 
 /// A search. Text, title and `date_start` come from the pivot, so they see a
@@ -405,8 +422,8 @@ pub struct SearchQuery {
     pub has_object: Option<(String, ResourceId)>,
     /// Only published resources inside their publication window (at `now`).
     pub published_only: bool,
-    /// Only what this audience may see.
-    pub audience: Audience,
+    /// Only what the one asking may see, as the access policy decides.
+    pub visibility: VisibilityFilter,
     pub sort: SortKey,
     pub descending: bool,
     pub offset: u64,
@@ -426,7 +443,7 @@ impl Default for SearchQuery {
             date_to: None,
             has_object: None,
             published_only: false,
-            audience: Audience::Everyone,
+            visibility: VisibilityFilter::Everything,
             sort: SortKey::Id,
             descending: false,
             offset: 0,

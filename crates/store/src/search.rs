@@ -33,11 +33,11 @@ impl Store {
     /// results, so a typo in a template shows up.
     pub fn search(&self, q: &SearchQuery) -> Result<SearchPage> {
         let limit = q.limit.min(MAX_LIMIT);
-        if let Audience::Member { groups } = &q.audience
+        if let VisibilityFilter::Visible { groups, .. } = &q.visibility
             && groups.len() > MAX_GROUPS
         {
             return Err(StoreError::invalid(
-                "audience",
+                "visibility",
                 format!("at most {MAX_GROUPS} content groups"),
             ));
         }
@@ -113,27 +113,34 @@ impl Store {
                 ));
             }
             if q.published_only {
-                let t = sql.bind(true);
-                let now = sql.bind(Utc::now().timestamp_millis());
-                sql.conditions.push(format!(
-                    "r.is_published = {t} AND (r.publication_start IS NULL OR r.publication_start <= {now}) \
-                     AND (r.publication_end IS NULL OR r.publication_end > {now})"
-                ));
+                let published = published_now(&mut sql);
+                sql.conditions.push(published);
             }
-            match &q.audience {
-                Audience::Everyone => {}
-                Audience::Anonymous => sql.conditions.push("r.visibility = 'public'".to_owned()),
-                Audience::Member { groups } => {
-                    let mut allowed = vec!["r.visibility IN ('public', 'members')".to_owned()];
-                    if !groups.is_empty() {
-                        let list: Vec<String> = groups.iter().map(|g| sql.bind(g.0)).collect();
-                        allowed.push(format!(
-                            "(r.visibility = 'group' AND r.content_group_id IN ({}))",
-                            list.join(", ")
-                        ));
-                    }
-                    sql.conditions.push(format!("({})", allowed.join(" OR ")));
+            if let VisibilityFilter::Visible {
+                members,
+                groups,
+                creator,
+            } = &q.visibility
+            {
+                let mut allowed = vec![if *members {
+                    "r.visibility IN ('public', 'members')".to_owned()
+                } else {
+                    "r.visibility = 'public'".to_owned()
+                }];
+                if !groups.is_empty() {
+                    let list: Vec<String> = groups.iter().map(|g| sql.bind(g.0)).collect();
+                    allowed.push(format!(
+                        "(r.visibility = 'group' AND r.content_group_id IN ({}))",
+                        list.join(", ")
+                    ));
                 }
+                let published = published_now(&mut sql);
+                let mut visible = format!("({published} AND ({}))", allowed.join(" OR "));
+                if let Some(creator) = creator {
+                    let c = sql.bind(creator.0);
+                    visible = format!("({visible} OR r.creator_id = {c})");
+                }
+                sql.conditions.push(visible);
             }
             let where_clause = if sql.conditions.is_empty() {
                 String::new()
@@ -183,6 +190,16 @@ impl Store {
             Ok(SearchPage { ids, total })
         })
     }
+}
+
+/// Published and inside the publication window now.
+fn published_now(sql: &mut Sql) -> String {
+    let t = sql.bind(true);
+    let now = sql.bind(Utc::now().timestamp_millis());
+    format!(
+        "r.is_published = {t} AND (r.publication_start IS NULL OR r.publication_start <= {now}) \
+         AND (r.publication_end IS NULL OR r.publication_end > {now})"
+    )
 }
 
 fn date_column(f: DateField) -> &'static str {

@@ -1021,29 +1021,42 @@ fn publication_window_and_visibility_are_kept(s: &Store) {
     assert_eq!(found.ids, vec![id, mid]);
     assert!(!found.ids.contains(&fid));
 
-    // Audiences: anonymous sees public, members also members-only, and
-    // group members also their group's resources.
-    let audience = |a: Audience| {
+    // Visibility filters: anonymous visitors see public resources published
+    // now, members also members-only ones, group members also their group's,
+    // and a creator also their own drafts.
+    let author = s
+        .create_resource(NewResource::new("person", Props::new()).published(true))
+        .unwrap();
+    let did = s
+        .create_resource(article("draft").created_by(author))
+        .unwrap();
+    let pid = s
+        .create_resource(article("public").published(true))
+        .unwrap();
+    let visible = |v: VisibilityFilter| {
         s.search(&SearchQuery {
             categories: vec!["article".into()],
-            audience: a,
+            visibility: v,
             ..Default::default()
         })
         .unwrap()
         .ids
     };
-    assert_eq!(audience(Audience::Anonymous), vec![fid]);
+    let member = |groups: Vec<ResourceId>, creator: Option<ResourceId>| {
+        visible(VisibilityFilter::Visible {
+            members: true,
+            groups,
+            creator,
+        })
+    };
+    assert_eq!(visible(VisibilityFilter::public()), vec![pid]);
+    assert_eq!(member(vec![], None), vec![mid, pid]);
+    assert_eq!(member(vec![group], None), vec![id, mid, pid]);
+    assert_eq!(member(vec![], Some(author)), vec![mid, did, pid]);
     assert_eq!(
-        audience(Audience::Member { groups: vec![] }),
-        vec![fid, mid]
+        visible(VisibilityFilter::Everything),
+        vec![id, fid, mid, did, pid]
     );
-    assert_eq!(
-        audience(Audience::Member {
-            groups: vec![group]
-        }),
-        vec![id, fid, mid]
-    );
-    assert_eq!(audience(Audience::Everyone), vec![id, fid, mid]);
 
     let mut bad = article("bad window");
     bad.publication_start = Some(ts(2030, 1, 1));

@@ -13,7 +13,9 @@
 //! A fuel limit stops runaway templates (`{% for i in range(10**9) %}`) with an
 //! error instead of occupying a worker forever.
 //!
-//! Deliberately not here: where renders run (the `web` crate decides).
+//! Deliberately not here: where renders run (the `web` crate decides) and who may
+//! see what (`bulwark-acl`'s policy decides; the models ask it for every resource
+//! and property a template reaches).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -30,12 +32,10 @@
 //! assert_eq!(html, "Hi &lt;b&gt;you&lt;&#x2f;b&gt;!");
 //! ```
 
-mod access;
 mod blocking;
 mod error;
 mod models;
 
-pub use access::{AccessPolicy, DefaultPolicy, Requester};
 pub use blocking::off_the_runtime;
 pub use error::{Location, RenderError, RenderErrorKind};
 pub use models::{
@@ -315,10 +315,11 @@ fn cache_block(state: &mut minijinja::State, kwargs: Kwargs) -> Result<Value, mi
     // By default a fragment is shared by everyone with the same access profile
     // (all anonymous visitors, all administrators); `vary="user"` keeps one per
     // logged-in user, for fragments that show who is looking.
-    let who = match (vary.as_deref(), scope.requester()) {
-        (Some("user"), Requester::Admin { user }) => format!("admin:{}", user.0),
-        (Some("user" | "profile") | None, r) => r.profile(),
-        (Some(other), _) => {
+    let principal = scope.principal();
+    let user = match vary.as_deref() {
+        Some("user") => principal.user_id(),
+        Some("profile") | None => None,
+        Some(other) => {
             return Err(minijinja::Error::new(
                 ErrorKind::InvalidOperation,
                 format!("cache(vary={other:?}): use \"profile\" (the default) or \"user\""),
@@ -327,7 +328,8 @@ fn cache_block(state: &mut minijinja::State, kwargs: Kwargs) -> Result<Value, mi
     };
     // Per language too, like pages: a fragment may show `m.req.language`.
     let key = ModelKey::Fragment {
-        audience: who,
+        profile: principal.cache_profile(),
+        user,
         language: scope.language().unwrap_or_default(),
         template: state.name().to_string(),
         block: explicit_key.unwrap_or_else(|| n.to_string()),

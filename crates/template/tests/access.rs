@@ -1,4 +1,4 @@
-//! The access policy decides on every read: resources a requester may not see are
+//! The access policy decides on every read: resources a principal may not see are
 //! absent whichever way a template reaches them, properties they may not read are
 //! undefined, and each decision is asked once per render.
 
@@ -7,10 +7,9 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use bulwark_acl::{AccessPolicy, DefaultPolicy, Principal, VisibilityFilter};
 use bulwark_store::{NewResource, Props, Resource, ResourceId};
-use bulwark_template::{
-    AccessPolicy, DefaultPolicy, ModelRoot, RenderScope, Requester, SiteModels, SiteTemplates,
-};
+use bulwark_template::{ModelRoot, RenderScope, SiteModels, SiteTemplates};
 use minijinja::Value;
 
 const TEMPLATE: &str = "{% set p = m.rsc[id] %}[{{ p.title }}|{{ p.email }}|{{ p | length }}]\
@@ -63,7 +62,7 @@ async fn site() -> Site1 {
 }
 
 impl Site1 {
-    fn render(&self, who: Requester, policy: Arc<dyn AccessPolicy>) -> String {
+    fn render(&self, who: Principal, policy: Arc<dyn AccessPolicy>) -> String {
         let scope = RenderScope::for_site(self.models.clone(), who, policy, Arc::new(|_, _| None));
         let ctx = minijinja::context! {
             id => self.person.0,
@@ -79,9 +78,9 @@ async fn private_properties_are_undefined_for_visitors_only() {
     let s = site().await;
     let policy: Arc<dyn AccessPolicy> = Arc::new(DefaultPolicy::default());
     // Anonymous: no email, and it is not even listed among the properties.
-    let anon = s.render(Requester::Anonymous, policy.clone());
+    let anon = s.render(Principal::anonymous(), policy.clone());
     assert!(anon.starts_with("[Ada||"), "{anon}");
-    let member = s.render(Requester::Member { user: s.person }, policy.clone());
+    let member = s.render(Principal::member(s.person), policy.clone());
     assert!(member.starts_with("[Ada|ada@example.org|"), "{member}");
     let listed = |html: &str| {
         html[html.rfind('|').unwrap() + 1..html.find(']').unwrap()]
@@ -94,7 +93,7 @@ async fn private_properties_are_undefined_for_visitors_only() {
         private_properties: vec![],
     });
     assert!(
-        s.render(Requester::Anonymous, open)
+        s.render(Principal::anonymous(), open)
             .starts_with("[Ada|ada@example.org|")
     );
 }
@@ -106,12 +105,15 @@ struct NoNews {
 }
 
 impl AccessPolicy for NoNews {
-    fn may_see(&self, _who: &Requester, r: &Resource) -> bool {
+    fn may_see(&self, _who: &Principal, r: &Resource) -> bool {
         self.asked.fetch_add(1, Ordering::Relaxed);
         r.category_name != "news"
     }
-    fn may_read(&self, _who: &Requester, _r: &Resource, _property: &str) -> bool {
+    fn may_read(&self, _who: &Principal, _r: &Resource, _property: &str) -> bool {
         true
+    }
+    fn search_filter(&self, _who: &Principal) -> VisibilityFilter {
+        VisibilityFilter::Everything
     }
 }
 
@@ -119,7 +121,7 @@ impl AccessPolicy for NoNews {
 async fn a_site_policy_hides_resources_through_edges_and_is_asked_once_per_render() {
     let s = site().await;
     let policy = Arc::new(NoNews::default());
-    let html = s.render(Requester::Admin { user: s.person }, policy.clone());
+    let html = s.render(Principal::administrator(s.person), policy.clone());
     assert!(html.ends_with("(Ada)"), "the news item is absent: {html}");
     // Ada is read twice (directly and through the edge), the hub and the news item
     // once each: three decisions.

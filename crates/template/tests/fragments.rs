@@ -1,12 +1,13 @@
-//! A cached fragment is shared only by requesters who may see the same things:
+//! A cached fragment is shared only by principals who may see the same things:
 //! whichever role renders it first, no other role is ever served that copy.
 
 mod common;
 
 use std::sync::Arc;
 
+use bulwark_acl::Principal;
 use bulwark_store::{NewResource, Props, ResourceId};
-use bulwark_template::{ModelRoot, RenderScope, Requester, SiteModels, SiteTemplates};
+use bulwark_template::{ModelRoot, RenderScope, SiteModels, SiteTemplates};
 use minijinja::Value;
 
 const FRAGMENT: &str = "{% call cache(ttl=600) %}\
@@ -53,7 +54,7 @@ async fn fixture() -> (Fixture, ResourceId, ResourceId) {
 }
 
 impl Fixture {
-    fn render(&self, who: &Requester) -> String {
+    fn render(&self, who: &Principal) -> String {
         let scope = RenderScope::new(self.models.clone(), who.clone());
         let ctx = minijinja::context! {
             hub => self.hub.0,
@@ -66,13 +67,13 @@ impl Fixture {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_roles_never_share_a_fragment_whoever_renders_it_first() {
     let (f, alice, bob) = fixture().await;
-    let admin = Requester::Admin { user: alice };
+    let admin = Principal::administrator(alice);
     let everything = "[Public][Alice draft][Secret]";
     let expected = [
         (admin.clone(), everything),
-        (Requester::Member { user: alice }, "[Public][Alice draft]"),
-        (Requester::Member { user: bob }, "[Public]"),
-        (Requester::Anonymous, "[Public]"),
+        (Principal::member(alice), "[Public][Alice draft]"),
+        (Principal::member(bob), "[Public]"),
+        (Principal::anonymous(), "[Public]"),
     ];
     // First renders fill one fragment per profile, the most privileged first...
     for (who, html) in &expected {
@@ -90,13 +91,10 @@ async fn two_roles_never_share_a_fragment_whoever_renders_it_first() {
 async fn a_fragment_cached_for_visitors_never_reaches_an_administrator() {
     let (f, alice, _) = fixture().await;
     // The least privileged first this time: no role may get the visitors' copy.
-    assert_eq!(f.render(&Requester::Anonymous), "[Public]");
+    assert_eq!(f.render(&Principal::anonymous()), "[Public]");
+    assert_eq!(f.render(&Principal::member(alice)), "[Public][Alice draft]");
     assert_eq!(
-        f.render(&Requester::Member { user: alice }),
-        "[Public][Alice draft]"
-    );
-    assert_eq!(
-        f.render(&Requester::Admin { user: alice }),
+        f.render(&Principal::administrator(alice)),
         "[Public][Alice draft][Secret]"
     );
 }

@@ -3,7 +3,8 @@
 
 mod common;
 
-use bulwark_template::{ModelRoot, RenderScope, Requester, SiteModels};
+use bulwark_acl::Principal;
+use bulwark_template::{ModelRoot, RenderScope, SiteModels};
 use minijinja::Value;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -14,7 +15,7 @@ async fn malformed_keys_are_absent_and_the_render_does_not_fail() {
     )
     .await;
     site.store.set_config_value("greeting", "hi").unwrap();
-    let scope = RenderScope::new(SiteModels::new(site.store.clone()), Requester::Anonymous);
+    let scope = RenderScope::new(SiteModels::new(site.store.clone()), Principal::anonymous());
     let ctx = minijinja::context! { m => Value::from_object(ModelRoot(scope.clone())) };
     assert_eq!(site.templates.render("t.tpl", ctx).unwrap(), "[|hi||]");
     assert!(scope.failure().is_none());

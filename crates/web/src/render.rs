@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, StatusCode};
 use minijinja::Value;
 
-use bulwark_template::{ModelRoot, RenderError, RenderErrorKind, RenderScope, Requester};
+use bulwark_template::{ModelRoot, RenderError, RenderErrorKind, RenderScope};
 
 use crate::bottleneck::{RenderCost, busy_response};
 use crate::events::PageRendered;
@@ -28,12 +28,12 @@ pub(crate) async fn limited(
     }
 }
 
-/// The models as this request may see them (anonymous until sessions exist).
+/// The models as this request's principal may see them.
 pub(crate) fn render_scope(req: &RequestCtx<'_>) -> Arc<RenderScope> {
     let site = req.site.site.clone();
     RenderScope::for_site(
         req.site.models.clone(),
-        Requester::Anonymous,
+        req.principal().clone(),
         req.site.policy.clone(),
         Arc::new(move |id, slug| {
             let id = id.0.to_string();

@@ -2,6 +2,7 @@
 
 use std::sync::{Mutex, OnceLock};
 
+use bulwark_acl::Principal;
 use bytes::Bytes;
 use http::request::Parts;
 
@@ -23,6 +24,7 @@ pub struct RequestCtx<'a> {
     /// out on first use: the page cache key, the render and `Content-Language`
     /// all ask.
     language: OnceLock<usize>,
+    principal: Principal,
 }
 
 impl<'a> RequestCtx<'a> {
@@ -40,6 +42,7 @@ impl<'a> RequestCtx<'a> {
             body,
             upgrade: Mutex::new(upgrade),
             language: OnceLock::new(),
+            principal: Principal::anonymous(),
         }
     }
 
@@ -51,6 +54,13 @@ impl<'a> RequestCtx<'a> {
             .language
             .get_or_init(|| pick_language(languages, &self.parts.headers));
         languages.get(index).map_or("en", String::as_str)
+    }
+
+    /// Who is asking: what renders, the API and push connections of this request
+    /// may see. Anonymous until the accounts module establishes sessions; only
+    /// anonymous requests are served from the page cache.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
     }
 
     /// A path argument of the dispatch rule (`{id}`, `{*path}`).

@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
+use bulwark_acl::AccessPolicy;
 use bulwark_http::EncodedBody;
 use bulwark_notify::Notifier;
 use bulwark_site::Site;
-use bulwark_template::{AccessPolicy, SiteModels, SiteTemplates};
+use bulwark_template::{SiteModels, SiteTemplates};
 
 use crate::bottleneck::Bottleneck;
 

@@ -8,9 +8,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use bulwark_acl::DefaultPolicy;
 use bulwark_notify::Observers;
 use bulwark_site::{ModuleManifest, Site, SiteError};
-use bulwark_template::{DefaultPolicy, SiteTemplates};
+use bulwark_template::SiteTemplates;
 
 use crate::bottleneck::Bottleneck;
 use crate::controllers::{self, Controller, ModuleKinds};

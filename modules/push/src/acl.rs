@@ -1,5 +1,6 @@
 //! Who may do what with a site's topics: the `[push]` policy.
 
+use bulwark_acl::Principal;
 use bulwark_push::{PushAcl, Topic, TopicFilter};
 
 use crate::settings::PushSettings;
@@ -30,16 +31,16 @@ impl SitePushAcl {
 }
 
 impl PushAcl for SitePushAcl {
-    fn may_subscribe(&self, _: Option<&str>, filter: &TopicFilter) -> bool {
+    fn may_subscribe(&self, _: &Principal, filter: &TopicFilter) -> bool {
         // Wildcards are checked per message by `may_read`.
         filter.as_topic().is_none_or(|t| !self.denied(&t))
     }
 
-    fn may_read(&self, _: Option<&str>, topic: &Topic) -> bool {
+    fn may_read(&self, _: &Principal, topic: &Topic) -> bool {
         !self.denied(topic)
     }
 
-    fn may_publish(&self, _: Option<&str>, topic: &Topic) -> bool {
+    fn may_publish(&self, _: &Principal, topic: &Topic) -> bool {
         !self.denied(topic) && self.browser_publish.iter().any(|f| f.matches(topic))
     }
 }

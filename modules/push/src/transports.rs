@@ -114,7 +114,7 @@ fn error_json(status: StatusCode, message: &str) -> Response<Body> {
 }
 
 fn connect(hub: &Arc<Hub>, req: &RequestCtx<'_>) -> Result<ClientHandle, PushError> {
-    hub.connect(req.query_param("client"))
+    hub.connect_as(req.query_param("client"), req.principal())
 }
 
 fn unavailable(e: PushError) -> Response<Body> {

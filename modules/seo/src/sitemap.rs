@@ -12,8 +12,8 @@ use futures_util::future::BoxFuture;
 use http::{HeaderValue, StatusCode};
 use serde::Deserialize;
 
-use bulwark_store::{Audience, ResourceId, SearchQuery, SortKey};
-use bulwark_template::Requester;
+use bulwark_acl::Principal;
+use bulwark_store::{ResourceId, SearchQuery, SortKey};
 use bulwark_web::{
     Content, Controller, ModuleError, Outcome, Representation, RequestCtx, read_settings,
     store_error_json,
@@ -62,10 +62,12 @@ impl SitemapController {
     }
 
     async fn build(&self, req: &RequestCtx<'_>) -> Result<Bytes, Outcome> {
+        // Search engines are anonymous visitors, and the document is shared by all.
+        let visitor = Principal::anonymous();
         let store = req.site.models.store.clone();
         let query = SearchQuery {
             published_only: true,
-            audience: Audience::Anonymous,
+            visibility: req.site.policy.search_filter(&visitor),
             sort: SortKey::Modified,
             descending: true,
             limit: self.limit,
@@ -95,7 +97,7 @@ impl SitemapController {
         );
         for r in resources
             .iter()
-            .filter(|r| req.site.policy.may_see(&Requester::Anonymous, r))
+            .filter(|r| req.site.policy.may_see(&visitor, r))
         {
             let Some(path) = page_path(req, r.id) else {
                 continue;

@@ -6,6 +6,7 @@
 //! and therefore this key type. The dependency keys those values are *invalidated
 //! by* are a different thing: they come from [`bulwark_store::dependency`].
 
+use bulwark_acl::CacheProfile;
 use bulwark_store::{ResourceId, SearchQuery};
 
 /// A key of the site's model cache.
@@ -39,8 +40,10 @@ pub enum ModelKey {
     },
     /// A `cache()` block of a template.
     Fragment {
-        /// Who may share it: an access profile, or one user.
-        audience: String,
+        /// Who may share it: principals with this profile ...
+        profile: CacheProfile,
+        /// ... or only this user (`vary="user"`).
+        user: Option<ResourceId>,
         language: String,
         template: String,
         /// The block's `key`, or its position in the template.

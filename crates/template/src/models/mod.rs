@@ -12,9 +12,9 @@
 //! page cached from this render is then checked against exactly those serials, so
 //! a change committed while the page was rendering is never served as fresh.
 //!
-//! Access control ([`AccessPolicy`](crate::AccessPolicy)) applies to every resource a template reaches,
+//! Access control ([`AccessPolicy`](bulwark_acl::AccessPolicy)) applies to every resource a template reaches,
 //! whichever way it reaches it (directly, through an edge, through a search): a
-//! resource the requester may not see behaves as absent, a property they may not
+//! resource the principal may not see behaves as absent, a property they may not
 //! read as undefined.
 //!
 //! Renders are synchronous (minijinja's lookups are). Reads that miss the caches go
@@ -44,8 +44,6 @@ use bulwark_encoding::EncodedBody;
 use bulwark_store::{Category, Deletion, Resource, ResourceId, Store};
 use minijinja::Value;
 use minijinja::value::{Enumerator, Kwargs, Object};
-
-use crate::access::Requester;
 
 /// A site's data: its store and the dependency cache in front of it.
 pub struct SiteModels {
@@ -154,7 +152,7 @@ impl Object for ModelRoot {
                 search::search(&scope, kwargs)
             })),
             "req" => {
-                let anonymous = scope.requester == Requester::Anonymous;
+                let anonymous = scope.principal.is_anonymous();
                 let request = scope.request.get().cloned().unwrap_or(Value::from(()));
                 Some(Value::from_object(req::RequestView { request, anonymous }))
             }

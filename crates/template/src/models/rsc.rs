@@ -1,5 +1,5 @@
 //! `m.rsc`: resources by id or unique name, their properties (as the access
-//! policy lets the requester read them) and their edges (`o`, `s`).
+//! policy lets the principal read them) and their edges (`o`, `s`).
 
 use std::sync::Arc;
 
@@ -9,7 +9,6 @@ use minijinja::{Error, ErrorKind, State, Value};
 
 use super::scope::RenderScope;
 use super::{ModelKey, ModelValue};
-use crate::access::Requester;
 
 #[derive(Debug)]
 pub(super) struct RscCollection(pub(super) Arc<RenderScope>);
@@ -88,7 +87,7 @@ impl Object for RscObject {
                 outgoing: false,
                 scope: self.scope.clone(),
             }),
-            prop if self.scope.policy.may_read(&self.scope.requester, r, prop) => {
+            prop if self.scope.policy.may_read(&self.scope.principal, r, prop) => {
                 prop_value(r.props.get(prop)?)
             }
             _ => return None,
@@ -114,7 +113,7 @@ impl Object for RscObject {
                 .props
                 .0
                 .keys()
-                .filter(|k| scope.policy.may_read(&scope.requester, &self.rsc, k))
+                .filter(|k| scope.policy.may_read(&scope.principal, &self.rsc, k))
                 .map(|k| Value::from(k.as_str())),
         );
         Enumerator::Values(keys)
@@ -205,7 +204,7 @@ impl Object for EdgeAccessor {
 
 impl RenderScope {
     /// A resource by id (digits) or unique name, as templates see it; `None` when
-    /// it does not exist or this requester may not see it.
+    /// it does not exist or this principal may not see it.
     pub fn rsc(self: &Arc<Self>, key: &str) -> Result<Option<Value>, Error> {
         let id = match key.parse::<i64>() {
             Ok(n) => Some(ResourceId(n)),
@@ -217,7 +216,7 @@ impl RenderScope {
     }
 
     /// Whether `key` (an id or a unique name) names a deleted resource that this
-    /// requester could see before it went: its page says 410 Gone rather than
+    /// principal could see before it went: its page says 410 Gone rather than
     /// 404. Cached like every other read, and flushed when the id or name is
     /// used again.
     pub fn is_gone(&self, key: &str) -> Result<bool, Error> {
@@ -229,9 +228,7 @@ impl RenderScope {
             Ok(ModelValue::Deletion(s.deletion(key)?.map(Arc::new)))
         })?;
         Ok(match value {
-            ModelValue::Deletion(Some(d)) => {
-                d.was_public || matches!(self.requester, Requester::Admin { .. })
-            }
+            ModelValue::Deletion(Some(d)) => d.was_public || self.principal.is_administrator(),
             _ => false,
         })
     }

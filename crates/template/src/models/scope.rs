@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bulwark_acl::{AccessPolicy, DefaultPolicy, Principal};
 use bulwark_depcache::{DependencyKey, Policy, RequestMemo, Serial};
 use bulwark_store::{Resource, ResourceId, Store, StoreError, dependency};
 use minijinja::{Error, ErrorKind, Value};
 
 use super::{ModelKey, ModelValue, SiteModels};
-use crate::access::{AccessPolicy, DefaultPolicy, Requester};
 use crate::blocking::off_the_runtime;
 use crate::error::{RenderError, RenderErrorKind};
 
@@ -24,7 +24,7 @@ pub type PageUrls = Arc<dyn Fn(ResourceId, &str) -> Option<String> + Send + Sync
 /// One render's view of the models: who asks, what was read, with which serials.
 pub struct RenderScope {
     pub(super) models: Arc<SiteModels>,
-    pub(super) requester: Requester,
+    pub(super) principal: Principal,
     pub(super) policy: Arc<dyn AccessPolicy>,
     /// The policy's answers for this render, by resource id and version.
     pub(super) visible: Mutex<HashMap<(ResourceId, i64), bool>>,
@@ -67,29 +67,29 @@ const MEMO_LIMIT: usize = 10_000;
 
 impl RenderScope {
     /// A render with the default access policy.
-    pub fn new(models: Arc<SiteModels>, requester: Requester) -> Arc<RenderScope> {
-        RenderScope::build(models, requester, Arc::new(DefaultPolicy::default()), None)
+    pub fn new(models: Arc<SiteModels>, principal: Principal) -> Arc<RenderScope> {
+        RenderScope::build(models, principal, Arc::new(DefaultPolicy::default()), None)
     }
 
     /// A render for a site: its access policy and how to build a resource's page URL.
     pub fn for_site(
         models: Arc<SiteModels>,
-        requester: Requester,
+        principal: Principal,
         policy: Arc<dyn AccessPolicy>,
         page_url: PageUrls,
     ) -> Arc<RenderScope> {
-        RenderScope::build(models, requester, policy, Some(page_url))
+        RenderScope::build(models, principal, policy, Some(page_url))
     }
 
     fn build(
         models: Arc<SiteModels>,
-        requester: Requester,
+        principal: Principal,
         policy: Arc<dyn AccessPolicy>,
         page_rule: Option<PageUrls>,
     ) -> Arc<RenderScope> {
         Arc::new(RenderScope {
             models,
-            requester,
+            principal,
             policy,
             visible: Mutex::new(HashMap::new()),
             deps: Mutex::new(HashMap::new()),
@@ -101,14 +101,14 @@ impl RenderScope {
         })
     }
 
-    /// The policy's decision for this requester, asked once per resource version
+    /// The policy's decision for this principal, asked once per resource version
     /// per render.
     pub(super) fn may_see(&self, r: &Resource) -> bool {
         let key = (r.id, r.version.0);
         if let Some(seen) = self.visible.lock().expect("visible").get(&key) {
             return *seen;
         }
-        let seen = self.policy.may_see(&self.requester, r);
+        let seen = self.policy.may_see(&self.principal, r);
         self.visible.lock().expect("visible").insert(key, seen);
         seen
     }
@@ -119,7 +119,7 @@ impl RenderScope {
     }
 
     /// The request as templates see it in `m.req` (`path`, `query`, `method`, ...);
-    /// `is_anonymous` is added from the requester.
+    /// `is_anonymous` is added from the principal.
     pub fn set_request(&self, request: Value) {
         let _ = self.request.set(request);
     }
@@ -130,8 +130,9 @@ impl RenderScope {
         lang.as_str().map(str::to_string)
     }
 
-    pub fn requester(&self) -> &Requester {
-        &self.requester
+    /// Who is asking.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
     }
 
     pub fn models(&self) -> &Arc<SiteModels> {
@@ -256,7 +257,7 @@ impl RenderScope {
 impl std::fmt::Debug for RenderScope {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RenderScope")
-            .field("requester", &self.requester)
+            .field("principal", &self.principal)
             .finish()
     }
 }

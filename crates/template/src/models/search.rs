@@ -1,5 +1,7 @@
-//! `m.search(...)`: resources by category, text and order, as the requester may
-//! see them.
+//! `m.search(...)`: resources by category, text and order, as the principal may
+//! see them: the store filters by what the site's policy says they may see
+//! ([`AccessPolicy::search_filter`](bulwark_acl::AccessPolicy::search_filter)), so
+//! pages stay full, and each result is still checked like any other resource.
 
 use std::sync::Arc;
 
@@ -9,13 +11,12 @@ use minijinja::{Error, ErrorKind, Value};
 
 use super::scope::RenderScope;
 use super::{ModelKey, ModelValue, SearchKey};
-use crate::access::Requester;
 
 /// `m.search(cat="article", text="...", sort="-created", page=1, pagelen=10)`:
 /// visible resources, plus paging when asked for (`m.search(..., total=true)`).
 pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, Error> {
     let mut q = SearchQuery {
-        published_only: scope.requester == Requester::Anonymous,
+        visibility: scope.policy.search_filter(&scope.principal),
         descending: true,
         ..SearchQuery::default()
     };

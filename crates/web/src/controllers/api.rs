@@ -1,4 +1,4 @@
-//! `/api/rsc/{id}`: a resource as JSON (`GET`, what anonymous visitors may see), and
+//! `/api/rsc/{id}`: a resource as JSON (`GET`, as the request's principal may see it), and
 //! changing its properties (`PATCH` with a JSON object to merge, `Authorization:
 //! Bearer <[api] token>`, optionally `If-Match: <version>` for optimistic updates).
 
@@ -7,10 +7,10 @@ use http::header::IF_MATCH;
 use http::{Method, StatusCode};
 use serde_json::json;
 
+use bulwark_acl::Principal;
 use bulwark_store::{
     Props, PropsChange, Resource, ResourceId, ResourceUpdate, StoreError, Version,
 };
-use bulwark_template::Requester;
 
 use crate::bearer::{BearerCheck, check_bearer};
 use crate::controllers::Controller;
@@ -73,7 +73,7 @@ fn stats(req: &RequestCtx<'_>) -> Outcome {
 /// A resource as the API shows it to `who`: the properties the site's policy
 /// lets them read (`None`: the token holder, who may change everything and so
 /// sees everything).
-fn resource_json(site: &SiteRuntime, who: Option<&Requester>, r: &Resource) -> serde_json::Value {
+fn resource_json(site: &SiteRuntime, who: Option<&Principal>, r: &Resource) -> serde_json::Value {
     let props: serde_json::Map<String, serde_json::Value> = r
         .props
         .0
@@ -119,9 +119,9 @@ impl Controller for ApiController {
             let store = req.site.models.store.clone();
             if req.parts.method != Method::PATCH {
                 return match store.run(move |s| s.resource(id)).await {
-                    Ok(Some(r)) if req.site.policy.may_see(&Requester::Anonymous, &r) => reply(
+                    Ok(Some(r)) if req.site.policy.may_see(req.principal(), &r) => reply(
                         StatusCode::OK,
-                        resource_json(req.site, Some(&Requester::Anonymous), &r),
+                        resource_json(req.site, Some(req.principal()), &r),
                     ),
                     Ok(Some(_)) => error(StatusCode::NOT_FOUND, "no such resource"),
                     Ok(None) => match store.run(move |s| s.deletion(&id.to_string())).await {

@@ -45,6 +45,7 @@ pub const SESSION_COOKIE: &str = "bulwark_session";
 pub fn cacheable(req: &RequestCtx<'_>) -> bool {
     let parts = req.parts;
     !req.site.dev
+        && req.principal().is_anonymous()
         && (parts.method == Method::GET || parts.method == Method::HEAD)
         && !parts.headers.contains_key(AUTHORIZATION)
         && !parts
