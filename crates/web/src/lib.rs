@@ -50,6 +50,6 @@ pub use representation::{Content, Outcome, Representation};
 pub use request::RequestCtx;
 pub use site::SiteRuntime;
 pub use sites::Sites;
-pub use stores::OpenError;
+pub use stores::{OpenError, SiteNotifier};
 pub use table::LoadError;
 pub use tls::TlsError;

@@ -18,6 +18,7 @@ use bulwark_template::{SiteModels, TemplateExtension};
 
 use crate::controllers::{Controller, ControllerFactory, ModuleKinds};
 use crate::error::ModuleError;
+use crate::stores::SiteNotifier;
 
 pub trait Module: Send + Sync + 'static {
     /// Name, priority, dependencies, templates, static files and dispatch rules.
@@ -52,6 +53,7 @@ impl std::fmt::Debug for dyn Module {
 pub struct SiteSetup<'a> {
     pub(crate) site: &'a Arc<Site>,
     pub(crate) models: &'a Arc<SiteModels>,
+    pub(crate) notifier: &'a SiteNotifier,
     pub(crate) module: &'static str,
     pub(crate) kinds: &'a mut ModuleKinds,
     pub(crate) observers: &'a mut Observers,
@@ -66,6 +68,12 @@ impl SiteSetup<'_> {
     /// The site's data (store and depcache).
     pub fn models(&self) -> &Arc<SiteModels> {
         self.models
+    }
+
+    /// The site's observers once it has loaded (and after every reload), for
+    /// code that outlives this setup and must ask them (a hub's access checks).
+    pub fn notifier(&self) -> SiteNotifier {
+        self.notifier.clone()
     }
 
     /// The module's own section of `site.toml` (`[push]` for `push`), if any.

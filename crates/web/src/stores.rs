@@ -41,7 +41,29 @@ pub enum OpenError {
 #[derive(Clone)]
 pub(crate) struct OpenStore {
     pub models: Arc<SiteModels>,
-    pub notifier: Arc<ArcSwap<Notifier>>,
+    pub notifier: SiteNotifier,
+}
+
+/// Where a site's current observers are, for code that lives longer than one
+/// load of the site (the change task, a module's hub): a configuration reload
+/// puts the new ones here.
+#[derive(Clone, Default)]
+pub struct SiteNotifier(Arc<ArcSwap<Notifier>>);
+
+impl SiteNotifier {
+    /// The observers of the site as it is loaded now.
+    pub fn current(&self) -> Arc<Notifier> {
+        self.0.load_full()
+    }
+
+    /// Whether two handles are the same site's (the same store).
+    pub fn same_as(&self, other: &SiteNotifier) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    pub(crate) fn replace(&self, notifier: Arc<Notifier>) {
+        self.0.store(notifier);
+    }
 }
 
 /// Open stores by site name, with the settings they were opened with.
@@ -104,7 +126,7 @@ impl SiteStores {
         store.spawn_pivot_task(100, Duration::from_millis(200));
         let open = OpenStore {
             models: SiteModels::new(store),
-            notifier: Arc::new(ArcSwap::from_pointee(Notifier::default())),
+            notifier: SiteNotifier::default(),
         };
         tokio::spawn(apply_changes(open.clone()));
         self.open
@@ -126,7 +148,7 @@ async fn apply_changes(open: OpenStore) {
                 for key in &change.keys {
                     models.cache.flush_dependency(key);
                 }
-                let notifier = open.notifier.load();
+                let notifier = open.notifier.current();
                 notifier.notify(&CacheFlushed {
                     keys: change.keys.clone(),
                     all: false,
@@ -141,7 +163,7 @@ async fn apply_changes(open: OpenStore) {
             // Missed events: which keys changed is unknown, so everything goes.
             Err(RecvError::Lagged(_)) => {
                 models.cache.flush_all();
-                open.notifier.load().notify(&CacheFlushed {
+                open.notifier.current().notify(&CacheFlushed {
                     keys: Vec::new(),
                     all: true,
                 });

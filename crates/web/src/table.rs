@@ -164,6 +164,7 @@ async fn serve_site(
             .setup(&mut SiteSetup {
                 site: &site,
                 models: &open.models,
+                notifier: &open.notifier,
                 module: name,
                 kinds: &mut kinds,
                 observers: &mut observers,
@@ -172,7 +173,7 @@ async fn serve_site(
             .map_err(|e| SiteError::invalid(&file, &format!("{name}.{}", e.key), e.problem))?;
     }
     let notifier = Arc::new(observers.build());
-    open.notifier.store(notifier.clone());
+    open.notifier.replace(notifier.clone());
     let controllers = site
         .router
         .rules()

@@ -1,18 +1,22 @@
-//! Who may do what with a site's topics: the `[push]` policy.
+//! Who may do what with a site's topics: the site's modules first (the
+//! [`PushAccess`] notification), then the `[push]` policy.
 
 use bulwark_acl::Principal;
 use bulwark_push::{PushAcl, Topic, TopicFilter};
+use bulwark_web::SiteNotifier;
 
+use crate::events::{PushAccess, PushAction};
 use crate::settings::PushSettings;
 
 pub struct SitePushAcl {
     browser_publish: Vec<TopicFilter>,
     deny: Vec<TopicFilter>,
+    notifier: SiteNotifier,
 }
 
 impl SitePushAcl {
     /// The policy of checked settings (see [`PushSettings::parse`]).
-    pub fn new(settings: &PushSettings) -> SitePushAcl {
+    pub fn new(settings: &PushSettings, notifier: SiteNotifier) -> SitePushAcl {
         let parse = |filters: &[String]| {
             filters
                 .iter()
@@ -22,7 +26,21 @@ impl SitePushAcl {
         SitePushAcl {
             browser_publish: parse(&settings.browser_publish),
             deny: parse(&settings.deny),
+            notifier,
         }
+    }
+
+    /// What an observer of [`PushAccess`] says, if one does.
+    fn observed(&self, principal: &Principal, action: PushAction, topic: &str) -> Option<bool> {
+        let notifier = self.notifier.current();
+        if !notifier.has_observers::<PushAccess>() {
+            return None;
+        }
+        notifier.first(&PushAccess {
+            principal: principal.clone(),
+            action,
+            topic: topic.to_string(),
+        })
     }
 
     fn denied(&self, topic: &Topic) -> bool {
@@ -31,16 +49,23 @@ impl SitePushAcl {
 }
 
 impl PushAcl for SitePushAcl {
-    fn may_subscribe(&self, _: &Principal, filter: &TopicFilter) -> bool {
+    fn may_subscribe(&self, principal: &Principal, filter: &TopicFilter) -> bool {
         // Wildcards are checked per message by `may_read`.
-        filter.as_topic().is_none_or(|t| !self.denied(&t))
+        let Some(topic) = filter.as_topic() else {
+            return true;
+        };
+        self.observed(principal, PushAction::Subscribe, topic.as_str())
+            .unwrap_or_else(|| !self.denied(&topic))
     }
 
     fn may_read(&self, _: &Principal, topic: &Topic) -> bool {
         !self.denied(topic)
     }
 
-    fn may_publish(&self, _: &Principal, topic: &Topic) -> bool {
-        !self.denied(topic) && self.browser_publish.iter().any(|f| f.matches(topic))
+    fn may_publish(&self, principal: &Principal, topic: &Topic) -> bool {
+        self.observed(principal, PushAction::Publish, topic.as_str())
+            .unwrap_or_else(|| {
+                !self.denied(topic) && self.browser_publish.iter().any(|f| f.matches(topic))
+            })
     }
 }

@@ -6,6 +6,7 @@
 //! their tasks; it is replaced only when the site's `[push]` settings change.
 
 mod acl;
+mod events;
 mod settings;
 mod transports;
 
@@ -17,8 +18,9 @@ use include_dir::{Dir, include_dir};
 use bulwark_push::Hub;
 use bulwark_site::ModuleManifest;
 use bulwark_web::events::ResourceChanged;
-use bulwark_web::{Module, ModuleError, SiteSetup};
+use bulwark_web::{Module, ModuleError, SiteNotifier, SiteSetup};
 
+pub use events::{PushAccess, PushAction};
 pub use settings::PushSettings;
 pub use transports::PushTransport;
 
@@ -30,8 +32,15 @@ pub const PRIORITY: i32 = 400;
 const OBSERVER_PRIORITY: i32 = 500;
 
 pub struct PushModule {
-    /// Hubs by site name, with the settings they were made with.
-    hubs: Mutex<HashMap<String, (PushSettings, Arc<Hub>)>>,
+    /// Hubs by site name.
+    hubs: Mutex<HashMap<String, SiteHub>>,
+}
+
+/// A site's hub, with the settings and observers it was made with.
+struct SiteHub {
+    settings: PushSettings,
+    notifier: SiteNotifier,
+    hub: Arc<Hub>,
 }
 
 /// The module, for the binary's registry.
@@ -57,18 +66,26 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
 }
 
 impl PushModule {
-    fn hub_for(&self, site: &str, settings: &PushSettings) -> Arc<Hub> {
+    fn hub_for(&self, site: &str, settings: &PushSettings, notifier: SiteNotifier) -> Arc<Hub> {
         let mut hubs = self.hubs.lock().expect("push hubs");
-        if let Some((made_with, hub)) = hubs.get(site)
-            && made_with == settings
+        if let Some(kept) = hubs.get(site)
+            && kept.settings == *settings
+            && kept.notifier.same_as(&notifier)
         {
-            return hub.clone();
+            return kept.hub.clone();
         }
         let hub = Hub::new(
             settings.hub_config(),
-            Arc::new(acl::SitePushAcl::new(settings)),
+            Arc::new(acl::SitePushAcl::new(settings, notifier.clone())),
         );
-        hubs.insert(site.to_string(), (settings.clone(), hub.clone()));
+        hubs.insert(
+            site.to_string(),
+            SiteHub {
+                settings: settings.clone(),
+                notifier,
+                hub: hub.clone(),
+            },
+        );
         hub
     }
 }
@@ -80,7 +97,7 @@ impl Module for PushModule {
 
     fn setup(&self, site: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
         let settings = Arc::new(PushSettings::parse(site.settings())?);
-        let hub = self.hub_for(site.site().name().as_str(), &settings);
+        let hub = self.hub_for(site.site().name().as_str(), &settings, site.notifier());
         let for_controllers = hub.clone();
         site.add_controller("push", move |options| {
             transports::PushController::new(for_controllers.clone(), settings.clone(), options)

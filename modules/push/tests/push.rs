@@ -453,3 +453,71 @@ async fn idle_clients_expire_after_the_site_timeout_and_connected_ones_stay() {
     );
     s.shutdown().await;
 }
+
+/// A module that decides push access for some topics ([`PushAccess`]): `vault/...`
+/// may never be subscribed to, `votes/...` may be published on by anyone.
+struct Gate;
+
+fn gate_manifest() -> &'static std::sync::Arc<bulwark_site::ModuleManifest> {
+    static MANIFEST: std::sync::OnceLock<std::sync::Arc<bulwark_site::ModuleManifest>> =
+        std::sync::OnceLock::new();
+    MANIFEST.get_or_init(|| {
+        std::sync::Arc::new(
+            bulwark_site::ModuleManifest::new("gate", 100, &["push"], None, None, "").unwrap(),
+        )
+    })
+}
+
+impl bulwark_web::Module for Gate {
+    fn manifest(&self) -> &std::sync::Arc<bulwark_site::ModuleManifest> {
+        gate_manifest()
+    }
+
+    fn setup(&self, site: &mut bulwark_web::SiteSetup<'_>) -> Result<(), bulwark_web::ModuleError> {
+        use bulwark_module_push::{PushAccess, PushAction};
+        site.observers().on_first(10, |a: &PushAccess| {
+            match (a.action, a.topic.split('/').next()) {
+                (PushAction::Subscribe, Some("vault")) => Some(false),
+                (PushAction::Publish, Some("votes")) => Some(true),
+                _ => None,
+            }
+        });
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_module_decides_push_access_before_the_push_settings() {
+    let mut modules = modules();
+    modules.push(std::sync::Arc::new(Gate));
+    let site = PUSH_SITE.replace("modules = [\"push\"]", "modules = [\"push\", \"gate\"]");
+    let s = start_with_modules(
+        &[("p/site.toml", &site), ("p/templates/home.tpl", "home")],
+        |_| {},
+        modules,
+    )
+    .await;
+    let (mut ws, _) = ws_connect(&s, None).await;
+    // Refused by the module, though [push] would allow it.
+    let reply = ws_send(&mut ws, json!({"op": "subscribe", "topic": "vault/1"})).await;
+    assert_eq!(reply["type"], "error", "{reply}");
+    // No answer from the module: [push] decides.
+    let reply = ws_send(&mut ws, json!({"op": "subscribe", "topic": "news"})).await;
+    assert_eq!(reply["type"], "subscribed", "{reply}");
+    let reply = ws_send(&mut ws, json!({"op": "subscribe", "topic": "private/x"})).await;
+    assert_eq!(reply["type"], "error", "{reply}");
+    // Allowed by the module, though [push] lets browsers publish on chat/# only.
+    let reply = ws_send(
+        &mut ws,
+        json!({"op": "publish", "topic": "votes/7", "payload": 1}),
+    )
+    .await;
+    assert_eq!(reply["type"], "published", "{reply}");
+    let reply = ws_send(
+        &mut ws,
+        json!({"op": "publish", "topic": "news", "payload": 1}),
+    )
+    .await;
+    assert_eq!(reply["type"], "error", "{reply}");
+    s.shutdown().await;
+}
