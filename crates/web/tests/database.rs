@@ -150,3 +150,33 @@ fn rand_seed() -> u32 {
         .unwrap()
         .subsec_nanos()
 }
+
+#[tokio::test]
+async fn a_database_that_is_down_at_start_is_reported_as_down_not_as_a_bad_key() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("news/site.toml"),
+        "hostname = \"news.test\"\n[database]\nurl = \"postgres://bulwark@127.0.0.1:1/x\"\npool_timeout_ms = 500\n",
+    );
+    let errors = load_sites(dir.path(), Default::default())
+        .await
+        .err()
+        .expect("the site must not start without its database");
+    let text: String = errors.iter().map(|e| e.to_string()).collect();
+    assert!(
+        text.contains("site news") && text.contains("down or unreachable"),
+        "{text}"
+    );
+    assert!(
+        matches!(
+            &errors[0],
+            bulwark_web::LoadError::Data {
+                source: bulwark_web::OpenError::Database(
+                    bulwark_store::StoreError::Unavailable { .. }
+                ),
+                ..
+            }
+        ),
+        "{errors:?}"
+    );
+}
