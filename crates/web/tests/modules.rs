@@ -65,9 +65,20 @@ impl Controller for Greeting {
     }
 }
 
+const GREETER_MIGRATIONS: &[bulwark_store::Migration] = &[bulwark_store::Migration {
+    version: 1,
+    name: "greetings",
+    sqlite: "CREATE TABLE greeting (id INTEGER PRIMARY KEY, word TEXT NOT NULL)",
+    postgres: "CREATE TABLE greeting (id BIGSERIAL PRIMARY KEY, word TEXT NOT NULL)",
+}];
+
 impl Module for Greeter {
     fn manifest(&self) -> &Arc<ModuleManifest> {
         manifest()
+    }
+
+    fn migrations(&self) -> &'static [bulwark_store::Migration] {
+        GREETER_MIGRATIONS
     }
 
     fn setup(&self, site: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
@@ -159,6 +170,83 @@ async fn a_module_refuses_its_own_bad_settings_with_the_key_named() {
     let text: String = errors.iter().map(|e| e.to_string()).collect();
     assert!(
         text.contains("g/site.toml") && text.contains("greeter.shout"),
+        "{text}"
+    );
+}
+
+/// A module whose migration is broken: the site must not start half-migrated.
+struct Broken;
+
+impl Module for Broken {
+    fn manifest(&self) -> &Arc<ModuleManifest> {
+        static MANIFEST: OnceLock<Arc<ModuleManifest>> = OnceLock::new();
+        MANIFEST.get_or_init(|| {
+            Arc::new(ModuleManifest::new("broken", 100, &[], None, None, "").unwrap())
+        })
+    }
+
+    fn migrations(&self) -> &'static [bulwark_store::Migration] {
+        &[bulwark_store::Migration {
+            version: 1,
+            name: "nonsense",
+            sqlite: "CREATE TABLE",
+            postgres: "CREATE TABLE",
+        }]
+    }
+}
+
+#[tokio::test]
+async fn a_modules_migrations_run_when_the_store_opens_and_a_broken_one_stops_the_site() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("g/site.toml"), SITE);
+    write(&dir.path().join("g/templates/home.tpl"), "home");
+    let mut with_greeter = modules();
+    with_greeter.push(Arc::new(Greeter {
+        renders: Arc::default(),
+    }));
+    // Twice: the second load finds the migration applied and changes nothing.
+    for _ in 0..2 {
+        let sites = bulwark_web::Sites::load(dir.path(), Default::default(), with_greeter.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let store = sites.site_models("g").unwrap().store.clone();
+        // Version 1 is applied already (so its text here, which would fail, is
+        // skipped), and its table exists (so version 2 can insert into it).
+        let check = [
+            bulwark_store::Migration {
+                version: 1,
+                name: "greetings",
+                sqlite: "NOT SQL",
+                postgres: "NOT SQL",
+            },
+            bulwark_store::Migration {
+                version: 2,
+                name: "first greeting",
+                sqlite: "INSERT INTO greeting (word) VALUES ('hi')",
+                postgres: "INSERT INTO greeting (word) VALUES ('hi')",
+            },
+        ];
+        store
+            .run(move |s| s.migrate_module("greeter", &check))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    write(
+        &dir.path().join("g/site.toml"),
+        &SITE.replace(
+            "modules = [\"greeter\"]",
+            "modules = [\"greeter\", \"broken\"]",
+        ),
+    );
+    let mut with_broken = with_greeter.clone();
+    with_broken.push(Arc::new(Broken));
+    let errors = bulwark_web::Sites::load(dir.path(), Default::default(), with_broken)
+        .await
+        .err()
+        .expect("a broken migration stops the site");
+    let text: String = errors.iter().map(|e| e.to_string()).collect();
+    assert!(
+        text.contains("module broken") && text.contains("nonsense"),
         "{text}"
     );
 }
