@@ -89,6 +89,9 @@ struct ServeArgs {
     /// Seconds a client has to send a request head; also the keep-alive idle limit.
     #[arg(long, env = "BULWARK_HEADER_TIMEOUT", default_value_t = 10.0)]
     header_timeout: f64,
+    /// Seconds a client has to send a whole request body once its head is in.
+    #[arg(long, env = "BULWARK_BODY_TIMEOUT", default_value_t = 30.0)]
+    body_timeout: f64,
     /// Seconds in-flight requests get to finish on shutdown.
     #[arg(long, env = "BULWARK_SHUTDOWN_GRACE", default_value_t = 10.0)]
     shutdown_grace: f64,
@@ -157,7 +160,36 @@ fn main() -> ExitCode {
     }
 }
 
+/// Raises the limit of open files to the most the system allows this process:
+/// every connection is a file descriptor, and the default (often 1,024) is what
+/// one visitor holding connections open would otherwise exhaust first.
+#[cfg(unix)]
+fn raise_open_file_limit() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit only read and write the struct passed.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return;
+        }
+        if limit.rlim_cur < limit.rlim_max {
+            let before = limit.rlim_cur;
+            limit.rlim_cur = limit.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                tracing::info!(
+                    "open files: limit raised from {before} to {}",
+                    limit.rlim_max
+                );
+            }
+        }
+    }
+}
+
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    #[cfg(unix)]
+    raise_open_file_limit();
     if !has_sites(&args.sites) {
         let dir = write_starter_site(&args.sites.join("default"), None)?;
         tracing::info!(
@@ -180,6 +212,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let sites_options = SitesOptions {
         dev: args.dev,
         max_body_bytes: args.max_body,
+        body_timeout: Duration::from_secs_f64(args.body_timeout),
         render_limits: RenderLimits {
             concurrency: args
                 .render_concurrency

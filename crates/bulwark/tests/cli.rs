@@ -19,11 +19,52 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// `Max open files` of a process: (soft, hard).
+fn open_file_limits(pid: u32) -> (String, String) {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap()
+        .to_string();
+    let mut fields = line["Max open files".len()..].split_whitespace();
+    (
+        fields.next().unwrap().to_string(),
+        fields.next().unwrap().to_string(),
+    )
+}
+
+#[repr(C)]
+struct Rlimit {
+    cur: u64,
+    max: u64,
+}
+
+unsafe extern "C" {
+    fn getrlimit(resource: i32, limit: *mut Rlimit) -> i32;
+    fn setrlimit(resource: i32, limit: *const Rlimit) -> i32;
+}
+
+const RLIMIT_NOFILE: i32 = 7;
+
 #[test]
 fn serve_without_sites_creates_the_starter_site_and_stops_on_sigterm() {
+    use std::os::unix::process::CommandExt;
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let mut child = bulwark(dir.path())
+    let mut command = bulwark(dir.path());
+    // Started with a low limit of open files, it raises it to the hard limit.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            let mut limit = Rlimit { cur: 0, max: 0 };
+            getrlimit(RLIMIT_NOFILE, &mut limit);
+            limit.cur = limit.max.min(256);
+            setrlimit(RLIMIT_NOFILE, &limit);
+            Ok(())
+        });
+    }
+    let mut child = command
         .args([
             "serve",
             "--access-log",
@@ -46,6 +87,11 @@ fn serve_without_sites_creates_the_starter_site_and_stops_on_sigterm() {
         }
     };
     assert_eq!(home.status(), 200);
+    let (soft, hard) = open_file_limits(child.id());
+    assert_eq!(
+        soft, hard,
+        "the open-file limit is raised to the hard limit"
+    );
     let html = home.text().unwrap();
     assert!(html.contains("<title>Bulwark</title>"), "{html}");
     let css = &html[html.find("/lib/").unwrap()..];

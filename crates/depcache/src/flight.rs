@@ -124,18 +124,24 @@ impl<K: Hash + Eq + Clone, V> Flights<K, V> {
 
     /// Joins the flight for `key`, or starts one. With a stale value at hand, any
     /// running flight (joinable or not) will do: the caller serves the stale value.
+    /// A caller that accepts values from before a flush (`stale_after_flush`) also
+    /// joins a flight that started before one: under a steady stream of writes to
+    /// other keys, a rush on one page still causes one computation.
     fn join_or_lead(
         &self,
         key: &VersionedKey<K>,
         dependencies: &DependencyTable,
         has_stale: bool,
+        stale_after_flush: bool,
     ) -> Role<V> {
         let mut shard = self.shard(key).lock();
         if let Some(flight) = shard.get(key) {
             if has_stale {
                 return Role::Running;
             }
-            if flight.is_joinable(dependencies) {
+            if (stale_after_flush && !flight.closed.load(Ordering::Acquire))
+                || flight.is_joinable(dependencies)
+            {
                 return Role::Wait(flight.landing.subscribe());
             }
         }
@@ -373,10 +379,12 @@ where
                 generation,
                 key: key.to_owned(),
             };
-            match inner
-                .flights
-                .join_or_lead(&versioned, &inner.dependencies, stale.is_some())
-            {
+            match inner.flights.join_or_lead(
+                &versioned,
+                &inner.dependencies,
+                stale.is_some(),
+                policy.serve_stale_after_flush,
+            ) {
                 Role::Running => {
                     inner.counters.grace_hits.increment();
                     return Lookup::Value(Cached(stale.expect("Running only with a stale value")));

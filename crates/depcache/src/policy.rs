@@ -38,8 +38,10 @@ impl Policy {
     }
 
     /// Also serve a value whose dependencies were flushed, within its grace period,
-    /// while another caller recomputes it. Off by default: a flush normally means the
-    /// old value is wrong. Only `get_or_lead` and `get_or_compute` look at this.
+    /// while another caller recomputes it, and join a computation that started
+    /// before a flush instead of starting another. Off by default: a flush normally
+    /// means the old value is wrong. Only `get_or_lead` and `get_or_compute` look
+    /// at this.
     pub fn serve_stale_after_flush(mut self) -> Self {
         self.serve_stale_after_flush = true;
         self

@@ -227,6 +227,29 @@ async fn callers_arriving_after_a_flush_do_not_join_the_computation_that_started
 }
 
 #[tokio::test]
+async fn callers_that_accept_stale_values_join_a_computation_across_an_unrelated_flush() {
+    // A rush on one page while other data changes: one computation, not one per
+    // flush (the page cache's policy).
+    let cache = cache();
+    let dep = DependencyKey::new("rsc:42");
+    let policy = Policy::ttl(HOUR).with_grace(HOUR).serve_stale_after_flush();
+    let leader = lead(&cache, "page", policy).await;
+    let read = read_serials(&cache, std::slice::from_ref(&dep));
+    cache.flush_dependency(&DependencyKey::new("rsc:7"));
+    let joined = cache.get_or_lead::<str, StoreDown>("page", policy);
+    let mut joined = std::pin::pin!(joined);
+    assert!(
+        at_once(joined.as_mut()).is_none(),
+        "it waits for the running computation instead of starting another"
+    );
+    leader.finish("the page".into(), &read);
+    match bounded(joined).await {
+        Lookup::Value(v) => assert_eq!(*v, "the page"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
 async fn a_serial_read_before_anything_depended_on_its_key_still_sees_a_flush() {
     let cache = cache();
     let dep = DependencyKey::new("rsc:7");
@@ -604,7 +627,9 @@ async fn discarding_the_stale_value_keeps_a_fresh_one_another_flight_stored() {
     let dep = DependencyKey::new("rsc:1");
     let old = lead(&cache, "page", with_grace()).await;
     cache.flush_dependency(&dep);
-    let newer = lead(&cache, "page", with_grace()).await;
+    // A caller that does not accept values from before the flush starts its own
+    // flight beside the old one.
+    let newer = lead(&cache, "page", Policy::ttl(HOUR).with_grace(HOUR)).await;
     newer.finish(
         "v2".into(),
         &read_serials(&cache, std::slice::from_ref(&dep)),

@@ -120,15 +120,29 @@ pub enum BodyError {
     TooLarge { limit: usize },
     #[error("the request body could not be read: {0}")]
     Broken(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The whole body did not arrive within the time allowed: a client that sends
+    /// a body slowly (or announces one and never sends it) must not hold its
+    /// connection, and a file descriptor, for ever.
+    #[error("the request body did not arrive within {0:?}")]
+    TimedOut(std::time::Duration),
 }
 
-/// Reads a whole request body, refusing it as soon as it passes `limit` bytes
-/// (a chunked body is counted while it arrives).
-pub async fn read_body(body: hyper::body::Incoming, limit: usize) -> Result<Bytes, BodyError> {
+/// Reads a whole request body, refusing it as soon as it passes `limit` bytes (a
+/// chunked body is counted while it arrives) or when it has not fully arrived
+/// within `timeout`.
+pub async fn read_body(
+    body: hyper::body::Incoming,
+    limit: usize,
+    timeout: std::time::Duration,
+) -> Result<Bytes, BodyError> {
     use http_body_util::BodyExt;
-    match http_body_util::Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(BodyError::TooLarge { limit }),
-        Err(e) => Err(BodyError::Broken(e)),
+    let collect = http_body_util::Limited::new(body, limit).collect();
+    match tokio::time::timeout(timeout, collect).await {
+        Err(_) => Err(BodyError::TimedOut(timeout)),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+            Err(BodyError::TooLarge { limit })
+        }
+        Ok(Err(e)) => Err(BodyError::Broken(e)),
     }
 }

@@ -14,6 +14,7 @@ use bulwark_http::{Body, BodyError, Peer, plain_response, read_body};
 
 use crate::error_page::error_response;
 use crate::events::{RequestDispatch, Rewrite};
+use crate::options::SitesOptions;
 use crate::request::RequestCtx;
 use crate::respond::respond;
 use crate::site::SiteRuntime;
@@ -21,10 +22,11 @@ use crate::table::{HostTarget, ServedSite, SiteTable};
 
 pub(crate) async fn dispatch(
     table: Arc<SiteTable>,
-    max_body_bytes: u64,
+    options: &SitesOptions,
     req: Request<Incoming>,
     peer: Peer,
 ) -> Response<Body> {
+    let max_body_bytes = options.max_body_bytes;
     let (mut parts, body) = req.into_parts();
     let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
     let Some(host) = request_host(&parts) else {
@@ -63,9 +65,12 @@ pub(crate) async fn dispatch(
     }
     let body =
         if controller.reads_body() && parts.method != Method::GET && parts.method != Method::HEAD {
-            match read_body(body, max_body_bytes as usize).await {
+            match read_body(body, max_body_bytes as usize, options.body_timeout).await {
                 Ok(bytes) => bytes,
                 Err(BodyError::TooLarge { .. }) => return too_large(site),
+                Err(BodyError::TimedOut(_)) => {
+                    return plain_response(StatusCode::REQUEST_TIMEOUT, true);
+                }
                 Err(BodyError::Broken(_)) => return plain_response(StatusCode::BAD_REQUEST, true),
             }
         } else {

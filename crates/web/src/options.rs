@@ -1,5 +1,7 @@
 //! How the running sites behave, as the command line sets it.
 
+use std::time::Duration;
+
 use bulwark_template::TemplateOptions;
 
 use crate::bottleneck::RenderLimits;
@@ -14,6 +16,9 @@ pub struct SitesOptions {
     pub render_limits: RenderLimits,
     /// The largest request body a controller is handed (larger ones get 413).
     pub max_body_bytes: u64,
+    /// How long a request body may take to arrive once the head is in (then 408,
+    /// and the connection closes).
+    pub body_timeout: Duration,
 }
 
 impl Default for SitesOptions {
@@ -23,6 +28,7 @@ impl Default for SitesOptions {
             fuel: TemplateOptions::default().fuel,
             render_limits: RenderLimits::default(),
             max_body_bytes: 8 * 1024 * 1024,
+            body_timeout: Duration::from_secs(30),
         }
     }
 }

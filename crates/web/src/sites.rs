@@ -72,12 +72,7 @@ impl Handler for Sites {
         req: Request<Incoming>,
         peer: Peer,
     ) -> impl Future<Output = Response<Body>> + Send {
-        dispatch(
-            self.table.load_full(),
-            self.options.max_body_bytes,
-            req,
-            peer,
-        )
+        dispatch(self.table.load_full(), &self.options, req, peer)
     }
 }
 

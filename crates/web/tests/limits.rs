@@ -86,6 +86,31 @@ async fn a_body_over_the_limit_gets_413_declared_or_chunked() {
 }
 
 #[tokio::test]
+async fn a_body_that_does_not_arrive_in_time_gets_408_and_the_connection_closes() {
+    let s = start(&two_sites(), |o| o.body_timeout = Duration::from_secs(1)).await;
+    let started = Instant::now();
+    let mut stalled = TcpStream::connect(s.addr).await.unwrap();
+    // The head announces 100 bytes; 10 come, the rest never does.
+    stalled
+        .write_all(
+            b"POST /page/x HTTP/1.1\r\nHost: a.test\r\nContent-Length: 100\r\n\r\nx=12345678",
+        )
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stalled.read_to_end(&mut answer))
+        .await
+        .expect("the server must end the connection, not wait for ever")
+        .unwrap();
+    let r = parse_response(&answer).expect("an answer before the close");
+    assert_eq!(r.status, 408);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // Other visitors were served all along, and are after it.
+    assert_eq!(get(s.addr, "a.test", "/").await.status, 200);
+    s.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_slowloris_client_is_cut_off_while_others_are_served() {
     let s = start(&two_sites(), |o| {
         o.header_read_timeout = Duration::from_secs(2)

@@ -43,6 +43,7 @@ impl TestServer {
 pub struct Options {
     pub listen_tls: Option<SocketAddr>,
     pub max_body_bytes: u64,
+    pub body_timeout: Duration,
     pub header_read_timeout: Duration,
     pub shutdown_grace: Duration,
     pub access_log: AccessLogTarget,
@@ -89,6 +90,7 @@ pub async fn start_with_modules(
     let mut options = Options {
         listen_tls: None,
         max_body_bytes: site_defaults.max_body_bytes,
+        body_timeout: site_defaults.body_timeout,
         header_read_timeout: server_defaults.header_read_timeout,
         shutdown_grace: Duration::from_secs(2),
         access_log: AccessLogTarget::Off,
@@ -102,6 +104,7 @@ pub async fn start_with_modules(
         fuel: options.fuel,
         render_limits: options.render_limits,
         max_body_bytes: options.max_body_bytes,
+        body_timeout: options.body_timeout,
     };
     let server_options = ServerOptions {
         listen: "127.0.0.1:0".parse().unwrap(),
