@@ -297,13 +297,28 @@ async fn accept_loop<H: Handler>(
     connections: Connections,
     stop: CancellationToken,
 ) {
+    // One descriptor held in reserve: when the process runs out, it is given up
+    // for a moment to accept the waiting connection and answer it 503, instead of
+    // leaving every new visitor hanging while `accept` fails.
+    let mut spare = std::fs::File::open("/dev/null").ok();
     loop {
         let (stream, peer) = tokio::select! {
             _ = stop.cancelled() => return,
             accepted = listener.accept() => match accepted {
                 Ok(conn) => conn,
+                Err(e) if is_out_of_descriptors(&e) => {
+                    if spare.take().is_some()
+                        && let Ok((stream, _)) = listener.accept().await
+                    {
+                        refuse(stream, tls.is_some()).await;
+                    } else {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                    }
+                    spare = std::fs::File::open("/dev/null").ok();
+                    continue;
+                }
                 Err(e) => {
-                    // Out of file descriptors and the like: back off, keep serving.
+                    // Another failure of one connection: back off, keep serving.
                     tracing::warn!("accept: {e}");
                     tokio::time::sleep(Duration::from_millis(20)).await;
                     continue;
@@ -346,6 +361,30 @@ async fn accept_loop<H: Handler>(
                 });
             }
         }
+    }
+}
+
+fn is_out_of_descriptors(e: &std::io::Error) -> bool {
+    // EMFILE (this process) and ENFILE (the system), on Linux.
+    matches!(e.raw_os_error(), Some(23 | 24))
+}
+
+/// The process is out of file descriptors: a quick `503` on a plain connection (on
+/// a TLS port bytes mean nothing before a handshake, so that one is only closed),
+/// then the socket closes at once, giving its descriptor back.
+async fn refuse(stream: tokio::net::TcpStream, tls: bool) {
+    static TOLD: std::sync::Once = std::sync::Once::new();
+    TOLD.call_once(|| {
+        tracing::warn!(
+            "out of file descriptors: new connections get 503 (raise LimitNOFILE; logged once)"
+        )
+    });
+    if !tls {
+        use tokio::io::AsyncWriteExt;
+        let mut stream = stream;
+        let answer = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+        // The answer fits a fresh socket's send buffer: this does not wait.
+        let _ = tokio::time::timeout(Duration::from_millis(100), stream.write_all(answer)).await;
     }
 }
 

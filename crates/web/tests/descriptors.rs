@@ -1,0 +1,71 @@
+//! When the process has no file descriptor left, a new visitor gets a quick 503
+//! instead of a connection that hangs while `accept` fails; the site answers
+//! normally again as soon as descriptors are free. Alone in its file: it lowers
+//! the open-file limit of its own test process.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn out_of_descriptors_a_new_connection_gets_503_and_the_site_recovers() {
+    let s = start(&two_sites(), |_| {}).await;
+    assert_eq!(get(s.addr, "a.test", "/").await.status, 200);
+
+    // Take every descriptor the process may still open, then give one back for
+    // the visitor's own socket: the server has none left to accept it with.
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain calls that read and write the struct passed.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        limit.rlim_cur = limit.rlim_cur.min(2048);
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+    }
+    let mut filler = Vec::new();
+    while let Ok(f) = std::fs::File::open("/dev/null") {
+        filler.push(f);
+    }
+    filler.pop();
+
+    let mut visitor = TcpStream::connect(s.addr).await.unwrap();
+    visitor
+        .write_all(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), visitor.read_to_end(&mut answer))
+        .await
+        .expect("answered at once, not left hanging")
+        .unwrap();
+    drop(visitor);
+    let head = String::from_utf8_lossy(&answer);
+    assert!(head.starts_with("HTTP/1.1 503"), "{head}");
+    assert!(
+        head.contains("retry-after: 1") || head.contains("Retry-After: 1"),
+        "{head}"
+    );
+
+    drop(filler);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let r = get(s.addr, "a.test", "/").await;
+        if r.status == 200 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not recovered: {} {}",
+            r.status,
+            r.text()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    s.shutdown().await;
+}
