@@ -29,41 +29,50 @@ async fn out_of_descriptors_a_new_connection_gets_503_and_the_site_recovers() {
         assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
     }
     let mut filler = Vec::new();
-    while let Ok(f) = std::fs::File::open("/dev/null") {
-        filler.push(f);
+    let mut refused = None;
+    // The server's own background work may take the one free descriptor first:
+    // then the visitor cannot connect (or finds one free), and it is tried again.
+    for _ in 0..5 {
+        while let Ok(f) = std::fs::File::open("/dev/null") {
+            filler.push(f);
+        }
+        filler.pop();
+        let Ok(mut visitor) = TcpStream::connect(s.addr).await else {
+            continue;
+        };
+        visitor
+            .write_all(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = Vec::new();
+        tokio::time::timeout(Duration::from_secs(5), visitor.read_to_end(&mut answer))
+            .await
+            .expect("answered at once, not left hanging")
+            .unwrap();
+        let head = String::from_utf8_lossy(&answer).into_owned();
+        if head.starts_with("HTTP/1.1 503") {
+            refused = Some(head);
+            break;
+        }
     }
-    filler.pop();
-
-    let mut visitor = TcpStream::connect(s.addr).await.unwrap();
-    visitor
-        .write_all(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
-        .await
-        .unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(Duration::from_secs(5), visitor.read_to_end(&mut answer))
-        .await
-        .expect("answered at once, not left hanging")
-        .unwrap();
-    drop(visitor);
-    let head = String::from_utf8_lossy(&answer);
-    assert!(head.starts_with("HTTP/1.1 503"), "{head}");
+    let head = refused.expect("a visitor arriving with no descriptor left gets 503");
     assert!(
-        head.contains("retry-after: 1") || head.contains("Retry-After: 1"),
+        head.to_ascii_lowercase().contains("retry-after: 1"),
         "{head}"
     );
 
     drop(filler);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
-        let r = get(s.addr, "a.test", "/").await;
-        if r.status == 200 {
+        // Until the descriptors are back, a connection may also end unanswered.
+        let request = b"GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n";
+        let status = raw(s.addr, request).await.map(|r| r.status);
+        if status == Some(200) {
             break;
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "not recovered: {} {}",
-            r.status,
-            r.text()
+            "not recovered: {status:?}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

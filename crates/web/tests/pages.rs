@@ -588,3 +588,50 @@ async fn without_grace_a_rush_waits_for_the_one_render() {
     assert_eq!(rendered, 1);
     assert!(bodies.iter().all(|b| b == "New"), "{bodies:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_patches_without_if_match_all_apply_and_a_stale_if_match_conflicts() {
+    let site = format!("{NEWS_SITE}\n[api]\ntoken = \"secret\"\n");
+    let mut files = files();
+    files[0].1 = &site;
+    let s = start(&files, |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let x = create(&store, "article", "Counted", true);
+    let patch = |field: String, extra: &str| {
+        let body = format!("{{\"{field}\": 1}}");
+        format!(
+            "PATCH /api/rsc/{x} HTTP/1.1\r\nHost: news.test\r\nAuthorization: Bearer secret\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let mut writers = Vec::new();
+    for w in 0..4 {
+        let addr = s.addr;
+        let requests: Vec<String> = (0..40).map(|i| patch(format!("w{w}_{i}"), "")).collect();
+        writers.push(tokio::spawn(async move {
+            let mut statuses = Vec::new();
+            for r in requests {
+                statuses.push(raw(addr, r.as_bytes()).await.unwrap().status);
+            }
+            statuses
+        }));
+    }
+    for w in writers {
+        let statuses = w.await.unwrap();
+        assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    }
+    let r = store.resource(x).unwrap().unwrap();
+    assert!(
+        (0..4).all(|w| (0..40).all(|i| r.props.get(&format!("w{w}_{i}")).is_some())),
+        "every write applied"
+    );
+    // With If-Match naming an old version: a real conflict.
+    let stale = raw(
+        s.addr,
+        patch("late".into(), "If-Match: \"1\"\r\n").as_bytes(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(stale.status, 409, "{}", stale.text());
+    s.shutdown().await;
+}

@@ -21,6 +21,11 @@ use crate::site::SiteRuntime;
 
 pub struct ApiController;
 
+/// How often a write without `If-Match` is tried again after losing a race with
+/// another write (each try re-reads the current version, so it only loses when a
+/// write committed in between).
+const MAX_ATTEMPTS: u32 = 100;
+
 fn reply(status: StatusCode, value: serde_json::Value) -> Outcome {
     Outcome::Response(json_response(status, &value))
 }
@@ -153,24 +158,38 @@ impl Controller for ApiController {
                 .get(IF_MATCH)
                 .and_then(|v| v.to_str().ok())
                 .map(|v| v.trim_matches('"').parse::<i64>());
+            let if_match = match if_match {
+                Some(Ok(v)) => Some(Version(v)),
+                Some(Err(_)) => {
+                    return store_failure(StoreError::InvalidInput {
+                        field: "If-Match".into(),
+                        reason: "must be a version number".into(),
+                    });
+                }
+                None => None,
+            };
             let result = store
                 .run(move |s| {
-                    let current = s
-                        .resource(id)?
-                        .ok_or_else(|| StoreError::ResourceNotFound(id.to_string()))?;
-                    let version = match if_match {
-                        Some(Ok(v)) => Version(v),
-                        Some(Err(_)) => {
-                            return Err(StoreError::InvalidInput {
-                                field: "If-Match".into(),
-                                reason: "must be a version number".into(),
-                            });
+                    // With If-Match, a change made meanwhile is a real conflict (409).
+                    // Without, the write applies to whatever version is current: a
+                    // write that lost a race with another is simply tried again.
+                    let mut attempts = 0;
+                    loop {
+                        let current = s
+                            .resource(id)?
+                            .ok_or_else(|| StoreError::ResourceNotFound(id.to_string()))?;
+                        let mut update =
+                            ResourceUpdate::new(id, if_match.unwrap_or(current.version));
+                        update.props = PropsChange::Merge(props.clone());
+                        match s.update_resource(update) {
+                            Err(StoreError::Conflict { .. })
+                                if if_match.is_none() && attempts < MAX_ATTEMPTS =>
+                            {
+                                attempts += 1;
+                            }
+                            done => return done,
                         }
-                        None => current.version,
-                    };
-                    let mut update = ResourceUpdate::new(id, version);
-                    update.props = PropsChange::Merge(props);
-                    s.update_resource(update)
+                    }
                 })
                 .await;
             match result {
