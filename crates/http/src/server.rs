@@ -380,11 +380,20 @@ async fn refuse(stream: tokio::net::TcpStream, tls: bool) {
         )
     });
     if !tls {
-        use tokio::io::AsyncWriteExt;
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut stream = stream;
         let answer = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-        // The answer fits a fresh socket's send buffer: this does not wait.
-        let _ = tokio::time::timeout(Duration::from_millis(100), stream.write_all(answer)).await;
+        // Answer, then read what the client sent before closing: closing a socket
+        // with unread data resets the connection, and a reset can destroy the
+        // answer before the client reads it. Bounded in time and bytes.
+        let _ = tokio::time::timeout(Duration::from_millis(200), async {
+            stream.write_all(answer).await?;
+            stream.shutdown().await?;
+            let mut sink = [0u8; 4096];
+            while stream.read(&mut sink).await? > 0 {}
+            Ok::<_, std::io::Error>(())
+        })
+        .await;
     }
 }
 
