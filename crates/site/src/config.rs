@@ -207,6 +207,12 @@ fn default_true() -> bool {
     true
 }
 
+/// The key a TOML error is about: toml names it between backticks
+/// (`unknown field `x``); empty when it names none.
+pub fn toml_error_key(e: &toml::de::Error) -> &str {
+    e.message().split('`').nth(1).unwrap_or("")
+}
+
 /// Reads and validates `dir/site.toml`. `known_modules` are the modules compiled into
 /// this binary.
 pub fn load_site_config(dir: &Path, known_modules: &[&str]) -> Result<SiteConfig, SiteError> {
@@ -225,15 +231,8 @@ pub(crate) fn parse_site_config(
     known_modules: &[&str],
 ) -> Result<SiteConfig, SiteError> {
     let invalid = |key: &str, problem: String| SiteError::invalid(file, key, problem);
-    let toml_error = |e: toml::de::Error| {
-        let key = e
-            .message()
-            .split('`')
-            .nth(1)
-            .map(str::to_string)
-            .unwrap_or_default();
-        invalid(&key, e.to_string().trim().replace('\n', " "))
-    };
+    let toml_error =
+        |e: toml::de::Error| invalid(toml_error_key(&e), e.to_string().trim().replace('\n', " "));
     let mut table: toml::Table = toml::from_str(text).map_err(toml_error)?;
     // A table named after a module belongs to that module (which validates it when
     // the site loads); everything else must be a key this crate knows.

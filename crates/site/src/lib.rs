@@ -42,7 +42,7 @@ use std::time::Duration;
 
 pub use config::{
     AccessSettings, ApiSettings, DatabaseSettings, HostError, PageCacheSettings, SiteConfig,
-    SiteName, TlsFiles, load_site_config, normalize_host,
+    SiteName, TlsFiles, load_site_config, normalize_host, toml_error_key,
 };
 pub use dispatch::{
     Controller, DispatchRule, PatternError, RouteMatch, RuleConflict, RulePattern, SiteRouter,

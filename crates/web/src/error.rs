@@ -1,5 +1,7 @@
 //! The error a module reports about its configuration.
 
+use bulwark_site::toml_error_key;
+
 /// Why a module cannot run on a site: a key of its `site.toml` section (or an
 /// option of one of its dispatch rules) and what is wrong with it.
 #[derive(Debug, thiserror::Error)]
@@ -26,11 +28,7 @@ pub fn read_settings<T: serde::de::DeserializeOwned>(
 ) -> Result<T, ModuleError> {
     toml::Value::Table(table.clone())
         .try_into()
-        .map_err(|e: toml::de::Error| {
-            // toml names the offending key between backticks (`unknown field `x``).
-            let key = e.message().split('`').nth(1).unwrap_or("").to_string();
-            ModuleError::new(key, e.message().trim())
-        })
+        .map_err(|e: toml::de::Error| ModuleError::new(toml_error_key(&e), e.message().trim()))
 }
 
 #[cfg(test)]
