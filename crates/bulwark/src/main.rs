@@ -13,7 +13,7 @@ use include_dir::{Dir, include_dir};
 use std::sync::Arc;
 
 use bulwark_http::{AccessLogTarget, Server, ServerOptions};
-use bulwark_web::{Module, RenderLimits, Sites, SitesOptions};
+use bulwark_web::{LibLimits, Module, RenderLimits, Sites, SitesOptions};
 
 // Many small, short-lived allocations per request: mimalloc handles them with less
 // contention than the system allocator (measured in bench/RESULTS.md).
@@ -101,6 +101,10 @@ struct ServeArgs {
     /// Seconds a render may wait for a turn before the request gets 503.
     #[arg(long, env = "BULWARK_RENDER_QUEUE_TIMEOUT", default_value_t = 2.0)]
     render_queue_timeout: f64,
+    /// Memory that building combined `/lib/` bodies may take at once per site, in
+    /// bytes (builds beyond it wait, then get 503).
+    #[arg(long, env = "BULWARK_LIB_BUILD_MEMORY", default_value_t = LibLimits::default().memory_bytes)]
+    lib_build_memory: u64,
     /// Worker threads (default: one per core).
     #[arg(long, env = "BULWARK_THREADS")]
     threads: Option<usize>,
@@ -218,6 +222,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .render_concurrency
                 .unwrap_or(RenderLimits::default().concurrency),
             queue_timeout: Duration::from_secs_f64(args.render_queue_timeout),
+        },
+        lib_limits: LibLimits {
+            memory_bytes: args.lib_build_memory,
+            queue_timeout: Duration::from_secs_f64(args.render_queue_timeout),
+            ..LibLimits::default()
         },
         ..SitesOptions::default()
     };

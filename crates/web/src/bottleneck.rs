@@ -2,7 +2,8 @@
 //! request that would wait longer is answered `503 Service Unavailable` with
 //! `Retry-After` at once, instead of piling up until the server falls over.
 //!
-//! There are three such queues. Renders are limited here. The database pool has
+//! There are four such queues. Renders are limited here, and so is building a
+//! combined `/lib/` body ([`LibBuilds`]: concurrency and memory). The database pool has
 //! its own (`[database] max_connections` and `pool_timeout_ms`): a render whose
 //! model read waits past that deadline becomes a 503 as well. Templates are
 //! compiled when a site loads, before it takes traffic, so compilation never
@@ -138,6 +139,96 @@ impl RenderCost {
     }
 }
 
+/// How many combined `/lib/` bodies a site may build at once, how much memory the
+/// builds may take together, and how long a build may wait for its turn.
+#[derive(Debug, Clone, Copy)]
+pub struct LibLimits {
+    pub concurrency: usize,
+    pub memory_bytes: u64,
+    pub queue_timeout: Duration,
+}
+
+impl Default for LibLimits {
+    fn default() -> Self {
+        LibLimits {
+            concurrency: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            memory_bytes: 128 * 1024 * 1024,
+            queue_timeout: Duration::from_secs(2),
+        }
+    }
+}
+
+/// The bottleneck in front of building combined `/lib/` bodies (read the files,
+/// compress them with gzip and brotli at their best).
+///
+/// Each URL names its own combination, so a visitor can ask for as many distinct
+/// ones as there are orderings of a site's files, and building one costs seconds of
+/// CPU and tens of megabytes for large inputs. Builds take a slot (one per core: the
+/// work is CPU-bound) and their estimated peak memory from a budget; a build that
+/// gets neither within the deadline is refused (503), while combinations already
+/// built keep being served from the cache.
+pub struct LibBuilds {
+    slots: Semaphore,
+    memory_kib: Semaphore,
+    memory_budget_kib: u32,
+    queue_timeout: Duration,
+    refused: AtomicU64,
+}
+
+impl LibBuilds {
+    pub fn new(limits: LibLimits) -> LibBuilds {
+        let memory_budget_kib = u32::try_from(limits.memory_bytes / 1024)
+            .unwrap_or(u32::MAX >> 4)
+            .max(1024);
+        LibBuilds {
+            slots: Semaphore::new(limits.concurrency.max(1)),
+            memory_kib: Semaphore::new(memory_budget_kib as usize),
+            memory_budget_kib,
+            queue_timeout: limits.queue_timeout,
+            refused: AtomicU64::new(0),
+        }
+    }
+
+    /// Runs `build` (input of `input_bytes`) on the blocking pool once a slot and its
+    /// memory are free within the deadline.
+    pub async fn run<T: Send + 'static>(
+        &self,
+        input_bytes: u64,
+        build: impl FnOnce() -> T + Send + 'static,
+    ) -> Result<T, Busy> {
+        // A build larger than the whole budget runs alone rather than never.
+        let cost = build_cost_kib(input_bytes).min(self.memory_budget_kib);
+        let acquire = async {
+            let slot = self.slots.acquire().await.ok()?;
+            let memory = self.memory_kib.acquire_many(cost).await.ok()?;
+            Some((slot, memory))
+        };
+        let Ok(Some(permits)) = tokio::time::timeout(self.queue_timeout, acquire).await else {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            return Err(Busy);
+        };
+        let out = tokio::task::spawn_blocking(build)
+            .await
+            .expect("a lib build does not panic");
+        drop(permits);
+        Ok(out)
+    }
+
+    /// Builds refused with 503 so far.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+}
+
+/// The peak memory of building a combined body, in KiB: the input and its two
+/// compressed copies, plus brotli's working memory, which measured at about 2 MiB
+/// plus 16 times the input, levelling off near 35 MiB with its 1 MiB window
+/// (`bulwark_encoding`, `Effort::Best`).
+fn build_cost_kib(input_bytes: u64) -> u32 {
+    let working = (2 * 1024 * 1024 + 16 * input_bytes).min(40 * 1024 * 1024);
+    u32::try_from((3 * input_bytes + working) / 1024).unwrap_or(u32::MAX)
+}
+
 pub fn busy_response() -> Response<Body> {
     let html = "<!doctype html><html><head><meta charset=\"utf-8\"><title>503 Service Unavailable</title></head>\
                 <body><h1>Busy</h1><p>Too many visitors at once. Please try again in a moment.</p></body></html>";
@@ -174,5 +265,59 @@ mod tests {
             cost.record(Duration::from_micros(40));
         }
         assert!(cost.is_cheap());
+    }
+
+    #[test]
+    fn a_lib_build_costs_its_input_and_outputs_plus_bounded_brotli_memory() {
+        assert_eq!(build_cost_kib(0), 2048);
+        assert_eq!(build_cost_kib(100 * 1024), 2048 + 300 + 1600);
+        // Brotli's share stops growing; the copies do not.
+        assert_eq!(build_cost_kib(16 * 1024 * 1024), 40 * 1024 + 48 * 1024);
+    }
+
+    #[tokio::test]
+    async fn a_lib_build_beyond_the_slots_waits_out_the_deadline_and_is_refused() {
+        let builds = std::sync::Arc::new(LibBuilds::new(LibLimits {
+            concurrency: 1,
+            memory_bytes: 1 << 30,
+            queue_timeout: Duration::from_millis(50),
+        }));
+        let (release, hold) = std::sync::mpsc::channel::<()>();
+        let first = tokio::spawn({
+            let builds = builds.clone();
+            async move { builds.run(10, move || hold.recv().is_ok()).await }
+        });
+        while builds.slots.available_permits() == 1 {
+            tokio::task::yield_now().await;
+        }
+        assert!(builds.run(10, || ()).await.is_err());
+        assert_eq!(builds.refused(), 1);
+        release.send(()).unwrap();
+        assert!(first.await.unwrap().unwrap());
+        assert!(builds.run(10, || ()).await.is_ok(), "the slot is back");
+    }
+
+    #[tokio::test]
+    async fn lib_builds_share_one_memory_budget() {
+        let builds = std::sync::Arc::new(LibBuilds::new(LibLimits {
+            concurrency: 4,
+            memory_bytes: 64 * 1024 * 1024,
+            queue_timeout: Duration::from_millis(50),
+        }));
+        let (release, hold) = std::sync::mpsc::channel::<()>();
+        // About 50 MiB of the 64: a second build of its size does not fit.
+        let big = 4 * 1024 * 1024;
+        let first = tokio::spawn({
+            let builds = builds.clone();
+            async move { builds.run(big, move || hold.recv().is_ok()).await }
+        });
+        while builds.slots.available_permits() == 4 {
+            tokio::task::yield_now().await;
+        }
+        assert!(builds.run(big, || ()).await.is_err());
+        assert!(builds.run(1024, || ()).await.is_ok(), "a small one fits");
+        release.send(()).unwrap();
+        assert!(first.await.unwrap().unwrap());
+        assert!(builds.run(big, || ()).await.is_ok());
     }
 }

@@ -40,7 +40,7 @@ mod table;
 mod tls;
 
 pub use bearer::{BearerCheck, check_bearer};
-pub use bottleneck::{Bottleneck, RenderLimits, busy_response};
+pub use bottleneck::{Bottleneck, LibBuilds, LibLimits, RenderLimits, busy_response};
 pub use controllers::{Controller, ControllerFactory, GET_HEAD, content_type_for};
 pub use error::{ModuleError, read_settings};
 pub use error_page::{error_response, json_response, store_error_json, store_error_status};

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use bulwark_template::TemplateOptions;
 
-use crate::bottleneck::RenderLimits;
+use crate::bottleneck::{LibLimits, RenderLimits};
 
 #[derive(Debug, Clone)]
 pub struct SitesOptions {
@@ -14,6 +14,9 @@ pub struct SitesOptions {
     pub fuel: u64,
     /// Concurrent renders per site and how long a render may queue (then 503).
     pub render_limits: RenderLimits,
+    /// Concurrent builds of combined `/lib/` bodies per site, their memory, and how
+    /// long one may queue (then 503).
+    pub lib_limits: LibLimits,
     /// The largest request body a controller is handed (larger ones get 413).
     pub max_body_bytes: u64,
     /// How long a request body may take to arrive once the head is in (then 408,
@@ -27,6 +30,7 @@ impl Default for SitesOptions {
             dev: false,
             fuel: TemplateOptions::default().fuel,
             render_limits: RenderLimits::default(),
+            lib_limits: LibLimits::default(),
             max_body_bytes: 8 * 1024 * 1024,
             body_timeout: Duration::from_secs(30),
         }

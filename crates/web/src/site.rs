@@ -10,13 +10,15 @@ use bulwark_notify::Notifier;
 use bulwark_site::Site;
 use bulwark_template::{SiteModels, SiteTemplates};
 
-use crate::bottleneck::Bottleneck;
+use crate::bottleneck::{Bottleneck, LibBuilds};
 
 pub struct SiteRuntime {
     pub site: Arc<Site>,
     pub templates: SiteTemplates,
     /// Combined static files, encoded once, within a byte budget.
     pub lib_cache: moka::future::Cache<String, Arc<EncodedBody>>,
+    /// Building a body for `lib_cache` waits here (a 503 past the deadline).
+    pub lib_builds: LibBuilds,
     /// Renders wait here for a slot (a 503 past the deadline).
     pub renders: Bottleneck,
     /// The site's data: store and depcache.

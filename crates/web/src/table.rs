@@ -13,7 +13,7 @@ use bulwark_notify::Observers;
 use bulwark_site::{ModuleManifest, Site, SiteError};
 use bulwark_template::SiteTemplates;
 
-use crate::bottleneck::Bottleneck;
+use crate::bottleneck::{Bottleneck, LibBuilds};
 use crate::controllers::{self, Controller, ModuleKinds};
 use crate::module::{Module, SiteSetup};
 use crate::options::SitesOptions;
@@ -190,6 +190,7 @@ async fn serve_site(
         runtime: Arc::new(SiteRuntime {
             templates,
             lib_cache: lib_cache(),
+            lib_builds: LibBuilds::new(options.lib_limits),
             models: open.models,
             renders: Bottleneck::new(options.render_limits),
             policy: Arc::new(DefaultPolicy {

@@ -98,3 +98,85 @@ async fn excess_renders_get_a_fast_503_and_cached_pages_keep_flowing() {
     assert_eq!((r.status, r.text().as_str()), (200, "done"));
     s.shutdown().await;
 }
+
+/// Text that compresses slowly: words in a pseudo-random order.
+fn script(seed: u64, len: usize) -> String {
+    let words = [
+        "function ",
+        "var ",
+        "return ",
+        "{",
+        "}",
+        "(x)",
+        ";\n",
+        "if (a) ",
+        "else ",
+    ];
+    let mut x = seed;
+    let mut out = String::with_capacity(len + 32);
+    while out.len() < len {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        out.push_str(words[(x >> 60) as usize % words.len()]);
+        out.push_str(&(x % 1000).to_string());
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_lib_combination_beyond_the_build_limit_gets_503_while_built_ones_are_served() {
+    let big1 = script(1, 150_000);
+    let big2 = script(2, 150_000);
+    let files = [
+        ("slow/site.toml", SITE),
+        ("slow/templates/slow.tpl", "slow"),
+        ("slow/templates/cached.tpl", "cached"),
+        ("slow/lib/js/a.js", "var a;"),
+        ("slow/lib/js/b.js", "var b;"),
+        ("slow/lib/js/big1.js", big1.as_str()),
+        ("slow/lib/js/big2.js", big2.as_str()),
+    ];
+    let s = start(&files, |o| {
+        o.lib_limits = bulwark_web::LibLimits {
+            concurrency: 1,
+            memory_bytes: 1 << 30,
+            queue_timeout: Duration::from_millis(100),
+        };
+    })
+    .await;
+    let built = get(s.addr, "slow.test", "/lib/js/a~b~1.js").await;
+    assert_eq!(built.status, 200);
+    assert_eq!(built.text(), "var a;\nvar b;\n");
+
+    // Two combinations nobody asked for yet, each taking far longer than the
+    // queue deadline to compress: one builds, the other is refused.
+    let addr = s.addr;
+    let first = tokio::spawn(async move { get(addr, "slow.test", "/lib/js/big1~big2~1.js").await });
+    let second =
+        tokio::spawn(async move { get(addr, "slow.test", "/lib/js/big2~big1~1.js").await });
+    // Meanwhile, the combination already built is served at once.
+    let t = Instant::now();
+    assert_eq!(
+        get(s.addr, "slow.test", "/lib/js/a~b~1.js").await.status,
+        200
+    );
+    assert!(t.elapsed() < Duration::from_secs(5));
+    let (first, second) = (first.await.unwrap(), second.await.unwrap());
+    let mut statuses = [first.status, second.status];
+    statuses.sort();
+    assert_eq!(statuses, [200, 503], "one builds, one is refused");
+    let refused = if first.status == 503 { &first } else { &second };
+    assert_eq!(refused.header("retry-after"), Some("1"));
+
+    // Once the builder is free, the refused combination builds too.
+    let again = if first.status == 503 {
+        "/lib/js/big1~big2~1.js"
+    } else {
+        "/lib/js/big2~big1~1.js"
+    };
+    let r = get(s.addr, "slow.test", again).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body.len(), big1.len() + big2.len() + 2);
+    s.shutdown().await;
+}

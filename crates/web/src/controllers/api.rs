@@ -66,6 +66,7 @@ fn stats(req: &RequestCtx<'_>) -> Outcome {
             "renders": site.models.renders.load(std::sync::atomic::Ordering::Relaxed),
             "refused_busy": site.renders.refused(),
             "refused_database_busy": site.renders.database_busy(),
+            "refused_lib_builds": site.lib_builds.refused(),
             "template_compiles": site.templates.compiles(),
             "cache": {
                 "hits": cache.hits, "misses": cache.misses, "coalesced_waits": cache.coalesced_waits,

@@ -10,6 +10,7 @@ use http::StatusCode;
 
 use bulwark_site::{LibSource, split_lib_path};
 
+use crate::bottleneck::{Busy, busy_response};
 use crate::controllers::{Controller, content_type_for};
 use bulwark_http::{Effort, EncodedBody};
 
@@ -68,13 +69,22 @@ impl Controller for LibController {
                 .map(|d| d.as_nanos())
                 .unwrap_or(0);
             let key = format!("{}\n{stamp}", names.join("\n"));
+            let input_bytes = files.iter().map(|f| f.len).sum::<u64>();
+            // Only a combination not in the cache waits for the build bottleneck;
+            // one flight per key, so a rush on a new combination is one build.
             let built = req
                 .site
                 .lib_cache
                 .try_get_with(key, async move {
-                    tokio::task::spawn_blocking(move || combine(&files))
+                    match req
+                        .site
+                        .lib_builds
+                        .run(input_bytes, move || combine(&files))
                         .await
-                        .map_err(|e| std::io::Error::other(e.to_string()))?
+                    {
+                        Ok(built) => built.map_err(BuildError::Io),
+                        Err(Busy) => Err(BuildError::Busy),
+                    }
                 })
                 .await;
             match built {
@@ -86,13 +96,23 @@ impl Controller for LibController {
                     per_language: false,
                     content: Content::Encoded(encoded),
                 }),
-                Err(e) => {
-                    tracing::warn!(site = %req.site.site.name(), "lib: {tail:?}: {e}");
-                    Outcome::NotFound
-                }
+                Err(e) => match &*e {
+                    BuildError::Busy => Outcome::Response(busy_response()),
+                    BuildError::Io(e) => {
+                        tracing::warn!(site = %req.site.site.name(), "lib: {tail:?}: {e}");
+                        Outcome::NotFound
+                    }
+                },
             }
         })
     }
+}
+
+/// Why a combined body could not be built.
+enum BuildError {
+    /// No build slot or memory freed up in time.
+    Busy,
+    Io(std::io::Error),
 }
 
 /// Concatenates the files (a newline between text files that lack one) and encodes

@@ -50,6 +50,7 @@ pub struct Options {
     pub dev: bool,
     pub fuel: u64,
     pub render_limits: RenderLimits,
+    pub lib_limits: bulwark_web::LibLimits,
 }
 
 /// The modules the binary ships.
@@ -97,12 +98,14 @@ pub async fn start_with_modules(
         dev: false,
         fuel: site_defaults.fuel,
         render_limits: site_defaults.render_limits,
+        lib_limits: site_defaults.lib_limits,
     };
     tweak(&mut options);
     let site_options = SitesOptions {
         dev: options.dev,
         fuel: options.fuel,
         render_limits: options.render_limits,
+        lib_limits: options.lib_limits,
         max_body_bytes: options.max_body_bytes,
         body_timeout: options.body_timeout,
     };
