@@ -195,8 +195,11 @@ pub(crate) struct Entry<V> {
     pub(crate) needs_clock: bool,
     pub(crate) value: V,
     pub(crate) dependencies: Dependencies,
-    /// End of the grace period; moka drops the entry then.
+    /// End of the grace period.
     pub(crate) grace_until: Instant,
+    /// End of the stale-if-error window (at least `grace_until`); moka drops the
+    /// entry then.
+    pub(crate) retain_until: Instant,
     weight: u32,
 }
 
@@ -205,15 +208,17 @@ impl<V: Weigh> Entry<V> {
         let now = Instant::now();
         let fresh_until = add_saturating(now, policy.ttl);
         let grace_until = add_saturating(fresh_until, policy.grace);
+        let retain_until = grace_until.max(add_saturating(fresh_until, policy.stale_if_error));
         let weight = value
             .weigh()
             .saturating_add(ENTRY_OVERHEAD_BYTES)
             .saturating_add(dependencies.len() * 16);
         Arc::new(Entry {
-            needs_clock: grace_until > fresh_until,
+            needs_clock: retain_until > fresh_until,
             value,
             fresh_until,
             grace_until,
+            retain_until,
             weight: u32::try_from(weight).unwrap_or(u32::MAX),
             validated_epoch: AtomicU64::new(dependencies.epoch),
             dependencies,
@@ -265,7 +270,7 @@ impl<K, V> Expiry<VersionedKey<K>, Arc<Entry<V>>> for EntryExpiry {
         entry: &Arc<Entry<V>>,
         created_at: Instant,
     ) -> Option<Duration> {
-        Some(entry.grace_until.saturating_duration_since(created_at))
+        Some(entry.retain_until.saturating_duration_since(created_at))
     }
 
     fn expire_after_update(
@@ -275,7 +280,7 @@ impl<K, V> Expiry<VersionedKey<K>, Arc<Entry<V>>> for EntryExpiry {
         updated_at: Instant,
         _duration_until_expiry: Option<Duration>,
     ) -> Option<Duration> {
-        Some(entry.grace_until.saturating_duration_since(updated_at))
+        Some(entry.retain_until.saturating_duration_since(updated_at))
     }
 }
 
@@ -496,6 +501,7 @@ where
             misses: counters.misses.sum(),
             coalesced_waits: counters.coalesced_waits.sum(),
             grace_hits: counters.grace_hits.sum(),
+            stale_if_error: counters.stale_if_error.sum(),
             evictions: counters.evictions.sum(),
             bytes_used: self.inner.entries.weighted_size(),
             entries: self.inner.entries.entry_count(),
@@ -578,10 +584,14 @@ where
         // prune at the end see what is really left.
         self.entries.run_pending_tasks();
         let generation = self.current_generation();
+        let now = Instant::now();
         let mut dead = Vec::new();
         for (key, entry) in self.entries.iter() {
             let retired = key.generation != generation;
-            let invalidated = !entry.dependencies_current(&self.dependencies) && !entry.has_grace();
+            // A flushed value is only ever served as grace: past that it is dead,
+            // even if it would have been kept longer for stale-if-error.
+            let invalidated = !entry.dependencies_current(&self.dependencies)
+                && (!entry.has_grace() || now >= entry.grace_until);
             if retired || invalidated {
                 dead.push((key, entry));
             }

@@ -267,6 +267,28 @@ where
         self.land(Err(Arc::new(error)));
     }
 
+    /// The value stored before for this key, for a leader whose computation
+    /// failed: one that expired within its stale-if-error window
+    /// ([`Policy::stale_if_error`]) with its dependencies still current, or, if this
+    /// call's policy serves flushed values as grace, one flushed within its grace
+    /// period. Hand it to the waiters with [`fail`](Self::fail)'s error if they
+    /// should serve it too.
+    pub fn stale_if_error(&self) -> Option<Cached<V>> {
+        let entry = self.inner.entries.get(&self.key)?;
+        let now = Instant::now();
+        let usable = if entry.dependencies_current(&self.inner.dependencies) {
+            now < entry.retain_until
+        } else {
+            self.policy.serve_stale_after_flush && now < entry.grace_until
+        };
+        if usable {
+            self.inner.counters.stale_if_error.increment();
+            Some(Cached(entry))
+        } else {
+            None
+        }
+    }
+
     /// Stores `entry` unless `flush(key)` detached the flight.
     fn store(&self, entry: &Arc<Entry<V>>) {
         if self.flight.closed.load(Ordering::Acquire) {

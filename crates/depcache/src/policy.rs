@@ -16,6 +16,7 @@ pub struct Policy {
     pub(crate) ttl: Duration,
     pub(crate) grace: Duration,
     pub(crate) serve_stale_after_flush: bool,
+    pub(crate) stale_if_error: Duration,
 }
 
 impl Policy {
@@ -25,6 +26,7 @@ impl Policy {
             ttl,
             grace: Duration::ZERO,
             serve_stale_after_flush: false,
+            stale_if_error: Duration::ZERO,
         }
     }
 
@@ -44,6 +46,19 @@ impl Policy {
     /// at this.
     pub fn serve_stale_after_flush(mut self) -> Self {
         self.serve_stale_after_flush = true;
+        self
+    }
+}
+
+impl Policy {
+    /// After expiry, keep the old value for up to `window` for a caller whose
+    /// recomputation failed: [`Leader::stale_if_error`](crate::Leader::stale_if_error)
+    /// hands it over (Varnish's saint mode: a database that is down does not turn
+    /// every expired page into an error). Unlike grace, nobody gets it while a
+    /// recomputation may still succeed. A value whose dependencies were flushed is
+    /// never kept for this: it is known to be wrong, not merely old.
+    pub fn stale_if_error(mut self, window: Duration) -> Self {
+        self.stale_if_error = window;
         self
     }
 }

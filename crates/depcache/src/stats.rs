@@ -52,6 +52,7 @@ pub(crate) struct Counters {
     pub(crate) misses: Counter,
     pub(crate) coalesced_waits: Counter,
     pub(crate) grace_hits: Counter,
+    pub(crate) stale_if_error: Counter,
     pub(crate) evictions: Counter,
 }
 
@@ -68,6 +69,9 @@ pub struct Stats {
     /// Reads answered with an expired (or, when allowed, invalidated) value while
     /// another caller recomputed it.
     pub grace_hits: u64,
+    /// Expired values handed to a caller whose recomputation failed
+    /// ([`Leader::stale_if_error`](crate::Leader::stale_if_error)).
+    pub stale_if_error: u64,
     /// Entries removed to stay within the byte budget.
     pub evictions: u64,
     /// Weighted size of the stored entries, in bytes. Lags behind until the cache's

@@ -698,3 +698,62 @@ async fn synchronous_callers_on_the_blocking_pool_share_one_computation_through_
     }
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn past_its_grace_an_expired_value_is_only_for_a_leader_whose_recomputation_failed() {
+    let cache = cache();
+    let policy = Policy::ttl(Duration::ZERO).stale_if_error(HOUR);
+    cache.set("page".into(), "v1".into(), policy, &[]);
+    assert_eq!(stored(&cache, "page"), None, "expired at once");
+
+    // Nobody is served it while a recomputation may still succeed: callers wait.
+    let leader = lead(&cache, "page", policy).await;
+    let mut waiter = Polled::new(cache.get_or_lead::<_, StoreDown>("page", policy));
+    assert!(waiter.poll().is_none(), "no grace: it waits");
+
+    // The recomputation failed: the leader gets the old value, and may hand it on.
+    let stale = leader.stale_if_error().expect("kept for stale-if-error");
+    assert_eq!(*stale, "v1");
+    assert_eq!(cache.stats().stale_if_error, 1);
+    leader.fail(StoreDown);
+    assert!(matches!(waiter.poll(), Some(Lookup::Failed(StoreDown))));
+
+    // It stays for the next failure, until a recomputation succeeds.
+    let leader = lead(&cache, "page", policy).await;
+    assert!(leader.stale_if_error().is_some());
+    leader.finish("v2".into(), &[]);
+    let leader = lead(&cache, "page", policy).await;
+    assert_eq!(
+        leader.stale_if_error().as_deref().map(String::as_str),
+        Some("v2")
+    );
+}
+
+#[tokio::test]
+async fn a_flushed_value_is_not_kept_for_stale_if_error_beyond_its_grace() {
+    let cache = cache();
+    let dep = DependencyKey::new("rsc:1");
+    let policy = Policy::ttl(HOUR).stale_if_error(HOUR);
+    bounded(cache.get_or_compute("page", policy, async || {
+        Ok::<_, StoreDown>(computed(&cache, "v1", std::slice::from_ref(&dep)))
+    }))
+    .await
+    .unwrap();
+    cache.flush_dependency(&dep);
+    let leader = lead(&cache, "page", policy).await;
+    assert!(
+        leader.stale_if_error().is_none(),
+        "what it showed changed: the old page is wrong, not just old"
+    );
+    drop(leader);
+    cache.sweep();
+    assert_eq!(cache.stats().entries, 0, "and it is not kept in memory");
+
+    // With grace after a flush, the flushed value serves within the grace period.
+    store_then_flush(&cache, "graced", "v1", &dep).await;
+    let leader = lead(&cache, "graced", with_grace()).await;
+    assert_eq!(
+        leader.stale_if_error().as_deref().map(String::as_str),
+        Some("v1")
+    );
+}

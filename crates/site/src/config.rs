@@ -7,6 +7,7 @@
 //! controller that does not know it.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -74,12 +75,38 @@ pub struct PageCacheSettings {
     /// previous version at once instead of waiting for the render (default: on).
     #[serde(default = "default_true")]
     pub grace: bool,
+    /// How long a page is served from the cache when nothing it shows changes
+    /// (seconds in `site.toml`; default an hour). Changes drop it at once anyway;
+    /// this bounds what time alone changes (a publication window opening).
+    #[serde(default = "default_page_ttl", deserialize_with = "seconds")]
+    pub ttl: Duration,
+    /// How long an expired page is kept to be served, marked stale, when rendering
+    /// it again fails because the database is away or the site is overloaded
+    /// (seconds in `site.toml`; default a day, `0` turns it off).
+    #[serde(default = "default_stale_if_error", deserialize_with = "seconds")]
+    pub stale_if_error: Duration,
 }
 
 impl Default for PageCacheSettings {
     fn default() -> Self {
-        PageCacheSettings { grace: true }
+        PageCacheSettings {
+            grace: true,
+            ttl: default_page_ttl(),
+            stale_if_error: default_stale_if_error(),
+        }
     }
+}
+
+fn default_page_ttl() -> Duration {
+    Duration::from_secs(3600)
+}
+
+fn default_stale_if_error() -> Duration {
+    Duration::from_secs(24 * 3600)
+}
+
+fn seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    Ok(Duration::from_secs(u64::deserialize(d)?))
 }
 
 /// `[api]`: the JSON API for resources (`/api/rsc/{id}`).

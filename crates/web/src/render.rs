@@ -108,6 +108,7 @@ pub(crate) fn render_template(
             cache_control: "no-cache",
             content: Content::Dynamic(Bytes::from(html)),
             per_language: true,
+            stale: false,
         }),
         Err(err) => Outcome::Failed(err),
     }

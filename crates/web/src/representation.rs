@@ -32,6 +32,9 @@ pub struct Representation {
     /// Rendered in the visitor's language: on a site with several, the answer
     /// says so (`Content-Language`) and caches keep one copy per language.
     pub per_language: bool,
+    /// A cached page served past its freshness because rendering it again failed
+    /// (stale-if-error): the answer says so in `Cache-Status`.
+    pub stale: bool,
 }
 
 pub enum Outcome {

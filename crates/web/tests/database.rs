@@ -144,6 +144,124 @@ template = "show.tpl"
     .unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn while_the_database_is_stuck_an_expired_page_is_served_marked_stale_instead_of_503() {
+    let schema = format!("stale_{}_{}", std::process::id(), rand_seed());
+    let site = format!(
+        r#"
+hostname = "news.test"
+default = true
+
+[database]
+url = "{url}"
+schema = "{schema}"
+max_connections = 1
+pool_timeout_ms = 300
+
+[page_cache]
+ttl = 1
+# Without grace every visitor waits for the render, so each answer shows what a
+# failed render gives.
+grace = false
+
+[[dispatch]]
+name = "show"
+path = "/show/{{id}}"
+controller = "template"
+template = "show.tpl"
+cache = false
+
+[[dispatch]]
+name = "cached"
+path = "/cached/{{id}}"
+controller = "template"
+template = "show.tpl"
+"#,
+        url = pg_url()
+    );
+    let s = start(
+        &[
+            ("news/site.toml", site.as_str()),
+            ("news/templates/show.tpl", "[{{ m.rsc[id].title }}]"),
+        ],
+        |_| {},
+    )
+    .await;
+    let models = s.models["news"].clone();
+    let mut ids = Vec::new();
+    for title in ["First", "Second"] {
+        let mut r = NewResource::new("article", Props::new().with("title", title));
+        r.published = true;
+        ids.push(
+            models
+                .store
+                .run(move |s| s.create_resource(r))
+                .await
+                .unwrap(),
+        );
+    }
+    let cached = format!("/cached/{}", ids[0]);
+    let fresh = get(s.addr, "news.test", &cached).await;
+    assert_eq!((fresh.status, fresh.text()), (200, "[First]".to_string()));
+    assert_eq!(fresh.header("cache-status"), None);
+
+    // The page expires, and so does what it read: rendering it again needs the
+    // database.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    models
+        .cache
+        .flush(&bulwark_template::ModelKey::Resource(ids[0]));
+
+    // The database gets stuck: the site's one connection hangs behind a lock.
+    let mut locker = sqlx::PgConnection::connect(&pg_url()).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut locker).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "LOCK TABLE \"{schema}\".rsc IN ACCESS EXCLUSIVE MODE"
+    )))
+    .execute(&mut locker)
+    .await
+    .unwrap();
+    let addr = s.addr;
+    let stuck_path = format!("/show/{}", ids[1]);
+    let stuck = tokio::spawn(async move { get(addr, "news.test", &stuck_path).await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    // Visitors of the expired page get it, marked stale, not a 503.
+    let mut rush = Vec::new();
+    for _ in 0..10 {
+        let path = cached.clone();
+        rush.push(tokio::spawn(
+            async move { get(addr, "news.test", &path).await },
+        ));
+    }
+    for r in rush {
+        let r = r.await.unwrap();
+        assert_eq!((r.status, r.text()), (200, "[First]".to_string()));
+        assert_eq!(
+            r.header("cache-status"),
+            Some("Bulwark; hit; detail=stale-if-error")
+        );
+    }
+    // A page the cache never had still gets the 503.
+    assert_eq!(get(s.addr, "news.test", "/cached/888888").await.status, 503);
+    assert!(models.cache.stats().stale_if_error >= 1);
+
+    // The database is back: the page is rendered afresh.
+    sqlx::query("ROLLBACK").execute(&mut locker).await.unwrap();
+    let _ = stuck.await.unwrap();
+    let back = get(s.addr, "news.test", &cached).await;
+    assert_eq!((back.status, back.text()), (200, "[First]".to_string()));
+    assert_eq!(back.header("cache-status"), None);
+
+    s.shutdown().await;
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP SCHEMA \"{schema}\" CASCADE"
+    )))
+    .execute(&mut locker)
+    .await
+    .unwrap();
+}
+
 fn rand_seed() -> u32 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

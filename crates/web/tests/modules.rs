@@ -60,6 +60,7 @@ impl Controller for Greeting {
                 cache_control: "no-cache",
                 content: Content::Dynamic(Bytes::from(text)),
                 per_language: false,
+                stale: false,
             })
         })
     }

@@ -150,6 +150,7 @@ impl Controller for SitemapController {
                 cache_control: "no-cache",
                 content: Content::Dynamic(body),
                 per_language: false,
+                stale: false,
             })
         })
     }

@@ -47,6 +47,7 @@ impl Controller for FileController {
                 last_modified: Some(meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)),
                 cache_control: "public, max-age=3600",
                 per_language: false,
+                stale: false,
                 content: Content::File {
                     path,
                     len: meta.len(),

@@ -54,6 +54,7 @@ impl Controller for LibController {
                     last_modified: Some(single.modified),
                     cache_control,
                     per_language: false,
+                    stale: false,
                     content: Content::File {
                         path: path.clone(),
                         len: single.len,
@@ -94,6 +95,7 @@ impl Controller for LibController {
                     last_modified: Some(newest),
                     cache_control,
                     per_language: false,
+                    stale: false,
                     content: Content::Encoded(encoded),
                 }),
                 Err(e) => match &*e {

@@ -15,6 +15,14 @@
 //! (`[page_cache] grace`, on by default), get the previous version at once. If
 //! that render fails, the waiters answer 503; if it is no page to share (404, 410,
 //! a redirect), they render for themselves.
+//!
+//! Stale-if-error (Varnish's saint mode): a page that expired is kept for
+//! `[page_cache] stale_if_error` more (a day by default). When rendering it again
+//! fails because the database is busy or unreachable, or the render queue is full,
+//! the render's leader and everyone who waited for it get that page, marked
+//! `Cache-Status: Bulwark; hit; detail=stale-if-error`, instead of a 503. A page
+//! whose data changed is never served this way (it is known to be wrong, not just
+//! old); only within the ordinary grace period after the change.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,14 +33,12 @@ use http::{HeaderValue, Method, StatusCode};
 
 use bulwark_depcache::{Lookup, Policy};
 use bulwark_http::{Effort, EncodedBody};
-use bulwark_template::{CachedPage, ModelKey, ModelValue, RenderScope};
+use bulwark_template::{CachedPage, ModelKey, ModelValue, RenderErrorKind, RenderScope};
 
 use crate::bottleneck::busy_response;
 use crate::representation::{Content, Outcome, Representation};
 use crate::request::RequestCtx;
 
-/// Pages stay cached this long when nothing they show changes.
-const PAGE_TTL: Duration = Duration::from_secs(3600);
 /// How long past its time to live a page may still be served while it is
 /// rendered again (a flushed page: until its time to live plus this).
 const PAGE_GRACE: Duration = Duration::from_secs(60);
@@ -65,6 +71,10 @@ fn cache_key(req: &RequestCtx<'_>) -> ModelKey {
 }
 
 fn found(page: &CachedPage) -> Outcome {
+    found_as(page, false)
+}
+
+fn found_as(page: &CachedPage, stale: bool) -> Outcome {
     Outcome::Found(Representation {
         status: StatusCode::OK,
         content_type: HeaderValue::from_str(&page.content_type)
@@ -73,6 +83,7 @@ fn found(page: &CachedPage) -> Outcome {
         cache_control: "no-cache",
         content: Content::Encoded(page.body.clone()),
         per_language: true,
+        stale,
     })
 }
 
@@ -87,6 +98,9 @@ enum NoPage {
     /// Not a page to share (a 404, a 410, a redirect): each renders for itself,
     /// and the previous version is no longer served as grace.
     NotShared,
+    /// The render failed as for `Unavailable`, and the page it would have replaced
+    /// is still kept for stale-if-error: serve that.
+    Stale(Arc<CachedPage>),
 }
 
 /// Answers from the cache, from a render in progress, or by rendering (`render`
@@ -100,8 +114,9 @@ pub async fn serve(
 ) -> Outcome {
     let key = cache_key(req);
     let cache = &req.site.models.cache;
-    let mut policy = Policy::ttl(PAGE_TTL);
-    if req.site.site.config.page_cache.grace {
+    let settings = &req.site.site.config.page_cache;
+    let mut policy = Policy::ttl(settings.ttl).stale_if_error(settings.stale_if_error);
+    if settings.grace {
         policy = policy.with_grace(PAGE_GRACE).serve_stale_after_flush();
     }
     let leader = match cache.get_or_lead::<ModelKey, NoPage>(&key, policy).await {
@@ -112,15 +127,13 @@ pub async fn serve(
             };
         }
         Lookup::Failed(NoPage::Unavailable) => return Outcome::Response(busy_response()),
+        Lookup::Failed(NoPage::Stale(page)) => return found_as(&page, true),
         Lookup::Failed(NoPage::NotShared) => return render.await.0,
         Lookup::Lead(leader) => leader,
     };
     match render.await {
         // The render queue was full.
-        (outcome, None) => {
-            leader.fail(NoPage::Unavailable);
-            outcome
-        }
+        (outcome, None) => unavailable(leader, outcome),
         (
             Outcome::Found(Representation {
                 status: StatusCode::OK,
@@ -136,13 +149,43 @@ pub async fn serve(
             found(&page)
         }
         (outcome @ Outcome::Failed(_), _) => {
-            leader.fail(NoPage::Unavailable);
-            outcome
+            let Outcome::Failed(error) = &outcome else {
+                unreachable!()
+            };
+            if matches!(
+                error.kind,
+                RenderErrorKind::StoreBusy | RenderErrorKind::StoreFailed
+            ) {
+                unavailable(leader, outcome)
+            } else {
+                // A broken template: not something an old page should paper over.
+                leader.fail(NoPage::Unavailable);
+                outcome
+            }
         }
         // Gone, hidden or moved.
         (other, _) => {
             leader.fail_and_discard_stale(NoPage::NotShared);
             other
+        }
+    }
+}
+
+type PageLeader = bulwark_depcache::Leader<ModelKey, ModelValue, NoPage>;
+
+/// The render could not be done for want of capacity or data: the stale page, if
+/// one is kept, for this visitor and those who waited; else `outcome` here and a 503
+/// for them.
+fn unavailable(leader: PageLeader, outcome: Outcome) -> Outcome {
+    let stale = leader.stale_if_error();
+    match stale.as_deref() {
+        Some(ModelValue::Page(page)) => {
+            leader.fail(NoPage::Stale(page.clone()));
+            found_as(page, true)
+        }
+        _ => {
+            leader.fail(NoPage::Unavailable);
+            outcome
         }
     }
 }

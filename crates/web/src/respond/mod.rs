@@ -12,7 +12,7 @@ use http::header::{
     ACCEPT_RANGES, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE,
     LAST_MODIFIED, RANGE, VARY,
 };
-use http::{HeaderValue, Method, Response, StatusCode};
+use http::{HeaderName, HeaderValue, Method, Response, StatusCode};
 use tokio::io::AsyncReadExt;
 
 use bulwark_http::{Body, Effort, compress, negotiate};
@@ -51,6 +51,13 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
     let headers = resp.headers_mut().expect("builder is valid");
     headers.insert(CONTENT_TYPE, repr.content_type);
     headers.insert(CACHE_CONTROL, HeaderValue::from_static(repr.cache_control));
+    if repr.stale {
+        // RFC 9211: a hit on a cache entry past its freshness.
+        headers.insert(
+            HeaderName::from_static("cache-status"),
+            HeaderValue::from_static("Bulwark; hit; detail=stale-if-error"),
+        );
+    }
     if let Some(modified) = repr.last_modified {
         headers.insert(
             LAST_MODIFIED,
