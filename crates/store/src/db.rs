@@ -125,6 +125,8 @@ pub(crate) enum DbFailure {
     ForeignKey,
     /// The server is down, refused us, or dropped the connection.
     Unreachable,
+    /// No space left where the database writes.
+    StorageFull,
     Other,
 }
 
@@ -151,6 +153,7 @@ impl From<DbError> for StoreError {
 fn classify(failure: DbFailure, source: DatabaseError) -> StoreError {
     match failure {
         DbFailure::Unreachable => StoreError::Unavailable { source },
+        DbFailure::StorageFull => StoreError::StorageFull { source },
         DbFailure::Unique | DbFailure::ForeignKey | DbFailure::Other => {
             StoreError::Database(source)
         }
@@ -200,6 +203,7 @@ fn sqlite_error(e: rusqlite::Error) -> DbError {
             rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
             | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => DbFailure::Unique,
             rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY => DbFailure::ForeignKey,
+            _ if f.code == rusqlite::ErrorCode::DiskFull => DbFailure::StorageFull,
             _ => DbFailure::Other,
         },
         _ => DbFailure::Other,
@@ -293,6 +297,7 @@ pub(crate) fn pg_error(e: sqlx::Error) -> DbError {
         sqlx::Error::Database(d) => match d.code().as_deref() {
             Some("23505") => DbFailure::Unique,
             Some("23503") => DbFailure::ForeignKey,
+            Some("53100") => DbFailure::StorageFull,
             Some(code) if pg_unreachable_code(code) => DbFailure::Unreachable,
             _ => DbFailure::Other,
         },

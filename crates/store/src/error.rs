@@ -6,8 +6,8 @@
 //! `Busy` and `Unavailable` -> 503 (retry later; the details go to the log, not
 //! to the visitor), `Conflict` -> 409, the not-found family -> 404, input
 //! errors (`InvalidInput`, `UnknownCategory`, `UnknownPredicate`,
-//! `PredicateNotAllowed`, `Duplicate`, `InUse`) -> 400/422, and
-//! `Database`/`Migration`/`Backup` -> 500.
+//! `PredicateNotAllowed`, `Duplicate`, `InUse`) -> 400/422, `StorageFull` -> 507,
+//! and `Database`/`Migration`/`Backup` -> 500.
 //!
 //! Failures of the database keep the driver's error as their
 //! [`source`](std::error::Error::source) (a `rusqlite::Error` or a
@@ -70,6 +70,13 @@ pub enum StoreError {
         "the database is down or unreachable ({source}); check that it is running and that its address and credentials are right"
     )]
     Unavailable {
+        #[source]
+        source: DatabaseError,
+    },
+    /// The disk the database writes to is full: the write was rolled back, nothing
+    /// was changed, and writes succeed again once there is space.
+    #[error("the database's disk is full; nothing was written ({source})")]
+    StorageFull {
         #[source]
         source: DatabaseError,
     },

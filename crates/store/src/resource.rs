@@ -63,7 +63,7 @@ pub(crate) fn map_unique(e: DbError, what: impl FnOnce() -> String) -> StoreErro
     match e.failure {
         DbFailure::Unique => StoreError::Duplicate(what()),
         DbFailure::ForeignKey => StoreError::InUse(what()),
-        DbFailure::Unreachable | DbFailure::Other => e.into(),
+        DbFailure::Unreachable | DbFailure::StorageFull | DbFailure::Other => e.into(),
     }
 }
 

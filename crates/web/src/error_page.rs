@@ -60,6 +60,7 @@ pub fn store_error_status(e: &StoreError) -> StatusCode {
         | StoreError::PredicateNotAllowed { .. }
         | StoreError::Duplicate(_)
         | StoreError::InUse(_) => StatusCode::BAD_REQUEST,
+        StoreError::StorageFull { .. } => StatusCode::INSUFFICIENT_STORAGE,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
@@ -71,6 +72,10 @@ pub fn store_error_json(e: &StoreError) -> Response<Body> {
     let message = if status == StatusCode::INTERNAL_SERVER_ERROR {
         tracing::error!("{e}");
         "the database failed".to_string()
+    } else if let StoreError::StorageFull { .. } = e {
+        tracing::error!("{e}");
+        "the server's disk is full: the change was not saved, and nothing was lost; try again later"
+            .to_string()
     } else {
         e.to_string()
     };
