@@ -8,6 +8,9 @@ use bulwark_web::SiteNotifier;
 use crate::events::{PushAccess, PushAction};
 use crate::settings::PushSettings;
 
+/// The topics of resource changes, `rsc/{id}`.
+const RESOURCE_TOPICS: &str = "rsc/";
+
 pub struct SitePushAcl {
     browser_publish: Vec<TopicFilter>,
     deny: Vec<TopicFilter>,
@@ -63,6 +66,11 @@ impl PushAcl for SitePushAcl {
     }
 
     fn may_publish(&self, principal: &Principal, topic: &Topic) -> bool {
+        // `rsc/` messages are the server's: they carry who may see the resource
+        // (see `rsc.rs`), which a browser's message could not.
+        if topic.as_str().starts_with(RESOURCE_TOPICS) {
+            return false;
+        }
         self.observed(principal, PushAction::Publish, topic.as_str())
             .unwrap_or_else(|| {
                 !self.denied(topic) && self.browser_publish.iter().any(|f| f.matches(topic))

@@ -101,14 +101,50 @@ async fn push_stats(s: &TestServer) -> Value {
 
 type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
 
-async fn ws_connect(s: &TestServer, client: Option<&str>) -> (Ws, Value) {
-    let query = client.map(|c| format!("?client={c}")).unwrap_or_default();
-    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{}/push/ws{query}", s.addr))
-        .await
+/// A client's id and token, as its `hello` gave them.
+fn credentials(hello: &Value) -> (String, String) {
+    let field = |k: &str| hello[k].as_str().expect("id and token").to_string();
+    (field("client"), field("token"))
+}
+
+/// A WebSocket, resuming a client (id and token, the token as a subprotocol) or
+/// not, and its `hello`.
+async fn ws_connect(s: &TestServer, client: Option<(&str, &str)>) -> (Ws, Value) {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let query = client
+        .map(|(id, _)| format!("?client={id}"))
+        .unwrap_or_default();
+    let mut request = format!("ws://{}/push/ws{query}", s.addr)
+        .into_client_request()
         .unwrap();
+    let protocols = match client {
+        Some((_, token)) => format!("bulwark-push, bulwark-push.token.{token}"),
+        None => "bulwark-push".to_string(),
+    };
+    request
+        .headers_mut()
+        .insert("sec-websocket-protocol", protocols.parse().unwrap());
+    let (mut ws, response) = tokio_tungstenite::connect_async(request).await.unwrap();
+    assert_eq!(
+        response.headers()["sec-websocket-protocol"],
+        "bulwark-push",
+        "the token's subprotocol is never echoed"
+    );
     let hello = ws_next(&mut ws).await;
     assert_eq!(hello["type"], "hello");
     (ws, hello)
+}
+
+/// `POST /push/command` for a client, with its token in the header.
+async fn command(s: &TestServer, (id, token): (&str, &str), body: &Value) -> (u16, Value) {
+    http_json(
+        s,
+        "POST",
+        &format!("/push/command?client={id}"),
+        &format!("X-Push-Token: {token}\r\nContent-Type: application/json\r\n"),
+        &body.to_string(),
+    )
+    .await
 }
 
 async fn ws_next(ws: &mut Ws) -> Value {
@@ -133,7 +169,7 @@ async fn ws_send(ws: &mut Ws, v: Value) -> Value {
 async fn websocket_subscribe_publish_receive_and_reconnect_with_the_same_client() {
     let s = push_server().await;
     let (mut ws, hello) = ws_connect(&s, None).await;
-    let id = hello["client"].as_str().unwrap().to_string();
+    let (id, token) = credentials(&hello);
     let reply = ws_send(&mut ws, json!({"op": "subscribe", "topic": "news/+"})).await;
     assert_eq!(reply["type"], "subscribed");
     server_publish(&s, "news/today", json!({"headline": "hello"})).await;
@@ -145,8 +181,9 @@ async fn websocket_subscribe_publish_receive_and_reconnect_with_the_same_client(
     // Published while disconnected: waiting in the client's task.
     server_publish(&s, "news/later", json!(2)).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let (mut ws, hello) = ws_connect(&s, Some(&id)).await;
+    let (mut ws, hello) = ws_connect(&s, Some((&id, &token))).await;
     assert_eq!(hello["client"], id.as_str());
+    assert_eq!(hello["token"], token.as_str());
     let batch = ws_next(&mut ws).await;
     assert_eq!(batch["messages"][0]["topic"], "news/later");
     s.shutdown().await;
@@ -191,13 +228,11 @@ async fn long_poll_hello_commands_and_batches() {
     let s = push_server().await;
     let (status, hello) = http_json(&s, "POST", "/push/poll", "", "").await;
     assert_eq!((status, hello["type"].as_str()), (200, Some("hello")));
-    let id = hello["client"].as_str().unwrap();
-    let (_, replies) = http_json(
+    let (id, token) = credentials(&hello);
+    let (_, replies) = command(
         &s,
-        "POST",
-        &format!("/push/command?client={id}"),
-        "Content-Type: application/json\r\n",
-        &json!([{"op": "subscribe", "topic": "t", "snapshot": true}]).to_string(),
+        (&id, &token),
+        &json!([{"op": "subscribe", "topic": "t", "snapshot": true}]),
     )
     .await;
     assert_eq!(replies[0]["type"], "subscribed");
@@ -205,9 +240,10 @@ async fn long_poll_hello_commands_and_batches() {
     let waiting = {
         let addr = s.addr;
         let path = poll_path.clone();
+        let token = token.clone();
         tokio::spawn(async move {
             let req = format!(
-                "POST {path} HTTP/1.1\r\nHost: p.test\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                "POST {path} HTTP/1.1\r\nHost: p.test\r\nX-Push-Token: {token}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
             );
             raw(addr, req.as_bytes()).await.unwrap()
         })
@@ -222,7 +258,7 @@ async fn long_poll_hello_commands_and_batches() {
     // JSON for a small one, where compression gains nothing.
     let poll_with = |s: &TestServer, accept: &str| {
         let req = format!(
-            "POST {poll_path} HTTP/1.1\r\nHost: p.test\r\nAccept-Encoding: {accept}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            "POST {poll_path} HTTP/1.1\r\nHost: p.test\r\nX-Push-Token: {token}\r\nAccept-Encoding: {accept}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         );
         let addr = s.addr;
         async move { raw(addr, req.as_bytes()).await.unwrap() }
@@ -260,7 +296,7 @@ async fn long_poll_hello_commands_and_batches() {
     // An unknown or expired client is told to start over.
     let (_, again) = http_json(&s, "POST", "/push/poll?client=ffff", "", "").await;
     assert_eq!(again["type"], "hello");
-    assert_ne!(again["client"], id);
+    assert_ne!(again["client"], id.as_str());
     let (status, _) = http_json(&s, "POST", "/push/command?client=ffff", "", "{}").await;
     assert_eq!(status, 410);
     s.shutdown().await;
@@ -276,13 +312,11 @@ async fn server_sent_events_deliver_batches_and_keep_the_client_across_transport
         .unwrap();
     let mut lines = BufReader::new(stream).lines();
     let hello = sse_next(&mut lines).await.unwrap();
-    let id = hello["client"].as_str().unwrap().to_string();
-    let (_, replies) = http_json(
+    let (id, token) = credentials(&hello);
+    let (_, replies) = command(
         &s,
-        "POST",
-        &format!("/push/command?client={id}"),
-        "",
-        &json!({"op": "subscribe", "topic": "live/+"}).to_string(),
+        (&id, &token),
+        &json!({"op": "subscribe", "topic": "live/+"}),
     )
     .await;
     assert_eq!(replies[0]["type"], "subscribed");
@@ -293,7 +327,7 @@ async fn server_sent_events_deliver_batches_and_keep_the_client_across_transport
 
     // Switch to WebSocket with the same id: same client, same subscriptions, and
     // the event stream it replaced ends.
-    let (mut ws, hello) = ws_connect(&s, Some(&id)).await;
+    let (mut ws, hello) = ws_connect(&s, Some((&id, &token))).await;
     assert_eq!(hello["client"], id.as_str());
     server_publish(&s, "live/score", json!({"home": 2})).await;
     let batch = ws_next(&mut ws).await;
@@ -425,25 +459,24 @@ async fn idle_clients_expire_after_the_site_timeout_and_connected_ones_stay() {
     let clients = || async { push_stats(&s).await["clients"].as_u64().unwrap() };
     // One client leaves (its socket closes); one stays connected, saying nothing.
     let (mut gone, hello) = ws_connect(&s, None).await;
-    let gone_id = hello["client"].as_str().unwrap().to_string();
+    let (gone_id, gone_token) = credentials(&hello);
     ws_send(&mut gone, json!({"op": "subscribe", "topic": "t"})).await;
     gone.close(None).await.unwrap();
     let (mut stays, _) = ws_connect(&s, None).await;
     ws_send(&mut stays, json!({"op": "subscribe", "topic": "t"})).await;
     // A long-poll client that polled once and never came back.
     let (_, polled) = http_json(&s, "POST", "/push/poll", "", "").await;
-    let polled_id = polled["client"].as_str().unwrap().to_string();
+    let (polled_id, polled_token) = credentials(&polled);
     assert_eq!(clients().await, 3);
 
     tokio::time::sleep(Duration::from_millis(900)).await;
     assert_eq!(clients().await, 1, "only the connected client is left");
     // The expired ones are told so, and coming back makes a new client.
-    for id in [&gone_id, &polled_id] {
-        let path = format!("/push/command?client={id}");
-        let body = json!([{"op": "subscribe", "topic": "t"}]).to_string();
-        assert_eq!(http_json(&s, "POST", &path, "", &body).await.0, 410);
+    for client in [(&*gone_id, &*gone_token), (&*polled_id, &*polled_token)] {
+        let body = json!([{"op": "subscribe", "topic": "t"}]);
+        assert_eq!(command(&s, client, &body).await.0, 410);
     }
-    let (_, again) = ws_connect(&s, Some(&gone_id)).await;
+    let (_, again) = ws_connect(&s, Some((&gone_id, &gone_token))).await;
     assert_ne!(again["client"], gone_id.as_str());
     // The quiet but connected client still gets what is published.
     server_publish(&s, "t", json!({"still": "here"})).await;
