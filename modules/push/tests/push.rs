@@ -554,3 +554,354 @@ async fn a_module_decides_push_access_before_the_push_settings() {
     assert_eq!(reply["type"], "error", "{reply}");
     s.shutdown().await;
 }
+
+/// The push site with more `[push]` settings.
+async fn push_server_with(settings: &str) -> TestServer {
+    let site = PUSH_SITE.replace(
+        "publish_token = \"s3cret\"",
+        &format!("publish_token = \"s3cret\"\n{settings}"),
+    );
+    start(
+        &[("p/site.toml", &site), ("p/templates/home.tpl", "home")],
+        |_| {},
+    )
+    .await
+}
+
+#[tokio::test]
+async fn hellos_past_an_address_rate_get_429_and_clients_nobody_came_back_for_expire_quickly() {
+    let s = push_server_with(
+        "new_clients_burst = 5\nnew_clients_per_minute = 6\nunclaimed_client_timeout_ms = 1000",
+    )
+    .await;
+    let mut hellos = Vec::new();
+    for _ in 0..5 {
+        let (status, hello) = http_json(&s, "GET", "/push/poll", "", "").await;
+        assert_eq!((status, hello["type"].as_str()), (200, Some("hello")));
+        hellos.push(credentials(&hello));
+    }
+    assert_eq!(push_stats(&s).await["clients"], 5);
+    // The sixth from this address within the minute: refused, with when to retry.
+    let req = "GET /push/poll HTTP/1.1\r\nHost: p.test\r\nConnection: close\r\n\r\n";
+    let refused = raw(s.addr, req.as_bytes()).await.unwrap();
+    assert_eq!(refused.status, 429, "{}", refused.text());
+    let retry: u64 = refused.header("retry-after").unwrap().parse().unwrap();
+    assert!((1..=10).contains(&retry), "{retry}");
+    // Every transport asks the same limit; resuming a client is not a new one.
+    let ws = tokio_tungstenite::connect_async(format!("ws://{}/push/ws", s.addr)).await;
+    assert!(ws.is_err(), "the WebSocket upgrade is refused too");
+    let (id, token) = &hellos[0];
+    let resume = format!(
+        "POST /push/poll?client={id} HTTP/1.1\r\nHost: p.test\r\nX-Push-Token: {token}\r\n\
+         Content-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    let resumed = raw(s.addr, resume.as_bytes());
+    let resumed = tokio::time::timeout(Duration::from_millis(500), resumed).await;
+    assert!(resumed.is_err(), "the resumed poll waits for messages");
+    // Nobody came back for the other four: gone long before the idle timeout
+    // (60 s); the one that was polled stays.
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    assert_eq!(push_stats(&s).await["clients"], 1);
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_command_request_holds_at_most_the_limit_and_a_client_publishes_within_its_rate() {
+    let s = push_server_with(
+        "max_commands_per_request = 50\npublish_burst = 10\npublish_per_second = 1",
+    )
+    .await;
+    let (_, hello) = http_json(&s, "POST", "/push/poll", "", "").await;
+    let (id, token) = credentials(&hello);
+    let publish = json!({"op": "publish", "topic": "chat/lobby", "payload": {"t": "spam"}});
+    let too_many = Value::Array(vec![publish.clone(); 51]);
+    let (status, reply) = command(&s, (&id, &token), &too_many).await;
+    assert_eq!(status, 413, "{reply}");
+    assert!(
+        reply["message"].as_str().unwrap().contains("at most 50"),
+        "{reply}"
+    );
+    assert_eq!(push_stats(&s).await["published"], 0, "nothing of it ran");
+
+    let (status, replies) = command(&s, (&id, &token), &Value::Array(vec![publish; 50])).await;
+    assert_eq!(status, 200);
+    let replies = replies.as_array().unwrap();
+    let published = replies.iter().filter(|r| r["type"] == "published").count();
+    assert!((10..=11).contains(&published), "{published} published");
+    let refused = &replies[published..];
+    assert!(refused.iter().all(|r| {
+        r["type"] == "error"
+            && r["message"].as_str().unwrap().contains("too fast")
+            && r["retry_after_ms"].as_u64().is_some_and(|ms| ms >= 1)
+    }));
+    assert_eq!(push_stats(&s).await["published"], published as u64);
+    // Over a WebSocket the same budget per client holds.
+    let (mut ws, _) = ws_connect(&s, None).await;
+    let mut errors = 0;
+    for i in 0..15 {
+        let reply = ws_send(
+            &mut ws,
+            json!({"op": "publish", "topic": "chat/ws", "payload": i}),
+        )
+        .await;
+        errors += usize::from(reply["type"] == "error");
+    }
+    assert!((4..=5).contains(&errors), "{errors} refused");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_client_named_without_its_token_gets_nothing_of_it_and_no_log_shows_the_token() {
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let log_path = log.path().to_path_buf();
+    let site = PUSH_SITE;
+    let s = start(
+        &[("p/site.toml", site), ("p/templates/home.tpl", "home")],
+        |o| o.access_log = bulwark_http::AccessLogTarget::File(log_path),
+    )
+    .await;
+    let (mut victim, hello) = ws_connect(&s, None).await;
+    let (id, token) = credentials(&hello);
+    ws_send(&mut victim, json!({"op": "subscribe", "topic": "secret/+"})).await;
+    let other = credentials(&http_json(&s, "POST", "/push/poll", "", "").await.1);
+
+    // Long-poll naming the victim: without a token, or with another client's, it
+    // is a new visitor and gets a hello of its own.
+    for headers in [String::new(), format!("X-Push-Token: {}\r\n", other.1)] {
+        let path = format!("/push/poll?client={id}");
+        let (status, reply) = http_json(&s, "POST", &path, &headers, "").await;
+        assert_eq!((status, reply["type"].as_str()), (200, Some("hello")));
+        assert_ne!(reply["client"], id.as_str());
+    }
+    // Commands as the victim: refused, so its subscription stays.
+    for wrong in ["", other.1.as_str(), "0123456789abcdef0123456789abcdef"] {
+        let unsubscribe = json!({"op": "unsubscribe", "topic": "secret/+"});
+        assert_eq!(command(&s, (&id, wrong), &unsubscribe).await.0, 410);
+    }
+    // A WebSocket or an event stream naming it: a new client.
+    let (_, stolen) = ws_connect(&s, Some((&id, &other.1))).await;
+    assert_ne!(stolen["client"], id.as_str());
+    let mut stream = TcpStream::connect(s.addr).await.unwrap();
+    let sse = format!(
+        "GET /push/sse?client={id} HTTP/1.1\r\nHost: p.test\r\nCookie: bulwark-push-{id}={}\r\n\r\n",
+        other.1
+    );
+    stream.write_all(sse.as_bytes()).await.unwrap();
+    let mut lines = BufReader::new(stream).lines();
+    assert_ne!(sse_next(&mut lines).await.unwrap()["client"], id.as_str());
+
+    // The victim still has everything; with its token in the cookie an event
+    // stream does resume it.
+    server_publish(&s, "secret/1", json!("for the victim")).await;
+    assert_eq!(
+        ws_next(&mut victim).await["messages"][0]["payload"],
+        "for the victim"
+    );
+    drop(victim);
+    let mut stream = TcpStream::connect(s.addr).await.unwrap();
+    let sse = format!(
+        "GET /push/sse?client={id} HTTP/1.1\r\nHost: p.test\r\nCookie: a=1; bulwark-push-{id}={token}\r\n\r\n"
+    );
+    stream.write_all(sse.as_bytes()).await.unwrap();
+    let mut lines = BufReader::new(stream).lines();
+    assert_eq!(sse_next(&mut lines).await.unwrap()["client"], id.as_str());
+    server_publish(&s, "secret/2", json!("again")).await;
+    assert_eq!(
+        sse_next(&mut lines).await.unwrap()["messages"][0]["payload"],
+        "again"
+    );
+    drop(lines);
+    s.shutdown().await;
+
+    let logged = std::fs::read_to_string(log.path()).unwrap();
+    assert!(
+        logged.contains(&format!("/push/poll?client={id}")),
+        "{logged}"
+    );
+    assert!(
+        !logged.contains(&token),
+        "the token is in the log:\n{logged}"
+    );
+    assert!(
+        !logged.contains(&other.1),
+        "a token is in the log:\n{logged}"
+    );
+}
+
+/// Every event of a stream so far (at least `wanted`; `raw` keeps what was read,
+/// from the response's first byte), read as the EventSource specification says: a
+/// line ends at CR, LF or CRLF, `data:` lines of one event are joined with LF, and
+/// an empty line ends the event. Keep-alive comments are skipped.
+async fn sse_events(stream: &mut TcpStream, raw: &mut Vec<u8>, wanted: usize) -> Vec<String> {
+    use tokio::io::AsyncReadExt;
+    let mut events = parse_sse(&dechunk(raw));
+    while events.len() < wanted {
+        let mut buf = [0u8; 4096];
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut buf))
+            .await
+            .expect("events within 5 s")
+            .unwrap();
+        assert!(n > 0, "the stream ended");
+        raw.extend_from_slice(&buf[..n]);
+        events = parse_sse(&dechunk(raw));
+    }
+    events
+}
+
+/// The body of a chunked response (as far as it has arrived).
+fn dechunk(raw: &[u8]) -> Vec<u8> {
+    let Some(head_end) = raw.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return Vec::new();
+    };
+    let head_end = head_end + 4;
+    let mut rest = &raw[head_end..];
+    let mut body = Vec::new();
+    while let Some(line_end) = rest.windows(2).position(|w| w == b"\r\n") {
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&rest[..line_end]).unwrap(), 16).unwrap();
+        let start = line_end + 2;
+        if size == 0 || rest.len() < start + size + 2 {
+            break;
+        }
+        body.extend_from_slice(&rest[start..start + size]);
+        rest = &rest[start + size + 2..];
+    }
+    body
+}
+
+fn parse_sse(body: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(body)
+        .replace("\r\n", "\n")
+        .replace('\r', "\n");
+    let mut events = Vec::new();
+    let mut data: Option<String> = None;
+    for line in text.split_inclusive('\n') {
+        let Some(line) = line.strip_suffix('\n') else {
+            break; // not complete yet
+        };
+        if line.is_empty() {
+            events.extend(data.take());
+        } else if let Some(value) = line.strip_prefix("data:") {
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            match &mut data {
+                Some(d) => {
+                    d.push('\n');
+                    d.push_str(value);
+                }
+                None => data = Some(value.to_string()),
+            }
+        }
+    }
+    events
+}
+
+#[tokio::test]
+async fn a_payload_with_carriage_returns_arrives_as_one_event() {
+    let s = push_server().await;
+    let mut stream = TcpStream::connect(s.addr).await.unwrap();
+    stream
+        .write_all(b"GET /push/sse HTTP/1.1\r\nHost: p.test\r\n\r\n")
+        .await
+        .unwrap();
+    let mut raw = Vec::new();
+    let hello: Value =
+        serde_json::from_str(&sse_events(&mut stream, &mut raw, 1).await[0]).unwrap();
+    let client = credentials(&hello);
+    command(
+        &s,
+        (&client.0, &client.1),
+        &json!({"op": "subscribe", "topic": "cr"}),
+    )
+    .await;
+    // Raw CR, CRLF and LF between the JSON tokens: whitespace to JSON, line ends
+    // to an event stream.
+    let body =
+        "{\"topic\": \"cr\",\r\"payload\": {\"a\":\r1,\r\n\"b\":\n\"x\\r\\ny\",\r\r\"c\": 2}}";
+    let (status, reply) = http_json(
+        &s,
+        "POST",
+        "/push/publish",
+        "Authorization: Bearer s3cret\r\n",
+        body,
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    let events = sse_events(&mut stream, &mut raw, 2).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    let batch: Value = serde_json::from_str(&events[1]).expect("one event, one JSON text");
+    assert_eq!(
+        batch["messages"][0]["payload"],
+        json!({"a": 1, "b": "x\r\ny", "c": 2})
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anonymous_rsc_subscribers_hear_of_published_resources_only() {
+    use bulwark_store::{NewResource, Props, ResourceId, ResourceUpdate, Store};
+    // Browsers may publish anywhere here, but not on a resource's topic.
+    let site = PUSH_SITE.replace(
+        r##"browser_publish = ["chat/#"]"##,
+        r##"browser_publish = ["#"]"##,
+    );
+    let s = start(
+        &[("p/site.toml", &site), ("p/templates/home.tpl", "home")],
+        |_| {},
+    )
+    .await;
+    let store = s.models["p"].store.clone();
+    let create = |published: bool| {
+        let mut r = NewResource::new("article", Props::new().with("title", "t"));
+        r.published = published;
+        store.create_resource(r).unwrap()
+    };
+    let update = |store: &Store, id: ResourceId, published: bool| {
+        let now = store.resource(id).unwrap().unwrap();
+        let mut change = ResourceUpdate::new(id, now.version);
+        change.published = Some(published);
+        store.update_resource(change).unwrap();
+    };
+    let public = create(true);
+    let draft = create(false);
+    let unpublished = create(true);
+    let deleted = create(true);
+    // The creations' own messages go out before anyone listens.
+    while push_stats(&s).await["published"] != 4 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (mut ws, _) = ws_connect(&s, None).await;
+    ws_send(&mut ws, json!({"op": "subscribe", "topic": "rsc/+"})).await;
+    ws_send(
+        &mut ws,
+        json!({"op": "subscribe", "topic": format!("rsc/{draft}")}),
+    )
+    .await;
+
+    update(&store, draft, false);
+    update(&store, unpublished, false);
+    store.delete_resource(deleted, None).unwrap();
+    update(&store, public, true);
+    // Messages come in the order of the changes: by the time the public one's
+    // arrives, the others were decided.
+    let batch = ws_next(&mut ws).await;
+    let topics: Vec<&str> = batch["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["topic"].as_str().unwrap())
+        .collect();
+    assert_eq!(topics, [format!("rsc/{public}")]);
+    assert_eq!(batch["messages"][0]["payload"]["id"], public.0);
+    // Publishing the draft makes its changes news for everyone.
+    update(&store, draft, true);
+    let batch = ws_next(&mut ws).await;
+    assert_eq!(batch["messages"][0]["topic"], format!("rsc/{draft}"));
+    // A browser cannot forge a resource's message (which would reach everyone).
+    let forged = ws_send(
+        &mut ws,
+        json!({"op": "publish", "topic": format!("rsc/{public}"), "payload": 1}),
+    )
+    .await;
+    assert_eq!(forged["type"], "error", "{forged}");
+    s.shutdown().await;
+}
