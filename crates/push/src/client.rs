@@ -50,7 +50,7 @@ impl ClientToken {
 
     /// The token as sent (32 lowercase hex digits), or `None` if `text` is not one.
     pub fn parse(text: &str) -> Option<ClientToken> {
-        if text.len() != 32 {
+        if text.len() != 32 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
             return None;
         }
         u128::from_str_radix(text, 16).ok().map(ClientToken)

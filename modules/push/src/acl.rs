@@ -6,10 +6,8 @@ use bulwark_push::{PushAcl, Topic, TopicFilter};
 use bulwark_web::SiteNotifier;
 
 use crate::events::{PushAccess, PushAction};
+use crate::rsc;
 use crate::settings::PushSettings;
-
-/// The topics of resource changes, `rsc/{id}`.
-const RESOURCE_TOPICS: &str = "rsc/";
 
 pub struct SitePushAcl {
     browser_publish: Vec<TopicFilter>,
@@ -68,7 +66,7 @@ impl PushAcl for SitePushAcl {
     fn may_publish(&self, principal: &Principal, topic: &Topic) -> bool {
         // `rsc/` messages are the server's: they carry who may see the resource
         // (see `rsc.rs`), which a browser's message could not.
-        if topic.as_str().starts_with(RESOURCE_TOPICS) {
+        if rsc::is_resource_topic(topic) {
             return false;
         }
         self.observed(principal, PushAction::Publish, topic.as_str())

@@ -20,8 +20,20 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use bulwark_acl::{AccessPolicy, Principal, VisibilityFilter};
-use bulwark_push::{Audience, Hub};
+use bulwark_push::{Audience, Hub, Topic};
 use bulwark_store::{Resource, ResourceId, Store};
+
+/// The topics of resource changes, `rsc/{id}`.
+const TOPIC_PREFIX: &str = "rsc/";
+
+fn resource_topic(id: ResourceId) -> String {
+    format!("{TOPIC_PREFIX}{id}")
+}
+
+/// Whether `topic` is a resource's (whose messages only the server publishes).
+pub(crate) fn is_resource_topic(topic: &Topic) -> bool {
+    topic.as_str().starts_with(TOPIC_PREFIX)
+}
 
 /// Changes read in one store call at most.
 const READ_BATCH: usize = 256;
@@ -90,7 +102,7 @@ pub(crate) fn spawn_publisher(
                 };
                 // A full hub or an oversized message only loses a hint to reload.
                 let _ = hub.publish_for(
-                    &format!("rsc/{id}"),
+                    &resource_topic(id),
                     &format!("{{\"id\":{id},\"changed\":true}}"),
                     Arc::new(audience),
                 );
