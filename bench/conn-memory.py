@@ -51,9 +51,11 @@ def open_one(port, kind):
     elif kind == "poll":
         sock.sendall(f"POST /push/poll HTTP/1.1\r\n{host}Content-Length: 0\r\n\r\n".encode())
         _, body = read_response(sock)
-        client = json.loads(body)["client"]
+        hello = json.loads(body)
+        client, token = hello["client"], hello["token"]
         sock.sendall(
-            f"POST /push/poll?client={client} HTTP/1.1\r\n{host}Content-Length: 0\r\n\r\n".encode()
+            f"POST /push/poll?client={client} HTTP/1.1\r\n{host}X-Push-Token: {token}\r\n"
+            "Content-Length: 0\r\n\r\n".encode()
         )
     elif kind == "ws":
         key = base64.b64encode(os.urandom(16)).decode()

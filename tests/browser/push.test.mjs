@@ -52,3 +52,43 @@ test("markup in a post is shown as text, never run", async () => {
   await reader.close();
   await writer.close();
 });
+
+for (const transport of ["websocket", "sse", "poll"]) {
+  test(`a client comes back over ${transport} with its token and gets what it missed`, async () => {
+    const reader = await openBoard(transport);
+    const urls = [];
+    reader.on("request", (r) => urls.push(r.url()));
+    reader.on("websocket", (ws) => urls.push(ws.url()));
+    // A second client on the page, to drop and resume at will.
+    const id = await reader.evaluate(
+      (t) =>
+        new Promise((connected) => {
+          const push = (window.resumed = Bulwark.push({ transports: [t] }));
+          push.got = [];
+          push.subscribe("site/board", (m) => push.got.push(m.text));
+          push.on("state", (s) => s.state === "connected" && connected(s.client));
+        }),
+      transport,
+    );
+    await reader.waitForFunction(() => window.resumed.positions["site/board"]);
+    await reader.evaluate(() => {
+      window.resumed.transport.close();
+      window.resumed.transport = null;
+    });
+    const writer = await openBoard("websocket");
+    const text = `missed over ${transport} ${Date.now()}`;
+    await writer.fill('input[name="text"]', text);
+    await writer.click('button[type="submit"]');
+    await writer.waitForSelector(`#board li:text-is("${text}")`, { timeout: 10000 });
+    await reader.evaluate(() => window.resumed.connect());
+    await reader.waitForFunction((t) => window.resumed.got.includes(t), text, { timeout: 10000 });
+    assert.equal(await reader.evaluate(() => window.resumed.clientId), id);
+    // The token travelled out of every URL the page asked for.
+    const token = await reader.evaluate(() => window.resumed.token);
+    assert.match(token, /^[0-9a-f]{32}$/);
+    assert.ok(urls.some((u) => u.includes(`client=${id}`)), urls.join("\n"));
+    assert.ok(!urls.some((u) => u.includes(token)), urls.join("\n"));
+    await reader.close();
+    await writer.close();
+  });
+}

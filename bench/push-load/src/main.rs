@@ -174,9 +174,11 @@ impl PollConnection {
     }
 
     /// POSTs and returns the status and the (decoded) body.
-    async fn post(&mut self, path: &str, body: Bytes) -> Option<(u16, Bytes)> {
+    /// A POST, with the client's token once it has one (`X-Push-Token`).
+    async fn post(&mut self, path: &str, token: &str, body: Bytes) -> Option<(u16, Bytes)> {
         let request = hyper::Request::post(path)
             .header("host", &self.host)
+            .header("x-push-token", token)
             .header("accept-encoding", "gzip")
             .header("content-type", "application/json")
             .body(Full::new(body))
@@ -206,14 +208,15 @@ async fn poll_client(addr: String, topics: Vec<String>, shared: Arc<Shared>) {
         failed();
         return;
     };
-    let hello: Value = match connection.post("/push/poll", Bytes::new()).await {
+    let hello: Value = match connection.post("/push/poll", "", Bytes::new()).await {
         Some((200, body)) => serde_json::from_slice(&body).unwrap_or(Value::Null),
         _ => Value::Null,
     };
-    let Some(id) = hello["client"].as_str().map(str::to_string) else {
+    let (Some(id), Some(token)) = (hello["client"].as_str(), hello["token"].as_str()) else {
         failed();
         return;
     };
+    let (id, token) = (id.to_string(), token.to_string());
     let commands: Vec<Value> = topics
         .iter()
         .map(|t| json!({"op": "subscribe", "topic": t}))
@@ -221,7 +224,7 @@ async fn poll_client(addr: String, topics: Vec<String>, shared: Arc<Shared>) {
     let commands = Bytes::from(serde_json::to_vec(&commands).unwrap());
     if !matches!(
         connection
-            .post(&format!("/push/command?client={id}"), commands)
+            .post(&format!("/push/command?client={id}"), &token, commands)
             .await,
         Some((200, _))
     ) {
@@ -231,7 +234,7 @@ async fn poll_client(addr: String, topics: Vec<String>, shared: Arc<Shared>) {
     shared.ready.fetch_add(1, Ordering::Relaxed);
     let poll = format!("/push/poll?client={id}");
     loop {
-        match connection.post(&poll, Bytes::new()).await {
+        match connection.post(&poll, &token, Bytes::new()).await {
             Some((200, body)) => record(&shared, &body),
             Some((204, _)) => {}
             _ => {

@@ -18,10 +18,12 @@ use bulwark_acl::Principal;
 
 use crate::PushError;
 use crate::hub::{Hub, Message, Position};
+use crate::rate::TokenBucket;
 use crate::topic::{Topic, TopicFilter};
 
-/// A client's identity: 128 random bits, so it cannot be guessed; it survives
-/// reconnects and transport changes.
+/// A client's identity: 128 random bits; it survives reconnects and transport
+/// changes. It names the client and may show in URLs (and so in access logs):
+/// acting as the client takes its [`ClientToken`] too.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ClientId(Arc<str>);
 
@@ -35,6 +37,39 @@ impl ClientId {
     }
 }
 
+/// The secret that proves a transport speaks for a client: 128 random bits, given
+/// in the client's `hello` and sent back out of the URL (a header, a WebSocket
+/// subprotocol, a cookie) when a transport resumes the client.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct ClientToken(u128);
+
+impl ClientToken {
+    fn new() -> ClientToken {
+        ClientToken(rand::random())
+    }
+
+    /// The token as sent (32 lowercase hex digits), or `None` if `text` is not one.
+    pub fn parse(text: &str) -> Option<ClientToken> {
+        if text.len() != 32 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        u128::from_str_radix(text, 16).ok().map(ClientToken)
+    }
+}
+
+impl std::fmt::Display for ClientToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:032x}", self.0)
+    }
+}
+
+/// Never printed by accident (a log line of a handle must not carry it).
+impl std::fmt::Debug for ClientToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientToken(..)")
+    }
+}
+
 impl std::borrow::Borrow<str> for ClientId {
     fn borrow(&self) -> &str {
         &self.0
@@ -44,7 +79,10 @@ impl std::borrow::Borrow<str> for ClientId {
 pub(crate) struct ClientEntry {
     pub(crate) commands: mpsc::Sender<Command>,
     pub(crate) principal: Principal,
+    pub(crate) token: ClientToken,
     pub(crate) inbox: Arc<Mutex<Inbox>>,
+    /// What the client may still publish (see [`PushConfig::client_publish`](crate::PushConfig)).
+    pub(crate) publish_budget: Arc<Mutex<TokenBucket>>,
 }
 
 /// What waits for a client, and the transport waiting for it.
@@ -60,6 +98,10 @@ pub(crate) struct Inbox {
     lost: bool,
     waiter: Option<oneshot::Sender<Taken>>,
     last_active: Instant,
+    /// A transport attached at least once. A client nobody came back for (a
+    /// `hello` answered, then nothing) expires after the much shorter
+    /// `unclaimed_client_timeout`, so a flood of hellos does not hold the table.
+    claimed: bool,
     /// The client expired: its transports get [`PushError::UnknownClient`].
     closed: bool,
 }
@@ -73,6 +115,7 @@ impl Inbox {
             lost: false,
             waiter: None,
             last_active: Instant::now(),
+            claimed: false,
             closed: false,
         }
     }
@@ -222,9 +265,11 @@ pub struct Batch {
 pub struct ClientHandle {
     hub: Arc<Hub>,
     id: ClientId,
+    token: ClientToken,
     commands: mpsc::Sender<Command>,
     principal: Principal,
     inbox: Arc<Mutex<Inbox>>,
+    publish_budget: Arc<Mutex<TokenBucket>>,
 }
 
 impl ClientHandle {
@@ -232,14 +277,21 @@ impl ClientHandle {
         ClientHandle {
             hub,
             id,
+            token: entry.token,
             commands: entry.commands.clone(),
             principal: entry.principal.clone(),
             inbox: entry.inbox.clone(),
+            publish_budget: entry.publish_budget.clone(),
         }
     }
 
     pub fn id(&self) -> &ClientId {
         &self.id
+    }
+
+    /// The client's secret, for its `hello` only.
+    pub fn token(&self) -> ClientToken {
+        self.token
     }
 
     pub fn epoch(&self) -> u64 {
@@ -290,11 +342,18 @@ impl ClientHandle {
             .await
     }
 
-    /// Publishes as this client: the access policy decides.
+    /// Publishes as this client: the access policy decides, and the client's
+    /// rate ([`PushConfig::client_publish`](crate::PushConfig)) must allow it.
     pub fn publish(&self, topic: &str, payload_json: &str) -> Result<Position, PushError> {
         let parsed = Topic::parse(topic)?;
         if !self.hub.acl.may_publish(&self.principal, &parsed) {
             return Err(PushError::Forbidden(format!("publishing on {topic}")));
+        }
+        let rate = self.hub.config.client_publish;
+        if let Err(wait) = self.publish_budget.lock().take(rate) {
+            return Err(PushError::PublishingTooFast {
+                retry_after_ms: wait.as_millis().try_into().unwrap_or(u64::MAX).max(1),
+            });
         }
         self.hub.publish(topic, payload_json)
     }
@@ -323,6 +382,7 @@ impl ClientHandle {
                 return Err(PushError::UnknownClient);
             }
             inbox.last_active = Instant::now();
+            inbox.claimed = true;
             if let Some(old) = inbox.waiter.take() {
                 // A newer transport took over: the old one ends empty-handed.
                 let _ = old.send(Taken {
@@ -412,6 +472,7 @@ impl Drop for PendingTake {
 /// Starts a client's task.
 pub(crate) fn spawn(hub: &Arc<Hub>, principal: &Principal) -> (ClientId, ClientEntry) {
     let id = ClientId::new();
+    let publish_budget = Arc::new(Mutex::new(TokenBucket::new(hub.config.client_publish)));
     let (commands, receiver) = mpsc::channel(256);
     let inbox = Arc::new(Mutex::new(Inbox::new()));
     let task = ClientTask {
@@ -427,9 +488,19 @@ pub(crate) fn spawn(hub: &Arc<Hub>, principal: &Principal) -> (ClientId, ClientE
         ClientEntry {
             commands,
             principal: principal.clone(),
+            token: ClientToken::new(),
             inbox,
+            publish_budget,
         },
     )
+}
+
+/// A client task's timer for noticing that it expired after `timeout`.
+fn idle_check(timeout: Duration) -> tokio::time::Interval {
+    let tick = (timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + tick, tick);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticks
 }
 
 struct ClientTask {
@@ -442,23 +513,31 @@ struct ClientTask {
 
 impl ClientTask {
     async fn run(mut self, mut commands: mpsc::Receiver<Command>) {
-        let Some(idle_timeout) = self.hub.upgrade().map(|h| h.config.client_idle_timeout) else {
+        let Some((idle_timeout, unclaimed_timeout)) = self.hub.upgrade().map(|h| {
+            let idle = h.config.client_idle_timeout;
+            (idle, h.config.unclaimed_client_timeout.min(idle))
+        }) else {
             return;
         };
-        let tick = (idle_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
-        // One timer for the task's life: a fresh `sleep` per command would cost a
-        // timer-wheel insertion and removal each time.
-        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + tick, tick);
-        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        // One timer (not a fresh `sleep` per command, which would cost a
+        // timer-wheel insertion and removal each time), ticking faster while the
+        // client is unclaimed and at the idle pace once a transport came.
+        let mut ticks = idle_check(unclaimed_timeout);
+        let mut claimed = false;
         loop {
             let command = tokio::select! {
                 c = commands.recv() => c,
                 _ = ticks.tick() => {
                     let mut inbox = self.inbox.lock();
+                    if inbox.claimed && !claimed {
+                        claimed = true;
+                        ticks = idle_check(idle_timeout);
+                    }
                     if inbox.waiter.as_ref().is_some_and(|w| w.is_closed()) {
                         inbox.waiter = None;
                     }
-                    if inbox.waiter.is_none() && inbox.last_active.elapsed() >= idle_timeout {
+                    let timeout = if inbox.claimed { idle_timeout } else { unclaimed_timeout };
+                    if inbox.waiter.is_none() && inbox.last_active.elapsed() >= timeout {
                         break;
                     }
                     continue;
@@ -515,7 +594,7 @@ impl ClientTask {
             hub.index.write().add(&self.id, &filter);
         }
         let topic = filter.as_topic();
-        let readable = |m: &Arc<Message>| hub.acl.may_read(&self.principal, &m.topic);
+        let readable = |m: &Arc<Message>| hub.may_receive(&self.principal, m);
         let mut recovery = Recovery::None;
         if let (Some(topic), Some(since)) = (&topic, since) {
             recovery = if since.epoch != hub.epoch() {

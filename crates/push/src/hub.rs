@@ -16,7 +16,8 @@ use tokio::sync::mpsc;
 use bulwark_acl::Principal;
 
 use crate::PushError;
-use crate::client::{ClientEntry, ClientHandle, ClientId, Inbox};
+use crate::client::{ClientEntry, ClientHandle, ClientId, ClientToken, Inbox};
+use crate::rate::Rate;
 use crate::topic::{Topic, TopicFilter};
 
 #[derive(Debug, Clone)]
@@ -29,6 +30,12 @@ pub struct PushConfig {
     pub history_ttl: Duration,
     /// A client with no transport attached for this long is removed.
     pub client_idle_timeout: Duration,
+    /// A client no transport ever attached to (a `hello` answered, then nothing)
+    /// is removed after this (at most `client_idle_timeout`).
+    pub unclaimed_client_timeout: Duration,
+    /// How fast one client may publish; past it, its publications are refused
+    /// with [`PushError::PublishingTooFast`].
+    pub client_publish: Rate,
     pub max_clients: usize,
     pub max_subscriptions: usize,
     pub max_message_bytes: usize,
@@ -44,6 +51,11 @@ impl Default for PushConfig {
             history_size: 100,
             history_ttl: Duration::from_secs(300),
             client_idle_timeout: Duration::from_secs(60),
+            unclaimed_client_timeout: Duration::from_secs(10),
+            client_publish: Rate {
+                per_second: 20.0,
+                burst: 40,
+            },
             max_clients: 100_000,
             max_subscriptions: 64,
             max_message_bytes: 64 * 1024,
@@ -60,6 +72,14 @@ pub trait PushAcl: Send + Sync {
     /// topic the client may not read.
     fn may_read(&self, principal: &Principal, topic: &Topic) -> bool;
     fn may_publish(&self, principal: &Principal, topic: &Topic) -> bool;
+}
+
+/// Who may receive one message, beyond the topic rules: asked for each client when
+/// the message is delivered, recovered from history or sent as a snapshot. A
+/// resource's `rsc/{id}` message carries one that asks the site's access policy
+/// whether the client's principal may see the resource.
+pub trait Audience: Send + Sync + std::fmt::Debug {
+    fn admits(&self, principal: &Principal) -> bool;
 }
 
 /// Everything allowed: for tests and trusted embedding.
@@ -86,6 +106,8 @@ pub struct Message {
     /// `{"topic":..,"offset":..,"payload":..}`: a slice of `alone`.
     pub json: Bytes,
     pub published: Instant,
+    /// Who may receive it, if not everyone the topic rules let read the topic.
+    audience: Option<Arc<dyn Audience>>,
     /// The body of a batch of this message alone, `{"epoch":..,"messages":[json]}`:
     /// most batches hold one message, and this shares their body without a cache
     /// lookup or a second copy.
@@ -271,6 +293,36 @@ impl Hub {
     /// Publishes a JSON payload on a topic (no access check: this is the server's own
     /// API; browsers publish through [`ClientHandle::publish`]).
     pub fn publish(&self, topic: &str, payload_json: &str) -> Result<Position, PushError> {
+        self.publish_message(topic, payload_json, None)
+    }
+
+    /// Publishes a message only `audience` may receive (among the clients the
+    /// topic rules let read the topic), now and when it is recovered later.
+    pub fn publish_for(
+        &self,
+        topic: &str,
+        payload_json: &str,
+        audience: Arc<dyn Audience>,
+    ) -> Result<Position, PushError> {
+        self.publish_message(topic, payload_json, Some(audience))
+    }
+
+    /// Whether a client acting for `principal` may receive `message`: the one check
+    /// for live deliveries, recoveries and snapshots.
+    pub(crate) fn may_receive(&self, principal: &Principal, message: &Message) -> bool {
+        self.acl.may_read(principal, &message.topic)
+            && message
+                .audience
+                .as_ref()
+                .is_none_or(|audience| audience.admits(principal))
+    }
+
+    fn publish_message(
+        &self,
+        topic: &str,
+        payload_json: &str,
+        audience: Option<Arc<dyn Audience>>,
+    ) -> Result<Position, PushError> {
         let topic = Topic::parse(topic)?;
         if payload_json.len() > self.config.max_message_bytes {
             return Err(PushError::TooLarge {
@@ -320,6 +372,7 @@ impl Hub {
                 offset,
                 json: alone.slice(json),
                 published: Instant::now(),
+                audience,
                 alone,
                 alone_gzip: OnceLock::new(),
                 alone_brotli: OnceLock::new(),
@@ -340,28 +393,36 @@ impl Hub {
         Ok(position)
     }
 
-    /// A client by id (reconnect, transport switch) or a new one, for an
-    /// anonymous visitor.
-    pub fn connect(self: &Arc<Self>, id: Option<&str>) -> Result<ClientHandle, PushError> {
-        self.connect_as(id, &Principal::Anonymous)
+    /// A new client, for an anonymous visitor.
+    pub fn connect(self: &Arc<Self>) -> Result<ClientHandle, PushError> {
+        self.connect_as(&Principal::Anonymous)
     }
 
-    /// Like [`connect`](Self::connect), for a client acting for `principal`. An
-    /// existing client is only resumed by the same principal.
-    pub fn connect_as(
+    /// The client `id` again (a reconnect, a transport switch), for whoever shows
+    /// its token and acts for the principal it was made for; anyone else learns
+    /// only [`PushError::UnknownClient`], as for an id that never existed.
+    pub fn resume(
         self: &Arc<Self>,
-        id: Option<&str>,
+        id: &str,
+        token: &str,
         principal: &Principal,
     ) -> Result<ClientHandle, PushError> {
-        if let Some(id) = id {
-            let clients = self.clients.read();
-            if let Some((key, entry)) = clients.get_key_value(id)
-                && entry.principal == *principal
-                && !entry.commands.is_closed()
+        let token = ClientToken::parse(token).ok_or(PushError::UnknownClient)?;
+        let clients = self.clients.read();
+        match clients.get_key_value(id) {
+            Some((key, entry))
+                if entry.token == token
+                    && entry.principal == *principal
+                    && !entry.commands.is_closed() =>
             {
-                return Ok(ClientHandle::new(self.clone(), key.clone(), entry));
+                Ok(ClientHandle::new(self.clone(), key.clone(), entry))
             }
+            _ => Err(PushError::UnknownClient),
         }
+    }
+
+    /// A new client acting for `principal`.
+    pub fn connect_as(self: &Arc<Self>, principal: &Principal) -> Result<ClientHandle, PushError> {
         let mut clients = self.clients.write();
         if clients.len() >= self.config.max_clients {
             return Err(PushError::TooManyClients(self.config.max_clients));
@@ -563,7 +624,7 @@ async fn dispatcher(hub: Weak<Hub>, mut queue: mpsc::UnboundedReceiver<Arc<Messa
             let Some(entry) = clients.get(&id) else {
                 continue;
             };
-            messages.retain(|m| hub.acl.may_read(&entry.principal, &m.topic));
+            messages.retain(|m| hub.may_receive(&entry.principal, m));
             if messages.is_empty() {
                 continue;
             }

@@ -24,13 +24,20 @@
 //! ([`PushAcl`]) the embedding application implements; it is asked with the
 //! [`Principal`](bulwark_acl::Principal) a client acts for, the same type a page
 //! render is asked with, kept by the client for its life and borrowed per message.
+//! A message may also carry its own [`Audience`] (a resource's change goes only to
+//! those who may see the resource), asked per client at delivery and recovery.
+//!
+//! A client is named by its [`ClientId`] and resumed only with its [`ClientToken`]
+//! (given once, in the transport's `hello`), so an id seen in a URL or a log does
+//! not let anyone read or act as the client. Clients nobody came back for expire
+//! quickly, and each client's publishing is rate-limited ([`Rate`]).
 //!
 //! ```
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! use std::time::Duration;
 //! use bulwark_push::{Hub, PushConfig, OpenAcl, Encoding};
 //! let hub = Hub::new(PushConfig::default(), std::sync::Arc::new(OpenAcl));
-//! let client = hub.connect(None).unwrap();
+//! let client = hub.connect().unwrap();
 //! client.subscribe("chat/+", None, false).await.unwrap();
 //! hub.publish("chat/lobby", r#"{"text":"hi"}"#).unwrap();
 //! let batch = client.next_batch(Duration::from_secs(1), Encoding::Identity).await.unwrap().unwrap();
@@ -40,13 +47,15 @@
 
 mod client;
 mod hub;
+mod rate;
 mod topic;
 
 /// The one content encoding of Bulwark (`bulwark-encoding`), re-exported so that a
 /// transport asks for what it negotiated without converting.
 pub use bulwark_encoding::Encoding;
-pub use client::{Batch, ClientHandle, ClientId, Recovery, SubscribeReply};
-pub use hub::{Hub, Message, OpenAcl, Position, PushAcl, PushConfig, Stats};
+pub use client::{Batch, ClientHandle, ClientId, ClientToken, Recovery, SubscribeReply};
+pub use hub::{Audience, Hub, Message, OpenAcl, Position, PushAcl, PushConfig, Stats};
+pub use rate::{Rate, TokenBucket};
 pub use topic::{Topic, TopicFilter};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -63,6 +72,9 @@ pub enum PushError {
     TooManySubscriptions(usize),
     #[error("not allowed: {0}")]
     Forbidden(String),
+    /// The client's publishing rate ([`PushConfig::client_publish`]) is used up.
+    #[error("publishing too fast: try again in {retry_after_ms} ms")]
+    PublishingTooFast { retry_after_ms: u64 },
     #[error("unknown or expired client")]
     UnknownClient,
     #[error("another transport took over this client")]

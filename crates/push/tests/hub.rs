@@ -35,7 +35,7 @@ async fn a_recovering_subscription_gets_messages_not_yet_dispatched_once() {
     // A long batch window keeps the publications in the dispatcher while the
     // new client recovers them from history: it must not get them twice.
     let hub = hub_with(|c| c.batch_interval = Duration::from_millis(300));
-    let first = hub.connect(None).unwrap();
+    let first = hub.connect().unwrap();
     let position = first
         .subscribe("doc/1", None, false)
         .await
@@ -45,7 +45,7 @@ async fn a_recovering_subscription_gets_messages_not_yet_dispatched_once() {
     for i in 0..3 {
         hub.publish("doc/1", &format!("{i}")).unwrap();
     }
-    let second = hub.connect(None).unwrap();
+    let second = hub.connect().unwrap();
     let reply = second
         .subscribe("doc/1", Some(position), false)
         .await
@@ -72,7 +72,7 @@ async fn a_recovering_subscription_gets_messages_not_yet_dispatched_once() {
 #[tokio::test]
 async fn wildcard_subscriptions_receive_matching_topics_only() {
     let hub = hub_with(|_| {});
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     c.subscribe("site/chat/+", None, false).await.unwrap();
     hub.publish("site/chat/lobby", r#"{"n":1}"#).unwrap();
     hub.publish("site/other", r#"{"n":2}"#).unwrap();
@@ -94,7 +94,7 @@ async fn publications_within_the_interval_arrive_as_one_batch_shared_between_cli
     let hub = hub_with(|c| c.batch_interval = Duration::from_millis(50));
     let mut clients = Vec::new();
     for _ in 0..20 {
-        let c = hub.connect(None).unwrap();
+        let c = hub.connect().unwrap();
         c.subscribe("news", None, false).await.unwrap();
         clients.push(c);
     }
@@ -120,14 +120,14 @@ async fn publications_within_the_interval_arrive_as_one_batch_shared_between_cli
 #[tokio::test]
 async fn a_resubscribing_client_recovers_exactly_what_it_missed() {
     let hub = hub_with(|_| {});
-    let first = hub.connect(None).unwrap();
+    let first = hub.connect().unwrap();
     let reply = first.subscribe("rsc/42", None, false).await.unwrap();
     let position = reply.position.unwrap();
     for i in 1..=3 {
         hub.publish("rsc/42", &format!("{i}")).unwrap();
     }
     // A new client (say, after the old one expired) resumes from the position.
-    let second = hub.connect(None).unwrap();
+    let second = hub.connect().unwrap();
     let reply = second
         .subscribe("rsc/42", Some(position), false)
         .await
@@ -145,7 +145,7 @@ async fn a_resubscribing_client_recovers_exactly_what_it_missed() {
 #[tokio::test]
 async fn resuming_beyond_the_history_or_from_another_epoch_is_reported() {
     let hub = hub_with(|c| c.history_size = 2);
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     let position = c
         .subscribe("t", None, false)
         .await
@@ -155,7 +155,7 @@ async fn resuming_beyond_the_history_or_from_another_epoch_is_reported() {
     for i in 0..5 {
         hub.publish("t", &i.to_string()).unwrap();
     }
-    let late = hub.connect(None).unwrap();
+    let late = hub.connect().unwrap();
     assert_eq!(
         late.subscribe("t", Some(position), false)
             .await
@@ -176,7 +176,7 @@ async fn a_snapshot_delivers_the_latest_message_at_once() {
     let hub = hub_with(|_| {});
     hub.publish("weather", r#""rain""#).unwrap();
     hub.publish("weather", r#""sun""#).unwrap();
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     c.subscribe("weather", None, true).await.unwrap();
     let got = messages(&next(&c).await);
     assert_eq!(got.len(), 1);
@@ -184,28 +184,130 @@ async fn a_snapshot_delivers_the_latest_message_at_once() {
 }
 
 #[tokio::test]
-async fn reconnecting_with_the_id_keeps_subscriptions_and_waiting_messages() {
+async fn resuming_with_the_id_and_token_keeps_subscriptions_and_waiting_messages() {
     let hub = hub_with(|_| {});
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     c.subscribe("a", None, false).await.unwrap();
     let id = c.id().as_str().to_string();
+    let token = c.token().to_string();
     drop(c);
     hub.publish("a", "1").unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let again = hub.connect(Some(&id)).unwrap();
+    // The id alone, or with another token, is not the client.
+    let anonymous = Principal::anonymous();
+    let wrong = format!("{:032x}", 7);
+    for token in ["", "nonsense", wrong.as_str()] {
+        assert_eq!(
+            hub.resume(&id, token, &anonymous).err(),
+            Some(PushError::UnknownClient)
+        );
+    }
+    let again = hub.resume(&id, &token, &anonymous).unwrap();
     assert_eq!(again.id().as_str(), id);
     assert_eq!(messages(&next(&again).await).len(), 1);
-    // Another principal cannot take the client over.
-    let intruder = hub
-        .connect_as(Some(&id), &Principal::member(ResourceId(666)))
+    // Another principal cannot take the client over, even with its token.
+    assert_eq!(
+        hub.resume(&id, &token, &Principal::member(ResourceId(666)))
+            .err(),
+        Some(PushError::UnknownClient)
+    );
+}
+
+#[tokio::test]
+async fn a_client_no_transport_came_back_for_expires_before_the_idle_timeout() {
+    let hub = hub_with(|c| {
+        c.client_idle_timeout = Duration::from_secs(60);
+        c.unclaimed_client_timeout = Duration::from_millis(100);
+    });
+    let unclaimed = hub.connect().unwrap();
+    let claimed = hub.connect().unwrap();
+    // A transport attaches to one of them (and goes again).
+    assert!(
+        claimed
+            .next_batch(Duration::from_millis(10), Encoding::Identity)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let ids = [unclaimed.id().clone(), claimed.id().clone()];
+    let tokens = [unclaimed.token().to_string(), claimed.token().to_string()];
+    drop((unclaimed, claimed));
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(hub.stats().clients, 1);
+    let anonymous = Principal::anonymous();
+    assert!(hub.resume(ids[0].as_str(), &tokens[0], &anonymous).is_err());
+    assert!(hub.resume(ids[1].as_str(), &tokens[1], &anonymous).is_ok());
+}
+
+#[tokio::test]
+async fn a_client_publishing_past_its_rate_is_refused_with_the_time_to_wait() {
+    let hub = hub_with(|c| {
+        c.client_publish = Rate {
+            per_second: 1.0,
+            burst: 3,
+        }
+    });
+    let c = hub.connect().unwrap();
+    for _ in 0..3 {
+        c.publish("a", "1").unwrap();
+    }
+    match c.publish("a", "1") {
+        Err(PushError::PublishingTooFast { retry_after_ms }) => {
+            assert!((1..=1000).contains(&retry_after_ms), "{retry_after_ms}")
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    // Another client has its own budget; the server's own API has none.
+    assert!(hub.connect().unwrap().publish("a", "1").is_ok());
+    for _ in 0..10 {
+        hub.publish("a", "1").unwrap();
+    }
+}
+
+/// Admits members only: a message about a members-only resource.
+#[derive(Debug)]
+struct MembersOnly;
+
+impl Audience for MembersOnly {
+    fn admits(&self, principal: &Principal) -> bool {
+        !principal.is_anonymous()
+    }
+}
+
+#[tokio::test]
+async fn a_message_with_an_audience_reaches_only_the_principals_it_admits() {
+    let hub = hub_with(|_| {});
+    let visitor = hub.connect().unwrap();
+    let member = hub.connect_as(&Principal::member(ResourceId(5))).unwrap();
+    let position = visitor
+        .subscribe("rsc/1", None, false)
+        .await
+        .unwrap()
+        .position;
+    for c in [&visitor, &member] {
+        c.subscribe("rsc/+", None, false).await.unwrap();
+    }
+    hub.publish_for("rsc/1", "\"members\"", Arc::new(MembersOnly))
         .unwrap();
-    assert_ne!(intruder.id().as_str(), id);
+    hub.publish("rsc/2", "\"everyone\"").unwrap();
+    let got = messages(&next(&visitor).await);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["payload"], "everyone");
+    let got = messages(&next(&member).await);
+    assert_eq!(got.len(), 2, "{got:?}");
+    // Nor from history: recovering, or as a snapshot.
+    let late = hub.connect().unwrap();
+    late.subscribe("rsc/1", position, false).await.unwrap();
+    late.subscribe("rsc/2", None, true).await.unwrap();
+    let got = messages(&next(&late).await);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["topic"], "rsc/2");
 }
 
 #[tokio::test]
 async fn a_newer_transport_takes_over_from_an_older_one() {
     let hub = hub_with(|_| {});
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     c.subscribe("a", None, false).await.unwrap();
     let old = {
         let c = c.clone();
@@ -235,21 +337,25 @@ async fn a_newer_transport_takes_over_from_an_older_one() {
 #[tokio::test]
 async fn idle_clients_expire_and_their_task_ends() {
     let hub = hub_with(|c| c.client_idle_timeout = Duration::from_millis(100));
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     c.subscribe("a", None, false).await.unwrap();
     let id = c.id().as_str().to_string();
+    let token = c.token().to_string();
     drop(c);
     assert_eq!(hub.stats().clients, 1);
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(hub.stats().clients, 0);
-    let fresh = hub.connect(Some(&id)).unwrap();
-    assert_ne!(fresh.id().as_str(), id, "an expired id is not revived");
+    assert_eq!(
+        hub.resume(&id, &token, &Principal::anonymous()).err(),
+        Some(PushError::UnknownClient),
+        "an expired id is not revived"
+    );
 }
 
 #[tokio::test]
 async fn a_batch_handed_over_but_never_received_goes_back_to_the_client() {
     let hub = hub_with(|c| c.batch_interval = Duration::from_millis(2));
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     c.subscribe("a", None, false).await.unwrap();
     {
         let mut waiting = std::pin::pin!(c.batch(Encoding::Identity));
@@ -278,7 +384,7 @@ async fn an_abandoned_client_on_a_busy_topic_still_expires() {
         c.client_idle_timeout = Duration::from_millis(100);
         c.batch_interval = Duration::from_millis(2);
     });
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     c.subscribe("busy", None, false).await.unwrap();
     drop(c);
     // Deliveries keep arriving faster than the idle check's period; they are not
@@ -300,7 +406,7 @@ async fn an_abandoned_client_on_a_busy_topic_still_expires() {
 #[tokio::test]
 async fn an_overflowing_inbox_drops_the_oldest_and_says_so() {
     let hub = hub_with(|c| c.inbox_size = 3);
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     c.subscribe("a", None, false).await.unwrap();
     for i in 0..10 {
         hub.publish("a", &i.to_string()).unwrap();
@@ -339,7 +445,7 @@ async fn the_acl_decides_subscribing_reading_and_publishing() {
         },
         Arc::new(PrivateAcl),
     );
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     assert!(matches!(
         c.subscribe("private/x", None, false).await,
         Err(PushError::Forbidden(_))
@@ -358,7 +464,7 @@ async fn the_acl_decides_subscribing_reading_and_publishing() {
     assert!(c.publish("chat/lobby", "1").is_ok());
     // An administrator's client reads them, and publishes anywhere.
     let admin = hub
-        .connect_as(None, &Principal::administrator(ResourceId(1)))
+        .connect_as(&Principal::administrator(ResourceId(1)))
         .unwrap();
     admin.subscribe("+/secret", None, false).await.unwrap();
     hub.publish("private/secret", r#""for admins""#).unwrap();
@@ -374,9 +480,9 @@ async fn limits_give_clear_errors() {
         c.max_subscriptions = 2;
         c.max_message_bytes = 16;
     });
-    let c = hub.connect(None).unwrap();
-    let _second = hub.connect(None).unwrap();
-    assert_eq!(hub.connect(None).err(), Some(PushError::TooManyClients(2)));
+    let c = hub.connect().unwrap();
+    let _second = hub.connect().unwrap();
+    assert_eq!(hub.connect().err(), Some(PushError::TooManyClients(2)));
     c.subscribe("a", None, false).await.unwrap();
     c.subscribe("b", None, false).await.unwrap();
     c.subscribe("a", None, false).await.unwrap(); // the same again is fine
@@ -402,7 +508,7 @@ async fn limits_give_clear_errors() {
 async fn gzip_batches_decode_to_the_identity_body() {
     use std::io::Read;
     let hub = hub_with(|_| {});
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     c.subscribe("a", None, false).await.unwrap();
     let text = "hello ".repeat(400);
     hub.publish("a", &format!("{{\"text\":\"{text}\"}}"))
@@ -421,7 +527,7 @@ async fn gzip_batches_decode_to_the_identity_body() {
 async fn brotli_batches_are_served_as_brotli_and_decode_to_the_identity_body() {
     use std::io::Read;
     let hub = hub_with(|_| {});
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     c.subscribe("a", None, false).await.unwrap();
     let text = "hello ".repeat(400);
     // One message (its body made with the message) and then a set of two (the cache).
@@ -451,7 +557,7 @@ async fn brotli_batches_are_served_as_brotli_and_decode_to_the_identity_body() {
 #[tokio::test]
 async fn small_batches_stay_uncompressed_even_when_gzip_is_accepted() {
     let hub = hub_with(|_| {});
-    let c = hub.connect(None).unwrap();
+    let c = hub.connect().unwrap();
     c.subscribe("a", None, false).await.unwrap();
     hub.publish("a", r#"{"text":"hello"}"#).unwrap();
     let batch = c.next_batch(WAIT, Encoding::Gzip).await.unwrap().unwrap();
@@ -463,7 +569,7 @@ async fn small_batches_stay_uncompressed_even_when_gzip_is_accepted() {
 #[tokio::test]
 async fn replayed_messages_stay_out_of_the_delivery_latency() {
     let hub = hub_with(|c| c.batch_interval = Duration::from_millis(5));
-    let first = hub.connect(None).unwrap();
+    let first = hub.connect().unwrap();
     let position = first
         .subscribe("old", None, false)
         .await
@@ -475,7 +581,7 @@ async fn replayed_messages_stay_out_of_the_delivery_latency() {
     tokio::time::sleep(Duration::from_millis(400)).await;
     // Recovered and snapshot messages are old news: they arrive, but do not
     // count as 400 ms of delivery latency.
-    let late = hub.connect(None).unwrap();
+    let late = hub.connect().unwrap();
     late.subscribe("old", Some(position), false).await.unwrap();
     late.subscribe("snap", None, true).await.unwrap();
     assert_eq!(next(&late).await.count, 2);

@@ -82,7 +82,7 @@ pub(crate) async fn dispatch(
     } else {
         body
     };
-    let ctx = RequestCtx::new(&parts, &matched.args, site, body, upgrade);
+    let ctx = RequestCtx::new(&parts, &matched.args, site, body, upgrade, peer);
     let outcome = controller.resolve(&ctx).await;
     respond(&ctx, outcome).await
 }

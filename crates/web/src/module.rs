@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 
+use bulwark_acl::AccessPolicy;
 use bulwark_notify::Observers;
 use bulwark_site::{ModuleManifest, Site};
 use bulwark_store::{Migration, Store, StoreError};
@@ -53,6 +54,7 @@ impl std::fmt::Debug for dyn Module {
 pub struct SiteSetup<'a> {
     pub(crate) site: &'a Arc<Site>,
     pub(crate) models: &'a Arc<SiteModels>,
+    pub(crate) policy: &'a Arc<dyn AccessPolicy>,
     pub(crate) notifier: &'a SiteNotifier,
     pub(crate) module: &'static str,
     pub(crate) kinds: &'a mut ModuleKinds,
@@ -68,6 +70,13 @@ impl SiteSetup<'_> {
     /// The site's data (store and depcache).
     pub fn models(&self) -> &Arc<SiteModels> {
         self.models
+    }
+
+    /// The site's access policy, the one its pages and API ask: for code that
+    /// decides who may see something outside a request (push messages about a
+    /// resource).
+    pub fn policy(&self) -> &Arc<dyn AccessPolicy> {
+        self.policy
     }
 
     /// The site's observers once it has loaded (and after every reload), for

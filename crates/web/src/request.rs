@@ -3,6 +3,7 @@
 use std::sync::{Mutex, OnceLock};
 
 use bulwark_acl::Principal;
+use bulwark_http::Peer;
 use bytes::Bytes;
 use http::request::Parts;
 
@@ -25,6 +26,7 @@ pub struct RequestCtx<'a> {
     /// all ask.
     language: OnceLock<usize>,
     principal: Principal,
+    peer: Peer,
 }
 
 impl<'a> RequestCtx<'a> {
@@ -34,6 +36,7 @@ impl<'a> RequestCtx<'a> {
         site: &'a SiteRuntime,
         body: Bytes,
         upgrade: Option<hyper::upgrade::OnUpgrade>,
+        peer: Peer,
     ) -> RequestCtx<'a> {
         RequestCtx {
             parts,
@@ -43,6 +46,7 @@ impl<'a> RequestCtx<'a> {
             upgrade: Mutex::new(upgrade),
             language: OnceLock::new(),
             principal: Principal::anonymous(),
+            peer,
         }
     }
 
@@ -61,6 +65,12 @@ impl<'a> RequestCtx<'a> {
     /// anonymous requests are served from the page cache.
     pub fn principal(&self) -> &Principal {
         &self.principal
+    }
+
+    /// The connection's other end: the visitor's address (or a proxy's, behind
+    /// one), for limits per address.
+    pub fn peer(&self) -> Peer {
+        self.peer
     }
 
     /// A path argument of the dispatch rule (`{id}`, `{*path}`).

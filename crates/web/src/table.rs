@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use bulwark_acl::DefaultPolicy;
+use bulwark_acl::{AccessPolicy, DefaultPolicy};
 use bulwark_notify::Observers;
 use bulwark_site::{ModuleManifest, Site, SiteError};
 use bulwark_template::SiteTemplates;
@@ -155,6 +155,9 @@ async fn serve_site(
             site: site.name().to_string(),
             source,
         })?;
+    let policy: Arc<dyn AccessPolicy> = Arc::new(DefaultPolicy {
+        private_properties: site.config.access.private_properties.clone(),
+    });
     let mut kinds = ModuleKinds::new();
     let mut observers = Observers::new();
     let mut template_extensions = Vec::new();
@@ -164,6 +167,7 @@ async fn serve_site(
             .setup(&mut SiteSetup {
                 site: &site,
                 models: &open.models,
+                policy: &policy,
                 notifier: &open.notifier,
                 module: name,
                 kinds: &mut kinds,
@@ -193,9 +197,7 @@ async fn serve_site(
             lib_builds: LibBuilds::new(options.lib_limits),
             models: open.models,
             renders: Bottleneck::new(options.render_limits),
-            policy: Arc::new(DefaultPolicy {
-                private_properties: site.config.access.private_properties.clone(),
-            }),
+            policy,
             notifier,
             dev: options.dev,
             site,

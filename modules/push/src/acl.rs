@@ -6,6 +6,7 @@ use bulwark_push::{PushAcl, Topic, TopicFilter};
 use bulwark_web::SiteNotifier;
 
 use crate::events::{PushAccess, PushAction};
+use crate::rsc;
 use crate::settings::PushSettings;
 
 pub struct SitePushAcl {
@@ -63,6 +64,11 @@ impl PushAcl for SitePushAcl {
     }
 
     fn may_publish(&self, principal: &Principal, topic: &Topic) -> bool {
+        // `rsc/` messages are the server's: they carry who may see the resource
+        // (see `rsc.rs`), which a browser's message could not.
+        if rsc::is_resource_topic(topic) {
+            return false;
+        }
         self.observed(principal, PushAction::Publish, topic.as_str())
             .unwrap_or_else(|| {
                 !self.denied(topic) && self.browser_publish.iter().any(|f| f.matches(topic))

@@ -6,8 +6,10 @@ use bulwark_notify::{Event, First};
 /// **first**: may `principal` subscribe to, or publish on, `topic`? Asked when a
 /// client subscribes to a topic without wildcards and when it publishes (never
 /// per delivered message: a wildcard subscription's messages are checked against
-/// `[push] deny` only). An observer answers `true` (allowed) or `false`
-/// (refused); with no answer, the site's `[push]` settings decide.
+/// `[push] deny`, and an `rsc/{id}` message against the site's access policy for
+/// that resource). An observer answers `true` (allowed) or `false` (refused);
+/// with no answer, the site's `[push]` settings decide. Browsers never publish on
+/// `rsc/` topics, whatever an observer says.
 #[derive(Debug, Clone)]
 pub struct PushAccess {
     pub principal: Principal,

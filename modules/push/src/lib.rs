@@ -1,12 +1,15 @@
 //! The push module: WebSocket, Server-Sent Events and long-poll endpoints onto a
 //! per-site hub (`bulwark-push`), the command and publish endpoints, the `[push]`
-//! policy, `bulwark.js`, and `rsc/{id}` messages for every resource that changes.
+//! policy and limits, `bulwark.js`, and `rsc/{id}` messages for every resource
+//! that changes (to those who may see it).
 //!
 //! A site's hub is kept across configuration reloads, so connected clients keep
 //! their tasks; it is replaced only when the site's `[push]` settings change.
 
 mod acl;
+mod address_limit;
 mod events;
+mod rsc;
 mod settings;
 mod transports;
 
@@ -36,11 +39,18 @@ pub struct PushModule {
     hubs: Mutex<HashMap<String, SiteHub>>,
 }
 
-/// A site's hub, with the settings and observers it was made with.
+/// A site's hub, with the observers it was made with.
 struct SiteHub {
-    settings: PushSettings,
     notifier: SiteNotifier,
-    hub: Arc<Hub>,
+    push: Arc<SitePush>,
+}
+
+/// What a site's push endpoints share: the hub, the settings it was made with and
+/// the limit on new clients per address (kept with the hub across reloads).
+pub(crate) struct SitePush {
+    pub(crate) hub: Arc<Hub>,
+    pub(crate) settings: PushSettings,
+    pub(crate) new_clients: address_limit::NewClientsPerAddress,
 }
 
 /// The module, for the binary's registry.
@@ -66,27 +76,31 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
 }
 
 impl PushModule {
-    fn hub_for(&self, site: &str, settings: &PushSettings, notifier: SiteNotifier) -> Arc<Hub> {
+    fn hub_for(&self, site: &str, settings: PushSettings, notifier: SiteNotifier) -> Arc<SitePush> {
         let mut hubs = self.hubs.lock().expect("push hubs");
         if let Some(kept) = hubs.get(site)
-            && kept.settings == *settings
+            && kept.push.settings == settings
             && kept.notifier.same_as(&notifier)
         {
-            return kept.hub.clone();
+            return kept.push.clone();
         }
         let hub = Hub::new(
             settings.hub_config(),
-            Arc::new(acl::SitePushAcl::new(settings, notifier.clone())),
+            Arc::new(acl::SitePushAcl::new(&settings, notifier.clone())),
         );
+        let push = Arc::new(SitePush {
+            hub,
+            new_clients: address_limit::NewClientsPerAddress::new(settings.new_clients_rate()),
+            settings,
+        });
         hubs.insert(
             site.to_string(),
             SiteHub {
-                settings: settings.clone(),
                 notifier,
-                hub: hub.clone(),
+                push: push.clone(),
             },
         );
-        hub
+        push
     }
 }
 
@@ -96,21 +110,21 @@ impl Module for PushModule {
     }
 
     fn setup(&self, site: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
-        let settings = Arc::new(PushSettings::parse(site.settings())?);
-        let hub = self.hub_for(site.site().name().as_str(), &settings, site.notifier());
-        let for_controllers = hub.clone();
+        let settings = PushSettings::parse(site.settings())?;
+        let push = self.hub_for(site.site().name().as_str(), settings, site.notifier());
+        let changed = rsc::spawn_publisher(
+            push.hub.clone(),
+            site.models().store.clone(),
+            site.policy().clone(),
+        );
         site.add_controller("push", move |options| {
-            transports::PushController::new(for_controllers.clone(), settings.clone(), options)
+            transports::PushController::new(push.clone(), options)
                 .map(|c| Box::new(c) as Box<dyn bulwark_web::Controller>)
         });
         site.observers()
-            .on_notify(OBSERVER_PRIORITY, move |changed: &ResourceChanged| {
-                let id = changed.id;
-                // A full hub or an oversized message only loses a hint to reload.
-                let _ = hub.publish(
-                    &format!("rsc/{id}"),
-                    &format!("{{\"id\":{id},\"changed\":true}}"),
-                );
+            .on_notify(OBSERVER_PRIORITY, move |c: &ResourceChanged| {
+                // The publisher ends only when this observer is gone.
+                let _ = changed.send(c.id);
             });
         Ok(())
     }

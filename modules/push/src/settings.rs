@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use bulwark_push::{PushConfig, TopicFilter};
+use bulwark_push::{PushConfig, Rate, TopicFilter};
 use bulwark_web::{ModuleError, read_settings};
 
 /// `[push]`: who may do what with push topics (see docs/push.md).
@@ -34,7 +34,26 @@ pub struct PushSettings {
     pub max_message_bytes: Option<usize>,
     /// Messages waiting for one client before the oldest are dropped (default 256).
     pub inbox_size: Option<usize>,
+    /// A client no transport ever came back for (a `hello`, then nothing) is
+    /// removed after this (default 10000).
+    pub unclaimed_client_timeout_ms: Option<u64>,
+    /// New clients one address may make a minute, sustained (default 60).
+    pub new_clients_per_minute: Option<u32>,
+    /// New clients one address may make at once, above that rate (default 30).
+    pub new_clients_burst: Option<u32>,
+    /// Messages one client may publish a second, sustained (default 20).
+    pub publish_per_second: Option<u32>,
+    /// Messages one client may publish at once, above that rate (default 40).
+    pub publish_burst: Option<u32>,
+    /// Commands in one `POST /push/command` (default 100).
+    pub max_commands_per_request: Option<usize>,
 }
+
+/// Defaults of the limits the module itself applies (the hub's are in
+/// [`PushConfig::default`]).
+const NEW_CLIENTS_PER_MINUTE: u32 = 60;
+const NEW_CLIENTS_BURST: u32 = 30;
+const MAX_COMMANDS_PER_REQUEST: usize = 100;
 
 impl PushSettings {
     /// Reads and checks a site's `[push]` section (absent: the defaults). Topic
@@ -62,6 +81,27 @@ impl PushSettings {
             ("max_subscriptions", size(settings.max_subscriptions)),
             ("max_message_bytes", size(settings.max_message_bytes)),
             ("inbox_size", size(settings.inbox_size)),
+            (
+                "unclaimed_client_timeout_ms",
+                settings.unclaimed_client_timeout_ms,
+            ),
+            (
+                "new_clients_per_minute",
+                settings.new_clients_per_minute.map(u64::from),
+            ),
+            (
+                "new_clients_burst",
+                settings.new_clients_burst.map(u64::from),
+            ),
+            (
+                "publish_per_second",
+                settings.publish_per_second.map(u64::from),
+            ),
+            ("publish_burst", settings.publish_burst.map(u64::from)),
+            (
+                "max_commands_per_request",
+                size(settings.max_commands_per_request),
+            ),
         ] {
             if value == Some(0) {
                 return Err(ModuleError::new(key, "must be at least 1"));
@@ -79,6 +119,15 @@ impl PushSettings {
         if let Some(ms) = self.batch_interval_ms {
             config.batch_interval = Duration::from_millis(ms);
         }
+        if let Some(ms) = self.unclaimed_client_timeout_ms {
+            config.unclaimed_client_timeout = Duration::from_millis(ms);
+        }
+        if let Some(n) = self.publish_per_second {
+            config.client_publish.per_second = f64::from(n);
+        }
+        if let Some(n) = self.publish_burst {
+            config.client_publish.burst = n;
+        }
         let sizes = [
             (self.history_size, &mut config.history_size),
             (self.max_clients, &mut config.max_clients),
@@ -92,6 +141,22 @@ impl PushSettings {
             }
         }
         config
+    }
+
+    /// How fast one address may make new clients.
+    pub fn new_clients_rate(&self) -> Rate {
+        Rate {
+            per_second: f64::from(
+                self.new_clients_per_minute
+                    .unwrap_or(NEW_CLIENTS_PER_MINUTE),
+            ) / 60.0,
+            burst: self.new_clients_burst.unwrap_or(NEW_CLIENTS_BURST),
+        }
+    }
+
+    pub fn max_commands_per_request(&self) -> usize {
+        self.max_commands_per_request
+            .unwrap_or(MAX_COMMANDS_PER_REQUEST)
     }
 }
 
@@ -111,6 +176,13 @@ mod tests {
         assert_eq!(s.hub_config().inbox_size, 8);
         let e = parse("batch_interval_ms = 0").unwrap_err();
         assert_eq!(e.key, "batch_interval_ms");
+        let s = parse("new_clients_per_minute = 120\npublish_burst = 5").unwrap();
+        assert_eq!(s.new_clients_rate().per_second, 2.0);
+        assert_eq!(s.new_clients_rate().burst, 30);
+        assert_eq!(s.hub_config().client_publish.burst, 5);
+        assert_eq!(s.max_commands_per_request(), 100);
+        let e = parse("max_commands_per_request = 0").unwrap_err();
+        assert_eq!(e.key, "max_commands_per_request");
     }
 
     #[test]

@@ -2,9 +2,19 @@
 //! transports onto the client tasks of `bulwark-push`, the command endpoint for the
 //! transports that cannot send, and the authenticated server-side publish API.
 //!
-//! Every transport starts with a `hello` naming the client id. A client that comes
-//! back with its id gets its task (subscriptions, waiting messages) back; a changed
-//! id tells it to subscribe again, with the positions it has, to recover.
+//! Every transport starts with a `hello` naming the client id and its token. A
+//! client that comes back with its id and token gets its task (subscriptions,
+//! waiting messages) back; a changed id tells it to subscribe again, with the
+//! positions it has, to recover.
+//!
+//! The id may travel in the URL (`?client=ID`), so it shows in access logs; the
+//! token never does: it comes back in the `X-Push-Token` header (long-poll,
+//! commands), as a WebSocket subprotocol `bulwark-push.token.<token>` (browsers
+//! cannot set headers on a WebSocket), or in a cookie `bulwark-push-<id>` that
+//! `bulwark.js` sets for `/push` just before opening an event stream (nor on an
+//! `EventSource`). A request that names a client without its token is treated as
+//! a new visitor: it gets a new client (within its address's rate), or `410` from
+//! `/push/command`, never the named client's messages.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +22,9 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::{SinkExt, StreamExt};
-use http::header::{CACHE_CONTROL, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, UPGRADE};
+use http::header::{
+    CACHE_CONTROL, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, RETRY_AFTER, UPGRADE,
+};
 use http::{HeaderValue, Method, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::Deserialize;
@@ -27,6 +39,7 @@ use bulwark_web::{
     read_settings,
 };
 
+use crate::SitePush;
 use crate::settings::PushSettings;
 
 /// How long a long-poll request waits for a batch before answering `204`.
@@ -50,8 +63,7 @@ pub enum PushTransport {
 /// A `controller = "push"` rule: `transport = "websocket" | "sse" | "poll" |
 /// "command" | "publish" | "stats"`.
 pub(crate) struct PushController {
-    hub: Arc<Hub>,
-    settings: Arc<PushSettings>,
+    push: Arc<SitePush>,
     transport: PushTransport,
 }
 
@@ -63,14 +75,12 @@ struct PushOptions {
 
 impl PushController {
     pub(crate) fn new(
-        hub: Arc<Hub>,
-        settings: Arc<PushSettings>,
+        push: Arc<SitePush>,
         options: &toml::Table,
     ) -> Result<PushController, ModuleError> {
         let options: PushOptions = read_settings(options)?;
         Ok(PushController {
-            hub,
-            settings,
+            push,
             transport: options.transport,
         })
     }
@@ -96,14 +106,14 @@ impl Controller for PushController {
 
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let hub = self.hub.clone();
+            let push = &self.push;
             Outcome::Response(match self.transport {
-                PushTransport::Websocket => websocket(hub, req),
-                PushTransport::Sse => sse(hub, req),
-                PushTransport::Poll => poll(hub, req).await,
-                PushTransport::Command => command(hub, req).await,
-                PushTransport::Publish => publish(hub, &self.settings, req),
-                PushTransport::Stats => stats(hub, &self.settings, req),
+                PushTransport::Websocket => websocket(push, req),
+                PushTransport::Sse => sse(push, req),
+                PushTransport::Poll => poll(push, req).await,
+                PushTransport::Command => command(push, req).await,
+                PushTransport::Publish => publish(&push.hub, &push.settings, req),
+                PushTransport::Stats => stats(&push.hub, &push.settings, req),
             })
         })
     }
@@ -113,16 +123,97 @@ fn error_json(status: StatusCode, message: &str) -> Response<Body> {
     json_response(status, &json!({"type": "error", "message": message}))
 }
 
-fn connect(hub: &Arc<Hub>, req: &RequestCtx<'_>) -> Result<ClientHandle, PushError> {
-    hub.connect_as(req.query_param("client"), req.principal())
+/// The header that carries a client's token (long-poll, commands).
+const TOKEN_HEADER: &str = "x-push-token";
+/// The WebSocket subprotocol of push, and the prefix of the one carrying a token.
+const WS_PROTOCOL: &str = "bulwark-push";
+const WS_TOKEN_PROTOCOL: &str = "bulwark-push.token.";
+/// The cookie carrying a token for an event stream is this prefix and the id.
+const TOKEN_COOKIE: &str = "bulwark-push-";
+
+/// The client a request names (`?client=ID`), if it shows that client's token.
+fn resumed(hub: &Arc<Hub>, req: &RequestCtx<'_>) -> Option<ClientHandle> {
+    let id = req.query_param("client")?;
+    let token = presented_token(req, id)?;
+    hub.resume(id, token, req.principal()).ok()
 }
 
-fn unavailable(e: PushError) -> Response<Body> {
-    error_json(StatusCode::SERVICE_UNAVAILABLE, &e.to_string())
+/// The token a request shows for client `id`, from wherever its transport can
+/// put it (never the URL).
+fn presented_token<'r>(req: &'r RequestCtx<'_>, id: &str) -> Option<&'r str> {
+    let headers = &req.parts.headers;
+    let values = |name| {
+        headers
+            .get_all(name)
+            .into_iter()
+            .filter_map(|v| v.to_str().ok())
+    };
+    values(TOKEN_HEADER)
+        .map(str::trim)
+        .next()
+        .or_else(|| {
+            values("sec-websocket-protocol")
+                .flat_map(|v| v.split(','))
+                .find_map(|p| p.trim().strip_prefix(WS_TOKEN_PROTOCOL))
+        })
+        .or_else(|| {
+            values("cookie")
+                .flat_map(|v| v.split(';'))
+                .filter_map(|kv| kv.trim().split_once('='))
+                .find(|(name, _)| name.strip_prefix(TOKEN_COOKIE) == Some(id))
+                .map(|(_, token)| token)
+        })
 }
 
+/// Why a transport gets no client.
+enum Refusal {
+    /// This address made its share of new clients: `429` with `Retry-After`.
+    TooFast(Duration),
+    /// The hub is full: `503`.
+    Hub(PushError),
+}
+
+impl Refusal {
+    fn response(self) -> Response<Body> {
+        match self {
+            Refusal::TooFast(wait) => {
+                let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                let mut resp = error_json(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    &format!(
+                        "too many new push clients from this address: try again in {seconds} s"
+                    ),
+                );
+                resp.headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+                resp
+            }
+            Refusal::Hub(e) => error_json(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        }
+    }
+}
+
+/// The client a transport attaches to: the one it names with its token, else a
+/// new one, if the visitor's address may make one now. `true` with a resumed
+/// client.
+fn client_for(push: &SitePush, req: &RequestCtx<'_>) -> Result<(ClientHandle, bool), Refusal> {
+    if let Some(client) = resumed(&push.hub, req) {
+        return Ok((client, true));
+    }
+    push.new_clients
+        .admit(req.peer().addr.ip())
+        .map_err(Refusal::TooFast)?;
+    let client = push.hub.connect_as(req.principal()).map_err(Refusal::Hub)?;
+    Ok((client, false))
+}
+
+/// The first message of every transport. The token is the client's secret: it
+/// goes only in this body, which no log records.
 fn hello(client: &ClientHandle) -> serde_json::Value {
-    json!({"type": "hello", "client": client.id().as_str(), "epoch": client.epoch()})
+    json!({
+        "type": "hello", "client": client.id().as_str(),
+        "token": client.token().to_string(), "epoch": client.epoch(),
+    })
 }
 
 #[derive(Deserialize)]
@@ -171,20 +262,25 @@ async fn run_command(client: &ClientHandle, text: &str) -> serde_json::Value {
         ClientCommand::Publish { topic, payload } => {
             match client.publish(&topic, &payload.to_string()) {
                 Ok(position) => json!({"type": "published", "topic": topic, "position": position}),
+                Err(e @ PushError::PublishingTooFast { retry_after_ms }) => {
+                    let mut reply = error("publish", &topic, e);
+                    reply["retry_after_ms"] = json!(retry_after_ms);
+                    reply
+                }
                 Err(e) => error("publish", &topic, e),
             }
         }
     }
 }
 
-/// `POST /push/command?client=ID`: one command object or an array of them.
-async fn command(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
-    let Some(id) = req.query_param("client") else {
+/// `POST /push/command?client=ID` with the client's token in `X-Push-Token`: one
+/// command object or an array of at most `max_commands_per_request`.
+async fn command(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
+    if req.query_param("client").is_none() {
         return error_json(StatusCode::BAD_REQUEST, "the client parameter is missing");
-    };
-    let client = match hub.connect(Some(id)) {
-        Ok(c) if c.id().as_str() == id => c,
-        _ => return error_json(StatusCode::GONE, "unknown or expired client: connect again"),
+    }
+    let Some(client) = resumed(&push.hub, req) else {
+        return error_json(StatusCode::GONE, "unknown or expired client: connect again");
     };
     let text = String::from_utf8_lossy(&req.body);
     let commands: Vec<String> = match serde_json::from_str::<serde_json::Value>(&text) {
@@ -192,6 +288,16 @@ async fn command(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
         Ok(single) => vec![single.to_string()],
         Err(e) => return error_json(StatusCode::BAD_REQUEST, &format!("bad JSON: {e}")),
     };
+    let limit = push.settings.max_commands_per_request();
+    if commands.len() > limit {
+        return error_json(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "{} commands in one request: at most {limit} are accepted",
+                commands.len()
+            ),
+        );
+    }
     let mut replies = Vec::with_capacity(commands.len());
     for c in &commands {
         replies.push(run_command(&client, c).await);
@@ -199,17 +305,15 @@ async fn command(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
     json_response(StatusCode::OK, &serde_json::Value::Array(replies))
 }
 
-/// `GET|POST /push/poll?client=ID`: a hello for a new or expired client, else what
-/// is waiting or the next batch within 25 s, else `204`.
-async fn poll(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
-    let asked = req.query_param("client");
-    let client = match connect(&hub, req) {
-        Ok(c) => c,
-        Err(e) => return unavailable(e),
+/// `GET|POST /push/poll?client=ID` with `X-Push-Token`: a hello for a new or
+/// expired client (or one named without its token), else what is waiting or the
+/// next batch within 25 s, else `204`.
+async fn poll(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
+    let client = match client_for(push, req) {
+        Ok((client, true)) => client,
+        Ok((client, false)) => return json_response(StatusCode::OK, &hello(&client)),
+        Err(refusal) => return refusal.response(),
     };
-    if asked != Some(client.id().as_str()) {
-        return json_response(StatusCode::OK, &hello(&client));
-    }
     match client
         .next_batch(POLL_WAIT, negotiate(&req.parts.headers))
         .await
@@ -256,11 +360,12 @@ fn keepalive_timer() -> tokio::time::Interval {
     timer
 }
 
-/// `GET /push/sse?client=ID`: an event stream; commands go to `/push/command`.
-fn sse(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
-    let client = match connect(&hub, req) {
-        Ok(c) => c,
-        Err(e) => return unavailable(e),
+/// `GET /push/sse?client=ID` with the cookie `bulwark-push-ID`: an event stream;
+/// commands go to `/push/command`.
+fn sse(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
+    let client = match client_for(push, req) {
+        Ok((client, _)) => client,
+        Err(refusal) => return refusal.response(),
     };
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
     tokio::spawn(async move {
@@ -289,13 +394,7 @@ fn sse(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
                         out.extend_from_slice(b"event: lost\ndata: {}\n\n");
                     }
                     if batch.count > 0 {
-                        // `data:` lines cannot hold a newline (payloads may have them).
-                        for line in batch.body.split(|b| *b == b'\n') {
-                            out.extend_from_slice(b"data: ");
-                            out.extend_from_slice(line);
-                            out.push(b'\n');
-                        }
-                        out.push(b'\n');
+                        sse_event(&mut out, &batch.body);
                     }
                     Bytes::from(out)
                 }
@@ -313,8 +412,32 @@ fn sse(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
     resp
 }
 
-/// `GET /push/ws?client=ID` with `Upgrade: websocket`.
-fn websocket(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
+/// One event whose data is `body`. A `data:` line ends at a CR, an LF or a CRLF,
+/// and a payload's JSON may hold any of them as whitespace (strings cannot hold
+/// them raw): each line of the body gets its own `data:` line, and the reader
+/// joins them with LF, which is JSON whitespace as well.
+fn sse_event(out: &mut Vec<u8>, body: &[u8]) {
+    let mut rest = body;
+    loop {
+        let end = rest
+            .iter()
+            .position(|b| *b == b'\r' || *b == b'\n')
+            .unwrap_or(rest.len());
+        out.extend_from_slice(b"data: ");
+        out.extend_from_slice(&rest[..end]);
+        out.push(b'\n');
+        if end == rest.len() {
+            break;
+        }
+        let crlf = rest[end] == b'\r' && rest.get(end + 1) == Some(&b'\n');
+        rest = &rest[end + 1 + usize::from(crlf)..];
+    }
+    out.push(b'\n');
+}
+
+/// `GET /push/ws?client=ID` with `Upgrade: websocket`, offering the subprotocols
+/// `bulwark-push` and `bulwark-push.token.<token>`.
+fn websocket(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
     let headers = &req.parts.headers;
     let is_upgrade = headers
         .get(UPGRADE)
@@ -329,10 +452,18 @@ fn websocket(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
             "this connection cannot be upgraded",
         );
     };
-    let client = match connect(&hub, req) {
-        Ok(c) => c,
-        Err(e) => return unavailable(e),
+    let client = match client_for(push, req) {
+        Ok((client, _)) => client,
+        Err(refusal) => return refusal.response(),
     };
+    // A browser that offers subprotocols fails the connection unless one is
+    // chosen; the token's is never echoed.
+    let offers_push = headers
+        .get_all("sec-websocket-protocol")
+        .into_iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim() == WS_PROTOCOL);
     let accept = tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
     tokio::spawn(async move {
         let Ok(upgraded) = on_upgrade.await else {
@@ -363,6 +494,12 @@ fn websocket(hub: Arc<Hub>, req: &RequestCtx<'_>) -> Response<Body> {
         "sec-websocket-accept",
         HeaderValue::from_str(&accept).expect("base64 is ASCII"),
     );
+    if offers_push {
+        h.insert(
+            "sec-websocket-protocol",
+            HeaderValue::from_static(WS_PROTOCOL),
+        );
+    }
     resp
 }
 
@@ -434,7 +571,7 @@ where
 
 /// `POST /push/publish` with `Authorization: Bearer <publish_token>` and a JSON body
 /// `{"topic": "...", "payload": ...}`: publishing from other programs.
-fn publish(hub: Arc<Hub>, settings: &PushSettings, req: &RequestCtx<'_>) -> Response<Body> {
+fn publish(hub: &Hub, settings: &PushSettings, req: &RequestCtx<'_>) -> Response<Body> {
     if let Err(resp) = authorize(settings, req) {
         return *resp;
     }
@@ -460,7 +597,7 @@ fn publish(hub: Arc<Hub>, settings: &PushSettings, req: &RequestCtx<'_>) -> Resp
 }
 
 /// `GET /push/stats` with the publish token: the hub's counters.
-fn stats(hub: Arc<Hub>, settings: &PushSettings, req: &RequestCtx<'_>) -> Response<Body> {
+fn stats(hub: &Hub, settings: &PushSettings, req: &RequestCtx<'_>) -> Response<Body> {
     if let Err(resp) = authorize(settings, req) {
         return *resp;
     }

@@ -9,6 +9,11 @@
  * position (epoch, offset) of every topic it saw. After a reconnect it subscribes
  * again from those positions; if the server cannot recover what was missed (history
  * gone, server restarted), "reset" fires.
+ *
+ * The id may show in URLs; the token the hello gives with it never does: it goes
+ * back in the X-Push-Token header (long-poll, commands), as a WebSocket
+ * subprotocol, or, for an EventSource (which cannot send headers), in a cookie
+ * for /push that lives only until the stream has opened.
  */
 (function (global) {
   "use strict";
@@ -28,6 +33,7 @@
     this.base = options.base || "";
     this.transports = options.transports || ["websocket", "sse", "poll"];
     this.clientId = null;
+    this.token = null;
     this.epoch = null;
     this.subs = {};        // filter -> {callbacks: [], snapshot: bool}
     this.positions = {};   // topic -> {epoch, offset}
@@ -120,6 +126,7 @@
     }
     this.epoch = msg.epoch;
     this.clientId = msg.client;
+    this.token = msg.token;
     this.attempt = 0;
     this.emit("state", {state: "connected", transport: this.kind, client: this.clientId});
     var commands = [];
@@ -127,6 +134,22 @@
     commands = commands.concat(this.queue);
     this.queue = [];
     for (var i = 0; i < commands.length; i++) this.transport.send(commands[i]);
+  };
+
+  // Headers that show the client's token, for fetch.
+  Push.prototype.headers = function (extra) {
+    var h = extra || {};
+    if (this.clientId) h["X-Push-Token"] = this.token;
+    return h;
+  };
+
+  // The cookie that carries the token to /push/sse (EventSource sends no
+  // headers); max-age 0 removes it.
+  Push.prototype.tokenCookie = function (maxAge) {
+    if (!this.clientId || typeof document === "undefined") return;
+    document.cookie = "bulwark-push-" + this.clientId + "=" + (maxAge ? this.token : "") +
+      "; path=/push; max-age=" + maxAge + "; samesite=strict" +
+      (global.location.protocol === "https:" ? "; secure" : "");
   };
 
   Push.prototype.receive = function (msg) {
@@ -153,7 +176,9 @@
   function WebSocketTransport(push) {
     var loc = global.location, scheme = loc.protocol === "https:" ? "wss://" : "ws://";
     var base = push.base || scheme + loc.host;
-    var ws = new WebSocket(base.replace(/^http/, "ws") + push.url("ws").slice(push.base.length));
+    var protocols = ["bulwark-push"];
+    if (push.clientId) protocols.push("bulwark-push.token." + push.token);
+    var ws = new WebSocket(base.replace(/^http/, "ws") + push.url("ws").slice(push.base.length), protocols);
     var opened = false;
     ws.onopen = function () { opened = true; };
     ws.onmessage = function (e) { push.receive(JSON.parse(e.data)); };
@@ -165,15 +190,17 @@
 
   function command(push, cmd) {
     return fetch(push.url("command"), {
-      method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(cmd)
+      method: "POST", headers: push.headers({"Content-Type": "application/json"}), body: JSON.stringify(cmd)
     }).then(function (r) { return r.json(); }).then(function (replies) {
       replies.forEach(function (r) { push.receive(r); });
     }).catch(function (e) { push.emit("error", {message: String(e)}); });
   }
 
   function SseTransport(push) {
+    push.tokenCookie(60);
     var es = new EventSource(push.url("sse"));
     var self = this;
+    es.onopen = function () { push.tokenCookie(0); };
     es.addEventListener("hello", function (e) { push.receive(JSON.parse(e.data)); });
     es.addEventListener("lost", function () { push.receive({type: "lost"}); });
     es.onmessage = function (e) { push.receive(JSON.parse(e.data)); };
@@ -184,9 +211,14 @@
 
   function PollTransport(push) {
     var self = this, stopped = false;
+    // Closing ends the waiting request too: what it would have got stays in the
+    // client's inbox for the next transport.
+    var abort = typeof AbortController === "function" ? new AbortController() : null;
     function loop() {
       if (stopped || push.transport !== self) return;
-      fetch(push.url("poll"), {method: "POST", cache: "no-store"}).then(function (r) {
+      fetch(push.url("poll"), {
+        method: "POST", cache: "no-store", headers: push.headers(), signal: abort && abort.signal
+      }).then(function (r) {
         if (r.headers.get("x-push-lost")) push.receive({type: "lost"});
         if (r.status === 204) return null;
         if (!r.ok) throw new Error("poll: " + r.status);
@@ -199,7 +231,7 @@
     // Start once the constructor has returned and this is the push's transport.
     setTimeout(loop, 0);
     this.send = function (cmd) { command(push, cmd); };
-    this.close = function () { stopped = true; };
+    this.close = function () { stopped = true; if (abort) abort.abort(); };
   }
 
   var TRANSPORTS = {websocket: WebSocketTransport, sse: SseTransport, poll: PollTransport};
