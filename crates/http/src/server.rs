@@ -424,15 +424,15 @@ async fn handle<H: Handler>(
 ) -> Response<Body> {
     let start = Instant::now();
     let logged = state.log.enabled().then(|| {
+        // Copied, not kept: a header value is a slice of the connection's read buffer.
         let header = |name| {
             req.headers()
                 .get(name)
-                .and_then(|v: &HeaderValue| v.to_str().ok())
-                .unwrap_or("-")
-                .to_string()
+                .map_or(&b"-"[..], HeaderValue::as_bytes)
+                .to_vec()
         };
         (
-            format!("{} {} {:?}", req.method(), req.uri(), req.version()),
+            format!("{} {} {:?}", req.method(), req.uri(), req.version()).into_bytes(),
             header(HOST),
             header(REFERER),
             header(USER_AGENT),
