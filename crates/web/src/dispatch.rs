@@ -159,42 +159,70 @@ struct RequestHost {
     port: Option<u16>,
 }
 
-/// The host a request is for: the URI authority (HTTP/2, absolute-form requests),
-/// else the `Host` header. HTTP/1.1 requires one; HTTP/1.0 may omit it (default site).
-fn request_host(parts: &http::request::Parts) -> Option<RequestHost> {
-    let raw = match parts.uri.authority() {
-        Some(a) => a.as_str().to_string(),
-        None => match parts.headers.get(HOST) {
-            Some(h) => h.to_str().ok()?.to_string(),
-            None if parts.version <= Version::HTTP_10 => String::new(),
-            None => return None,
-        },
-    };
-    let raw = raw.rsplit('@').next().unwrap_or("");
-    let (name, port) = if raw.starts_with('[') {
-        let end = raw.find(']')?;
-        let port = raw[end + 1..].strip_prefix(':');
-        (&raw[..=end], port)
-    } else {
-        match raw.rsplit_once(':') {
-            Some((n, p)) => (n, Some(p)),
-            None => (raw, None),
+impl RequestHost {
+    /// `name[:port]` as a `Host` header or a URI authority gives it (userinfo
+    /// dropped); `None` when it is not a usable host name.
+    fn parse(raw: &str) -> Option<RequestHost> {
+        let raw = raw.rsplit('@').next().unwrap_or("");
+        let (name, port) = if raw.starts_with('[') {
+            let end = raw.find(']')?;
+            let port = raw[end + 1..].strip_prefix(':');
+            (&raw[..=end], port)
+        } else {
+            match raw.rsplit_once(':') {
+                Some((n, p)) => (n, Some(p)),
+                None => (raw, None),
+            }
+        };
+        let port = match port {
+            Some(p) => Some(p.parse::<u16>().ok()?),
+            None => None,
+        };
+        if !name.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'[' | b']' | b':')
+        }) {
+            return None;
         }
-    };
-    let port = match port {
-        Some(p) => Some(p.parse::<u16>().ok()?),
-        None => None,
-    };
-    if !name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'[' | b']' | b':'))
-    {
-        return None;
+        Some(RequestHost {
+            name: name.trim_end_matches('.').to_ascii_lowercase(),
+            port,
+        })
     }
-    Some(RequestHost {
-        name: name.trim_end_matches('.').to_ascii_lowercase(),
-        port,
-    })
+
+    /// Both name the same host (a port left out agrees with any).
+    fn agrees_with(&self, other: &RequestHost) -> bool {
+        self.name == other.name
+            && (self.port.is_none() || other.port.is_none() || self.port == other.port)
+    }
+}
+
+/// The host a request is for: the URI authority (HTTP/2's `:authority`,
+/// absolute-form requests), else the `Host` header. HTTP/1.1 requires one; HTTP/1.0
+/// may omit it (default site).
+///
+/// `None`, answered `400`, also when the request names its host ambiguously: more
+/// than one `Host` header, or a `Host` that disagrees with the authority (RFC 9112
+/// 3.2, RFC 9113 8.3.1). A proxy or cache in front may go by one and we by the
+/// other, and the request would reach, or be cached for, a site it was not meant for.
+fn request_host(parts: &http::request::Parts) -> Option<RequestHost> {
+    let mut hosts = parts.headers.get_all(HOST).iter();
+    let header = match (hosts.next(), hosts.next()) {
+        (Some(_), Some(_)) => return None,
+        (Some(host), None) => Some(RequestHost::parse(host.to_str().ok()?)?),
+        (None, _) => None,
+    };
+    match (parts.uri.authority(), header) {
+        (Some(authority), header) => {
+            let host = RequestHost::parse(authority.as_str())?;
+            match header {
+                Some(header) if !header.agrees_with(&host) => None,
+                _ => Some(host),
+            }
+        }
+        (None, Some(header)) => Some(header),
+        (None, None) if parts.version <= Version::HTTP_10 => RequestHost::parse(""),
+        (None, None) => None,
+    }
 }
 
 fn redirect_to_canonical(

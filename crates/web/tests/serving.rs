@@ -468,3 +468,30 @@ async fn client_fields_in_the_access_log_are_escaped_so_no_line_or_field_can_be_
         lines[2]
     );
 }
+
+#[tokio::test]
+async fn a_request_naming_its_host_twice_or_two_ways_gets_400() {
+    let s = start(&two_sites(), |_| {}).await;
+    let ambiguous = [
+        "GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\nConnection: close\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: b.test\r\nHost: b.test\r\nConnection: close\r\n\r\n",
+        "GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\nConnection: close\r\n\r\n",
+        "GET http://a.test:8080/ HTTP/1.1\r\nHost: a.test:9090\r\nConnection: close\r\n\r\n",
+    ];
+    for request in ambiguous {
+        let r = raw(s.addr, request.as_bytes()).await.expect("an answer");
+        assert_eq!(r.status, 400, "{request:?}");
+    }
+    // One way of naming it is fine, absolute-form included.
+    let agreeing = [
+        "GET / HTTP/1.1\r\nHost: b.test\r\nConnection: close\r\n\r\n",
+        "GET http://b.test/ HTTP/1.1\r\nConnection: close\r\n\r\n",
+        "GET http://b.test/ HTTP/1.1\r\nHost: B.test\r\nConnection: close\r\n\r\n",
+        "GET http://b.test:8080/ HTTP/1.1\r\nHost: b.test\r\nConnection: close\r\n\r\n",
+    ];
+    for request in agreeing {
+        let r = raw(s.addr, request.as_bytes()).await.expect("an answer");
+        assert_eq!(r.text(), "site B home", "{request:?}");
+    }
+    s.shutdown().await;
+}
