@@ -26,23 +26,42 @@ pub(crate) async fn dispatch(
     req: Request<Incoming>,
     peer: Peer,
 ) -> Response<Body> {
-    let max_body_bytes = options.max_body_bytes;
-    let (mut parts, body) = req.into_parts();
-    let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
+    let (parts, body) = req.into_parts();
     let Some(host) = request_host(&parts) else {
         return plain_response(StatusCode::BAD_REQUEST, true);
     };
-    let served: Arc<ServedSite> = match table.resolve(&host.name) {
-        Some(HostTarget::Site(site)) => site.clone(),
-        Some(HostTarget::Alias(site)) => {
-            return redirect_to_canonical(&site.runtime, &host, &parts, peer.secure);
-        }
+    let (served, alias) = match table.resolve(&host.name) {
+        Some(HostTarget::Site(site)) => (site.clone(), false),
+        Some(HostTarget::Alias(site)) => (site.clone(), true),
         None => match &table.default {
-            Some(site) => site.clone(),
+            Some(site) => (site.clone(), false),
             None => return plain_response(StatusCode::NOT_FOUND, false),
         },
     };
     drop(table);
+    let mut resp = if alias {
+        redirect_to_canonical(&served.runtime, &host, &parts, peer.secure)
+    } else {
+        serve(&served, &host, parts, body, options).await
+    };
+    // The one place every answer of a site passes.
+    served
+        .runtime
+        .security_headers
+        .add_to(resp.headers_mut(), peer.secure);
+    resp
+}
+
+/// The site's answer to a request for it.
+async fn serve(
+    served: &ServedSite,
+    host: &RequestHost,
+    mut parts: http::request::Parts,
+    body: Incoming,
+    options: &SitesOptions,
+) -> Response<Body> {
+    let max_body_bytes = options.max_body_bytes;
+    let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
     let site = &served.runtime;
     let declared_len = parts
         .headers

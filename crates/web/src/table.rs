@@ -17,6 +17,7 @@ use crate::bottleneck::Bottleneck;
 use crate::controllers::{self, Controller, ModuleKinds};
 use crate::module::{Module, SiteSetup};
 use crate::options::SitesOptions;
+use crate::security_headers::SecurityHeaders;
 use crate::site::{SiteRuntime, lib_cache};
 use crate::stores::{OpenError, SiteStores};
 
@@ -196,6 +197,7 @@ async fn serve_site(
                 private_properties: site.config.access.private_properties.clone(),
             }),
             notifier,
+            security_headers: SecurityHeaders::new(&site.config.headers),
             dev: options.dev,
             site,
         }),

@@ -108,6 +108,31 @@ async fn an_http2_host_header_that_disagrees_with_the_authority_gets_400() {
 }
 
 #[tokio::test]
+async fn strict_transport_security_is_sent_over_tls_only() {
+    let (s, client) = start_with_tls(&[]).await;
+    let port = s.tls_addr.unwrap().port();
+    for path in ["/", "/lib/css/a.css", "/nope/nothing"] {
+        let r = client
+            .get(format!("https://a.test:{port}{path}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.headers()
+                .get("strict-transport-security")
+                .map(|v| v.to_str().unwrap()),
+            Some("max-age=31536000"),
+            "{path}"
+        );
+        assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    }
+    let plain = get(s.addr, "a.test", "/").await;
+    assert_eq!(plain.header("strict-transport-security"), None);
+    assert_eq!(plain.header("x-content-type-options"), Some("nosniff"));
+    s.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_missing_certificate_file_is_a_config_error_naming_the_key() {
     let mut files = two_sites();
     files.retain(|(p, _)| *p != "b/site.toml");
