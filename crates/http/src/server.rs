@@ -7,10 +7,18 @@
 //! general-purpose router and middleware stack on the hot path is 20-40% of the
 //! request rate (`../shared/STACK.md`).
 //!
-//! Limits come from hyper where hyper has them: the header buffer size (requests
-//! with larger heads get `431`), the header read timeout (slowloris; in hyper 1.12 it
-//! also bounds how long an idle keep-alive connection may wait for its next
-//! request). Bodies are read by the handler, within its limit, with [`read_body`].
+//! Limits come from hyper where hyper has them: the head size (a larger head gets
+//! `431`, however slowly it arrives), the header count (more than hyper's 100 gets
+//! `431`), a malformed head (`400`), each answered by hyper itself (no body,
+//! `Connection: close`) before the connection closes; and the header read timeout
+//! (slowloris; in hyper 1.12 it also bounds how long an idle keep-alive connection
+//! may wait for its next request). Bodies are read by the handler, within its
+//! limit, with [`read_body`].
+//!
+//! There is deliberately no parsing of our own in front of hyper: to find where
+//! each head starts on a keep-alive connection it would have to frame bodies too
+//! (`Content-Length`, chunked), a second reading of the same bytes, which is
+//! where request smuggling comes from.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -213,10 +221,19 @@ impl Protocols {
         http1
             .timer(TokioTimer::new())
             .header_read_timeout(options.header_read_timeout)
+            // The head limit itself. The read buffer's limit alone does not bound the
+            // head: hyper reads into whatever capacity the buffer grew to, so a head of
+            // 70-110 KB sent at once passed a 64 KiB `max_buf_size`.
+            .max_header_size(options.max_header_bytes)
             .max_buf_size(options.max_header_bytes.max(8192))
             // Most responses are small: one copied buffer and one write() beat writev().
             .writev(false)
-            .pipeline_flush(true)
+            // Not `pipeline_flush`: it skips flushing while unparsed bytes wait in the
+            // read buffer, and after a parse error they always do, so hyper's own
+            // 400 and 431 answers were never sent (the connection just closed). It
+            // also lifts the cap on the write buffer, so a slow reader of a large
+            // body had all of it copied into memory. Only pipelining clients, which
+            // browsers are not, lose a batched flush.
             .keep_alive(true);
         let mut http2 = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
         http2
@@ -407,15 +424,15 @@ async fn handle<H: Handler>(
 ) -> Response<Body> {
     let start = Instant::now();
     let logged = state.log.enabled().then(|| {
+        // Copied, not kept: a header value is a slice of the connection's read buffer.
         let header = |name| {
             req.headers()
                 .get(name)
-                .and_then(|v: &HeaderValue| v.to_str().ok())
-                .unwrap_or("-")
-                .to_string()
+                .map_or(&b"-"[..], HeaderValue::as_bytes)
+                .to_vec()
         };
         (
-            format!("{} {} {:?}", req.method(), req.uri(), req.version()),
+            format!("{} {} {:?}", req.method(), req.uri(), req.version()).into_bytes(),
             header(HOST),
             header(REFERER),
             header(USER_AGENT),

@@ -42,6 +42,83 @@ pub struct SiteConfig {
     pub api: ApiSettings,
     pub page_cache: PageCacheSettings,
     pub access: AccessSettings,
+    pub headers: SecurityHeaderSettings,
+}
+
+/// `[headers]`: the security headers sent with every response of the site. A key
+/// replaces its default; `""` turns that header off. `strict_transport_security`
+/// is sent only over TLS.
+///
+/// The default policy lets the site load scripts, styles, fonts and frames from
+/// itself only (no inline script or style, no `eval`), images from itself and any
+/// `https:` address, and connect (`fetch`, WebSocket, server-sent events) to itself;
+/// only the site itself may frame it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SecurityHeaderSettings {
+    pub content_security_policy: String,
+    pub x_content_type_options: String,
+    pub referrer_policy: String,
+    /// For browsers older than CSP's `frame-ancestors`.
+    pub x_frame_options: String,
+    pub strict_transport_security: String,
+}
+
+impl Default for SecurityHeaderSettings {
+    fn default() -> Self {
+        SecurityHeaderSettings {
+            content_security_policy: "default-src 'self'; script-src 'self'; style-src 'self'; \
+                                      img-src 'self' https: data:; connect-src 'self'; \
+                                      object-src 'none'; base-uri 'self'; form-action 'self'; \
+                                      frame-ancestors 'self'"
+                .to_string(),
+            x_content_type_options: "nosniff".to_string(),
+            referrer_policy: "strict-origin-when-cross-origin".to_string(),
+            x_frame_options: "SAMEORIGIN".to_string(),
+            strict_transport_security: "max-age=31536000".to_string(),
+        }
+    }
+}
+
+impl SecurityHeaderSettings {
+    /// The headers that are on, by (lower-case) header name, and whether each is
+    /// for TLS connections only.
+    pub fn enabled(&self) -> impl Iterator<Item = SecurityHeader<'_>> {
+        [
+            (
+                "content-security-policy",
+                &self.content_security_policy,
+                false,
+            ),
+            (
+                "x-content-type-options",
+                &self.x_content_type_options,
+                false,
+            ),
+            ("referrer-policy", &self.referrer_policy, false),
+            ("x-frame-options", &self.x_frame_options, false),
+            (
+                "strict-transport-security",
+                &self.strict_transport_security,
+                true,
+            ),
+        ]
+        .into_iter()
+        .filter(|(_, value, _)| !value.is_empty())
+        .map(|(name, value, tls_only)| SecurityHeader {
+            name,
+            value,
+            tls_only,
+        })
+    }
+}
+
+/// One header of [`SecurityHeaderSettings`] that is on. The value is a valid
+/// header value (printable ASCII), checked when `site.toml` was read.
+pub struct SecurityHeader<'a> {
+    pub name: &'static str,
+    pub value: &'a str,
+    pub tls_only: bool,
 }
 
 /// `[access]`: what visitors may see beyond the built-in rules (published, public,
@@ -186,6 +263,8 @@ struct SiteToml {
     page_cache: PageCacheSettings,
     #[serde(default)]
     access: AccessSettings,
+    #[serde(default)]
+    headers: SecurityHeaderSettings,
 }
 
 #[derive(Deserialize)]
@@ -391,6 +470,19 @@ pub(crate) fn parse_site_config(
         }
     }
 
+    for header in raw.headers.enabled() {
+        if !header
+            .value
+            .bytes()
+            .all(|b| b == b'\t' || (0x20..0x7f).contains(&b))
+        {
+            return Err(invalid(
+                &format!("headers.{}", header.name.replace('-', "_")),
+                "must be printable ASCII on one line (it is a header value)".to_string(),
+            ));
+        }
+    }
+
     Ok(SiteConfig {
         name: SiteName(name),
         hostname,
@@ -406,6 +498,7 @@ pub(crate) fn parse_site_config(
         access: raw.access,
         api: raw.api,
         page_cache: raw.page_cache,
+        headers: raw.headers,
     })
 }
 
@@ -612,6 +705,42 @@ mod tests {
             .to_string();
         assert!(e.contains("/s/blog/site.toml"), "{e}");
         assert!(e.contains("hostnme"), "{e}");
+    }
+
+    #[test]
+    fn security_headers_default_to_strict_and_can_be_replaced_or_turned_off() {
+        let c = parse("hostname = \"a.b\"").unwrap();
+        let names: Vec<&str> = c.headers.enabled().map(|h| h.name).collect();
+        assert_eq!(
+            names,
+            [
+                "content-security-policy",
+                "x-content-type-options",
+                "referrer-policy",
+                "x-frame-options",
+                "strict-transport-security"
+            ]
+        );
+        assert!(!c.headers.content_security_policy.contains("unsafe-inline"));
+        let c = parse(
+            "hostname = \"a.b\"\n[headers]\ncontent_security_policy = \"default-src *\"\nx_frame_options = \"\"",
+        )
+        .unwrap();
+        assert_eq!(c.headers.content_security_policy, "default-src *");
+        assert!(c.headers.enabled().all(|h| h.name != "x-frame-options"));
+        assert_eq!(c.headers.referrer_policy, "strict-origin-when-cross-origin");
+    }
+
+    #[test]
+    fn a_security_header_that_is_unknown_or_not_a_header_value_is_refused() {
+        let e = parse("hostname = \"a.b\"\n[headers]\ncsp = \"x\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("csp"), "{e}");
+        let e = parse("hostname = \"a.b\"\n[headers]\nreferrer_policy = \"a\\nb\"")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("headers.referrer_policy"), "{e}");
     }
 
     #[test]

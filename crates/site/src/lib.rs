@@ -41,8 +41,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use config::{
-    AccessSettings, ApiSettings, DatabaseSettings, HostError, PageCacheSettings, SiteConfig,
-    SiteName, TlsFiles, load_site_config, normalize_host, toml_error_key,
+    AccessSettings, ApiSettings, DatabaseSettings, HostError, PageCacheSettings, SecurityHeader,
+    SecurityHeaderSettings, SiteConfig, SiteName, TlsFiles, load_site_config, normalize_host,
+    toml_error_key,
 };
 pub use dispatch::{
     Controller, DispatchRule, PatternError, RouteMatch, RuleConflict, RulePattern, SiteRouter,

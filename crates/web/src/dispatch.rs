@@ -26,23 +26,43 @@ pub(crate) async fn dispatch(
     req: Request<Incoming>,
     peer: Peer,
 ) -> Response<Body> {
-    let max_body_bytes = options.max_body_bytes;
-    let (mut parts, body) = req.into_parts();
-    let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
+    let (parts, body) = req.into_parts();
     let Some(host) = request_host(&parts) else {
         return plain_response(StatusCode::BAD_REQUEST, true);
     };
-    let served: Arc<ServedSite> = match table.resolve(&host.name) {
-        Some(HostTarget::Site(site)) => site.clone(),
-        Some(HostTarget::Alias(site)) => {
-            return redirect_to_canonical(&site.runtime, &host, &parts, peer.secure);
-        }
+    let (served, alias) = match table.resolve(&host.name) {
+        Some(HostTarget::Site(site)) => (site.clone(), false),
+        Some(HostTarget::Alias(site)) => (site.clone(), true),
         None => match &table.default {
-            Some(site) => site.clone(),
+            Some(site) => (site.clone(), false),
             None => return plain_response(StatusCode::NOT_FOUND, false),
         },
     };
     drop(table);
+    let mut resp = if alias {
+        redirect_to_canonical(&served.runtime, &host, &parts, peer.secure)
+    } else {
+        serve(&served, &host, parts, body, options, peer).await
+    };
+    // The one place every answer of a site passes.
+    served
+        .runtime
+        .security_headers
+        .add_to(resp.headers_mut(), peer.secure);
+    resp
+}
+
+/// The site's answer to a request for it.
+async fn serve(
+    served: &ServedSite,
+    host: &RequestHost,
+    mut parts: http::request::Parts,
+    body: Incoming,
+    options: &SitesOptions,
+    peer: Peer,
+) -> Response<Body> {
+    let max_body_bytes = options.max_body_bytes;
+    let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
     let site = &served.runtime;
     let declared_len = parts
         .headers
@@ -159,42 +179,70 @@ struct RequestHost {
     port: Option<u16>,
 }
 
-/// The host a request is for: the URI authority (HTTP/2, absolute-form requests),
-/// else the `Host` header. HTTP/1.1 requires one; HTTP/1.0 may omit it (default site).
-fn request_host(parts: &http::request::Parts) -> Option<RequestHost> {
-    let raw = match parts.uri.authority() {
-        Some(a) => a.as_str().to_string(),
-        None => match parts.headers.get(HOST) {
-            Some(h) => h.to_str().ok()?.to_string(),
-            None if parts.version <= Version::HTTP_10 => String::new(),
-            None => return None,
-        },
-    };
-    let raw = raw.rsplit('@').next().unwrap_or("");
-    let (name, port) = if raw.starts_with('[') {
-        let end = raw.find(']')?;
-        let port = raw[end + 1..].strip_prefix(':');
-        (&raw[..=end], port)
-    } else {
-        match raw.rsplit_once(':') {
-            Some((n, p)) => (n, Some(p)),
-            None => (raw, None),
+impl RequestHost {
+    /// `name[:port]` as a `Host` header or a URI authority gives it (userinfo
+    /// dropped); `None` when it is not a usable host name.
+    fn parse(raw: &str) -> Option<RequestHost> {
+        let raw = raw.rsplit('@').next().unwrap_or("");
+        let (name, port) = if raw.starts_with('[') {
+            let end = raw.find(']')?;
+            let port = raw[end + 1..].strip_prefix(':');
+            (&raw[..=end], port)
+        } else {
+            match raw.rsplit_once(':') {
+                Some((n, p)) => (n, Some(p)),
+                None => (raw, None),
+            }
+        };
+        let port = match port {
+            Some(p) => Some(p.parse::<u16>().ok()?),
+            None => None,
+        };
+        if !name.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'[' | b']' | b':')
+        }) {
+            return None;
         }
-    };
-    let port = match port {
-        Some(p) => Some(p.parse::<u16>().ok()?),
-        None => None,
-    };
-    if !name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'[' | b']' | b':'))
-    {
-        return None;
+        Some(RequestHost {
+            name: name.trim_end_matches('.').to_ascii_lowercase(),
+            port,
+        })
     }
-    Some(RequestHost {
-        name: name.trim_end_matches('.').to_ascii_lowercase(),
-        port,
-    })
+
+    /// Both name the same host (a port left out agrees with any).
+    fn agrees_with(&self, other: &RequestHost) -> bool {
+        self.name == other.name
+            && (self.port.is_none() || other.port.is_none() || self.port == other.port)
+    }
+}
+
+/// The host a request is for: the URI authority (HTTP/2's `:authority`,
+/// absolute-form requests), else the `Host` header. HTTP/1.1 requires one; HTTP/1.0
+/// may omit it (default site).
+///
+/// `None`, answered `400`, also when the request names its host ambiguously: more
+/// than one `Host` header, or a `Host` that disagrees with the authority (RFC 9112
+/// 3.2, RFC 9113 8.3.1). A proxy or cache in front may go by one and we by the
+/// other, and the request would reach, or be cached for, a site it was not meant for.
+fn request_host(parts: &http::request::Parts) -> Option<RequestHost> {
+    let mut hosts = parts.headers.get_all(HOST).iter();
+    let header = match (hosts.next(), hosts.next()) {
+        (Some(_), Some(_)) => return None,
+        (Some(host), None) => Some(RequestHost::parse(host.to_str().ok()?)?),
+        (None, _) => None,
+    };
+    match (parts.uri.authority(), header) {
+        (Some(authority), header) => {
+            let host = RequestHost::parse(authority.as_str())?;
+            match header {
+                Some(header) if !header.agrees_with(&host) => None,
+                _ => Some(host),
+            }
+        }
+        (None, Some(header)) => Some(header),
+        (None, None) if parts.version <= Version::HTTP_10 => RequestHost::parse(""),
+        (None, None) => None,
+    }
 }
 
 fn redirect_to_canonical(

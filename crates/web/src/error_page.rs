@@ -2,7 +2,7 @@
 //! a detailed page in development mode, and a plain fallback when even the error
 //! template fails.
 
-use http::header::{CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
+use http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderValue, Response, StatusCode};
 use minijinja::context;
 
@@ -18,7 +18,16 @@ pub fn error_response(
     error: Option<&RenderError>,
 ) -> Response<Body> {
     let html = match error {
-        Some(err) if site.dev => dev_error_page(status, err),
+        Some(err) if site.dev => {
+            let mut resp = html_response(status, dev_error_page(status, err));
+            // Its own policy (kept by the site's security headers): the page's one
+            // inline style, and nothing else.
+            resp.headers_mut().insert(
+                CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'"),
+            );
+            return resp;
+        }
         _ => {
             let reason = status.canonical_reason().unwrap_or("");
             let specific = format!("{}.tpl", status.as_u16());

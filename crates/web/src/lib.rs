@@ -33,6 +33,7 @@ mod render;
 mod representation;
 mod request;
 mod respond;
+mod security_headers;
 mod site;
 mod sites;
 mod stores;

@@ -11,6 +11,7 @@ use bulwark_site::Site;
 use bulwark_template::{SiteModels, SiteTemplates};
 
 use crate::bottleneck::{Bottleneck, LibBuilds};
+use crate::security_headers::SecurityHeaders;
 
 pub struct SiteRuntime {
     pub site: Arc<Site>,
@@ -27,6 +28,8 @@ pub struct SiteRuntime {
     pub policy: Arc<dyn AccessPolicy>,
     /// The observers the site's modules registered.
     pub notifier: Arc<Notifier>,
+    /// `[headers]`, ready to add to every response.
+    pub(crate) security_headers: SecurityHeaders,
     pub dev: bool,
 }
 

@@ -17,6 +17,7 @@ use crate::bottleneck::{Bottleneck, LibBuilds};
 use crate::controllers::{self, Controller, ModuleKinds};
 use crate::module::{Module, SiteSetup};
 use crate::options::SitesOptions;
+use crate::security_headers::SecurityHeaders;
 use crate::site::{SiteRuntime, lib_cache};
 use crate::stores::{OpenError, SiteStores};
 
@@ -199,6 +200,7 @@ async fn serve_site(
             renders: Bottleneck::new(options.render_limits),
             policy,
             notifier,
+            security_headers: SecurityHeaders::new(&site.config.headers),
             dev: options.dev,
             site,
         }),

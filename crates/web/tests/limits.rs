@@ -14,45 +14,126 @@ async fn still_serving(s: &TestServer) {
     assert_eq!(r.status, 200, "a normal request failed");
 }
 
+/// The answer to `request`, which the server must give and then close.
+async fn answered_and_closed(s: &TestServer, request: &[u8]) -> RawResponse {
+    let r = raw(s.addr, request).await.unwrap_or_else(|| {
+        panic!(
+            "{:?}: closed without an answer",
+            String::from_utf8_lossy(&request[..request.len().min(60)])
+        )
+    });
+    assert_eq!(r.header("connection"), Some("close"));
+    r
+}
+
+/// A request whose head takes about `kib` KiB: one large header.
+fn head_of(kib: usize) -> String {
+    format!(
+        "GET /page/ok HTTP/1.1\r\nHost: a.test\r\nX-Big: {}\r\nConnection: close\r\n\r\n",
+        "a".repeat(kib * 1024 - 80)
+    )
+}
+
 #[tokio::test]
-async fn malformed_requests_get_400_and_nothing_crashes() {
+async fn malformed_request_lines_get_400_and_the_connection_closes() {
     let s = start(&two_sites(), |_| {}).await;
-    let garbage: [&[u8]; 8] = [
+    let garbage: [&[u8]; 9] = [
         b"GARBAGE\r\n\r\n",
-        // HTTP/2 without TLS ("prior knowledge"): plain connections speak HTTP/1.1.
-        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
         b"GET\r\n\r\n",
         b"GET / HTTP/9.9\r\nHost: a.test\r\n\r\n",
-        b"GET / HTTP/1.1\r\nHost a.test\r\n\r\n",
+        b"G(T / HTTP/1.1\r\nHost: a.test\r\n\r\n",
         b"GET /\x00 HTTP/1.1\r\nHost: a.test\r\n\r\n",
-        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+        b"GET /a b HTTP/1.1\r\nHost: a.test\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost a.test\r\n\r\n",
         b"GET / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n",
+        // TLS spoken to the plain port.
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n",
     ];
     for request in garbage {
-        if let Some(r) = raw(s.addr, request).await {
-            assert!(
-                (400..500).contains(&r.status),
-                "{:?}: {}",
-                String::from_utf8_lossy(request),
-                r.status
-            );
-        }
+        let r = answered_and_closed(&s, request).await;
+        assert_eq!(r.status, 400, "{:?}", String::from_utf8_lossy(request));
     }
     still_serving(&s).await;
     s.shutdown().await;
 }
 
 #[tokio::test]
-async fn a_one_mebibyte_header_is_refused() {
+async fn http2_without_tls_is_closed_and_nothing_crashes() {
     let s = start(&two_sites(), |_| {}).await;
-    let req = format!(
-        "GET / HTTP/1.1\r\nHost: a.test\r\nX-Big: {}\r\nConnection: close\r\n\r\n",
-        "a".repeat(1024 * 1024)
+    // "Prior knowledge" HTTP/2: plain connections speak HTTP/1.1 only.
+    assert!(
+        raw(s.addr, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+            .await
+            .is_none()
     );
-    // hyper answers 431 once its buffer is full; the client may see a reset instead
-    // if it is still writing. Either way nothing is served.
-    if let Some(r) = raw(s.addr, req.as_bytes()).await {
-        assert_eq!(r.status, 431);
+    still_serving(&s).await;
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_head_over_64_kib_sent_at_once_gets_431_and_the_connection_closes() {
+    let s = start(&two_sites(), |_| {}).await;
+    assert_eq!(
+        raw(s.addr, head_of(63).as_bytes()).await.unwrap().status,
+        200
+    );
+    for kib in [70, 110] {
+        let r = answered_and_closed(&s, head_of(kib).as_bytes()).await;
+        assert_eq!(r.status, 431, "a head of {kib} KiB");
+    }
+    still_serving(&s).await;
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_one_mebibyte_head_gets_431() {
+    let s = start(&two_sites(), |_| {}).await;
+    let r = answered_and_closed(&s, head_of(1024).as_bytes()).await;
+    assert_eq!(r.status, 431);
+    still_serving(&s).await;
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_big_head_sent_slowly_gets_431() {
+    let s = start(&two_sites(), |_| {}).await;
+    let mut conn = TcpStream::connect(s.addr).await.unwrap();
+    let head = head_of(80);
+    // 4 KiB every 20 ms: the head grows past the limit well within the header timeout.
+    for piece in head.as_bytes().chunks(4096) {
+        if conn.write_all(piece).await.is_err() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), conn.read_to_end(&mut answer))
+        .await
+        .expect("the server must answer and close");
+    let r = parse_response(&answer).expect("an answer before the close");
+    assert_eq!(r.status, 431);
+    still_serving(&s).await;
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_request_with_more_than_100_headers_gets_431_and_one_with_100_is_served() {
+    let s = start(&two_sites(), |_| {}).await;
+    let with_headers = |count: usize| {
+        // Host and Connection count too.
+        let extra: String = (0..count - 2).map(|i| format!("X-H{i}: v\r\n")).collect();
+        format!("GET /page/ok HTTP/1.1\r\nHost: a.test\r\n{extra}Connection: close\r\n\r\n")
+    };
+    assert_eq!(
+        raw(s.addr, with_headers(100).as_bytes())
+            .await
+            .unwrap()
+            .status,
+        200
+    );
+    for count in [101, 500] {
+        let r = answered_and_closed(&s, with_headers(count).as_bytes()).await;
+        assert_eq!(r.status, 431, "{count} headers");
     }
     still_serving(&s).await;
     s.shutdown().await;

@@ -384,6 +384,19 @@ async fn post_forms_reach_the_template() {
     s.shutdown().await;
 }
 
+/// The access log once it has `lines` lines (it is written by a thread of its own).
+async fn logged(log: &std::path::Path, lines: usize) -> String {
+    let mut text = String::new();
+    for _ in 0..50 {
+        text = std::fs::read_to_string(log).unwrap_or_default();
+        if text.lines().count() >= lines {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    text
+}
+
 #[tokio::test]
 async fn access_log_gets_one_line_per_request() {
     let dir = tempfile::tempdir().unwrap();
@@ -396,14 +409,7 @@ async fn access_log_gets_one_line_per_request() {
     get_with(s.addr, "a.test", "/page/x", "User-Agent: test-agent\r\n").await;
     get(s.addr, "b.test", "/nope").await;
     s.shutdown().await;
-    let mut text = String::new();
-    for _ in 0..50 {
-        text = std::fs::read_to_string(&log).unwrap_or_default();
-        if text.lines().count() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let text = logged(&log, 2).await;
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "{text}");
     assert!(
@@ -416,4 +422,76 @@ async fn access_log_gets_one_line_per_request() {
         "{}",
         lines[1]
     );
+}
+
+#[tokio::test]
+async fn client_fields_in_the_access_log_are_escaped_so_no_line_or_field_can_be_forged() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    let log2 = log.clone();
+    let s = start(&two_sites(), move |o| {
+        o.access_log = bulwark_http::AccessLogTarget::File(log2)
+    })
+    .await;
+    let forged = "\" 200 1 \"-\" \"-\" \"a.test\" 1us";
+    let requests: [Vec<u8>; 3] = [
+        format!("GET /page/x HTTP/1.1\r\nHost: a.test{forged}\r\nConnection: close\r\n\r\n").into(),
+        [
+            format!("GET /page/x HTTP/1.1\r\nHost: a.test\r\nUser-Agent: ua{forged}\\").as_bytes(),
+            b"\xff\r\nConnection: close\r\n\r\n",
+        ]
+        .concat(),
+        b"GET /page/\"x\\ HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n".into(),
+    ];
+    for request in requests {
+        raw(s.addr, &request).await.expect("an answer");
+    }
+    s.shutdown().await;
+    let text = logged(&log, 3).await;
+    assert!(text.is_ascii(), "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for line in &lines {
+        // Request line, referer, user agent and host: four quoted fields, no more.
+        assert_eq!(line.matches('"').count(), 8, "{line}");
+    }
+    assert!(
+        lines[0].contains("\"a.test\\x22 200 1 \\x22-\\x22"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].contains("\"ua\\x22 200 1 "), "{}", lines[1]);
+    assert!(lines[1].contains("1us\\x5C\\xFF\""), "{}", lines[1]);
+    assert!(
+        lines[2].contains("\"GET /page/\\x22x\\x5C HTTP/1.1\""),
+        "{}",
+        lines[2]
+    );
+}
+
+#[tokio::test]
+async fn a_request_naming_its_host_twice_or_two_ways_gets_400() {
+    let s = start(&two_sites(), |_| {}).await;
+    let ambiguous = [
+        "GET / HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\nConnection: close\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: b.test\r\nHost: b.test\r\nConnection: close\r\n\r\n",
+        "GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\nConnection: close\r\n\r\n",
+        "GET http://a.test:8080/ HTTP/1.1\r\nHost: a.test:9090\r\nConnection: close\r\n\r\n",
+    ];
+    for request in ambiguous {
+        let r = raw(s.addr, request.as_bytes()).await.expect("an answer");
+        assert_eq!(r.status, 400, "{request:?}");
+    }
+    // One way of naming it is fine, absolute-form included.
+    let agreeing = [
+        "GET / HTTP/1.1\r\nHost: b.test\r\nConnection: close\r\n\r\n",
+        "GET http://b.test/ HTTP/1.1\r\nConnection: close\r\n\r\n",
+        "GET http://b.test/ HTTP/1.1\r\nHost: B.test\r\nConnection: close\r\n\r\n",
+        "GET http://b.test:8080/ HTTP/1.1\r\nHost: b.test\r\nConnection: close\r\n\r\n",
+    ];
+    for request in agreeing {
+        let r = raw(s.addr, request.as_bytes()).await.expect("an answer");
+        assert_eq!(r.text(), "site B home", "{request:?}");
+    }
+    s.shutdown().await;
 }

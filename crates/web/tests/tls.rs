@@ -33,8 +33,10 @@ fn leaf(pki: &Pki, host: &str) -> (String, String) {
     (cert.pem(), key.serialize_pem())
 }
 
-#[tokio::test]
-async fn sni_picks_each_sites_certificate_and_http2_is_negotiated() {
+/// The two test sites, each with its own certificate, served over TLS too (plus
+/// `extra` files), and a client that trusts them and finds both names on the
+/// server's TLS port.
+async fn start_with_tls(extra: &[(&str, &str)]) -> (TestServer, reqwest::Client) {
     let pki = pki();
     let (a_cert, a_key) = leaf(&pki, "a.test");
     let (b_cert, b_key) = leaf(&pki, "b.test");
@@ -50,6 +52,7 @@ async fn sni_picks_each_sites_certificate_and_http2_is_negotiated() {
         ("b/tls/cert.pem", b_cert.as_str()),
         ("b/tls/key.pem", b_key.as_str()),
     ]);
+    files.extend_from_slice(extra);
     let s = start(&files, |o| {
         o.listen_tls = Some("127.0.0.1:0".parse().unwrap())
     })
@@ -61,6 +64,13 @@ async fn sni_picks_each_sites_certificate_and_http2_is_negotiated() {
         .resolve("b.test", tls)
         .build()
         .unwrap();
+    (s, client)
+}
+
+#[tokio::test]
+async fn sni_picks_each_sites_certificate_and_http2_is_negotiated() {
+    let (s, client) = start_with_tls(&[]).await;
+    let tls = s.tls_addr.unwrap();
     for (host, expected) in [("a.test", "site A home"), ("b.test", "site B home")] {
         let r = client
             .get(format!("https://{host}:{}/", tls.port()))
@@ -72,6 +82,53 @@ async fn sni_picks_each_sites_certificate_and_http2_is_negotiated() {
     }
     // Plain HTTP keeps working beside it.
     assert_eq!(get(s.addr, "b.test", "/").await.text(), "site B home");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_http2_host_header_that_disagrees_with_the_authority_gets_400() {
+    let (s, client) = start_with_tls(&[]).await;
+    let port = s.tls_addr.unwrap().port();
+    let r = client
+        .get(format!("https://a.test:{port}/"))
+        .header("host", "b.test")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.version(), reqwest::Version::HTTP_2);
+    assert_eq!(r.status(), 400);
+    let r = client
+        .get(format!("https://b.test:{port}/"))
+        .header("host", "b.test")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.text().await.unwrap(), "site B home");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn strict_transport_security_is_sent_over_tls_only() {
+    let (s, client) = start_with_tls(&[]).await;
+    let port = s.tls_addr.unwrap().port();
+    for path in ["/", "/lib/css/a.css", "/nope/nothing"] {
+        let r = client
+            .get(format!("https://a.test:{port}{path}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            r.headers()
+                .get("strict-transport-security")
+                .map(|v| v.to_str().unwrap()),
+            Some("max-age=31536000"),
+            "{path}"
+        );
+        assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    }
+    let plain = get(s.addr, "a.test", "/").await;
+    assert_eq!(plain.header("strict-transport-security"), None);
+    assert_eq!(plain.header("x-content-type-options"), Some("nosniff"));
     s.shutdown().await;
 }
 

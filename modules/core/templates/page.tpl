@@ -6,7 +6,7 @@
 <title>{{ rsc.title }}</title>
 {{ lib("css/bulwark.css") }}
 </head>
-<body style="max-width:42rem;margin:3rem auto;padding:0 1rem">
+<body class="bulwark-page">
 <article>
 <h1>{{ rsc.title }}</h1>
 {% if rsc.summary %}<p><strong>{{ rsc.summary }}</strong></p>{% endif %}

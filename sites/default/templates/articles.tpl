@@ -7,7 +7,7 @@
   <input name="text" value="{{ q.text or '' }}" placeholder="Search articles">
   <button class="button" type="submit">Search</button>
 </form>
-{% set found = m.search(cat="article", text=q.text, page=(q.page or 1)|int, pagelen=10, total=true) %}
+{% set found = m.search(cat="article", text=q.text, page=q.page, pagelen=10, total=true) %}
 <section class="grid">
 {% for a in found.items %}
   {{ card(a.title, a.summary, a.page_url) }}

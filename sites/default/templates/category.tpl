@@ -13,7 +13,7 @@
 {% for c in cat.children %}<a href="{{ url('category', name=c.name) }}">{{ c.title }}</a>{% if not loop.last %}, {% endif %}{% endfor %}
 </p>
 {% endif %}
-{% set found = m.search(cat=name, sort="-created", page=(q.page or 1)|int, pagelen=10, total=true) %}
+{% set found = m.search(cat=name, sort="-created", page=q.page, pagelen=10, total=true) %}
 <section class="grid">
 {% for r in found.items %}
   {{ card(r.title, r.summary, r.page_url) }}

@@ -75,7 +75,7 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
         .get::<Option<u64>>("pagelen")?
         .unwrap_or(20)
         .clamp(1, 500);
-    let page: u64 = kwargs.get::<Option<u64>>("page")?.unwrap_or(1).max(1);
+    let page = requested_page(kwargs.get::<Option<Value>>("page")?);
     q.limit = pagelen;
     q.offset = (page - 1) * pagelen;
     q.count_total = kwargs.get::<Option<bool>>("total")?.unwrap_or(false);
@@ -98,4 +98,46 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
             pages => total.div_ceil(pagelen),
         },
     })
+}
+
+/// The deepest page served; beyond it the offset would only grow without finding
+/// anything (and must stay within what the database takes).
+const MAX_PAGE: u64 = 1_000_000;
+
+/// The page asked for. `page` usually comes straight from the query string
+/// (`page=q.page`), so whatever is not a whole number from 1 to [`MAX_PAGE`]
+/// (`abc`, `-1`, `2.5`, a number too large for any type) is the first page: a bad
+/// or hand-edited link shows the list, never a 500.
+fn requested_page(page: Option<Value>) -> u64 {
+    let number = page.and_then(|page| match page.as_str() {
+        Some(text) => text.trim().parse::<u64>().ok(),
+        None => u64::try_from(page).ok(),
+    });
+    number.filter(|n| (1..=MAX_PAGE).contains(n)).unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_that_is_not_a_whole_number_from_one_up_is_the_first_page() {
+        for bad in [
+            Value::from("abc"),
+            Value::from("-1"),
+            Value::from(-1),
+            Value::from(0),
+            Value::from("99999999999999999999999"),
+            Value::from(u64::MAX),
+            Value::from(2.5),
+            Value::from(""),
+            Value::from(()),
+        ] {
+            assert_eq!(requested_page(Some(bad.clone())), 1, "{bad:?}");
+        }
+        assert_eq!(requested_page(None), 1);
+        assert_eq!(requested_page(Some(Value::from("3"))), 3);
+        assert_eq!(requested_page(Some(Value::from(" 3 "))), 3);
+        assert_eq!(requested_page(Some(Value::from(7))), 7);
+    }
 }

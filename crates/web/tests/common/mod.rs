@@ -314,3 +314,36 @@ pub fn two_sites() -> Vec<(&'static str, &'static str)> {
         ("b/lib/css/a.css", "/* site B */"),
     ]
 }
+
+/// The starter site (`sites/default`, as `bulwark serve` writes it), its files as
+/// `(path under sites/, contents)` for [`start`].
+pub fn starter_site() -> Vec<(String, String)> {
+    fn walk(dir: &Path, under: &str, out: &mut Vec<(String, String)>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let entry = entry.unwrap();
+            let name = format!("{under}/{}", entry.file_name().to_string_lossy());
+            if entry.file_type().unwrap().is_dir() {
+                // A database a local run left behind is not part of the site.
+                if entry.file_name() != "data" {
+                    walk(&entry.path(), &name, out);
+                }
+            } else {
+                out.push((name, std::fs::read_to_string(entry.path()).unwrap()));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
+    walk(&dir, "default", &mut files);
+    files
+}
+
+/// [`start`] with the starter site (host `localhost`).
+pub async fn start_starter_site(tweak: impl FnOnce(&mut Options)) -> TestServer {
+    let files = starter_site();
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    start(&files, tweak).await
+}

@@ -1,0 +1,129 @@
+//! Security headers (`[headers]` in site.toml) on every kind of answer a site gives.
+
+mod common;
+
+use common::*;
+
+const DEFAULT_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
+                           img-src 'self' https: data:; connect-src 'self'; \
+                           object-src 'none'; base-uri 'self'; form-action 'self'; \
+                           frame-ancestors 'self'";
+
+fn assert_default_headers(r: &RawResponse, what: &str) {
+    assert_eq!(
+        r.header("content-security-policy"),
+        Some(DEFAULT_CSP),
+        "{what}"
+    );
+    assert_eq!(
+        r.header("x-content-type-options"),
+        Some("nosniff"),
+        "{what}"
+    );
+    assert_eq!(
+        r.header("referrer-policy"),
+        Some("strict-origin-when-cross-origin"),
+        "{what}"
+    );
+    assert_eq!(r.header("x-frame-options"), Some("SAMEORIGIN"), "{what}");
+    // Plain HTTP: HSTS would be ignored, and is not sent.
+    assert_eq!(r.header("strict-transport-security"), None, "{what}");
+}
+
+#[tokio::test]
+async fn every_kind_of_answer_carries_the_default_security_headers() {
+    let s = start(&two_sites(), |_| {}).await;
+    let page = get(s.addr, "a.test", "/page/x").await;
+    assert_eq!(page.status, 200);
+    assert_default_headers(&page, "a page");
+    let cached = get(s.addr, "a.test", "/page/x").await;
+    assert_eq!(cached.text(), page.text());
+    assert_default_headers(&cached, "the page from the cache");
+    let missing = get(s.addr, "a.test", "/nope/nothing").await;
+    assert_eq!(missing.status, 404);
+    assert_default_headers(&missing, "a 404");
+    let lib = get(s.addr, "a.test", "/lib/css/a.css").await;
+    assert_eq!(lib.status, 200);
+    assert_default_headers(&lib, "a lib file");
+    let redirect = get(s.addr, "a.test", "/old/x").await;
+    assert!(
+        redirect.status == 301 || redirect.status == 308,
+        "{}",
+        redirect.status
+    );
+    assert_default_headers(&redirect, "a redirect rule");
+    let alias = get(s.addr, "www.a.test", "/page/x").await;
+    assert_eq!(alias.status, 301);
+    assert_default_headers(&alias, "an alias redirect");
+    let api = get(s.addr, "a.test", "/api/stats").await;
+    assert!(api.status >= 400, "{}", api.status);
+    assert_default_headers(&api, "the API");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_site_can_replace_a_security_header_or_turn_it_off() {
+    let site_b = format!(
+        "{SITE_B}\n[headers]\ncontent_security_policy = \"default-src 'none'\"\nreferrer_policy = \"\"\n"
+    );
+    let mut files = two_sites();
+    files.retain(|(p, _)| *p != "b/site.toml");
+    files.push(("b/site.toml", &site_b));
+    let s = start(&files, |_| {}).await;
+    let b = get(s.addr, "b.test", "/").await;
+    assert_eq!(b.text(), "site B home");
+    assert_eq!(
+        b.header("content-security-policy"),
+        Some("default-src 'none'")
+    );
+    assert_eq!(b.header("referrer-policy"), None);
+    assert_eq!(b.header("x-content-type-options"), Some("nosniff"));
+    // The other site keeps the defaults.
+    assert_default_headers(&get(s.addr, "a.test", "/").await, "site A");
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_starter_site_has_no_inline_script_style_or_event_handler() {
+    let s = start_starter_site(|_| {}).await;
+    for path in [
+        "/",
+        "/about",
+        "/features",
+        "/articles",
+        "/category/article",
+        "/live",
+        "/contact",
+        "/features/push",
+        "/page/1",
+        "/nope",
+    ] {
+        let r = get(s.addr, "localhost", path).await;
+        assert_default_headers(&r, path);
+        // Styled from a file, not inline (the 404 is core's error page).
+        assert!(
+            r.text().contains("/lib/css/bulwark"),
+            "{path}: {}",
+            r.text()
+        );
+        let html = r.text().to_ascii_lowercase();
+        for script in html.split("<script").skip(1) {
+            let tag = &script[..script.find('>').unwrap()];
+            assert!(tag.contains(" src="), "{path}: an inline <script{tag}>");
+        }
+        assert!(!html.contains("<style"), "{path}: an inline <style>");
+        assert!(!html.contains(" style="), "{path}: a style attribute");
+        let handler = event_handler_attribute(&html);
+        assert!(handler.is_none(), "{path}: an event handler {handler:?}");
+    }
+    s.shutdown().await;
+}
+
+/// The first ` on...=` attribute in `html`, if any.
+fn event_handler_attribute(html: &str) -> Option<&str> {
+    html.match_indices(" on").find_map(|(i, _)| {
+        let rest = &html[i + 3..];
+        let name_len = rest.bytes().take_while(u8::is_ascii_lowercase).count();
+        (name_len > 0 && rest[name_len..].starts_with('=')).then(|| &html[i..i + 3 + name_len + 1])
+    })
+}
