@@ -60,6 +60,8 @@ pub fn store_error_status(e: &StoreError) -> StatusCode {
         | StoreError::PredicateNotAllowed { .. }
         | StoreError::Duplicate(_)
         | StoreError::InUse(_) => StatusCode::BAD_REQUEST,
+        // Well-formed, and refused for what cleaning it would cost.
+        StoreError::HtmlTooComplex { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
