@@ -224,11 +224,9 @@ fn without_line_end(mut line: String) -> String {
     line
 }
 
-/// Reads a line from the terminal on standard input with echo off.
+/// Reads a line from the terminal on standard input with echo off. Echo goes
+/// off before the prompt appears, so nothing typed after the prompt is shown.
 fn prompt_hidden(prompt: &str) -> anyhow::Result<String> {
-    let mut err = std::io::stderr();
-    write!(err, "{prompt}")?;
-    err.flush()?;
     let fd = libc::STDIN_FILENO;
     // SAFETY: termios is plain data; tcgetattr fills it for a terminal fd.
     let mut term: libc::termios = unsafe { std::mem::zeroed() };
@@ -239,11 +237,18 @@ fn prompt_hidden(prompt: &str) -> anyhow::Result<String> {
     term.c_lflag &= !libc::ECHO;
     term.c_lflag |= libc::ECHONL;
     // SAFETY: sets the settings read above, with echo off, on the same fd.
-    unsafe { libc::tcsetattr(fd, libc::TCSANOW, &term) };
-    let mut line = String::new();
-    let read = std::io::stdin().lock().read_line(&mut line);
+    if unsafe { libc::tcsetattr(fd, libc::TCSANOW, &term) } != 0 {
+        return Err(std::io::Error::last_os_error()).context("turning the terminal's echo off");
+    }
+    let read = (|| {
+        let mut err = std::io::stderr();
+        write!(err, "{prompt}")?;
+        err.flush()?;
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        Ok::<_, std::io::Error>(line)
+    })();
     // SAFETY: puts the terminal back as it was.
     unsafe { libc::tcsetattr(fd, libc::TCSANOW, &saved) };
-    read.context("reading the password")?;
-    Ok(without_line_end(line))
+    Ok(without_line_end(read.context("reading the password")?))
 }

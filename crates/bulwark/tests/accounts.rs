@@ -322,3 +322,84 @@ fn bulwark_admin_password_is_the_first_password_and_is_not_printed() {
         "{err}"
     );
 }
+
+/// A pseudo-terminal: the child's end (its standard input) and ours, which
+/// sees what the terminal echoes.
+fn pseudo_terminal() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain libc calls on the descriptor they return; ptsname_r writes
+    // at most the buffer's length.
+    unsafe {
+        let ours = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(ours >= 0, "posix_openpt");
+        assert_eq!(libc::grantpt(ours), 0);
+        assert_eq!(libc::unlockpt(ours), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(ours, name.as_mut_ptr(), name.len()), 0);
+        let path = std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap();
+        let theirs = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .unwrap();
+        (std::fs::File::from_raw_fd(ours), theirs)
+    }
+}
+
+/// Collects what `source` produces on a thread, for polling.
+fn collect(mut source: impl Read + Send + 'static) -> std::sync::Arc<std::sync::Mutex<String>> {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let into = seen.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        // A terminal's end reads EIO once the other side is gone.
+        while let Ok(n @ 1..) = source.read(&mut buf) {
+            into.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    seen
+}
+
+fn wait_for(seen: &std::sync::Mutex<String>, text: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !seen.lock().unwrap().contains(text) {
+        assert!(
+            Instant::now() < deadline,
+            "never saw {text:?}: {:?}",
+            seen.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn on_a_terminal_the_password_is_asked_twice_and_never_echoed() {
+    let (dir, site) = one_site();
+    let (mut terminal, child_end) = pseudo_terminal();
+    let mut child = bulwark(dir.path())
+        .args([
+            "user", "add", "dave", "--group", "members", "--sites", "sites",
+        ])
+        .stdin(Stdio::from(child_end))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let prompts = collect(child.stderr.take().unwrap());
+    let echoed = collect(terminal.try_clone().unwrap());
+    wait_for(&prompts, "New password for dave: ");
+    terminal.write_all(b"typed on a terminal\n").unwrap();
+    wait_for(&prompts, "Again: ");
+    terminal.write_all(b"typed on a terminal\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", prompts.lock().unwrap());
+    assert!(text(&out.stdout).contains("added user dave (members)"));
+    assert!(password_is(&site, "dave", "typed on a terminal"));
+    assert!(
+        !echoed.lock().unwrap().contains("typed"),
+        "echoed: {:?}",
+        echoed.lock().unwrap()
+    );
+}
