@@ -46,11 +46,7 @@ async fn add(choice: &SiteChoice, name: &str, group: &str) -> anyhow::Result<()>
             known.join(", ")
         );
     }
-    let username = name.to_owned();
-    if on_store(&store, move |s| s.password_hash(&username))
-        .await?
-        .is_some()
-    {
+    if user_exists(&store, name).await? {
         bail!("site {}: the username {name:?} is taken", site.name());
     }
     let hash = hash(read_new_password(name)?).await?;
@@ -64,11 +60,7 @@ async fn add(choice: &SiteChoice, name: &str, group: &str) -> anyhow::Result<()>
 
 async fn passwd(choice: &SiteChoice, name: &str) -> anyhow::Result<()> {
     let (site, store) = open(choice).await?;
-    let username = name.to_owned();
-    if on_store(&store, move |s| s.password_hash(&username))
-        .await?
-        .is_none()
-    {
+    if !user_exists(&store, name).await? {
         bail!("site {}: there is no user {name:?}", site.name());
     }
     let hash = hash(read_new_password(name)?).await?;
@@ -173,6 +165,13 @@ async fn on_store<T: Send + 'static>(
     work: impl FnOnce(&Store) -> Result<T, bulwark_store::StoreError> + Send + 'static,
 ) -> anyhow::Result<T> {
     Ok(store.run(work).await?)
+}
+
+async fn user_exists(store: &Store, username: &str) -> anyhow::Result<bool> {
+    let username = username.to_owned();
+    Ok(on_store(store, move |s| s.password_hash(&username))
+        .await?
+        .is_some())
 }
 
 async fn hash(password: NewPassword) -> anyhow::Result<String> {

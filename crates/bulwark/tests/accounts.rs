@@ -2,8 +2,10 @@
 //! them: real processes on a real site folder, checked against the hashes the
 //! site's database holds.
 
+mod common;
+use common::free_port;
+
 use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -205,19 +207,6 @@ fn with_several_sites_the_site_must_be_named_and_the_message_lists_them() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-unsafe extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
-}
-
 /// Starts `bulwark serve` on the folder, waits until it answers, stops it, and
 /// returns what it wrote to standard output.
 fn serve_once(dir: &Path, admin_password: Option<&str>) -> String {
@@ -250,7 +239,8 @@ fn serve_once(dir: &Path, admin_password: Option<&str>) -> String {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    unsafe { libc_kill(child.id() as i32, 15) };
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let mut stdout = String::new();
     child
         .stdout

@@ -269,11 +269,16 @@ pub fn accounts(store: &Store) -> Result<Vec<Account>, StoreError> {
             for id in store.objects(identity.resource, HAS_USER_GROUP)? {
                 groups.extend(group_name(store, id)?);
             }
+            // The person's creation, not the identity's: a new password
+            // replaces the identity row.
+            let created = store
+                .resource(identity.resource)?
+                .map_or(identity.created, |person| person.created);
             Ok(Account {
                 username: identity.key,
                 person: identity.resource,
                 groups,
-                created: identity.created,
+                created,
             })
         })
         .collect()

@@ -88,8 +88,14 @@ fn a_user_is_a_person_in_a_group_with_a_password_hash(s: &Store) {
     assert!(verifies(s, "ann", "correct horse"));
     assert!(!verifies(s, "ann", "correct horsE"));
 
+    std::thread::sleep(std::time::Duration::from_millis(5));
     accounts::set_password_hash(s, "ANN", &hash("battery staple")).unwrap();
     assert!(verifies(s, "ann", "battery staple"));
+    assert_eq!(
+        accounts::accounts(s).unwrap(),
+        listed,
+        "a new password changes nothing else, not even the creation time"
+    );
     assert!(!verifies(s, "ann", "correct horse"));
     assert!(matches!(
         accounts::set_password_hash(s, "nobody", &hash("battery staple")),
