@@ -287,6 +287,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .await
             .map_err(|errors| anyhow::anyhow!("{}", lines(&errors)))?;
         let tls = sites.tls_config()?;
+        tokio::spawn(reload_on_hangup(Arc::downgrade(&sites)));
         let server = Server::bind(options, tls, sites).await?;
         tracing::info!("serving on http://{}/", server.local_addr());
         if let Some(addr) = server.tls_local_addr() {
@@ -296,6 +297,27 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         tracing::info!("stopped");
         Ok(())
     })
+}
+
+/// `SIGHUP` (`systemctl reload`) loads the sites again; a broken configuration
+/// is logged and the running sites stay as they were.
+async fn reload_on_hangup(sites: std::sync::Weak<Sites>) {
+    let Ok(mut hangup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+    else {
+        tracing::error!("cannot install the SIGHUP handler: reload by restarting");
+        return;
+    };
+    while hangup.recv().await.is_some() {
+        let Some(sites) = sites.upgrade() else {
+            return;
+        };
+        match sites.reload().await {
+            Ok(()) => tracing::info!("sites reloaded"),
+            Err(errors) => {
+                tracing::error!("not reloaded, the sites run as before:\n{}", lines(&errors));
+            }
+        }
+    }
 }
 
 async fn shutdown_signal() {

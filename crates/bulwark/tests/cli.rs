@@ -227,3 +227,72 @@ fn a_bad_config_stops_serve_with_a_message_naming_file_and_key() {
         "{err}"
     );
 }
+
+#[test]
+fn sighup_reloads_the_sites_and_a_broken_config_leaves_them_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("sites/news");
+    std::fs::create_dir_all(site.join("templates")).unwrap();
+    let config = "hostname = \"news.test\"\ndefault = true\n\n[[dispatch]]\nname = \"home\"\npath = \"/\"\ncontroller = \"template\"\ntemplate = \"home.tpl\"\n";
+    std::fs::write(site.join("site.toml"), config).unwrap();
+    std::fs::write(site.join("templates/home.tpl"), "home").unwrap();
+    std::fs::write(site.join("templates/new.tpl"), "new page").unwrap();
+    let port = free_port();
+    let mut child = bulwark(dir.path())
+        .args([
+            "serve",
+            "--access-log",
+            "off",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = reqwest::blocking::Client::new();
+    let get = |path: &str| {
+        client
+            .get(format!("http://127.0.0.1:{port}{path}"))
+            .send()
+            .map(|r| r.status().as_u16())
+            .unwrap_or(0)
+    };
+    let started = Instant::now();
+    while get("/") != 200 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "server did not come up"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(get("/new"), 404);
+    let hangup = || {
+        // SAFETY: signals our own child.
+        assert_eq!(unsafe { libc_kill(child.id() as i32, 1) }, 0);
+    };
+
+    // A broken site.toml: the reload is refused and the site serves as before.
+    std::fs::write(site.join("site.toml"), "hostname = [").unwrap();
+    hangup();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(get("/"), 200);
+
+    // A new rule: after SIGHUP it answers.
+    let with_rule = format!(
+        "{config}\n[[dispatch]]\nname = \"new\"\npath = \"/new\"\ncontroller = \"template\"\ntemplate = \"new.tpl\"\n"
+    );
+    std::fs::write(site.join("site.toml"), with_rule).unwrap();
+    hangup();
+    let started = Instant::now();
+    while get("/new") != 200 {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the reload did not take effect"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(get("/"), 200);
+    // SAFETY: signals our own child.
+    unsafe { libc_kill(child.id() as i32, 15) };
+    assert!(child.wait().unwrap().success());
+}

@@ -51,6 +51,18 @@ impl Sites {
         Ok(sites)
     }
 
+    /// Loads every site again (a changed `site.toml` or template, a site added
+    /// or removed) and swaps the new set in at once; requests in flight finish on
+    /// the old one. If any site fails to load, the running sites stay as they
+    /// were and the errors are returned. Databases stay open across reloads.
+    /// TLS certificates are read at start only.
+    pub async fn reload(&self) -> Result<(), Vec<LoadError>> {
+        let table =
+            SiteTable::load(&self.sites_dir, &self.options, &self.modules, &self.stores).await?;
+        self.table.store(Arc::new(table));
+        Ok(())
+    }
+
     /// A TLS configuration for every site that names a certificate (picked by
     /// SNI), or `None` if none does.
     pub fn tls_config(&self) -> Result<Option<Arc<rustls::ServerConfig>>, TlsError> {
@@ -94,11 +106,8 @@ async fn reload_on_change(sites: Weak<Sites>) {
             continue;
         }
         seen = now;
-        match SiteTable::load(&dir, &sites.options, &sites.modules, &sites.stores).await {
-            Ok(table) => {
-                sites.table.store(Arc::new(table));
-                tracing::info!("site configuration reloaded");
-            }
+        match sites.reload().await {
+            Ok(()) => tracing::info!("site configuration reloaded"),
             Err(errors) => {
                 for e in errors {
                     tracing::error!("not reloaded: {e}");
