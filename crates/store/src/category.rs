@@ -12,7 +12,7 @@ use crate::db::{Conn, params};
 use crate::dependency;
 use crate::error::{Result, StoreError};
 use crate::model::*;
-use crate::resource::{category_id, insert_resource};
+use crate::resource::{category_id, insert_resource, prepare};
 use crate::store::{Changes, Store};
 
 /// Recompute `nr_left`, `nr_right` and `depth` of every category.
@@ -151,15 +151,14 @@ impl Store {
         parent: Option<&str>,
         title: &str,
     ) -> Result<ResourceId> {
+        let category = prepare(
+            NewResource::new("category", Props::new().with("title", title))
+                .named(name)
+                .published(true),
+        )?;
         self.write(|c, ch| {
             let parent_id = parent.map(|p| category_id(c, p)).transpose()?;
-            let id = insert_resource(
-                c,
-                NewResource::new("category", Props::new().with("title", title))
-                    .named(name)
-                    .published(true),
-                ch,
-            )?;
+            let id = insert_resource(c, category, ch)?;
             c.execute(
                 "UPDATE category SET parent_id = $1 WHERE id = $2",
                 &params![parent_id.map(|p| p.0), id.0],

@@ -7,7 +7,7 @@ use crate::db::{Conn, params};
 use crate::dependency;
 use crate::error::{DatabaseError, Result, StoreError};
 use crate::model::*;
-use crate::resource::{category_id, insert_resource, load};
+use crate::resource::{category_id, insert_resource, load, prepare};
 use crate::store::{Changes, Store};
 
 fn predicate_id(c: &mut dyn Conn, name: &str) -> Result<ResourceId> {
@@ -123,14 +123,13 @@ impl Store {
         subject_categories: &[&str],
         object_categories: &[&str],
     ) -> Result<ResourceId> {
+        let predicate = prepare(
+            NewResource::new("predicate", Props::new().with("title", title))
+                .named(name)
+                .published(true),
+        )?;
         self.write(|c, ch| {
-            let id = insert_resource(
-                c,
-                NewResource::new("predicate", Props::new().with("title", title))
-                    .named(name)
-                    .published(true),
-                ch,
-            )?;
+            let id = insert_resource(c, predicate, ch)?;
             set_predicate_categories(c, id, subject_categories, object_categories)?;
             Ok(id)
         })

@@ -6,8 +6,8 @@
 //! `Busy` and `Unavailable` -> 503 (retry later; the details go to the log, not
 //! to the visitor), `Conflict` -> 409, the not-found family -> 404, input
 //! errors (`InvalidInput`, `UnknownCategory`, `UnknownPredicate`,
-//! `PredicateNotAllowed`, `Duplicate`, `InUse`) -> 400/422, `StorageFull` -> 507,
-//! and `Database`/`Migration`/`Backup` -> 500.
+//! `PredicateNotAllowed`, `Duplicate`, `InUse`) -> 400/422, `HtmlTooComplex` ->
+//! 422, `StorageFull` -> 507, and `Database`/`Migration`/`Backup` -> 500.
 //!
 //! Failures of the database keep the driver's error as their
 //! [`source`](std::error::Error::source) (a `rusqlite::Error` or a
@@ -19,6 +19,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::model::{ResourceId, Version};
+use crate::sanitize::HtmlLimit;
 
 /// An error from another library, kept whole.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -56,6 +57,10 @@ pub enum StoreError {
     },
     #[error("{field}: {reason}")]
     InvalidInput { field: String, reason: String },
+    /// An HTML property refused before sanitising, because cleaning it would
+    /// take far longer than its size suggests (see [`HtmlLimit`]).
+    #[error("{field}: this HTML cannot be stored: {limit}")]
+    HtmlTooComplex { field: String, limit: HtmlLimit },
     #[error("{0} already exists")]
     Duplicate(String),
     #[error("{0} is still in use")]

@@ -20,8 +20,10 @@
 //!   there with `Handle::block_on`. A runtime worker is never blocked.
 //! - Writes run in one transaction each. Updates are optimistic: they name the
 //!   [`Version`] they are based on and a stale one is a [`StoreError::Conflict`].
-//!   Text properties are sanitised on write (ammonia, a fixed whitelist), so
-//!   templates print them without escaping.
+//!   Text properties are sanitised on write (ammonia, a fixed whitelist, no
+//!   raw quotes), so templates print them without escaping, in element
+//!   content and in quoted attributes alike. Sanitising happens before the
+//!   write's transaction, so a slow one never holds the database's writer.
 //! - Every committed write emits a [`ChangeEvent`], after commit and never
 //!   for a rollback: the [`DependencyKey`]s it makes stale (the depcache's
 //!   key type, built only by the constructors in [`dependency`]) and which
@@ -69,7 +71,8 @@ pub use migrate::{Migration, schema_version};
 pub use model::{
     Category, ChangeEvent, ChangeKind, DateField, Deletion, Edge, Identity, IdentityKind,
     NewResource, Predicate, Props, PropsChange, Resource, ResourceChange, ResourceId,
-    ResourceUpdate, Revision, SearchPage, SearchQuery, SortKey, Version, Visibility,
-    VisibilityFilter,
+    ResourceUpdate, Revision, SanitizedUpdate, SearchPage, SearchQuery, SortKey, Version,
+    Visibility, VisibilityFilter,
 };
+pub use sanitize::{HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, sanitize_html_value};
 pub use store::{Database, PasswordParams, PoolOptions, PoolStatus, Store, StoreConfig};

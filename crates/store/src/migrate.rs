@@ -62,6 +62,26 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/common/0005_module_migration.sql"),
         postgres: include_str!("../migrations/common/0005_module_migration.sql"),
     },
+    // No SQL: the work is `resource::resanitize_stored`, below.
+    Migration {
+        version: 6,
+        name: "attribute_safe_html",
+        sqlite: "",
+        postgres: "",
+    },
+];
+
+/// A core migration's work done in Rust, inside its transaction.
+type DataMigration = fn(&mut dyn Conn) -> Result<()>;
+
+/// Core migrations that SQL cannot express, run in the transaction of the
+/// migration with the same version (after its SQL), and so recorded in the
+/// same ledger: they run once per database, and a failed one is tried again
+/// at the next open.
+const CORE_CODE: &[(i64, DataMigration)] = &[
+    // Values stored by the sanitiser before HTML was written without quotes
+    // would still break out of a quoted attribute: sanitise them again.
+    (6, crate::resource::resanitize_stored),
 ];
 
 /// Where applied migrations are recorded.
@@ -163,15 +183,22 @@ fn apply(store: &Store, ledger: Ledger<'_>, migrations: &[Migration]) -> Result<
                 Dialect::Sqlite => m.sqlite,
                 Dialect::Postgres => m.postgres,
             };
-            c.execute_batch(sql).map_err(|e| match e.failure {
-                DbFailure::Unreachable => StoreError::from(e),
-                _ => StoreError::Migration {
-                    module: ledger.name(),
-                    version: m.version,
-                    name: m.name,
-                    source: DatabaseError::driver(e.source),
-                },
-            })?;
+            if !sql.is_empty() {
+                c.execute_batch(sql).map_err(|e| match e.failure {
+                    DbFailure::Unreachable => StoreError::from(e),
+                    _ => StoreError::Migration {
+                        module: ledger.name(),
+                        version: m.version,
+                        name: m.name,
+                        source: DatabaseError::driver(e.source),
+                    },
+                })?;
+            }
+            if let Ledger::Core = ledger {
+                for (_, code) in CORE_CODE.iter().filter(|(v, _)| *v == m.version) {
+                    code(c)?;
+                }
+            }
             ledger.record(c, m)?;
             Ok(true)
         })?;

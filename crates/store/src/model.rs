@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{Result, StoreError};
+use crate::sanitize::sanitize_props;
 
 /// The id of a resource (and so of a category, predicate or user).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -222,6 +223,39 @@ impl ResourceUpdate {
     pub fn modified_by(mut self, modifier: ResourceId) -> Self {
         self.modifier = Some(modifier);
         self
+    }
+    /// Sanitise the properties this update writes, now: the slow part of an
+    /// update (HTML is parsed), done before [`Store::update_sanitized`] takes
+    /// the database's writer. [`Store::update_resource`] does both.
+    ///
+    /// [`Store::update_sanitized`]: crate::Store::update_sanitized
+    /// [`Store::update_resource`]: crate::Store::update_resource
+    pub fn sanitize(mut self) -> Result<SanitizedUpdate> {
+        match &mut self.props {
+            PropsChange::Keep => {}
+            PropsChange::Replace(p) | PropsChange::Merge(p) => sanitize_props(p)?,
+        }
+        Ok(SanitizedUpdate(self))
+    }
+}
+
+/// A [`ResourceUpdate`] whose properties are sanitised: the only kind the
+/// store writes. Sanitise once and try the write again as often as needed
+/// (a retry after a conflict only changes the version it is based on).
+#[derive(Debug, Clone)]
+pub struct SanitizedUpdate(ResourceUpdate);
+
+impl SanitizedUpdate {
+    /// The same change, based on `version`.
+    pub fn based_on(mut self, version: Version) -> Self {
+        self.0.version = version;
+        self
+    }
+    pub fn id(&self) -> ResourceId {
+        self.0.id
+    }
+    pub(crate) fn into_inner(self) -> ResourceUpdate {
+        self.0
     }
 }
 

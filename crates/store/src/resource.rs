@@ -1,4 +1,10 @@
 //! Resources: create, read, update (optimistic), delete; revisions.
+//!
+//! Properties are sanitised before a write's transaction begins
+//! ([`prepare`], [`ResourceUpdate::sanitize`]): sanitising HTML is by far the
+//! slowest part of a write, and done inside it would hold the database's
+//! writer (SQLite's only one) while every other write waits. Inside, an
+//! update only merges values that are all sanitised already.
 
 use chrono::Utc;
 use serde_json::Value;
@@ -7,7 +13,7 @@ use crate::db::{Conn, DbError, DbFailure, Dialect, Row, params};
 use crate::dependency;
 use crate::error::{DatabaseError, Result, StoreError};
 use crate::model::*;
-use crate::sanitize::sanitize_props;
+use crate::sanitize::{sanitize_props, sanitize_stored_props};
 use crate::store::{Changes, Store};
 
 pub(crate) const MAX_NAME_LEN: usize = 80;
@@ -157,8 +163,18 @@ fn check_window(
     Ok(())
 }
 
-fn props_json(props: &mut Props) -> Result<String> {
-    sanitize_props(props)?;
+/// A new resource whose properties are sanitised, ready for
+/// [`insert_resource`]; made by [`prepare`] only.
+pub(crate) struct PreparedResource(NewResource);
+
+/// Sanitise a new resource's properties: before the write that inserts it.
+pub(crate) fn prepare(mut new: NewResource) -> Result<PreparedResource> {
+    sanitize_props(&mut new.props)?;
+    Ok(PreparedResource(new))
+}
+
+/// Sanitised properties as stored; only the size is left to check.
+fn props_json(props: &Props) -> Result<String> {
     let json =
         serde_json::to_string(&props.0).map_err(|e| StoreError::invalid("props", e.to_string()))?;
     if json.len() > MAX_PROPS_BYTES {
@@ -168,6 +184,58 @@ fn props_json(props: &mut Props) -> Result<String> {
         ));
     }
     Ok(json)
+}
+
+/// Sanitise every stored resource's properties again with today's
+/// sanitiser (a core migration, once per database). A value that does not
+/// change is not written; one that does keeps its version and makes no
+/// revision, as a browser shows it the same. Runs in the migration's
+/// transaction, at open, before the site serves: a page at a time, so memory
+/// stays small however many resources there are.
+pub(crate) fn resanitize_stored(c: &mut dyn Conn) -> Result<()> {
+    const PAGE: i64 = 500;
+    let mut after = 0;
+    let mut rewritten = 0;
+    loop {
+        let rows = c.query(
+            "SELECT id, props FROM rsc WHERE id > $1 ORDER BY id LIMIT $2",
+            &params![after, PAGE],
+        )?;
+        for row in &rows {
+            let id = row.int(0);
+            let text = row.text(1);
+            let stored: Value = serde_json::from_str(&text).map_err(|e| {
+                StoreError::Database(DatabaseError::new(
+                    format!("stored props of resource {id} are not JSON"),
+                    e,
+                ))
+            })?;
+            let mut props = Props::try_from(stored)?;
+            sanitize_stored_props(&mut props).map_err(|e| {
+                StoreError::invalid(
+                    format!("resource {id}"),
+                    format!("cannot be sanitised again: {e}"),
+                )
+            })?;
+            let json = serde_json::to_string(&props.0)
+                .map_err(|e| StoreError::invalid("props", e.to_string()))?;
+            if json != text {
+                c.execute(
+                    "UPDATE rsc SET props = $1 WHERE id = $2",
+                    &params![json, id],
+                )?;
+                rewritten += 1;
+            }
+        }
+        match rows.last() {
+            Some(last) if rows.len() as i64 == PAGE => after = last.int(0),
+            _ => break,
+        }
+    }
+    if rewritten > 0 {
+        tracing::info!("sanitised the properties of {rewritten} stored resources again");
+    }
+    Ok(())
 }
 
 pub(crate) fn queue_pivot(
@@ -199,10 +267,10 @@ fn resource_keys(c: &mut dyn Conn, r: &Resource, ch: &mut Changes) -> Result<()>
 
 pub(crate) fn insert_resource(
     c: &mut dyn Conn,
-    new: NewResource,
+    new: PreparedResource,
     ch: &mut Changes,
 ) -> Result<ResourceId> {
-    let NewResource {
+    let PreparedResource(NewResource {
         name,
         category,
         published,
@@ -210,13 +278,13 @@ pub(crate) fn insert_resource(
         publication_end,
         visibility,
         creator,
-        mut props,
-    } = new;
+        props,
+    }) = new;
     if let Some(n) = &name {
         check_name("name", n)?;
     }
     check_window(publication_start, publication_end)?;
-    let json = props_json(&mut props)?;
+    let json = props_json(&props)?;
     let (cat, lineage) = match ch.category_memo.get(&category) {
         Some(known) => known.clone(),
         None => {
@@ -289,7 +357,8 @@ pub(crate) fn insert_resource(
     Ok(id)
 }
 
-fn apply_update(c: &mut dyn Conn, u: ResourceUpdate, ch: &mut Changes) -> Result<Resource> {
+fn apply_update(c: &mut dyn Conn, u: SanitizedUpdate, ch: &mut Changes) -> Result<Resource> {
+    let u = u.into_inner();
     let current = load_for_update(c, u.id)?;
     if current.version != u.version {
         return Err(StoreError::Conflict {
@@ -305,7 +374,9 @@ fn apply_update(c: &mut dyn Conn, u: ResourceUpdate, ch: &mut Changes) -> Result
     let publication_start = u.publication_start.unwrap_or(current.publication_start);
     let publication_end = u.publication_end.unwrap_or(current.publication_end);
     check_window(publication_start, publication_end)?;
-    let mut props = match u.props {
+    // Stored values and the change's values are all sanitised, and sanitising
+    // is per value: the merge needs no second pass.
+    let props = match u.props {
         PropsChange::Keep => current.props.clone(),
         PropsChange::Replace(p) => p,
         PropsChange::Merge(p) => {
@@ -320,7 +391,7 @@ fn apply_update(c: &mut dyn Conn, u: ResourceUpdate, ch: &mut Changes) -> Result
             merged
         }
     };
-    let json = props_json(&mut props)?;
+    let json = props_json(&props)?;
     let category = match &u.category {
         Some(cat) => category_id(c, cat)?,
         None => current.category,
@@ -410,12 +481,14 @@ fn apply_update(c: &mut dyn Conn, u: ResourceUpdate, ch: &mut Changes) -> Result
 impl Store {
     /// Create a resource; returns its id. Properties are sanitised.
     pub fn create_resource(&self, new: NewResource) -> Result<ResourceId> {
+        let new = prepare(new)?;
         self.write(|c, ch| insert_resource(c, new, ch))
     }
 
     /// Create many resources in one transaction (imports, benchmarks): all or
     /// nothing.
     pub fn create_resources(&self, new: Vec<NewResource>) -> Result<Vec<ResourceId>> {
+        let new = new.into_iter().map(prepare).collect::<Result<Vec<_>>>()?;
         self.write(|c, ch| {
             new.into_iter()
                 .map(|n| insert_resource(c, n, ch))
@@ -491,6 +564,13 @@ impl Store {
     /// is refused with [`StoreError::Conflict`]; the previous state is kept as a
     /// revision. Returns the stored resource (with its new version).
     pub fn update_resource(&self, update: ResourceUpdate) -> Result<Resource> {
+        self.update_sanitized(update.sanitize()?)
+    }
+
+    /// [`update_resource`](Store::update_resource) for an update sanitised
+    /// beforehand ([`ResourceUpdate::sanitize`]), so that trying it again
+    /// after a conflict does not sanitise again.
+    pub fn update_sanitized(&self, update: SanitizedUpdate) -> Result<Resource> {
         self.write(|c, ch| apply_update(c, update, ch))
     }
 

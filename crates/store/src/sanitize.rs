@@ -4,15 +4,32 @@
 //!
 //! - HTML properties (`body`, `summary`, and any key ending in `_html`) keep a
 //!   fixed whitelist of tags and attributes; scripts, event handlers, styles and
-//!   `javascript:`/`data:` URLs go.
+//!   `javascript:`/`data:` URLs go. Before ammonia runs, the value's shape is
+//!   checked ([`shape`]): nested deeper than [`MAX_HTML_NESTING`], or making
+//!   more elements than its text spells, it is refused
+//!   ([`StoreError::HtmlTooComplex`]). After, it is written without a raw quote
+//!   ([`attribute_safe`]), so it is safe inside a quoted attribute too.
 //! - URL properties (`url`, `website`, keys ending in `_url`) must be http(s),
 //!   mailto or relative; anything else is dropped to an empty string.
 //! - Every other string is text: all markup is removed and `<`, `>`, `&`, quotes
 //!   are escaped, so it is safe both as element text and inside a quoted
 //!   attribute.
 //!
+//! So every stored string is safe as element content and inside a double- or
+//! single-quoted attribute. (Not in an unquoted attribute: text keeps its
+//! spaces. Templates quote their attributes.)
+//!
 //! All three are idempotent: sanitising a stored value again changes nothing,
 //! so reading a resource and writing it back does not double-escape.
+//!
+//! Sanitising is the slow part of a write (ammonia parses the HTML), so the
+//! store does it before it takes the database's writer: see
+//! `resource::prepare` and [`crate::SanitizedUpdate`].
+
+mod attribute_safe;
+mod shape;
+
+pub use shape::{HtmlLimit, MAX_HTML_NESTING};
 
 use std::collections::HashSet;
 use std::sync::LazyLock;
@@ -23,7 +40,8 @@ use crate::error::{Result, StoreError};
 use crate::model::Props;
 
 const MAX_KEY_LEN: usize = 64;
-const MAX_STRING_LEN: usize = 512 * 1024;
+/// The longest string property, checked before anything else looks at it.
+pub const MAX_STRING_LEN: usize = 512 * 1024;
 const MAX_DEPTH: usize = 16;
 
 static HTML: LazyLock<ammonia::Builder<'static>> = LazyLock::new(|| {
@@ -98,6 +116,15 @@ static HTML: LazyLock<ammonia::Builder<'static>> = LazyLock::new(|| {
         )
         .url_schemes(["http", "https", "mailto"].into_iter().collect())
         .url_relative(ammonia::UrlRelative::Custom(Box::new(relative_url)))
+        // ammonia checks the schemes of href and src, not of cite: a quote's
+        // source is a URL too, held to the same rule.
+        .attribute_filter(|_element, attribute, value| {
+            if attribute == "cite" && !is_allowed_url(value) {
+                None
+            } else {
+                Some(value.into())
+            }
+        })
         .link_rel(Some("noopener noreferrer"))
         .strip_comments(true);
     b
@@ -112,6 +139,19 @@ fn relative_url(url: &str) -> Option<std::borrow::Cow<'_, str>> {
     } else {
         Some(std::borrow::Cow::Borrowed(url))
     }
+}
+
+/// http(s), mailto, or relative: what a stored URL may be.
+fn is_allowed_url(url: &str) -> bool {
+    let seen: String = url
+        .chars()
+        .filter(|c| !c.is_whitespace() && !c.is_control())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    !looks_like_scheme(&seen)
+        || ["http:", "https:", "mailto:"]
+            .iter()
+            .any(|p| seen.starts_with(p))
 }
 
 fn looks_like_scheme(url: &str) -> bool {
@@ -143,8 +183,42 @@ pub(crate) fn sanitize_text(s: &str) -> String {
     cleaned.replace('"', "&quot;").replace('\'', "&#39;")
 }
 
-pub(crate) fn sanitize_html(s: &str) -> String {
-    no_carriage_returns(HTML.clean(s).to_string())
+/// Sanitise one HTML value the way an HTML property (`body`, `summary`,
+/// `*_html`) is sanitised when stored: refused when longer than
+/// [`MAX_STRING_LEN`] bytes or shaped beyond the limits of [`HtmlLimit`],
+/// otherwise cleaned to the whitelist and written with no raw `"` or `'`.
+/// The result is safe as element content and inside a quoted attribute, and
+/// sanitising it again returns it unchanged.
+///
+/// This is the sanitiser's whole input surface for one value, meant for
+/// fuzzing as much as for callers that want a value checked before storing.
+pub fn sanitize_html_value(html: &str) -> Result<String> {
+    clean_html("html", html)
+}
+
+fn clean_html(field: &str, html: &str) -> Result<String> {
+    check_len(field, html)?;
+    shape::check_html_shape(html).map_err(|limit| StoreError::HtmlTooComplex {
+        field: field.to_owned(),
+        limit,
+    })?;
+    Ok(sanitize_html(html))
+}
+
+/// The cleaning itself, for HTML whose size and shape were checked.
+fn sanitize_html(s: &str) -> String {
+    let cleaned = HTML.clean(s).to_string();
+    no_carriage_returns(attribute_safe::without_quotes(&cleaned))
+}
+
+fn check_len(field: &str, s: &str) -> Result<()> {
+    if s.len() > MAX_STRING_LEN {
+        return Err(StoreError::invalid(
+            field,
+            format!("longer than {MAX_STRING_LEN} bytes"),
+        ));
+    }
+    Ok(())
 }
 
 /// The HTML parser turns a raw CR into LF but keeps one written as `&#13;`;
@@ -162,29 +236,58 @@ fn no_carriage_returns(s: String) -> String {
 fn sanitize_url(s: &str) -> String {
     let cleaned = sanitize_text(s.trim());
     let cleaned = cleaned.trim();
-    let seen: String = html_to_plain(cleaned)
-        .chars()
-        .filter(|c| !c.is_whitespace() && !c.is_control())
-        .collect::<String>()
-        .to_ascii_lowercase();
-    let safe = !looks_like_scheme(&seen)
-        || ["http:", "https:", "mailto:"]
-            .iter()
-            .any(|p| seen.starts_with(p));
-    if safe {
+    if is_allowed_url(&html_to_plain(cleaned)) {
         cleaned.to_owned()
     } else {
         String::new()
     }
 }
 
+/// What happens to an HTML value beyond the shape limits.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TooComplex {
+    /// A write is refused ([`StoreError::HtmlTooComplex`]).
+    Refuse,
+    /// A value stored before the limits existed is kept, as text: its markup
+    /// shows as written and nothing in it runs.
+    KeepAsText,
+}
+
 /// Sanitise and validate a whole property document in place.
 pub(crate) fn sanitize_props(props: &mut Props) -> Result<()> {
+    sanitize_document(props, TooComplex::Refuse)
+}
+
+/// Sanitise a document stored by an earlier sanitiser (one that kept raw
+/// quotes and had no shape limits), so it is what this one would store. HTML
+/// beyond the limits is kept as text, never refused: the store must open.
+pub(crate) fn sanitize_stored_props(props: &mut Props) -> Result<()> {
+    sanitize_document(props, TooComplex::KeepAsText)
+}
+
+fn sanitize_document(props: &mut Props, too_complex: TooComplex) -> Result<()> {
     for (key, value) in props.0.iter_mut() {
         check_key(key)?;
-        sanitize_value(key, value, 0)?;
+        sanitize_value(key, value, 0, too_complex)?;
     }
     Ok(())
+}
+
+/// Markup shown as text, without parsing it (it is too complex to parse).
+fn escape_as_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + s.len() / 4);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            '\r' => out.push('\n'),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 fn check_key(key: &str) -> Result<()> {
@@ -206,20 +309,31 @@ fn check_key(key: &str) -> Result<()> {
     Ok(())
 }
 
-fn sanitize_value(key: &str, value: &mut Value, depth: usize) -> Result<()> {
+fn sanitize_value(
+    key: &str,
+    value: &mut Value,
+    depth: usize,
+    too_complex: TooComplex,
+) -> Result<()> {
     if depth > MAX_DEPTH {
         return Err(StoreError::invalid("props", "nested too deeply"));
     }
     match value {
         Value::String(s) => {
-            if s.len() > MAX_STRING_LEN {
-                return Err(StoreError::invalid(
-                    key,
-                    format!("longer than {MAX_STRING_LEN} bytes"),
-                ));
-            }
+            check_len(key, s)?;
             *s = if is_html_key(key) {
-                sanitize_html(s)
+                match clean_html(key, s) {
+                    Err(StoreError::HtmlTooComplex { limit, .. })
+                        if too_complex == TooComplex::KeepAsText =>
+                    {
+                        tracing::warn!(
+                            property = key,
+                            "stored HTML kept as text, it is beyond the sanitiser's limits: {limit}"
+                        );
+                        escape_as_text(s)
+                    }
+                    cleaned => cleaned?,
+                }
             } else if is_url_key(key) {
                 sanitize_url(s)
             } else {
@@ -228,13 +342,13 @@ fn sanitize_value(key: &str, value: &mut Value, depth: usize) -> Result<()> {
         }
         Value::Array(items) => {
             for item in items {
-                sanitize_value(key, item, depth + 1)?;
+                sanitize_value(key, item, depth + 1, too_complex)?;
             }
         }
         Value::Object(map) => {
             for (k, v) in map.iter_mut() {
                 check_key(k)?;
-                sanitize_value(k, v, depth + 1)?;
+                sanitize_value(k, v, depth + 1, too_complex)?;
             }
         }
         _ => {}

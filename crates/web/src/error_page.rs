@@ -70,6 +70,8 @@ pub fn store_error_status(e: &StoreError) -> StatusCode {
         | StoreError::Duplicate(_)
         | StoreError::InUse(_) => StatusCode::BAD_REQUEST,
         StoreError::StorageFull { .. } => StatusCode::INSUFFICIENT_STORAGE,
+        // Well-formed, and refused for what cleaning it would cost.
+        StoreError::HtmlTooComplex { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

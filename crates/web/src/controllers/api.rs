@@ -171,6 +171,11 @@ impl Controller for ApiController {
             };
             let result = store
                 .run(move |s| {
+                    // Sanitised once, here, before any write begins: it is the slow
+                    // part, and neither the writer nor a retry should wait for it.
+                    let mut update = ResourceUpdate::new(id, if_match.unwrap_or(Version(0)));
+                    update.props = PropsChange::Merge(props);
+                    let update = update.sanitize()?;
                     // With If-Match, a change made meanwhile is a real conflict (409).
                     // Without, the write applies to whatever version is current: a
                     // write that lost a race with another is simply tried again.
@@ -179,10 +184,8 @@ impl Controller for ApiController {
                         let current = s
                             .resource(id)?
                             .ok_or_else(|| StoreError::ResourceNotFound(id.to_string()))?;
-                        let mut update =
-                            ResourceUpdate::new(id, if_match.unwrap_or(current.version));
-                        update.props = PropsChange::Merge(props.clone());
-                        match s.update_resource(update) {
+                        let update = update.clone().based_on(if_match.unwrap_or(current.version));
+                        match s.update_sanitized(update) {
                             Err(StoreError::Conflict { .. })
                                 if if_match.is_none() && attempts < MAX_ATTEMPTS =>
                             {
