@@ -19,8 +19,11 @@ function freePort() {
   });
 }
 
-export async function startBulwark() {
+/// `prepare(dir)`, when given, runs before the server starts (to lay out a site
+/// of the test's own in `dir/sites`; otherwise the server writes the starter site).
+export async function startBulwark({ prepare } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "bulwark-browser-"));
+  prepare?.(dir);
   const port = await freePort();
   const bin = process.env.BULWARK_BIN || join(root, "target/debug/bulwark");
   const child = spawn(bin, ["serve", "--access-log", "off", "--listen", `127.0.0.1:${port}`], {
@@ -62,11 +65,11 @@ export async function launchBrowser() {
 }
 
 /// One server and one browser for the tests of a file: started before them,
-/// stopped after. Read `env.server` and `env.browser` inside the tests.
-export function serverAndBrowser() {
+/// stopped after (`options` as for `startBulwark`). Read `env.server` and `env.browser` inside the tests.
+export function serverAndBrowser(options) {
   const env = { server: null, browser: null };
   before(async () => {
-    env.server = await startBulwark();
+    env.server = await startBulwark(options);
     env.browser = await launchBrowser();
   });
   after(async () => {

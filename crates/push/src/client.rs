@@ -591,7 +591,9 @@ impl ClientTask {
                 ));
             }
             self.filters.push(filter.clone());
-            hub.index.write().add(&self.id, &filter);
+            hub.index
+                .write()
+                .add(&self.id, &filter, hub.next_message_id());
         }
         let topic = filter.as_topic();
         let readable = |m: &Arc<Message>| hub.may_receive(&self.principal, m);

@@ -134,23 +134,30 @@ struct TopicHistory {
     last_publish: Instant,
 }
 
+/// Who subscribed to what, and from which message on: a subscription gets the
+/// messages published after it was made (ids from `from` up), never one that was
+/// published before but reached the dispatcher after (or that a recovery already
+/// delivered).
 #[derive(Default)]
 pub(crate) struct SubIndex {
-    exact: HashMap<Topic, HashSet<ClientId>>,
-    wildcard: HashMap<ClientId, Vec<TopicFilter>>,
+    exact: HashMap<Topic, HashMap<ClientId, u64>>,
+    wildcard: HashMap<ClientId, Vec<(TopicFilter, u64)>>,
 }
 
 impl SubIndex {
-    pub(crate) fn add(&mut self, client: &ClientId, filter: &TopicFilter) {
+    pub(crate) fn add(&mut self, client: &ClientId, filter: &TopicFilter, from: u64) {
         match filter.as_topic() {
             Some(topic) => {
-                self.exact.entry(topic).or_default().insert(client.clone());
+                self.exact
+                    .entry(topic)
+                    .or_default()
+                    .insert(client.clone(), from);
             }
             None => self
                 .wildcard
                 .entry(client.clone())
                 .or_default()
-                .push(filter.clone()),
+                .push((filter.clone(), from)),
         }
     }
 
@@ -166,7 +173,7 @@ impl SubIndex {
             }
             None => {
                 if let Some(filters) = self.wildcard.get_mut(client) {
-                    filters.retain(|f| f != filter);
+                    filters.retain(|(f, _)| f != filter);
                     if filters.is_empty() {
                         self.wildcard.remove(client);
                     }
@@ -175,12 +182,19 @@ impl SubIndex {
         }
     }
 
-    fn matching(&self, topic: &Topic, out: &mut HashSet<ClientId>) {
-        if let Some(set) = self.exact.get(topic) {
-            out.extend(set.iter().cloned());
+    fn matching(&self, message: &Message, out: &mut HashSet<ClientId>) {
+        if let Some(set) = self.exact.get(&message.topic) {
+            out.extend(
+                set.iter()
+                    .filter(|(_, from)| message.id >= **from)
+                    .map(|(client, _)| client.clone()),
+            );
         }
         for (client, filters) in &self.wildcard {
-            if filters.iter().any(|f| f.matches(topic)) {
+            if filters
+                .iter()
+                .any(|(f, from)| message.id >= *from && f.matches(&message.topic))
+            {
                 out.insert(client.clone());
             }
         }
@@ -284,6 +298,11 @@ impl Hub {
 
     pub fn epoch(&self) -> u64 {
         self.epoch
+    }
+
+    /// The id the next message published will get.
+    pub(crate) fn next_message_id(&self) -> u64 {
+        self.next_id.load(Ordering::Relaxed)
     }
 
     pub fn config(&self) -> &PushConfig {
@@ -613,7 +632,7 @@ async fn dispatcher(hub: Weak<Hub>, mut queue: mpsc::UnboundedReceiver<Arc<Messa
             let mut matched = HashSet::new();
             for message in &batch {
                 matched.clear();
-                index.matching(&message.topic, &mut matched);
+                index.matching(message, &mut matched);
                 for client in matched.drain() {
                     per_client.entry(client).or_default().push(message.clone());
                 }

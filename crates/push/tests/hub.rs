@@ -70,6 +70,25 @@ async fn a_recovering_subscription_gets_messages_not_yet_dispatched_once() {
 }
 
 #[tokio::test]
+async fn a_subscription_gets_only_what_is_published_after_it_even_if_dispatched_later() {
+    // A long batch window keeps the publications in the dispatcher while the
+    // clients subscribe: published before, they are not news for them.
+    let hub = hub_with(|c| c.batch_interval = Duration::from_millis(300));
+    hub.publish("doc/1", "0").unwrap();
+    hub.publish("doc/2", "0").unwrap();
+    let exact = hub.connect().unwrap();
+    exact.subscribe("doc/1", None, false).await.unwrap();
+    let wildcard = hub.connect().unwrap();
+    wildcard.subscribe("doc/+", None, false).await.unwrap();
+    hub.publish("doc/1", "1").unwrap();
+    for client in [&exact, &wildcard] {
+        let got = messages(&next(client).await);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0]["payload"], 1);
+    }
+}
+
+#[tokio::test]
 async fn wildcard_subscriptions_receive_matching_topics_only() {
     let hub = hub_with(|_| {});
     let c = hub.connect().unwrap();

@@ -6,8 +6,8 @@
 //! `Busy` and `Unavailable` -> 503 (retry later; the details go to the log, not
 //! to the visitor), `Conflict` -> 409, the not-found family -> 404, input
 //! errors (`InvalidInput`, `UnknownCategory`, `UnknownPredicate`,
-//! `PredicateNotAllowed`, `Duplicate`, `InUse`) -> 400/422, `HtmlTooComplex` ->
-//! 422, `StorageFull` -> 507, and `Database`/`Migration`/`Backup` -> 500.
+//! `PredicateNotAllowed`, `Duplicate`, `InUse`) -> 400, `HtmlTooComplex` -> 422,
+//! `StorageFull` -> 507, and `Database`/`Migration`/`Backup` -> 500.
 //!
 //! Failures of the database keep the driver's error as their
 //! [`source`](std::error::Error::source) (a `rusqlite::Error` or a

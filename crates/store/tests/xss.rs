@@ -411,26 +411,23 @@ fn html_stored_by_the_old_sanitiser_is_sanitised_again_once_when_the_store_opens
         .replace('\'', "''");
     // Put the database back to before the re-sanitising migration, with a
     // value written by the old sanitiser (a module migration runs raw SQL).
-    let set_old_body = |module: &str| {
-        let sql: &'static str = Box::leak(
-            format!(
-                "UPDATE rsc SET props = '{old_props}' WHERE id = {id};
-                 DELETE FROM schema_migrations WHERE version = 6;"
-            )
-            .into_boxed_str(),
-        );
-        s.migrate_module(
-            module,
-            &[Migration {
-                version: 1,
-                name: "old_body",
-                sqlite: sql,
-                postgres: sql,
-            }],
+    let sql: &'static str = Box::leak(
+        format!(
+            "UPDATE rsc SET props = '{old_props}' WHERE id = {id};
+             DELETE FROM schema_migrations WHERE version = 6;"
         )
-        .unwrap();
-    };
-    set_old_body("before_upgrade");
+        .into_boxed_str(),
+    );
+    s.migrate_module(
+        "before_upgrade",
+        &[Migration {
+            version: 1,
+            name: "old_body",
+            sqlite: sql,
+            postgres: sql,
+        }],
+    )
+    .unwrap();
     assert_eq!(
         s.resource(id).unwrap().unwrap().props.str("body"),
         Some(OLD_BODY)

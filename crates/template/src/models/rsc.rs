@@ -148,7 +148,9 @@ impl Object for RscObject {
     }
 }
 
-/// Stored text is sanitised on write, so strings go out as they are.
+/// Stored text is sanitised on write, so strings go out as they are: none
+/// holds markup beyond the store's whitelist or a raw quote, so each is safe as
+/// element content and inside a quoted attribute (`bulwark_store`'s sanitiser).
 fn prop_value(v: &serde_json::Value) -> Value {
     match v {
         serde_json::Value::String(s) => Value::from_safe_string(s.clone()),
