@@ -1,5 +1,5 @@
 //! Request paths through the starter site's real router (its own rules and those
-//! of the seo and push modules), and the same input read as a rule's path.
+//! of the modules it enables), and the same input read as a rule's path.
 #![no_main]
 
 use std::path::Path;
@@ -14,13 +14,14 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         Path::new("sites/default/site.toml"),
         text,
         Path::new("sites/default"),
-        &["core", "seo", "push"],
+        &["core", "seo", "push", "auth"],
     )
     .expect("the starter site.toml is valid");
     let mut module_rules = Vec::new();
     for (name, toml) in [
         ("seo", include_str!("../../modules/seo/module.toml")),
         ("push", include_str!("../../modules/push/module.toml")),
+        ("auth", include_str!("../../modules/auth/module.toml")),
         ("core", include_str!("../../modules/core/module.toml")),
     ] {
         let manifest = ModuleManifest::new(name, 0, &[], None, None, toml)

@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
         Path::new("/sites/fuzz/site.toml"),
         text,
         Path::new("/sites/fuzz"),
-        &["core", "seo", "push"],
+        &["core", "seo", "push", "auth"],
     ) {
         Ok(config) => {
             assert!(!config.hostname.is_empty());

@@ -12,6 +12,8 @@ use include_dir::{Dir, include_dir};
 
 use std::sync::Arc;
 
+mod user;
+
 use bulwark_http::{AccessLogTarget, Server, ServerOptions};
 use bulwark_web::{LibLimits, Module, RenderLimits, Sites, SitesOptions};
 
@@ -48,6 +50,47 @@ enum Command {
         #[command(subcommand)]
         command: SiteCommand,
     },
+    /// Accounts of a site: add users, change passwords, list them. Works on the
+    /// site's database directly; the server need not run.
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Add a user in a user group. The password is asked for (not echoed) on a
+    /// terminal, or read as one line from standard input; never an argument.
+    Add {
+        name: String,
+        /// The user group: anonymous, members, editors, managers, administrators.
+        #[arg(long)]
+        group: String,
+        #[command(flatten)]
+        site: SiteChoice,
+    },
+    /// Change a user's password (asked for, or one line from standard input).
+    Passwd {
+        name: String,
+        #[command(flatten)]
+        site: SiteChoice,
+    },
+    /// List the users: name, groups, when created.
+    List {
+        #[command(flatten)]
+        site: SiteChoice,
+    },
+}
+
+/// Which site a `bulwark user` command works on.
+#[derive(clap::Args)]
+struct SiteChoice {
+    /// The site's name; may be left out when there is only one site.
+    #[arg(long)]
+    site: Option<String>,
+    #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
+    sites: PathBuf,
 }
 
 #[derive(Subcommand)]
@@ -154,6 +197,7 @@ fn main() -> ExitCode {
         } => new_site(&sites, &name, hostname.as_deref()).map(|dir| {
             println!("created {}", dir.display());
         }),
+        Command::User { command } => user::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -239,7 +283,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .build()
         .context("starting the runtime")?;
     runtime.block_on(async {
-        let sites = Sites::load(&args.sites, sites_options, modules())
+        let sites = Sites::load(&args.sites, sites_options, modules()?)
             .await
             .map_err(|errors| anyhow::anyhow!("{}", lines(&errors)))?;
         let tls = sites.tls_config()?;
@@ -276,13 +320,17 @@ fn has_sites(dir: &Path) -> bool {
 }
 
 /// The modules this binary ships; a site enables the ones it names (`core`
-/// always).
-fn modules() -> Vec<Arc<dyn Module>> {
-    vec![
+/// always). `BULWARK_ADMIN_PASSWORD` is the password of a site's first
+/// administrator (see docs/accounts.md); a too short one stops here.
+fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
+    let admin_password = std::env::var("BULWARK_ADMIN_PASSWORD").ok();
+    let auth = bulwark_module_auth::module(admin_password).context("BULWARK_ADMIN_PASSWORD")?;
+    Ok(vec![
         bulwark_module_core::module(),
         bulwark_module_seo::module(),
         bulwark_module_push::module(),
-    ]
+        auth,
+    ])
 }
 
 fn lines(errors: &[impl std::fmt::Display]) -> String {
@@ -294,7 +342,7 @@ fn lines(errors: &[impl std::fmt::Display]) -> String {
 }
 
 fn check(sites_dir: &Path) -> anyhow::Result<()> {
-    let manifests: Vec<_> = modules().iter().map(|m| m.manifest().clone()).collect();
+    let manifests: Vec<_> = modules()?.iter().map(|m| m.manifest().clone()).collect();
     let sites = bulwark_site::load_sites(sites_dir, false, &manifests)
         .map_err(|errors| anyhow::anyhow!("{}", lines(&errors)))?;
     let mut broken = 0;
@@ -363,7 +411,10 @@ fn write_starter_site(dir: &Path, identity: Option<(&str, &str)>) -> anyhow::Res
                 "hostname = \"localhost\"",
                 &format!("hostname = \"{hostname}\""),
             )
-            .replace("default = true", "default = false");
+            .replace("default = true", "default = false")
+            // The starter site's alias belongs to the starter site: a second
+            // site claiming it too could not load next to it.
+            .replace("aliases = [\"www.localhost\"]", "aliases = []");
         std::fs::write(&toml_path, text)?;
     }
     Ok(dir.to_path_buf())

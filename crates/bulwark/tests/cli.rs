@@ -1,6 +1,8 @@
 //! The `bulwark` command as a user runs it: a real process on a real port.
 
-use std::net::TcpListener;
+mod common;
+use common::free_port;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -9,14 +11,6 @@ fn bulwark(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bulwark"));
     cmd.current_dir(dir).env("BULWARK_LOG", "warn");
     cmd
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// `Max open files` of a process: (soft, hard).

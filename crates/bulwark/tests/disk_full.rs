@@ -6,8 +6,10 @@
 //! server's own (`unshare`), so the test needs no privileges and touches no real
 //! disk; the test reaches into that namespace through `/proc/<pid>/root`.
 
+mod common;
+use common::free_port;
+
 use std::io::Write;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -29,14 +31,6 @@ controller = "template"
 template = "home.tpl"
 cache = false
 "#;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// The server, killed when the test ends however it ends.
 struct Server(Child);

@@ -1,12 +1,13 @@
 //! Identities: how a user resource logs in or is reached.
 //!
-//! Passwords are stored only as argon2id PHC strings. Hashing and verifying
-//! are CPU-heavy on purpose; they run on the calling thread, which is a
-//! blocking thread by this crate's contract (async callers use `Store::run`),
-//! and never inside a database transaction.
+//! A username identity keeps a password *hash* (a PHC string such as
+//! `$argon2id$v=19$m=19456,t=2,p=1$...`), made and checked by the accounts
+//! module (`modules/auth`, `password.rs`): the store never sees a password, so
+//! hashing has one home, runs where the accounts module decides (off the async
+//! workers, behind its concurrency gate) and never inside a transaction. The
+//! store refuses a secret that is not shaped like a PHC string, so a plain
+//! password cannot be stored by mistake.
 
-use argon2::password_hash::{PasswordHasher, PasswordVerifier};
-use argon2::{Algorithm, Argon2, Params, Version as ArgonVersion};
 use chrono::Utc;
 
 use crate::db::{Conn, params};
@@ -18,7 +19,26 @@ use crate::store::Store;
 
 const MAX_USERNAME_LEN: usize = 80;
 const MAX_EMAIL_LEN: usize = 254;
-const MAX_PASSWORD_LEN: usize = 1024;
+/// Longer than any PHC string argon2 writes (about 100 characters).
+const MAX_PASSWORD_HASH_LEN: usize = 512;
+
+/// A PHC string: `$<algorithm>$...` with at least a parameter or salt part and
+/// a hash part, in printable ASCII without spaces.
+fn check_password_hash(hash: &str) -> Result<()> {
+    let shaped = hash.len() <= MAX_PASSWORD_HASH_LEN
+        && hash.starts_with('$')
+        && hash.split('$').skip(1).all(|part| !part.is_empty())
+        && hash.split('$').count() >= 4
+        && hash.bytes().all(|b| b.is_ascii_graphic());
+    if shaped {
+        Ok(())
+    } else {
+        Err(StoreError::invalid(
+            "password hash",
+            "not a PHC string ($algorithm$...$hash): the store keeps hashes, never passwords",
+        ))
+    }
+}
 
 fn normalise_key(kind: IdentityKind, key: &str) -> Result<String> {
     let key = key.trim().to_lowercase();
@@ -111,37 +131,17 @@ fn upsert_identity(
 }
 
 impl Store {
-    fn argon2(&self) -> Result<Argon2<'static>> {
-        let p = self.config().passwords;
-        let params = Params::new(p.memory_kib, p.iterations, p.parallelism, None)
-            .map_err(|e| StoreError::invalid("passwords", e.to_string()))?;
-        Ok(Argon2::new(
-            Algorithm::Argon2id,
-            ArgonVersion::V0x13,
-            params,
-        ))
-    }
-
-    /// Give a user resource a username and password (replacing an earlier
-    /// username). Usernames are case-insensitive.
-    pub fn set_username_password(
+    /// Give a user resource a username and a password hash (replacing an
+    /// earlier username and hash). Usernames are case-insensitive.
+    pub fn set_username_password_hash(
         &self,
         resource: ResourceId,
         username: &str,
-        password: &str,
+        password_hash: &str,
     ) -> Result<Identity> {
         let key = normalise_key(IdentityKind::Username, username)?;
-        if password.is_empty() || password.len() > MAX_PASSWORD_LEN {
-            return Err(StoreError::invalid(
-                "password",
-                format!("must be 1 to {MAX_PASSWORD_LEN} bytes"),
-            ));
-        }
-        let hash = self
-            .argon2()?
-            .hash_password(password.as_bytes())
-            .map_err(|e| StoreError::Database(DatabaseError::new("hashing the password", e)))?
-            .to_string();
+        check_password_hash(password_hash)?;
+        let hash = password_hash.to_owned();
         self.write(|c, ch| {
             let id = upsert_identity(c, resource, IdentityKind::Username, &key, Some(hash))?;
             ch.add(dependency::identity(resource));
@@ -149,33 +149,19 @@ impl Store {
         })
     }
 
-    /// The user resource for a username and password, or `None` when either is
-    /// wrong. Unknown usernames cost as much time as wrong passwords.
-    pub fn check_password(&self, username: &str, password: &str) -> Result<Option<ResourceId>> {
+    /// The user resource with this username and its password hash, for the
+    /// accounts module to verify a password against.
+    pub fn password_hash(&self, username: &str) -> Result<Option<(ResourceId, String)>> {
         let Ok(key) = normalise_key(IdentityKind::Username, username) else {
             return Ok(None);
         };
-        let found = self.read(|c| {
+        self.read(|c| {
             Ok(c.query_one(
                 "SELECT rsc_id, secret FROM identity WHERE kind = $1 AND key = $2",
                 &params![IdentityKind::Username.as_str(), key],
             )?
-            .map(|r| (ResourceId(r.int(0)), r.opt_text(1).unwrap_or_default())))
-        })?;
-        let argon = self.argon2()?;
-        match found {
-            Some((id, hash)) => {
-                let ok = argon
-                    .verify_password(password.as_bytes(), hash.as_str())
-                    .is_ok();
-                Ok(ok.then_some(id))
-            }
-            None => {
-                // Spend the same effort so timing does not reveal usernames.
-                let _ = argon.hash_password(password.as_bytes());
-                Ok(None)
-            }
-        }
+            .and_then(|r| Some((ResourceId(r.int(0)), r.opt_text(1)?))))
+        })
     }
 
     /// Add an e-mail address (or another non-secret identity) to a resource.
@@ -188,7 +174,7 @@ impl Store {
         if kind == IdentityKind::Username {
             return Err(StoreError::invalid(
                 "kind",
-                "usernames are set with set_username_password",
+                "usernames are set with set_username_password_hash",
             ));
         }
         let key = normalise_key(kind, key)?;
@@ -210,6 +196,20 @@ impl Store {
                 &params![kind.as_str(), key],
             )?
             .map(|r| identity_from_row(&r)))
+        })
+    }
+
+    /// Every identity of one kind (every username, every e-mail address),
+    /// by key.
+    pub fn identities_of_kind(&self, kind: IdentityKind) -> Result<Vec<Identity>> {
+        self.read(|c| {
+            Ok(c.query(
+                "SELECT id, rsc_id, kind, key, created FROM identity WHERE kind = $1 ORDER BY key",
+                &params![kind.as_str()],
+            )?
+            .iter()
+            .map(identity_from_row)
+            .collect())
         })
     }
 

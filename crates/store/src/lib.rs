@@ -4,8 +4,8 @@
 //! optional unique name, a category, publication state, visibility, and all
 //! other properties in one JSON document. Resources sit in a category tree,
 //! are connected by ordered *edges* labelled with *predicates*, keep their
-//! earlier states as *revisions*, and may carry *identities* (username with an
-//! argon2id hash, e-mail). A *pivot* extracts titles, dates and words into
+//! earlier states as *revisions*, and may carry *identities* (username with a
+//! password hash the accounts module made, e-mail). A *pivot* extracts titles, dates and words into
 //! indexed columns for *search*; *config* holds per-site settings. This crate
 //! stores all of that, on SQLite (one file per site, nothing to install) or on
 //! PostgreSQL (shared by several nodes), with the same behaviour on both.
@@ -75,4 +75,4 @@ pub use model::{
     Visibility, VisibilityFilter,
 };
 pub use sanitize::{HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, sanitize_html_value};
-pub use store::{Database, PasswordParams, PoolOptions, PoolStatus, Store, StoreConfig};
+pub use store::{Database, PoolOptions, PoolStatus, Store, StoreConfig};

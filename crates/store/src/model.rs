@@ -337,7 +337,7 @@ pub struct Identity {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum IdentityKind {
-    /// Username with an argon2id password hash.
+    /// Username with a password hash (a PHC string, made by the accounts module).
     Username,
     Email,
 }

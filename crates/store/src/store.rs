@@ -60,31 +60,10 @@ impl Default for PoolOptions {
     }
 }
 
-/// argon2id cost parameters for new password hashes. Existing hashes carry
-/// their own parameters, so raising these never locks anyone out.
-#[derive(Debug, Clone, Copy)]
-pub struct PasswordParams {
-    pub memory_kib: u32,
-    pub iterations: u32,
-    pub parallelism: u32,
-}
-
-impl Default for PasswordParams {
-    /// OWASP's recommended minimum for argon2id.
-    fn default() -> Self {
-        PasswordParams {
-            memory_kib: 19 * 1024,
-            iterations: 2,
-            parallelism: 1,
-        }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
     pub database: Database,
     pub pool: PoolOptions,
-    pub passwords: PasswordParams,
     /// SQLite: fsync on every commit (`synchronous=FULL`). With `false`
     /// (`NORMAL`) a commit survives a process crash but may be lost when the
     /// machine loses power.
@@ -105,7 +84,6 @@ impl StoreConfig {
         StoreConfig {
             database,
             pool: PoolOptions::default(),
-            passwords: PasswordParams::default(),
             sqlite_fsync_every_commit: true,
         }
     }

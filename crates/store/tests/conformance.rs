@@ -419,24 +419,43 @@ fn identities_store_hashes_and_look_up_keys(s: &Store) {
             Props::new().with("title", "Bob"),
         ))
         .unwrap();
+    const OTHER_HASH: &str = "$argon2id$v=19$m=19456,t=2,p=1$b3RoZXJzYWx0$b3RoZXJoYXNo";
     let id = s
-        .set_username_password(ann, "Ann", "correct horse")
+        .set_username_password_hash(ann, "Ann", common::PASSWORD_HASH)
         .unwrap();
     assert_eq!(id.key, "ann");
     assert_eq!(id.kind, IdentityKind::Username);
-    assert_eq!(s.check_password("ann", "correct horse").unwrap(), Some(ann));
-    assert_eq!(s.check_password("ANN", "correct horse").unwrap(), Some(ann));
-    assert_eq!(s.check_password("ann", "wrong").unwrap(), None);
-    assert_eq!(s.check_password("nobody", "correct horse").unwrap(), None);
-    let err = s.set_username_password(bob, "ann", "x").unwrap_err();
+    let stored = Some((ann, common::PASSWORD_HASH.to_owned()));
+    assert_eq!(s.password_hash("ann").unwrap(), stored);
+    assert_eq!(s.password_hash("ANN").unwrap(), stored);
+    assert_eq!(s.password_hash("nobody").unwrap(), None);
+    let err = s
+        .set_username_password_hash(bob, "ann", OTHER_HASH)
+        .unwrap_err();
     assert!(matches!(err, StoreError::Duplicate(_)), "{err:?}");
+    // A password is not a hash: the store refuses to keep it.
+    let err = s
+        .set_username_password_hash(ann, "ann", "correct horse")
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidInput { .. }), "{err:?}");
     // Changing the password replaces the hash.
-    s.set_username_password(ann, "ann", "battery staple")
+    s.set_username_password_hash(ann, "ann", OTHER_HASH)
         .unwrap();
-    assert_eq!(s.check_password("ann", "correct horse").unwrap(), None);
     assert_eq!(
-        s.check_password("ann", "battery staple").unwrap(),
-        Some(ann)
+        s.password_hash("ann").unwrap(),
+        Some((ann, OTHER_HASH.to_owned()))
+    );
+    s.set_username_password_hash(bob, "bob", OTHER_HASH)
+        .unwrap();
+    let usernames: Vec<_> = s
+        .identities_of_kind(IdentityKind::Username)
+        .unwrap()
+        .into_iter()
+        .map(|i| (i.key, i.resource))
+        .collect();
+    assert_eq!(
+        usernames,
+        [("ann".to_owned(), ann), ("bob".to_owned(), bob)]
     );
 
     s.add_identity(ann, IdentityKind::Email, "Ann@Example.org")
@@ -467,7 +486,7 @@ fn identities_store_hashes_and_look_up_keys(s: &Store) {
     ));
     // Identities go with their resource.
     s.delete_resource(ann, None).unwrap();
-    assert_eq!(s.check_password("ann", "battery staple").unwrap(), None);
+    assert_eq!(s.password_hash("ann").unwrap(), None);
 }
 
 fn revisions_are_kept_listed_and_restored(s: &Store) {

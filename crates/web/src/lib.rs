@@ -46,12 +46,12 @@ pub use controllers::{Controller, ControllerFactory, GET_HEAD, content_type_for}
 pub use error::{ModuleError, read_settings};
 pub use error_page::{error_response, json_response, store_error_json, store_error_status};
 pub use language::pick_language;
-pub use module::{Module, SiteSetup};
+pub use module::{Module, SiteSetup, StartError, enabled_modules};
 pub use options::SitesOptions;
 pub use representation::{Content, Outcome, Representation};
 pub use request::RequestCtx;
 pub use site::SiteRuntime;
 pub use sites::Sites;
-pub use stores::{OpenError, SiteNotifier};
+pub use stores::{OpenError, SiteNotifier, open_site_store};
 pub use table::LoadError;
 pub use tls::TlsError;

@@ -5,7 +5,8 @@
 //! the site layer; its code plugs in through [`Module::setup`], called for every
 //! site that enables it each time the site loads, with a [`SiteSetup`] to add
 //! controller kinds, observers and template functions; its tables come with
-//! [`Module::migrations`], applied when the site's store opens. The binary
+//! [`Module::migrations`], applied when the site's store opens (by the server or
+//! by a command), and [`Module::start_serving`] runs only when the server opens it. The binary
 //! registers the modules it ships (`bulwark` crate, `modules()`); the core reaches
 //! a module only through these hooks, never by name.
 
@@ -36,6 +37,14 @@ pub trait Module: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Runs once when the server opens a site's store to serve it (after every
+    /// module's `open_store`), on a thread that may block; not when a command
+    /// (`bulwark user ...`) opens the store to work on it. For what belongs to a
+    /// site that is about to serve, such as the first administrator account.
+    fn start_serving(&self, _site: &Site, _store: &Store) -> Result<(), StartError> {
+        Ok(())
+    }
+
     /// Plugs the module into a site that enables it: controller kinds, observers,
     /// template functions. Called each time the site loads. An error (usually about
     /// the module's section of `site.toml`) stops the site from loading.
@@ -43,6 +52,23 @@ pub trait Module: Send + Sync + 'static {
         Ok(())
     }
 }
+
+/// The modules of `available` that `site` enables, in the site's lookup order.
+pub fn enabled_modules(site: &Site, available: &[Arc<dyn Module>]) -> Vec<Arc<dyn Module>> {
+    site.modules
+        .iter()
+        .filter_map(|m| {
+            available
+                .iter()
+                .find(|o| o.manifest().name == m.name)
+                .cloned()
+        })
+        .collect()
+}
+
+/// Why a module's [`Module::start_serving`] failed: a store error or its own
+/// (hashing a password), kept whole for the log.
+pub type StartError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 impl std::fmt::Debug for dyn Module {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -15,7 +15,7 @@ use bulwark_store::{Store, StoreConfig, StoreError};
 use bulwark_template::SiteModels;
 
 use crate::events::{CacheFlushed, ResourceChanged};
-use crate::module::Module;
+use crate::module::{Module, StartError};
 
 /// Why a site's data could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +33,12 @@ pub enum OpenError {
         module: &'static str,
         #[source]
         source: StoreError,
+    },
+    #[error("module {module}, starting: {source}")]
+    Start {
+        module: &'static str,
+        #[source]
+        source: StartError,
     },
 }
 
@@ -74,8 +80,8 @@ pub(crate) struct SiteStores {
 
 impl SiteStores {
     /// The site's store, opening its database the first time (or when its
-    /// `[database]` settings changed) and applying the enabled modules'
-    /// migrations and store hooks.
+    /// `[database]` settings changed) with [`open_site_store`], then running the
+    /// enabled modules' [`Module::start_serving`] hooks.
     pub async fn open(
         &self,
         site: &Arc<Site>,
@@ -87,38 +93,18 @@ impl SiteStores {
         {
             return Ok(open.clone());
         }
-        let mut config = match &settings.url {
-            Some(url) => StoreConfig::postgres(url, settings.schema.as_deref()),
-            None => {
-                let path = site.dir.join("data");
-                std::fs::create_dir_all(&path).map_err(|source| OpenError::DataFolder {
-                    path: path.clone(),
-                    source,
-                })?;
-                StoreConfig::sqlite(path.join("site.db"))
-            }
-        };
-        if let Some(n) = settings.max_connections {
-            config.pool.max_connections = n;
-            config.pool.min_connections = config.pool.min_connections.min(n);
-        }
-        if let Some(n) = settings.sqlite_readers {
-            config.pool.sqlite_readers = n;
-        }
-        if let Some(ms) = settings.pool_timeout_ms {
-            config.pool.acquire_timeout = Duration::from_millis(ms);
-        }
-        let store = Store::open(config).await.map_err(OpenError::Database)?;
+        let store = open_site_store(site, modules).await?;
         for module in modules {
             let name = module.manifest().name;
             let (module, site) = (module.clone(), site.clone());
             store
-                .run(move |s| {
-                    s.migrate_module(name, module.migrations())?;
-                    module.open_store(&site, s)
-                })
+                .run(move |s| Ok(module.start_serving(&site, s)))
                 .await
                 .map_err(|source| OpenError::Module {
+                    module: name,
+                    source,
+                })?
+                .map_err(|source| OpenError::Start {
                     module: name,
                     source,
                 })?;
@@ -135,6 +121,55 @@ impl SiteStores {
             .insert(site.name().to_string(), (settings, open.clone()));
         Ok(open)
     }
+}
+
+/// Opens a site's database the way serving does (`[database]` of its
+/// `site.toml`, SQLite in its `data/` folder by default), applies the `modules`'
+/// migrations and runs their [`Module::open_store`] hooks; nothing else starts.
+/// `bulwark serve` goes on to serve it; a command such as `bulwark user` works on
+/// it and exits.
+pub async fn open_site_store(
+    site: &Arc<Site>,
+    modules: &[Arc<dyn Module>],
+) -> Result<Store, OpenError> {
+    let settings = &site.config.database;
+    let mut config = match &settings.url {
+        Some(url) => StoreConfig::postgres(url, settings.schema.as_deref()),
+        None => {
+            let path = site.dir.join("data");
+            std::fs::create_dir_all(&path).map_err(|source| OpenError::DataFolder {
+                path: path.clone(),
+                source,
+            })?;
+            StoreConfig::sqlite(path.join("site.db"))
+        }
+    };
+    if let Some(n) = settings.max_connections {
+        config.pool.max_connections = n;
+        config.pool.min_connections = config.pool.min_connections.min(n);
+    }
+    if let Some(n) = settings.sqlite_readers {
+        config.pool.sqlite_readers = n;
+    }
+    if let Some(ms) = settings.pool_timeout_ms {
+        config.pool.acquire_timeout = Duration::from_millis(ms);
+    }
+    let store = Store::open(config).await.map_err(OpenError::Database)?;
+    for module in modules {
+        let name = module.manifest().name;
+        let (module, site) = (module.clone(), site.clone());
+        store
+            .run(move |s| {
+                s.migrate_module(name, module.migrations())?;
+                module.open_store(&site, s)
+            })
+            .await
+            .map_err(|source| OpenError::Module {
+                module: name,
+                source,
+            })?;
+    }
+    Ok(store)
 }
 
 /// Committed writes flush exactly the dependency keys they name; then the site's

@@ -15,7 +15,7 @@ use bulwark_template::SiteTemplates;
 
 use crate::bottleneck::{Bottleneck, LibBuilds};
 use crate::controllers::{self, Controller, ModuleKinds};
-use crate::module::{Module, SiteSetup};
+use crate::module::{Module, SiteSetup, enabled_modules};
 use crate::options::SitesOptions;
 use crate::security_headers::SecurityHeaders;
 use crate::site::{SiteRuntime, lib_cache};
@@ -139,16 +139,7 @@ async fn serve_site(
     stores: &SiteStores,
 ) -> Result<ServedSite, LoadError> {
     let file = site.dir.join("site.toml");
-    let enabled: Vec<Arc<dyn Module>> = site
-        .modules
-        .iter()
-        .filter_map(|m| {
-            modules
-                .iter()
-                .find(|o| o.manifest().name == m.name)
-                .cloned()
-        })
-        .collect();
+    let enabled = enabled_modules(&site, modules);
     let open = stores
         .open(&site, &enabled)
         .await

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use bulwark_store::{PasswordParams, Store, StoreConfig};
+use bulwark_store::{Store, StoreConfig};
 
 pub fn pg_url() -> String {
     std::env::var("BULWARK_TEST_PG_URL")
@@ -24,15 +24,6 @@ pub fn unique_suffix() -> String {
         ^ N.fetch_add(1, Ordering::Relaxed)
             .wrapping_mul(0x9E37_79B9_7F4A_7C15);
     format!("{:x}", x & 0xffff_ffff_ffff)
-}
-
-/// Cheap hashing parameters: tests exercise the code path, not the cost.
-pub fn test_passwords() -> PasswordParams {
-    PasswordParams {
-        memory_kib: 256,
-        iterations: 1,
-        parallelism: 1,
-    }
 }
 
 pub struct TestDb {
@@ -91,8 +82,7 @@ pub fn drop_schema(schema: &str) {
 
 pub fn sqlite_config() -> (StoreConfig, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = StoreConfig::sqlite(dir.path().join("site.db"));
-    config.passwords = test_passwords();
+    let config = StoreConfig::sqlite(dir.path().join("site.db"));
     (config, dir)
 }
 
@@ -113,8 +103,7 @@ pub fn pg_schema(test: &str) -> String {
 
 pub fn pg_config(test: &str) -> (StoreConfig, String) {
     let schema = pg_schema(test);
-    let mut config = StoreConfig::postgres(&pg_url(), Some(&schema));
-    config.passwords = test_passwords();
+    let config = StoreConfig::postgres(&pg_url(), Some(&schema));
     (config, schema)
 }
 
@@ -190,3 +179,8 @@ macro_rules! on_both_backends {
         }
     };
 }
+
+/// A well-formed argon2id PHC string: the store only keeps password hashes
+/// (the accounts module makes and checks them), so any will do.
+pub const PASSWORD_HASH: &str =
+    "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$2L0mYyVwrE+1uyI1xZfW/pDnPGKmj2b1nI7oT0Uw0YI";

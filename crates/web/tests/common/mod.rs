@@ -59,6 +59,7 @@ pub fn modules() -> Vec<std::sync::Arc<dyn bulwark_web::Module>> {
         bulwark_module_core::module(),
         bulwark_module_seo::module(),
         bulwark_module_push::module(),
+        bulwark_module_auth::module(None).expect("the accounts module"),
     ]
 }
 

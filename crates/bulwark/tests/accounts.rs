@@ -1,0 +1,395 @@
+//! `bulwark user ...` and a site's first administrator, as an operator meets
+//! them: real processes on a real site folder, checked against the hashes the
+//! site's database holds.
+
+mod common;
+use common::free_port;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use bulwark_module_auth::{HashCost, HashLimits, Password, Passwords};
+use bulwark_store::{Store, StoreConfig};
+
+fn bulwark(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bulwark"));
+    cmd.current_dir(dir)
+        .env("BULWARK_LOG", "warn")
+        .env_remove("BULWARK_ADMIN_PASSWORD")
+        .env_remove("BULWARK_SITES");
+    cmd
+}
+
+/// Runs `bulwark args...` with `stdin` as its standard input.
+fn run(dir: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = bulwark(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A folder with one site, `shop`, made by `bulwark site new`.
+fn one_site() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(dir.path(), &["site", "new", "shop", "--sites", "sites"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let site = dir.path().join("sites/shop");
+    (dir, site)
+}
+
+/// Whether `password` is the one stored for `username` in the site's database,
+/// checked with the accounts module's own verification.
+fn password_is(site: &Path, username: &str, password: &str) -> bool {
+    let config = StoreConfig::sqlite(site.join("data/site.db"));
+    let (username, password) = (username.to_owned(), password.to_owned());
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(async move {
+            let store = Store::open(config).await.unwrap();
+            let (_, hash) = store
+                .run(move |s| s.password_hash(&username))
+                .await
+                .unwrap()
+                .expect("the user exists");
+            assert!(
+                hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"),
+                "{hash}"
+            );
+            let passwords = Passwords::new(HashCost::default(), HashLimits::default()).unwrap();
+            passwords.verify_blocking(&Password::new(password).unwrap(), &hash)
+        })
+}
+
+#[test]
+fn a_user_added_with_a_password_on_stdin_is_listed_with_its_group_and_can_change_it() {
+    let (dir, site) = one_site();
+    let out = run(
+        dir.path(),
+        &[
+            "user", "add", "alice", "--group", "editors", "--sites", "sites",
+        ],
+        "correct horse battery\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("added user alice (editors)"));
+    assert!(password_is(&site, "alice", "correct horse battery"));
+
+    let out = run(dir.path(), &["user", "list", "--sites", "sites"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let listing = text(&out.stdout);
+    let mut lines = listing.lines();
+    let header: Vec<_> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "GROUPS", "CREATED"]);
+    let alice: Vec<_> = lines.next().unwrap().split_whitespace().collect();
+    assert_eq!(&alice[..2], ["alice", "editors"], "{listing}");
+    assert!(alice[2].starts_with("20"), "a date: {listing}");
+    assert_eq!(lines.next(), None, "{listing}");
+
+    // A password on standard input may end in CRLF; it is not part of it.
+    let out = run(
+        dir.path(),
+        &[
+            "user", "passwd", "alice", "--site", "shop", "--sites", "sites",
+        ],
+        "battery staple horse\r\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(password_is(&site, "alice", "battery staple horse"));
+    assert!(!password_is(&site, "alice", "correct horse battery"));
+
+    let out = run(
+        dir.path(),
+        &["user", "passwd", "bob", "--sites", "sites"],
+        "battery staple horse\n",
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("there is no user \"bob\""),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn short_or_empty_passwords_and_unknown_groups_are_refused_with_a_clear_message() {
+    let (dir, site) = one_site();
+    let add = |group: &str, stdin: &str| {
+        run(
+            dir.path(),
+            &["user", "add", "carol", "--group", group, "--sites", "sites"],
+            stdin,
+        )
+    };
+    let out = add("members", "seven77\n");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("too short: use at least 8 characters"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = add("members", "");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("no password given"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = add("admins", "correct horse battery\n");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("no user group \"admins\"")
+            && err.contains("anonymous, members, editors, managers, administrators"),
+        "{err}"
+    );
+
+    let out = run(dir.path(), &["user", "list", "--sites", "sites"], "");
+    assert_eq!(text(&out.stdout).lines().count(), 1, "only the header");
+
+    // The password is changed only to an acceptable one.
+    assert!(add("members", "correct horse battery\n").status.success());
+    let out = run(
+        dir.path(),
+        &["user", "passwd", "carol", "--sites", "sites"],
+        "short\n",
+    );
+    assert!(!out.status.success());
+    assert!(password_is(&site, "carol", "correct horse battery"));
+    // A taken name is refused before any password is read.
+    let out = add("members", "");
+    assert!(
+        text(&out.stderr).contains("the username \"carol\" is taken"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn with_several_sites_the_site_must_be_named_and_the_message_lists_them() {
+    let (dir, _) = one_site();
+    let out = run(dir.path(), &["site", "new", "blog", "--sites", "sites"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run(dir.path(), &["user", "list", "--sites", "sites"], "");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("several sites (blog, shop): name one with --site"),
+        "{err}"
+    );
+    let out = run(
+        dir.path(),
+        &["user", "list", "--site", "nope", "--sites", "sites"],
+        "",
+    );
+    assert!(text(&out.stderr).contains("there is no site \"nope\""));
+    let out = run(
+        dir.path(),
+        &["user", "list", "--site", "blog", "--sites", "sites"],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// Starts `bulwark serve` on the folder, waits until it answers, stops it, and
+/// returns what it wrote to standard output.
+fn serve_once(dir: &Path, admin_password: Option<&str>) -> String {
+    let port = free_port();
+    let mut command = bulwark(dir);
+    if let Some(password) = admin_password {
+        command.env("BULWARK_ADMIN_PASSWORD", password);
+    }
+    let mut child: Child = command
+        .args([
+            "serve",
+            "--sites",
+            "sites",
+            "--access-log",
+            "off",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the server did not come up"
+        );
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the server stopped: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    stdout
+}
+
+/// The password in the first start's banner.
+fn printed_password(stdout: &str) -> Option<String> {
+    stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("password: "))
+        .map(str::to_owned)
+}
+
+#[test]
+fn the_first_start_prints_a_working_admin_password_once() {
+    let dir = tempfile::tempdir().unwrap();
+    // No site: serve writes the starter site, which enables accounts.
+    let first = serve_once(dir.path(), None);
+    let password = printed_password(&first).unwrap_or_else(|| panic!("no password in {first:?}"));
+    assert!(first.contains("username: admin"), "{first}");
+    assert!(
+        first.contains("bulwark user passwd admin --site default"),
+        "{first}"
+    );
+    assert_eq!(first.matches(&password).count(), 1, "printed once: {first}");
+    let site = dir.path().join("sites/default");
+    assert!(password_is(&site, "admin", &password));
+
+    let second = serve_once(dir.path(), None);
+    assert_eq!(printed_password(&second), None, "{second}");
+    assert!(!second.contains(&password), "{second}");
+    let out = run(dir.path(), &["user", "list", "--sites", "sites"], "");
+    let listing = text(&out.stdout);
+    assert_eq!(listing.lines().count(), 2, "{listing}");
+    assert!(
+        listing
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("admin  administrators  "),
+        "{listing}"
+    );
+}
+
+#[test]
+fn bulwark_admin_password_is_the_first_password_and_is_not_printed() {
+    let (dir, site) = one_site();
+    let stdout = serve_once(dir.path(), Some("given at start 42"));
+    assert_eq!(printed_password(&stdout), None, "{stdout}");
+    assert!(!stdout.contains("given at start 42"), "{stdout}");
+    assert!(password_is(&site, "admin", "given at start 42"));
+
+    // Too short: the start stops before any site loads, with the reason.
+    let out = bulwark(dir.path())
+        .env("BULWARK_ADMIN_PASSWORD", "short")
+        .args(["serve", "--sites", "sites", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("BULWARK_ADMIN_PASSWORD") && err.contains("too short"),
+        "{err}"
+    );
+}
+
+/// A pseudo-terminal: the child's end (its standard input) and ours, which
+/// sees what the terminal echoes.
+fn pseudo_terminal() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain libc calls on the descriptor they return; ptsname_r writes
+    // at most the buffer's length.
+    unsafe {
+        let ours = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(ours >= 0, "posix_openpt");
+        assert_eq!(libc::grantpt(ours), 0);
+        assert_eq!(libc::unlockpt(ours), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(ours, name.as_mut_ptr(), name.len()), 0);
+        let path = std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap();
+        let theirs = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .unwrap();
+        (std::fs::File::from_raw_fd(ours), theirs)
+    }
+}
+
+/// Collects what `source` produces on a thread, for polling.
+fn collect(mut source: impl Read + Send + 'static) -> std::sync::Arc<std::sync::Mutex<String>> {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let into = seen.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        // A terminal's end reads EIO once the other side is gone.
+        while let Ok(n @ 1..) = source.read(&mut buf) {
+            into.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    seen
+}
+
+fn wait_for(seen: &std::sync::Mutex<String>, text: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !seen.lock().unwrap().contains(text) {
+        assert!(
+            Instant::now() < deadline,
+            "never saw {text:?}: {:?}",
+            seen.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn on_a_terminal_the_password_is_asked_twice_and_never_echoed() {
+    let (dir, site) = one_site();
+    let (mut terminal, child_end) = pseudo_terminal();
+    let mut child = bulwark(dir.path())
+        .args([
+            "user", "add", "dave", "--group", "members", "--sites", "sites",
+        ])
+        .stdin(Stdio::from(child_end))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let prompts = collect(child.stderr.take().unwrap());
+    let echoed = collect(terminal.try_clone().unwrap());
+    wait_for(&prompts, "New password for dave: ");
+    terminal.write_all(b"typed on a terminal\n").unwrap();
+    wait_for(&prompts, "Again: ");
+    terminal.write_all(b"typed on a terminal\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", prompts.lock().unwrap());
+    assert!(text(&out.stdout).contains("added user dave (members)"));
+    assert!(password_is(&site, "dave", "typed on a terminal"));
+    assert!(
+        !echoed.lock().unwrap().contains("typed"),
+        "echoed: {:?}",
+        echoed.lock().unwrap()
+    );
+}

@@ -1,0 +1,285 @@
+//! Accounts: people who log on, and the user groups they belong to.
+//!
+//! Everything is made of the store's own pieces, so it shows up in the data
+//! model like any content and the admin can edit it later:
+//!
+//! - a **user** is a resource (category `person`, created unpublished, titled
+//!   with the username) with a username identity that keeps its password hash
+//!   (see `password.rs`);
+//! - a **user group** is a resource of category `acl_user_group` (under `meta`)
+//!   with the unique name `acl_user_group_<group>`;
+//! - a user is in a group by an edge `person --hasusergroup--> group`;
+//! - the groups form a tree by edges `group --hasparentgroup--> parent`: the
+//!   people of a group count as people of its parent group too, so a group's
+//!   rights include its parent's. The default chain is
+//!   anonymous < members < editors < managers < administrators: an editor is
+//!   also a member, an administrator is everything. `anonymous` is the root,
+//!   the group of every visitor; nobody is put in it.
+//!
+//! The functions here run on a thread that may block (they call the store).
+
+use bulwark_store::{IdentityKind, NewResource, Props, ResourceId, Store, StoreError};
+use chrono::{DateTime, Utc};
+
+/// The category of user groups.
+pub const USER_GROUP_CATEGORY: &str = "acl_user_group";
+/// person --hasusergroup--> user group
+pub const HAS_USER_GROUP: &str = "hasusergroup";
+/// user group --hasparentgroup--> the group it extends
+pub const HAS_PARENT_GROUP: &str = "hasparentgroup";
+
+/// The default hierarchy, root first: each group's parent is the one before it.
+pub const DEFAULT_GROUPS: [(&str, &str); 5] = [
+    ("anonymous", "Anonymous"),
+    ("members", "Members"),
+    ("editors", "Editors"),
+    ("managers", "Managers"),
+    ("administrators", "Administrators"),
+];
+
+/// The group of a site's first account.
+pub const ADMINISTRATORS: &str = "administrators";
+
+/// What a resource name of a user group starts with; the rest is the group's name.
+const GROUP_NAME_PREFIX: &str = "acl_user_group_";
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AccountError {
+    #[error("there is no user group {group:?}; the groups are: {}", known.join(", "))]
+    UnknownGroup { group: String, known: Vec<String> },
+    #[error("the username {0:?} is taken")]
+    UsernameTaken(String),
+    #[error("there is no user {0:?}")]
+    UnknownUser(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A user group's name as people write it (`editors`); its resource is named
+/// `acl_user_group_editors`, so it cannot clash with a page's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupName(String);
+
+impl GroupName {
+    pub fn new(name: &str) -> GroupName {
+        GroupName(name.trim().to_lowercase())
+    }
+
+    fn from_resource_name(name: &str) -> Option<GroupName> {
+        name.strip_prefix(GROUP_NAME_PREFIX)
+            .map(|short| GroupName(short.to_owned()))
+    }
+
+    fn resource_name(&self) -> String {
+        format!("{GROUP_NAME_PREFIX}{}", self.0)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for GroupName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A user as `bulwark user list` shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Account {
+    pub username: String,
+    pub person: ResourceId,
+    /// The groups the user was put in (not those it counts in by the tree).
+    pub groups: Vec<GroupName>,
+    pub created: DateTime<Utc>,
+}
+
+/// Creates what accounts need and a site lacks: the user group category, the
+/// two predicates and the default groups with their tree. Safe to run at every
+/// start and on several nodes at once (what another node created first is
+/// taken as is).
+pub fn ensure_user_groups(store: &Store) -> Result<(), StoreError> {
+    if !store
+        .categories()?
+        .iter()
+        .any(|c| c.name == USER_GROUP_CATEGORY)
+    {
+        created_elsewhere_is_fine(store.create_category(
+            USER_GROUP_CATEGORY,
+            Some("meta"),
+            "User group",
+        ))?;
+    }
+    let predicates = store.predicates()?;
+    for (name, title, subjects, objects) in [
+        (HAS_USER_GROUP, "User group", "person", USER_GROUP_CATEGORY),
+        (
+            HAS_PARENT_GROUP,
+            "Parent group",
+            USER_GROUP_CATEGORY,
+            USER_GROUP_CATEGORY,
+        ),
+    ] {
+        if !predicates.iter().any(|p| p.name == name) {
+            created_elsewhere_is_fine(store.create_predicate(
+                name,
+                title,
+                &[subjects],
+                &[objects],
+            ))?;
+        }
+    }
+    let mut parent: Option<ResourceId> = None;
+    for (name, title) in DEFAULT_GROUPS {
+        let resource_name = GroupName::new(name).resource_name();
+        let id = match store.resource_id(&resource_name)? {
+            Some(id) => id,
+            None => {
+                let new = NewResource::new(USER_GROUP_CATEGORY, Props::new().with("title", title))
+                    .named(&resource_name)
+                    .published(true);
+                match store.create_resource(new) {
+                    Ok(id) => id,
+                    Err(StoreError::Duplicate(_)) => store
+                        .resource_id(&resource_name)?
+                        .ok_or_else(|| StoreError::ResourceNotFound(resource_name.clone()))?,
+                    Err(e) => return Err(e),
+                }
+            }
+        };
+        if let Some(parent) = parent
+            && store.objects(id, HAS_PARENT_GROUP)?.is_empty()
+        {
+            // Inserting an edge that exists returns it: a race is harmless.
+            store.insert_edge(id, HAS_PARENT_GROUP, parent, None)?;
+        }
+        parent = Some(id);
+    }
+    Ok(())
+}
+
+fn created_elsewhere_is_fine(created: Result<ResourceId, StoreError>) -> Result<(), StoreError> {
+    match created {
+        Ok(_) | Err(StoreError::Duplicate(_)) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Every user group in the tree, root first, each before the groups that extend it.
+pub fn user_groups(store: &Store) -> Result<Vec<GroupName>, StoreError> {
+    let root = GroupName::new(DEFAULT_GROUPS[0].0);
+    let Some(root_id) = store.resource_id(&root.resource_name())? else {
+        return Ok(Vec::new());
+    };
+    let mut groups = Vec::new();
+    let mut queue = std::collections::VecDeque::from([root_id]);
+    while let Some(id) = queue.pop_front() {
+        if let Some(name) = group_name(store, id)? {
+            if groups.contains(&name) {
+                continue; // A loop someone made by hand.
+            }
+            groups.push(name);
+            queue.extend(store.subjects(id, HAS_PARENT_GROUP)?);
+        }
+    }
+    Ok(groups)
+}
+
+fn group_name(store: &Store, id: ResourceId) -> Result<Option<GroupName>, StoreError> {
+    Ok(store
+        .resource(id)?
+        .filter(|r| r.category_name == USER_GROUP_CATEGORY)
+        .and_then(|r| r.name.as_deref().and_then(GroupName::from_resource_name)))
+}
+
+fn group_id(store: &Store, group: &GroupName) -> Result<ResourceId, AccountError> {
+    let found = store
+        .resource_by_name(&group.resource_name())?
+        .filter(|r| r.category_name == USER_GROUP_CATEGORY);
+    match found {
+        Some(r) => Ok(r.id),
+        None => Err(AccountError::UnknownGroup {
+            group: group.to_string(),
+            known: user_groups(store)?
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+        }),
+    }
+}
+
+/// Whether the site has any account at all.
+pub fn has_accounts(store: &Store) -> Result<bool, StoreError> {
+    Ok(!store.identities_of_kind(IdentityKind::Username)?.is_empty())
+}
+
+/// A new user: a person resource with `username`, `password_hash` and
+/// membership of `group`.
+pub fn add_user(
+    store: &Store,
+    username: &str,
+    group: &GroupName,
+    password_hash: &str,
+) -> Result<ResourceId, AccountError> {
+    let group_id = group_id(store, group)?;
+    if store.password_hash(username)?.is_some() {
+        return Err(AccountError::UsernameTaken(username.to_owned()));
+    }
+    let person = store.create_resource(NewResource::new(
+        "person",
+        Props::new().with("title", username),
+    ))?;
+    let stored = store
+        .set_username_password_hash(person, username, password_hash)
+        .and_then(|_| store.insert_edge(person, HAS_USER_GROUP, group_id, None));
+    if let Err(e) = stored {
+        // Leave no person without its account behind (another process may have
+        // taken the name in between).
+        store.delete_resource(person, None)?;
+        return Err(match e {
+            StoreError::Duplicate(_) => AccountError::UsernameTaken(username.to_owned()),
+            e => e.into(),
+        });
+    }
+    Ok(person)
+}
+
+/// Replaces the password hash of an existing user.
+pub fn set_password_hash(
+    store: &Store,
+    username: &str,
+    password_hash: &str,
+) -> Result<(), AccountError> {
+    let (person, _) = store
+        .password_hash(username)?
+        .ok_or_else(|| AccountError::UnknownUser(username.to_owned()))?;
+    store.set_username_password_hash(person, username, password_hash)?;
+    Ok(())
+}
+
+/// Every user, by username.
+pub fn accounts(store: &Store) -> Result<Vec<Account>, StoreError> {
+    store
+        .identities_of_kind(IdentityKind::Username)?
+        .into_iter()
+        .map(|identity| {
+            let mut groups = Vec::new();
+            for id in store.objects(identity.resource, HAS_USER_GROUP)? {
+                groups.extend(group_name(store, id)?);
+            }
+            // The person's creation, not the identity's: a new password
+            // replaces the identity row.
+            let created = store
+                .resource(identity.resource)?
+                .map_or(identity.created, |person| person.created);
+            Ok(Account {
+                username: identity.key,
+                person: identity.resource,
+                groups,
+                created,
+            })
+        })
+        .collect()
+}
