@@ -36,7 +36,7 @@ for target in $(cargo fuzz list); do
     else
         failed+=("$target")
         echo "fuzz $target: FAILED (whole output in $log)" >&2
-        grep -v '^ *#[0-9]\|^ *[0-9]*: \|^ *at ' "$log" | tail -25 >&2
+        grep -A4 'panicked at\|ERROR: AddressSanitizer\|ERROR: libFuzzer: timeout' "$log" | head -12 >&2
         crash="$(grep -o 'Test unit written to .*' "$log" | tail -1 | cut -d' ' -f5-)"
         if [ -n "$crash" ]; then
             echo "the input, $crash (replay: RUSTC_BOOTSTRAP=1 cargo fuzz run $target $crash):" >&2
