@@ -15,6 +15,8 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 # Libraries, binaries and integration tests; benchmarks are run by bench/, not here.
 cargo test --workspace --lib --bins --tests
 cargo test --workspace --doc
+# Every fuzz target for a short while (docs/security.md, "Fuzzing").
+./scripts/fuzz.sh 10
 
 # Pages people click: headless Chromium against the real binary.
 ./scripts/ensure-browser.sh

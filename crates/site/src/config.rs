@@ -330,7 +330,10 @@ pub fn load_site_config(dir: &Path, known_modules: &[&str]) -> Result<SiteConfig
     parse_site_config(&file, &text, dir, known_modules)
 }
 
-pub(crate) fn parse_site_config(
+/// Validates the text of a `site.toml` as [`load_site_config`] does once it has
+/// read the file: `file` is the path errors name and `dir` the site folder
+/// (whose name is the site's name). No file is read.
+pub fn parse_site_config(
     file: &Path,
     text: &str,
     dir: &Path,

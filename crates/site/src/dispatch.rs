@@ -69,7 +69,13 @@ pub enum PatternError {
     PartialSegment { path: String },
     #[error("{path:?}: {name:?} is not a parameter name")]
     BadParameterName { path: String, name: String },
+    #[error("{path:?}: more than {MAX_PARAMETERS} parameters")]
+    TooManyParameters { path: String },
 }
+
+/// The most `{name}` parameters one pattern may have. The router (matchit)
+/// panics past 26; no real path needs half as many.
+const MAX_PARAMETERS: usize = 16;
 
 /// Why reverse routing (`url(...)`) made no path: the rule and what went wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,6 +147,13 @@ impl RulePattern {
                     Segment::Literal(part.to_string())
                 };
             segments.push(segment);
+        }
+        let parameters = segments
+            .iter()
+            .filter(|s| matches!(s, Segment::Param(_)))
+            .count();
+        if parameters > MAX_PARAMETERS {
+            return Err(PatternError::TooManyParameters { path: path.into() });
         }
         Ok(RulePattern {
             source: path.to_string(),
@@ -426,5 +439,34 @@ mod tests {
             error("/a/{i-d}"),
             r#""/a/{i-d}": "i-d" is not a parameter name"#
         );
+    }
+
+    /// Found by the `dispatch_path` fuzz target: the router panicked on the
+    /// 27th parameter of a pattern, so a site.toml with such a rule took the
+    /// site loader down instead of naming the rule.
+    #[test]
+    fn a_pattern_with_more_parameters_than_the_router_takes_is_refused() {
+        let path = |n: usize| {
+            (0..n).fold(String::new(), |mut p, i| {
+                p.push_str(&format!("/{{p{i}}}"));
+                p
+            })
+        };
+        let most = RulePattern::parse(&path(MAX_PARAMETERS)).unwrap();
+        SiteRouter::build(&[rule_with(&most)], &[]).unwrap();
+        for n in [MAX_PARAMETERS + 1, 27] {
+            assert!(matches!(
+                RulePattern::parse(&path(n)),
+                Err(PatternError::TooManyParameters { .. })
+            ));
+        }
+    }
+
+    fn rule_with(pattern: &RulePattern) -> DispatchRule {
+        DispatchRule {
+            name: "many".into(),
+            pattern: pattern.clone(),
+            controller: Controller::Lib,
+        }
     }
 }

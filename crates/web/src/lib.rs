@@ -45,6 +45,7 @@ pub use bottleneck::{Bottleneck, LibBuilds, LibLimits, RenderLimits, busy_respon
 pub use controllers::{Controller, ControllerFactory, GET_HEAD, content_type_for};
 pub use error::{ModuleError, read_settings};
 pub use error_page::{error_response, json_response, store_error_json, store_error_status};
+pub use language::pick_language;
 pub use module::{Module, SiteSetup, StartError, enabled_modules};
 pub use options::SitesOptions;
 pub use representation::{Content, Outcome, Representation};

@@ -25,7 +25,7 @@ use bulwark_web::{Module, ModuleError, SiteNotifier, SiteSetup};
 
 pub use events::{PushAccess, PushAction};
 pub use settings::PushSettings;
-pub use transports::PushTransport;
+pub use transports::{PushTransport, run_command};
 
 static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
 

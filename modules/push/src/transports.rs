@@ -235,8 +235,10 @@ enum ClientCommand {
     },
 }
 
-/// Runs one command for a client; the reply says what happened, errors included.
-async fn run_command(client: &ClientHandle, text: &str) -> serde_json::Value {
+/// Runs one command (the JSON `bulwark.js` sends: `{"op": "subscribe", ...}`)
+/// for a client; the reply says what happened, errors included. Public for the
+/// fuzz target, which drives it with a real hub.
+pub async fn run_command(client: &ClientHandle, text: &str) -> serde_json::Value {
     let command: ClientCommand = match serde_json::from_str(text) {
         Ok(c) => c,
         Err(e) => return json!({"type": "error", "message": format!("bad command: {e}")}),

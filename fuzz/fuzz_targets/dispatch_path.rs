@@ -1,0 +1,65 @@
+//! Request paths through the starter site's real router (its own rules and those
+//! of the modules it enables), and the same input read as a rule's path.
+#![no_main]
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use bulwark_site::{DispatchRule, ModuleManifest, RulePattern, SiteRouter, parse_site_config};
+use libfuzzer_sys::fuzz_target;
+
+static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
+    let text = include_str!("../../sites/default/site.toml");
+    let config = parse_site_config(
+        Path::new("sites/default/site.toml"),
+        text,
+        Path::new("sites/default"),
+        &["core", "seo", "push", "auth"],
+    )
+    .expect("the starter site.toml is valid");
+    let mut module_rules = Vec::new();
+    for (name, toml) in [
+        ("seo", include_str!("../../modules/seo/module.toml")),
+        ("push", include_str!("../../modules/push/module.toml")),
+        ("auth", include_str!("../../modules/auth/module.toml")),
+        ("core", include_str!("../../modules/core/module.toml")),
+    ] {
+        let manifest = ModuleManifest::new(name, 0, &[], None, None, toml)
+            .unwrap_or_else(|e| panic!("{name}'s module.toml: {e}"));
+        module_rules.extend(manifest.rules);
+    }
+    SiteRouter::build(&config.rules, &module_rules).expect("the starter rules do not conflict")
+});
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(input) = std::str::from_utf8(data) else {
+        return;
+    };
+    let router = &*ROUTER;
+    if let Some(matched) = router.route(input) {
+        assert!(matched.index < router.rules().len());
+        assert_eq!(matched.rule, &router.rules()[matched.index]);
+        // Reverse routing takes back what routing gave, and that path routes.
+        let url = router
+            .url_for(&matched.rule.name, &[], &matched.args)
+            .unwrap_or_else(|e| panic!("{input:?} matched, but url_for: {e}"));
+        assert!(
+            router.route(&url).is_some(),
+            "{input:?} -> {url:?} routes nowhere"
+        );
+    }
+    if let Ok(pattern) = RulePattern::parse(input) {
+        let rule = DispatchRule {
+            name: "fuzzed".into(),
+            pattern,
+            controller: bulwark_site::Controller::Lib,
+        };
+        if let Ok(alone) = SiteRouter::build(std::slice::from_ref(&rule), &[]) {
+            let _ = alone.route(input);
+            let _ = alone.url_for("fuzzed", &["x".into()], &[]);
+        }
+        // A site's rules win over a module's: the fuzzed rule as a module rule is
+        // left out on a conflict, never an error.
+        SiteRouter::build(&[], &[rule]).expect("module rules never conflict");
+    }
+});
