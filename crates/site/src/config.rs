@@ -313,10 +313,24 @@ fn default_true() -> bool {
     true
 }
 
-/// The key a TOML error is about: toml names it between backticks
-/// (`unknown field `x``); empty when it names none.
+/// The key a TOML error is about: toml names it between backticks in errors
+/// about a field (`unknown field `x``); empty for any other error, whose backticks
+/// hold something else (a syntax error's expected token: ``expected `]` ``).
 pub fn toml_error_key(e: &toml::de::Error) -> &str {
-    e.message().split('`').nth(1).unwrap_or("")
+    let message = e.message();
+    let about_a_key = [
+        "unknown field",
+        "missing field",
+        "duplicate field",
+        "duplicate key",
+    ]
+    .iter()
+    .any(|start| message.starts_with(start));
+    if about_a_key {
+        message.split('`').nth(1).unwrap_or("")
+    } else {
+        ""
+    }
 }
 
 /// Reads and validates `dir/site.toml`. `known_modules` are the modules compiled into
@@ -699,6 +713,14 @@ mod tests {
         assert_eq!(c.name.as_str(), "blog");
         assert_eq!(c.hostname, "example.com");
         assert!(!c.is_default);
+    }
+
+    #[test]
+    fn a_syntax_error_names_no_key_but_says_where() {
+        let e = parse("hostname = [").unwrap_err().to_string();
+        assert!(e.starts_with("/s/blog/site.toml: "), "{e}");
+        assert!(!e.contains("site.toml: ]"), "a token is not a key: {e}");
+        assert!(e.contains("line 1"), "{e}");
     }
 
     #[test]
