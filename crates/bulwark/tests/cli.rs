@@ -1,7 +1,7 @@
 //! The `bulwark` command as a user runs it: a real process on a real port.
 
 mod common;
-use common::free_port;
+use common::{SIGHUP, SIGTERM, free_port, signal};
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -149,7 +149,7 @@ fn serve_without_sites_creates_the_starter_site_and_stops_on_sigterm() {
     assert_eq!(get("/category/no_such_thing").0, 404);
     assert_eq!(get("/category/..%2f..%2fetc").0, 404);
 
-    unsafe { libc_kill(child.id() as i32, 15) };
+    signal(child.id(), SIGTERM);
     let deadline = Instant::now() + Duration::from_secs(10);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -159,11 +159,6 @@ fn serve_without_sites_creates_the_starter_site_and_stops_on_sigterm() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "{status}");
-}
-
-unsafe extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
 }
 
 #[test]
@@ -266,10 +261,7 @@ fn sighup_reloads_the_sites_and_a_broken_config_leaves_them_serving() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(get("/new"), 404);
-    let hangup = || {
-        // SAFETY: signals our own child.
-        assert_eq!(unsafe { libc_kill(child.id() as i32, 1) }, 0);
-    };
+    let hangup = || signal(child.id(), SIGHUP);
 
     // A broken site.toml: the reload is refused and the site serves as before.
     std::fs::write(site.join("site.toml"), "hostname = [").unwrap();
@@ -292,7 +284,6 @@ fn sighup_reloads_the_sites_and_a_broken_config_leaves_them_serving() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(get("/"), 200);
-    // SAFETY: signals our own child.
-    unsafe { libc_kill(child.id() as i32, 15) };
+    signal(child.id(), SIGTERM);
     assert!(child.wait().unwrap().success());
 }

@@ -7,7 +7,7 @@
 //! disk; the test reaches into that namespace through `/proc/<pid>/root`.
 
 mod common;
-use common::free_port;
+use common::{SIGCONT, SIGSTOP, free_port, signal};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -41,17 +41,6 @@ impl Drop for Server {
         let _ = self.0.wait();
     }
 }
-
-fn signal(pid: u32, sig: i32) {
-    unsafe extern "C" {
-        fn kill(pid: i32, sig: i32) -> i32;
-    }
-    // SAFETY: sends a signal to our own child process.
-    assert_eq!(unsafe { kill(pid as i32, sig) }, 0);
-}
-
-const SIGSTOP: i32 = 19;
-const SIGCONT: i32 = 18;
 
 /// Fills the file system holding `path` with a file at `path`, to the last byte.
 fn fill(path: &Path) {

@@ -20,42 +20,17 @@ fn pg_url() -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_render_that_cannot_get_a_connection_in_time_answers_503() {
     let schema = format!("busy_{}_{}", std::process::id(), rand_seed());
-    let site = format!(
-        r#"
-hostname = "news.test"
-default = true
-
-[database]
+    let s = start_news_site(&format!(
+        r#"[database]
 url = "{url}"
 schema = "{schema}"
 max_connections = 1
 pool_timeout_ms = 300
 
 [api]
-token = "secret"
-
-[[dispatch]]
-name = "show"
-path = "/show/{{id}}"
-controller = "template"
-template = "show.tpl"
-cache = false
-
-[[dispatch]]
-name = "cached"
-path = "/cached/{{id}}"
-controller = "template"
-template = "show.tpl"
-"#,
+token = "secret""#,
         url = pg_url()
-    );
-    let s = start(
-        &[
-            ("news/site.toml", site.as_str()),
-            ("news/templates/show.tpl", "[{{ m.rsc[id].title }}]"),
-        ],
-        |_| {},
-    )
+    ))
     .await;
     let store = s.models["news"].store.clone();
     let mut ids = Vec::new();
@@ -147,12 +122,8 @@ template = "show.tpl"
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn while_the_database_is_stuck_an_expired_page_is_served_marked_stale_instead_of_503() {
     let schema = format!("stale_{}_{}", std::process::id(), rand_seed());
-    let site = format!(
-        r#"
-hostname = "news.test"
-default = true
-
-[database]
+    let s = start_news_site(&format!(
+        r#"[database]
 url = "{url}"
 schema = "{schema}"
 max_connections = 1
@@ -162,30 +133,9 @@ pool_timeout_ms = 300
 ttl = 1
 # Without grace every visitor waits for the render, so each answer shows what a
 # failed render gives.
-grace = false
-
-[[dispatch]]
-name = "show"
-path = "/show/{{id}}"
-controller = "template"
-template = "show.tpl"
-cache = false
-
-[[dispatch]]
-name = "cached"
-path = "/cached/{{id}}"
-controller = "template"
-template = "show.tpl"
-"#,
+grace = false"#,
         url = pg_url()
-    );
-    let s = start(
-        &[
-            ("news/site.toml", site.as_str()),
-            ("news/templates/show.tpl", "[{{ m.rsc[id].title }}]"),
-        ],
-        |_| {},
-    )
+    ))
     .await;
     let models = s.models["news"].clone();
     let mut ids = Vec::new();

@@ -71,32 +71,29 @@ impl Cluster {
     }
 
     fn run(&self, script: &str) {
+        assert!(self.try_run(script), "{script}");
+    }
+
+    /// Runs `script` as the server's user; whether it succeeded.
+    fn try_run(&self, script: &str) -> bool {
         let status = if is_root() {
             Command::new("su")
                 .args(["postgres", "-s", "/bin/sh", "-c", script])
                 .status()
         } else {
             Command::new("sh").args(["-c", script]).status()
-        }
-        .unwrap();
-        assert!(status.success(), "{script}");
+        };
+        status.is_ok_and(|s| s.success())
     }
 }
 
 impl Drop for Cluster {
     fn drop(&mut self) {
-        let _ = Command::new(if is_root() { "su" } else { "sh" })
-            .args(if is_root() {
-                vec!["postgres", "-s", "/bin/sh", "-c"]
-            } else {
-                vec!["-c"]
-            })
-            .arg(format!(
-                "'{}' -D '{}' -m immediate stop >/dev/null 2>&1",
-                self.bin.join("pg_ctl").display(),
-                self.data().display()
-            ))
-            .status();
+        self.try_run(&format!(
+            "'{}' -D '{}' -m immediate stop >/dev/null 2>&1",
+            self.bin.join("pg_ctl").display(),
+            self.data().display()
+        ));
     }
 }
 
@@ -135,37 +132,12 @@ struct Tally {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgresql_restarted_under_load_gives_503s_keeps_cached_pages_and_recovers_quickly() {
     let cluster = Cluster::start();
-    let site = format!(
-        r#"
-hostname = "news.test"
-default = true
-
-[database]
+    let s = start_news_site(&format!(
+        r#"[database]
 url = "{url}"
-pool_timeout_ms = 500
-
-[[dispatch]]
-name = "show"
-path = "/show/{{id}}"
-controller = "template"
-template = "show.tpl"
-cache = false
-
-[[dispatch]]
-name = "cached"
-path = "/cached/{{id}}"
-controller = "template"
-template = "show.tpl"
-"#,
+pool_timeout_ms = 500"#,
         url = cluster.url()
-    );
-    let s = start(
-        &[
-            ("news/site.toml", site.as_str()),
-            ("news/templates/show.tpl", "[{{ m.rsc[id].title }}]"),
-        ],
-        |_| {},
-    )
+    ))
     .await;
     let store = s.models["news"].store.clone();
     let mut r = NewResource::new("article", Props::new().with("title", "Cached"));

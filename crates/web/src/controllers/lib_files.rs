@@ -61,7 +61,8 @@ impl Controller for LibController {
                     },
                 });
             }
-            if files.iter().map(|f| f.len).sum::<u64>() > COMBINED_MAX {
+            let input_bytes = files.iter().map(|f| f.len).sum::<u64>();
+            if input_bytes > COMBINED_MAX {
                 tracing::warn!(site = %req.site.site.name(), "lib: {tail:?} is too large to combine");
                 return Outcome::NotFound;
             }
@@ -70,7 +71,6 @@ impl Controller for LibController {
                 .map(|d| d.as_nanos())
                 .unwrap_or(0);
             let key = format!("{}\n{stamp}", names.join("\n"));
-            let input_bytes = files.iter().map(|f| f.len).sum::<u64>();
             // Only a combination not in the cache waits for the build bottleneck;
             // one flight per key, so a rush on a new combination is one build.
             let built = req

@@ -148,20 +148,19 @@ pub async fn serve(
             leader.finish(ModelValue::Page(page.clone()), &scope.dependencies());
             found(&page)
         }
-        (outcome @ Outcome::Failed(_), _) => {
-            let Outcome::Failed(error) = &outcome else {
-                unreachable!()
-            };
+        // The database was busy or away.
+        (Outcome::Failed(error), _)
             if matches!(
                 error.kind,
                 RenderErrorKind::StoreBusy | RenderErrorKind::StoreFailed
-            ) {
-                unavailable(leader, outcome)
-            } else {
-                // A broken template: not something an old page should paper over.
-                leader.fail(NoPage::Unavailable);
-                outcome
-            }
+            ) =>
+        {
+            unavailable(leader, Outcome::Failed(error))
+        }
+        // A broken template: not something an old page should paper over.
+        (outcome @ Outcome::Failed(_), _) => {
+            leader.fail(NoPage::Unavailable);
+            outcome
         }
         // Gone, hidden or moved.
         (other, _) => {

@@ -348,3 +348,39 @@ pub async fn start_starter_site(tweak: impl FnOnce(&mut Options)) -> TestServer 
         .collect();
     start(&files, tweak).await
 }
+
+/// Starts site `news` (`news.test`, the default) with `settings` (the
+/// `[database]` table and whatever else a test needs) and two rules that show a
+/// resource's title through `show.tpl`: `/show/{id}` rendered every time and
+/// `/cached/{id}` through the page cache.
+pub async fn start_news_site(settings: &str) -> TestServer {
+    let site = format!(
+        r#"
+hostname = "news.test"
+default = true
+
+{settings}
+
+[[dispatch]]
+name = "show"
+path = "/show/{{id}}"
+controller = "template"
+template = "show.tpl"
+cache = false
+
+[[dispatch]]
+name = "cached"
+path = "/cached/{{id}}"
+controller = "template"
+template = "show.tpl"
+"#
+    );
+    start(
+        &[
+            ("news/site.toml", site.as_str()),
+            ("news/templates/show.tpl", "[{{ m.rsc[id].title }}]"),
+        ],
+        |_| {},
+    )
+    .await
+}
