@@ -10,6 +10,9 @@ if [ -f scripts/ensure-postgres.sh ]; then
     trap 'type bulwark_pg_cleanup >/dev/null 2>&1 && bulwark_pg_cleanup' EXIT
 fi
 
+# A real SMTP server (aiosmtpd) for the mail and password reset tests.
+./scripts/ensure-smtp.sh
+
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 # Libraries, binaries and integration tests; benchmarks are run by bench/, not here.

@@ -14,7 +14,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         Path::new("sites/default/site.toml"),
         text,
         Path::new("sites/default"),
-        &["core", "seo", "push", "auth"],
+        &["core", "seo", "push", "auth", "mail"],
     )
     .expect("the starter site.toml is valid");
     let mut module_rules = Vec::new();
@@ -22,6 +22,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         ("seo", include_str!("../../modules/seo/module.toml")),
         ("push", include_str!("../../modules/push/module.toml")),
         ("auth", include_str!("../../modules/auth/module.toml")),
+        ("mail", include_str!("../../modules/mail/module.toml")),
         ("core", include_str!("../../modules/core/module.toml")),
     ] {
         let manifest = ModuleManifest::new(name, 0, &[], None, None, toml)

@@ -6,19 +6,21 @@
 //! A site has one policy; every surface asks it, so a resource a visitor may not
 //! see is absent everywhere, and a property they may not read is never shown.
 //!
-//! **How it works.** A [`Principal`] is anonymous or a [`User`] (a person
-//! resource's id and a [`Role`]); its fields are private, so adding what the
-//! rules will need later (a user's content groups) changes the constructors, not
-//! the call sites. An [`AccessPolicy`] decides per resource
-//! ([`may_see`](AccessPolicy::may_see)) and per property
+//! **How it works.** A [`Principal`] is anonymous or a [`User`]: a person
+//! resource's id and the user groups they count as members of (their own and
+//! every group above them in the hierarchy, [`DEFAULT_USER_GROUPS`] by
+//! default). An [`AccessPolicy`] decides per resource and [`Action`]
+//! ([`may`](AccessPolicy::may), [`may_see`](AccessPolicy::may_see)), per new
+//! resource ([`may_insert`](AccessPolicy::may_insert)) and per property
 //! ([`may_read`](AccessPolicy::may_read)), and gives the store the
 //! [`VisibilityFilter`] for a search ([`search_filter`](AccessPolicy::search_filter)),
 //! so lists page correctly without showing what the reader may not see; the
 //! filter is computed by the same policy that decides single resources, so the
-//! two cannot drift apart. [`DefaultPolicy`] is the policy of a site that sets
-//! nothing but `[access] private_properties`. A [`CacheProfile`] says which
-//! principals see exactly the same resources, so cached fragments may be shared
-//! between them.
+//! two cannot drift apart. [`SitePolicy`] is a site's policy, made of
+//! [`Rule`]s (user group x content group x category -> actions; a site that
+//! sets none gets [`default_rules`]). A [`CacheProfile`] says which principals
+//! see exactly the same resources, so cached fragments may be shared between
+//! them.
 //!
 //! **Dependencies.** This crate uses `bulwark-store` for [`Resource`](bulwark_store::Resource),
 //! [`ResourceId`](bulwark_store::ResourceId) and [`VisibilityFilter`]: the store
@@ -28,14 +30,18 @@
 //! accounts module produces a single value for both.
 //!
 //! **What it deliberately does not do.** No sessions, no logon, no passwords, no
-//! tokens: the accounts module will establish who is asking and produce
-//! `Principal`s; until then every request is anonymous. No caching of decisions
-//! (a render memoises them per resource version) and no push topic rules (the
-//! push module's `SitePushAcl` decides those, given the `Principal`).
+//! tokens: the accounts module (`auth`) establishes who is asking and produces
+//! `Principal`s. No caching of decisions (a render memoises them per resource
+//! version) and no push topic rules (the push module's `SitePushAcl` decides
+//! those, given the `Principal`).
 
 mod policy;
 mod principal;
+mod rules;
 
 pub use bulwark_store::VisibilityFilter;
-pub use policy::{AccessPolicy, DefaultPolicy};
-pub use principal::{CacheProfile, Principal, Role, User};
+pub use policy::{AccessPolicy, SiteLookups, SitePolicy};
+pub use principal::{
+    ADMINISTRATORS, ANONYMOUS, CacheProfile, DEFAULT_USER_GROUPS, MEMBERS, Principal, User,
+};
+pub use rules::{Action, DEFAULT_CONTENT_GROUP, Rule, UnknownAction, default_rules};

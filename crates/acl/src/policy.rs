@@ -1,19 +1,35 @@
-//! What a principal may see: the [`AccessPolicy`] every surface asks, and the
-//! [`DefaultPolicy`] of a site that sets nothing but its private properties.
+//! What a principal may do: the [`AccessPolicy`] every surface asks, and
+//! [`SitePolicy`], the policy of a site made from its rules.
 
-use bulwark_store::{Resource, Visibility, VisibilityFilter};
+use std::collections::HashMap;
+use std::sync::Arc;
 
-use crate::principal::{Principal, Role, User};
+use arc_swap::ArcSwap;
+use bulwark_store::{
+    Resource, ResourceId, SearchQuery, Store, StoreError, Visibility, VisibilityFilter,
+};
 
-/// Decides what a principal may see: denied resources behave as absent (whichever
-/// way a template, the API or the sitemap reaches them), denied properties as
-/// undefined. A render memoises decisions per resource version, so a policy may do
-/// real work (group lookups) per call.
+use crate::principal::{MEMBERS, Principal};
+use crate::rules::{Action, DEFAULT_CONTENT_GROUP, Rule, default_rules};
+
+/// Decides what a principal may do: denied resources behave as absent (whichever
+/// way a template, the API, search or push reaches them), denied properties as
+/// undefined, denied writes are refused. A render memoises `may_see` per resource
+/// version, so a policy may do real work per call.
 ///
 /// Principals with one [`cache_profile`](Principal::cache_profile) share cached
 /// fragments, so a policy must not tell them apart.
 pub trait AccessPolicy: Send + Sync + std::fmt::Debug {
-    fn may_see(&self, who: &Principal, r: &Resource) -> bool;
+    /// May `who` do `action` to the existing resource `r`? `View` is
+    /// [`may_see`](Self::may_see).
+    fn may(&self, who: &Principal, action: Action, r: &Resource) -> bool;
+
+    /// May `who` create a resource of `category` in `visibility`'s content group?
+    fn may_insert(&self, who: &Principal, category: &str, visibility: Visibility) -> bool;
+
+    fn may_see(&self, who: &Principal, r: &Resource) -> bool {
+        self.may(who, Action::View, r)
+    }
 
     fn may_read(&self, who: &Principal, r: &Resource, property: &str) -> bool;
 
@@ -24,60 +40,216 @@ pub trait AccessPolicy: Send + Sync + std::fmt::Debug {
     fn search_filter(&self, who: &Principal) -> VisibilityFilter;
 }
 
-/// The first policy: anonymous visitors see published public resources inside
-/// their publication window, and none of the `private_properties` (`email` and
-/// `phone` unless the site says otherwise); members also see members-only
-/// resources and their own drafts; administrators see everything.
-#[derive(Debug, Clone)]
-pub struct DefaultPolicy {
-    pub private_properties: Vec<String>,
+/// A site's policy: its [`Rule`]s (or [`default_rules`]), and which groups may
+/// read which properties.
+///
+/// - `view` a resource: a rule allows it, the resource is published and inside
+///   its publication window, and, when it is members-only, the one asking is in
+///   `members`. Who may `update` it also sees it unpublished, and everybody sees
+///   the resources they created.
+/// - `insert`, `update`, `delete`, `link`: a rule allows it.
+/// - a property of `properties` is read only by people of its group.
+/// - administrators may do everything.
+///
+/// Rules name content groups and categories; the ids resources carry are
+/// matched through [`SiteLookups`], read from the store with
+/// [`refresh`](Self::refresh) (when the site loads).
+#[derive(Debug)]
+pub struct SitePolicy {
+    rules: Vec<Rule>,
+    /// property -> the group whose people may read it
+    properties: Vec<(String, String)>,
+    lookups: ArcSwap<SiteLookups>,
 }
 
-impl Default for DefaultPolicy {
-    fn default() -> Self {
-        DefaultPolicy {
-            private_properties: vec!["email".to_string(), "phone".to_string()],
+/// The names rules use for what resources carry as ids.
+#[derive(Debug, Default, Clone)]
+pub struct SiteLookups {
+    /// content group id -> its unique name
+    pub content_groups: HashMap<ResourceId, String>,
+    /// category name -> its parent's name
+    pub category_parents: HashMap<String, String>,
+}
+
+impl SiteLookups {
+    /// Reads the content groups and the category tree (blocks: call it on a
+    /// thread that may).
+    pub fn load(store: &Store) -> Result<SiteLookups, StoreError> {
+        let categories = store.categories()?;
+        let names: HashMap<ResourceId, &str> =
+            categories.iter().map(|c| (c.id, c.name.as_str())).collect();
+        let category_parents = categories
+            .iter()
+            .filter_map(|c| Some((c.name.clone(), names.get(&c.parent?)?.to_string())))
+            .collect();
+        let groups = store.search(&SearchQuery {
+            categories: vec!["content_group".to_string()],
+            visibility: VisibilityFilter::Everything,
+            limit: 1000,
+            ..SearchQuery::default()
+        })?;
+        let mut content_groups = HashMap::new();
+        for id in groups.ids {
+            if let Some(r) = store.resource(id)?
+                && let Some(name) = r.name
+            {
+                content_groups.insert(id, name);
+            }
         }
+        Ok(SiteLookups {
+            content_groups,
+            category_parents,
+        })
     }
 }
 
-impl AccessPolicy for DefaultPolicy {
-    fn may_see(&self, who: &Principal, r: &Resource) -> bool {
-        let published = || r.is_visible_at(chrono::Utc::now());
-        match who {
-            Principal::Anonymous => published() && r.visibility == Visibility::Public,
-            Principal::User(user) => match user.role() {
-                Role::Administrator => true,
-                Role::Member => {
-                    r.creator == Some(user.id())
-                        || (published() && !matches!(r.visibility, Visibility::Group(_)))
-                }
-            },
+impl Default for SitePolicy {
+    fn default() -> Self {
+        SitePolicy::new(
+            default_rules(),
+            ["email", "phone"]
+                .into_iter()
+                .map(|p| (p.to_string(), MEMBERS.to_string()))
+                .collect(),
+        )
+    }
+}
+
+impl SitePolicy {
+    pub fn new(rules: Vec<Rule>, properties: Vec<(String, String)>) -> SitePolicy {
+        SitePolicy {
+            rules,
+            properties,
+            lookups: ArcSwap::from_pointee(SiteLookups::default()),
         }
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Takes new content group and category names (after the site loads, or
+    /// when they change).
+    pub fn refresh(&self, lookups: SiteLookups) {
+        self.lookups.store(Arc::new(lookups));
+    }
+
+    fn content_group_name(visibility: Visibility, lookups: &SiteLookups) -> Option<&str> {
+        match visibility {
+            Visibility::Group(id) => lookups.content_groups.get(&id).map(String::as_str),
+            Visibility::Public | Visibility::Members => Some(DEFAULT_CONTENT_GROUP),
+        }
+    }
+
+    /// Whether a rule gives `who` `action` on resources of `category` in the
+    /// content group named `content_group` (`None`: a group the rules cannot
+    /// name, matched only by rules for every content group).
+    fn allowed(
+        &self,
+        who: &Principal,
+        action: Action,
+        category: &str,
+        content_group: Option<&str>,
+        lookups: &SiteLookups,
+    ) -> bool {
+        if who.is_administrator() {
+            return true;
+        }
+        self.rules.iter().any(|rule| {
+            rule.actions.contains(&action)
+                && who.in_group(&rule.group)
+                && rule
+                    .content_group
+                    .as_deref()
+                    .is_none_or(|cg| Some(cg) == content_group)
+                && (rule.categories.is_empty()
+                    || category_and_above(category, lookups)
+                        .any(|c| rule.categories.iter().any(|r| r == c)))
+        })
+    }
+
+    fn allowed_on(&self, who: &Principal, action: Action, r: &Resource) -> bool {
+        let lookups = self.lookups.load();
+        let cg = Self::content_group_name(r.visibility, &lookups);
+        self.allowed(who, action, &r.category_name, cg, &lookups)
+    }
+}
+
+/// `category`, its parent, its parent's parent...
+fn category_and_above<'a>(
+    category: &'a str,
+    lookups: &'a SiteLookups,
+) -> impl Iterator<Item = &'a str> + 'a {
+    // The tree is small; the bound guards against a cycle in bad data.
+    std::iter::successors(Some(category), |c| {
+        lookups.category_parents.get(*c).map(String::as_str)
+    })
+    .take(64)
+}
+
+impl AccessPolicy for SitePolicy {
+    fn may(&self, who: &Principal, action: Action, r: &Resource) -> bool {
+        if who.is_administrator() {
+            return true;
+        }
+        if action != Action::View {
+            return self.allowed_on(who, action, r);
+        }
+        if who.user_id().is_some_and(|id| r.creator == Some(id)) {
+            return true;
+        }
+        let visible_now = r.is_visible_at(chrono::Utc::now())
+            && (r.visibility != Visibility::Members || who.in_group(MEMBERS));
+        (visible_now && self.allowed_on(who, Action::View, r))
+            || self.allowed_on(who, Action::Update, r)
+    }
+
+    fn may_insert(&self, who: &Principal, category: &str, visibility: Visibility) -> bool {
+        let lookups = self.lookups.load();
+        let cg = Self::content_group_name(visibility, &lookups);
+        self.allowed(who, Action::Insert, category, cg, &lookups)
     }
 
     fn may_read(&self, who: &Principal, _r: &Resource, property: &str) -> bool {
-        !who.is_anonymous() || !self.private_properties.iter().any(|p| p == property)
+        who.is_administrator()
+            || self
+                .properties
+                .iter()
+                .filter(|(p, _)| p == property)
+                .all(|(_, group)| who.in_group(group))
     }
 
     fn search_filter(&self, who: &Principal) -> VisibilityFilter {
-        match who {
-            Principal::Anonymous => VisibilityFilter::public(),
-            Principal::User(user) => match user.role() {
-                Role::Administrator => VisibilityFilter::Everything,
-                Role::Member => member_filter(user),
-            },
+        if who.is_administrator()
+            || self.rules.iter().any(|rule| {
+                rule.actions.contains(&Action::Update)
+                    && rule.content_group.is_none()
+                    && rule.categories.is_empty()
+                    && who.in_group(&rule.group)
+            })
+        {
+            return VisibilityFilter::Everything;
         }
-    }
-}
-
-/// Members see members-only resources and their own drafts; no content groups
-/// until users have them.
-fn member_filter(user: &User) -> VisibilityFilter {
-    VisibilityFilter::Visible {
-        members: true,
-        groups: Vec::new(),
-        creator: Some(user.id()),
+        let lookups = self.lookups.load();
+        let viewable = |cg: Option<&str>| {
+            self.rules.iter().any(|rule| {
+                rule.actions.contains(&Action::View)
+                    && who.in_group(&rule.group)
+                    && rule.content_group.as_deref().is_none_or(|g| Some(g) == cg)
+            })
+        };
+        let mut groups: Vec<ResourceId> = lookups
+            .content_groups
+            .iter()
+            .filter(|(_, name)| viewable(Some(name)))
+            .map(|(id, _)| *id)
+            .collect();
+        groups.sort();
+        VisibilityFilter::Visible {
+            members: who.in_group(MEMBERS),
+            groups,
+            creator: who.user_id(),
+        }
     }
 }
 
@@ -91,13 +263,14 @@ mod tests {
 
     const ADA: ResourceId = ResourceId(10);
     const BOB: ResourceId = ResourceId(11);
+    const STAFF: ResourceId = ResourceId(50);
 
     fn resource(published: bool, visibility: Visibility) -> Resource {
         let now = Utc::now();
         Resource {
             id: ResourceId(100),
             name: None,
-            category: ResourceId(1),
+            category: ResourceId(12),
             category_name: "article".into(),
             published,
             publication_start: None,
@@ -114,12 +287,24 @@ mod tests {
         }
     }
 
-    fn seen_by(r: &Resource) -> [bool; 4] {
-        let policy = DefaultPolicy::default();
+    fn policy() -> SitePolicy {
+        let policy = SitePolicy::default();
+        let mut lookups = SiteLookups::default();
+        lookups.content_groups.insert(STAFF, "staff".into());
+        lookups
+            .category_parents
+            .insert("article".into(), "text".into());
+        policy.refresh(lookups);
+        policy
+    }
+
+    fn seen_by(r: &Resource) -> [bool; 5] {
+        let policy = policy();
         [
             Principal::anonymous(),
             Principal::member(ADA),
             Principal::member(BOB),
+            Principal::in_default_group(BOB, "editors"),
             Principal::administrator(BOB),
         ]
         .map(|who| policy.may_see(&who, r))
@@ -127,45 +312,93 @@ mod tests {
 
     #[test]
     fn anonymous_visitors_see_only_public_resources_published_now() {
-        // [anonymous, Ada (the creator), Bob, an administrator]
+        // [anonymous, Ada (the creator), Bob, an editor, an administrator]
         let public = resource(true, Visibility::Public);
-        assert_eq!(seen_by(&public), [true, true, true, true]);
+        assert_eq!(seen_by(&public), [true; 5]);
         let mut future = public.clone();
         future.publication_start = Some(Utc::now() + Duration::days(1));
-        assert_eq!(seen_by(&future), [false, true, false, true]);
+        assert_eq!(seen_by(&future), [false, true, false, true, true]);
         let mut expired = public.clone();
         expired.publication_end = Some(Utc::now() - Duration::days(1));
-        assert_eq!(seen_by(&expired), [false, true, false, true]);
+        assert_eq!(seen_by(&expired), [false, true, false, true, true]);
     }
 
     #[test]
-    fn members_also_see_members_only_resources_and_their_own_drafts() {
+    fn members_see_members_only_resources_and_their_own_drafts() {
         let members = resource(true, Visibility::Members);
-        assert_eq!(seen_by(&members), [false, true, true, true]);
+        assert_eq!(seen_by(&members), [false, true, true, true, true]);
         let draft = resource(false, Visibility::Public);
-        assert_eq!(seen_by(&draft), [false, true, false, true]);
-        let group = resource(true, Visibility::Group(ResourceId(50)));
-        assert_eq!(seen_by(&group), [false, true, false, true]);
+        assert_eq!(seen_by(&draft), [false, true, false, true, true]);
+        // No default rule names the content group `staff`: only managers and
+        // administrators (and the creator) see it.
+        let group = resource(true, Visibility::Group(STAFF));
+        assert_eq!(seen_by(&group), [false, true, false, false, true]);
     }
 
     #[test]
-    fn private_properties_are_hidden_from_anonymous_visitors_only() {
+    fn editors_edit_content_below_the_categories_of_their_rule() {
+        let policy = policy();
+        let editor = Principal::in_default_group(BOB, "editors");
+        let article = resource(true, Visibility::Public);
+        for action in [Action::Update, Action::Delete, Action::Link] {
+            assert!(policy.may(&editor, action, &article), "{action}");
+            assert!(!policy.may(&Principal::member(BOB), action, &article));
+        }
+        assert!(policy.may_insert(&editor, "article", Visibility::Public));
+        assert!(!policy.may_insert(&editor, "person", Visibility::Public));
+        assert!(!policy.may_insert(&editor, "article", Visibility::Group(STAFF)));
+        let manager = Principal::in_default_group(BOB, "managers");
+        assert!(policy.may_insert(&manager, "person", Visibility::Group(STAFF)));
+        assert!(!policy.may_insert(&Principal::anonymous(), "article", Visibility::Public));
+    }
+
+    #[test]
+    fn a_rule_for_a_content_group_opens_it_to_that_group() {
+        let policy = SitePolicy::new(
+            vec![
+                Rule::new("anonymous", &[Action::View]).in_content_group("default"),
+                Rule::new("members", &[Action::View]).in_content_group("staff"),
+            ],
+            vec![],
+        );
+        let mut lookups = SiteLookups::default();
+        lookups.content_groups.insert(STAFF, "staff".into());
+        policy.refresh(lookups);
+        let staff_page = resource(true, Visibility::Group(STAFF));
+        assert!(!policy.may_see(&Principal::anonymous(), &staff_page));
+        assert!(policy.may_see(&Principal::member(BOB), &staff_page));
+        assert_eq!(
+            policy.search_filter(&Principal::member(BOB)),
+            VisibilityFilter::Visible {
+                members: true,
+                groups: vec![STAFF],
+                creator: Some(BOB),
+            }
+        );
+    }
+
+    #[test]
+    fn private_properties_are_read_only_by_their_group() {
         let r = resource(true, Visibility::Public);
-        let policy = DefaultPolicy::default();
+        let policy = SitePolicy::new(
+            default_rules(),
+            vec![
+                ("email".into(), "members".into()),
+                ("salary".into(), "managers".into()),
+            ],
+        );
         assert!(!policy.may_read(&Principal::anonymous(), &r, "email"));
-        assert!(!policy.may_read(&Principal::anonymous(), &r, "phone"));
         assert!(policy.may_read(&Principal::anonymous(), &r, "title"));
         assert!(policy.may_read(&Principal::member(BOB), &r, "email"));
-        assert!(policy.may_read(&Principal::administrator(BOB), &r, "email"));
-        let open = DefaultPolicy {
-            private_properties: vec![],
-        };
-        assert!(open.may_read(&Principal::anonymous(), &r, "email"));
+        assert!(!policy.may_read(&Principal::member(BOB), &r, "salary"));
+        let manager = Principal::in_default_group(BOB, "managers");
+        assert!(policy.may_read(&manager, &r, "salary"));
+        assert!(policy.may_read(&Principal::administrator(BOB), &r, "salary"));
     }
 
     #[test]
     fn the_search_filter_follows_the_principal() {
-        let policy = DefaultPolicy::default();
+        let policy = policy();
         assert_eq!(
             policy.search_filter(&Principal::anonymous()),
             VisibilityFilter::public()
@@ -178,9 +411,11 @@ mod tests {
                 creator: Some(ADA),
             }
         );
-        assert_eq!(
-            policy.search_filter(&Principal::administrator(ADA)),
-            VisibilityFilter::Everything
-        );
+        for who in ["managers", "administrators"] {
+            assert_eq!(
+                policy.search_filter(&Principal::in_default_group(ADA, who)),
+                VisibilityFilter::Everything
+            );
+        }
     }
 }

@@ -1,9 +1,25 @@
-//! Who is asking: an anonymous visitor or a user.
+//! Who is asking: an anonymous visitor or a user with their user groups.
+
+use std::sync::Arc;
 
 use bulwark_store::ResourceId;
 
-/// Who is asking. The accounts module will produce these from a session; until
-/// then every request is [`Principal::Anonymous`].
+/// The default user groups, root first: each group's parent is the one before
+/// it, and a group's people count as people of every group above it, so an
+/// editor is also a member and an administrator is everything. `anonymous` is
+/// the group of every visitor.
+pub const DEFAULT_USER_GROUPS: [&str; 5] =
+    [ANONYMOUS, MEMBERS, "editors", "managers", ADMINISTRATORS];
+
+/// Every visitor, logged on or not.
+pub const ANONYMOUS: &str = "anonymous";
+/// The group whose people see members-only resources.
+pub const MEMBERS: &str = "members";
+/// The group that may do everything, whatever the rules say.
+pub const ADMINISTRATORS: &str = "administrators";
+
+/// Who is asking. The accounts module makes a [`Principal::User`] from a
+/// session or an API token; every other request is [`Principal::Anonymous`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum Principal {
     /// Nobody logged on.
@@ -13,35 +29,45 @@ pub enum Principal {
     User(User),
 }
 
-/// A logged-on user: the person resource they are, and what the rules need to
-/// know about them. Fields are private so that what the rules need can grow
-/// (content groups) without changing every place that builds one.
+/// A logged-on user: the person resource they are and the user groups they
+/// count as members of (their own groups and every group above those), which
+/// is all the rules need. Fields are private so that what the rules need can
+/// grow without changing every place that builds one.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct User {
     id: ResourceId,
-    role: Role,
-}
-
-/// What a user may do beyond being logged on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
-    /// A member: sees members-only resources and their own drafts.
-    Member,
-    /// An administrator: sees everything.
-    Administrator,
+    groups: Arc<[String]>,
 }
 
 impl User {
-    pub fn new(id: ResourceId, role: Role) -> User {
-        User { id, role }
+    /// `groups` are the user's effective groups: the ones they were put in and
+    /// every ancestor of those (`anonymous` is added when missing).
+    pub fn new(id: ResourceId, groups: impl IntoIterator<Item = String>) -> User {
+        let mut groups: Vec<String> = groups.into_iter().collect();
+        if !groups.iter().any(|g| g == ANONYMOUS) {
+            groups.push(ANONYMOUS.to_string());
+        }
+        groups.sort();
+        groups.dedup();
+        User {
+            id,
+            groups: groups.into(),
+        }
     }
 
     pub fn id(&self) -> ResourceId {
         self.id
     }
 
-    pub fn role(&self) -> Role {
-        self.role
+    /// The user's effective groups, sorted.
+    pub fn groups(&self) -> &[String] {
+        &self.groups
+    }
+
+    pub fn in_group(&self, group: &str) -> bool {
+        self.groups
+            .binary_search_by(|g| g.as_str().cmp(group))
+            .is_ok()
     }
 }
 
@@ -51,8 +77,9 @@ impl User {
 pub enum CacheProfile {
     Anonymous,
     Administrators,
-    /// A member also sees their own drafts: members never share.
-    Member(ResourceId),
+    /// A user sees their own drafts: users other than administrators never
+    /// share.
+    User(ResourceId),
 }
 
 impl Principal {
@@ -60,12 +87,28 @@ impl Principal {
         Principal::Anonymous
     }
 
-    pub fn member(id: ResourceId) -> Principal {
-        Principal::User(User::new(id, Role::Member))
+    /// A user in the given groups of the default hierarchy: `member` is in
+    /// `members` (and `anonymous`), `in_default_group(id, "editors")` in
+    /// `editors`, `members` and `anonymous`.
+    pub fn in_default_group(id: ResourceId, group: &str) -> Principal {
+        let upto = DEFAULT_USER_GROUPS
+            .iter()
+            .position(|g| *g == group)
+            .unwrap_or(0);
+        Principal::User(User::new(
+            id,
+            DEFAULT_USER_GROUPS[..=upto].iter().map(|g| g.to_string()),
+        ))
     }
 
+    /// A user in `members`.
+    pub fn member(id: ResourceId) -> Principal {
+        Principal::in_default_group(id, MEMBERS)
+    }
+
+    /// A user in `administrators` (and every group of the default chain).
     pub fn administrator(id: ResourceId) -> Principal {
-        Principal::User(User::new(id, Role::Administrator))
+        Principal::in_default_group(id, ADMINISTRATORS)
     }
 
     pub fn is_anonymous(&self) -> bool {
@@ -73,7 +116,16 @@ impl Principal {
     }
 
     pub fn is_administrator(&self) -> bool {
-        self.user().is_some_and(|u| u.role == Role::Administrator)
+        self.in_group(ADMINISTRATORS)
+    }
+
+    /// Whether the principal counts as a member of `group`; everybody is in
+    /// `anonymous`.
+    pub fn in_group(&self, group: &str) -> bool {
+        match self {
+            Principal::Anonymous => group == ANONYMOUS,
+            Principal::User(user) => user.in_group(group),
+        }
     }
 
     /// The logged-on user, if any.
@@ -93,11 +145,8 @@ impl Principal {
     pub fn cache_profile(&self) -> CacheProfile {
         match self {
             Principal::Anonymous => CacheProfile::Anonymous,
-            Principal::User(User {
-                role: Role::Administrator,
-                ..
-            }) => CacheProfile::Administrators,
-            Principal::User(User { id, .. }) => CacheProfile::Member(*id),
+            Principal::User(user) if user.in_group(ADMINISTRATORS) => CacheProfile::Administrators,
+            Principal::User(user) => CacheProfile::User(user.id),
         }
     }
 }
@@ -107,7 +156,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn administrators_share_a_profile_and_members_never_do() {
+    fn administrators_share_a_profile_and_other_users_never_do() {
         let (ada, bob) = (ResourceId(1), ResourceId(2));
         assert_eq!(
             Principal::administrator(ada).cache_profile(),
@@ -125,6 +174,19 @@ mod tests {
             Principal::anonymous().cache_profile(),
             CacheProfile::Anonymous
         );
+    }
+
+    #[test]
+    fn a_default_group_brings_the_groups_above_it() {
+        let editor = Principal::in_default_group(ResourceId(3), "editors");
+        assert!(editor.in_group("editors"));
+        assert!(editor.in_group(MEMBERS));
+        assert!(editor.in_group(ANONYMOUS));
+        assert!(!editor.in_group("managers"));
+        assert!(!editor.is_administrator());
+        assert!(Principal::administrator(ResourceId(3)).in_group("managers"));
+        assert!(Principal::anonymous().in_group(ANONYMOUS));
+        assert!(!Principal::anonymous().in_group(MEMBERS));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The search filter a policy computes lets through exactly the resources its
 //! `may_see` allows, on a real store: lists page fully and show nothing hidden.
 
-use bulwark_acl::{AccessPolicy, DefaultPolicy, Principal};
+use bulwark_acl::{AccessPolicy, Principal, SiteLookups, SitePolicy};
 use bulwark_store::{NewResource, Props, ResourceId, SearchQuery, Store, StoreConfig, Visibility};
 use chrono::{Duration, Utc};
 
@@ -49,11 +49,13 @@ async fn the_default_search_filter_finds_exactly_what_may_be_seen() {
             }
         }
     }
-    let policy = DefaultPolicy::default();
+    let policy = SitePolicy::default();
+    policy.refresh(SiteLookups::load(&store).unwrap());
     for who in [
         Principal::anonymous(),
         Principal::member(ada),
         Principal::member(bob),
+        Principal::in_default_group(bob, "managers"),
         Principal::administrator(bob),
     ] {
         let found = store

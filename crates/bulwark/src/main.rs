@@ -50,8 +50,9 @@ enum Command {
         #[command(subcommand)]
         command: SiteCommand,
     },
-    /// Accounts of a site: add users, change passwords, list them. Works on the
-    /// site's database directly; the server need not run.
+    /// Accounts of a site: add users, change passwords, list them, set up a
+    /// second factor. Works on the site's database directly; the server need
+    /// not run.
     User {
         #[command(subcommand)]
         command: UserCommand,
@@ -67,6 +68,9 @@ enum UserCommand {
         /// The user group: anonymous, members, editors, managers, administrators.
         #[arg(long)]
         group: String,
+        /// The user's e-mail address (where a password reset link goes).
+        #[arg(long, value_name = "ADDR")]
+        email: Option<String>,
         #[command(flatten)]
         site: SiteChoice,
     },
@@ -78,6 +82,25 @@ enum UserCommand {
     },
     /// List the users: name, groups, when created.
     List {
+        #[command(flatten)]
+        site: SiteChoice,
+    },
+    /// Set up a second factor (TOTP) for a user: prints a new secret for an
+    /// authenticator app, reads a code from it (a prompt, or one line of
+    /// standard input) and then prints the recovery codes, once. With
+    /// --disable, removes the user's second factor.
+    Totp {
+        name: String,
+        /// Remove the second factor instead (secret and recovery codes).
+        #[arg(long)]
+        disable: bool,
+        #[command(flatten)]
+        site: SiteChoice,
+    },
+    /// Make new recovery codes for a user with a second factor, replacing the
+    /// old ones; printed once.
+    RecoveryCodes {
+        name: String,
         #[command(flatten)]
         site: SiteChoice,
     },
@@ -352,6 +375,7 @@ fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
         bulwark_module_seo::module(),
         bulwark_module_push::module(),
         auth,
+        bulwark_module_mail::module(),
     ])
 }
 

@@ -1,7 +1,7 @@
-//! `bulwark user add | passwd | list`: a site's accounts, worked on in its
-//! database directly (opened the way serving opens it), without starting the
-//! server. The accounts module does the work; this file picks the site, reads
-//! the password and prints.
+//! `bulwark user add | passwd | list | totp | recovery-codes`: a site's
+//! accounts, worked on in its database directly (opened the way serving opens
+//! it), without starting the server. The accounts module does the work; this
+//! file picks the site, reads the password or code and prints.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
@@ -10,9 +10,12 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 
 use bulwark_module_auth::accounts::{self, Account};
-use bulwark_module_auth::{GroupName, HashCost, HashLimits, NewPassword, Passwords};
+use bulwark_module_auth::second_factor::{self, RecoveryCodes};
+use bulwark_module_auth::{
+    GroupName, HashCost, HashLimits, NewPassword, Passwords, SecondFactorError,
+};
 use bulwark_site::Site;
-use bulwark_store::Store;
+use bulwark_store::{IdentityKind, ResourceId, Store};
 use bulwark_web::{enabled_modules, open_site_store};
 
 use crate::{SiteChoice, UserCommand, lines, modules};
@@ -25,14 +28,35 @@ pub fn run(command: UserCommand) -> anyhow::Result<()> {
         .context("starting the runtime")?;
     runtime.block_on(async {
         match command {
-            UserCommand::Add { name, group, site } => add(&site, &name, &group).await,
+            UserCommand::Add {
+                name,
+                group,
+                email,
+                site,
+            } => add(&site, &name, &group, email.as_deref()).await,
             UserCommand::Passwd { name, site } => passwd(&site, &name).await,
             UserCommand::List { site } => list(&site).await,
+            UserCommand::Totp {
+                name,
+                disable: false,
+                site,
+            } => totp_enrol(&site, &name).await,
+            UserCommand::Totp {
+                name,
+                disable: true,
+                site,
+            } => totp_disable(&site, &name).await,
+            UserCommand::RecoveryCodes { name, site } => recovery_codes(&site, &name).await,
         }
     })
 }
 
-async fn add(choice: &SiteChoice, name: &str, group: &str) -> anyhow::Result<()> {
+async fn add(
+    choice: &SiteChoice,
+    name: &str,
+    group: &str,
+    email: Option<&str>,
+) -> anyhow::Result<()> {
     let (site, store) = open(choice).await?;
     let group = GroupName::new(group);
     // Say what is wrong before asking for a password.
@@ -49,12 +73,48 @@ async fn add(choice: &SiteChoice, name: &str, group: &str) -> anyhow::Result<()>
     if user_exists(&store, name).await? {
         bail!("site {}: the username {name:?} is taken", site.name());
     }
+    if let Some(email) = email {
+        check_email(&site, &store, email).await?;
+    }
     let hash = hash(read_new_password(name)?).await?;
     let (username, for_store) = (name.to_owned(), group.clone());
     store
         .run(move |s| Ok(accounts::add_user(s, &username, &for_store, &hash)))
         .await??;
-    println!("site {}: added user {name} ({group})", site.name());
+    match email {
+        None => println!("site {}: added user {name} ({group})", site.name()),
+        Some(email) => {
+            let (username, address) = (name.to_owned(), email.to_owned());
+            store
+                .run(move |s| Ok(accounts::set_email(s, &username, &address)))
+                .await?
+                .with_context(|| {
+                    format!(
+                        "site {}: added user {name} ({group}), but not the e-mail address",
+                        site.name()
+                    )
+                })?;
+            println!("site {}: added user {name} ({group}, {email})", site.name());
+        }
+    }
+    Ok(())
+}
+
+/// An address mail can go to and no other user has, before any password is
+/// asked for.
+async fn check_email(site: &Site, store: &Store, email: &str) -> anyhow::Result<()> {
+    bulwark_module_mail::Mail::new(email, "", "")
+        .with_context(|| format!("site {}: --email", site.name()))?;
+    let address = email.to_owned();
+    let owner = store
+        .run(move |s| s.find_identity(bulwark_store::IdentityKind::Email, &address))
+        .await?;
+    if owner.is_some() {
+        bail!(
+            "site {}: the e-mail address {email:?} belongs to another user",
+            site.name()
+        );
+    }
     Ok(())
 }
 
@@ -77,6 +137,148 @@ async fn list(choice: &SiteChoice) -> anyhow::Result<()> {
     let users = on_store(&store, accounts::accounts).await?;
     print!("{}", user_table(&users));
     Ok(())
+}
+
+/// Wrong codes a person may type before `bulwark user totp` gives up (the
+/// pending secret stays; running it again starts over with a new one).
+const CODE_ATTEMPTS: usize = 3;
+
+async fn totp_enrol(choice: &SiteChoice, name: &str) -> anyhow::Result<()> {
+    let (site, store) = open(choice).await?;
+    let (person, username) = find_user(&site, &store, name).await?;
+    let had_one = on_store(&store, move |s| second_factor::has_second_factor(s, person)).await?;
+    let issuer = site.name().to_string();
+    let label = username.clone();
+    let pending = store
+        .run(move |s| Ok(second_factor::start_enrolment(s, person, &issuer, &label)))
+        .await??;
+    println!(
+        "site {}: a new second factor for {username}. Add it to an authenticator app \
+         (type the secret, or paste the URI):\n\n    secret: {}\n    URI:    {}\n",
+        site.name(),
+        pending.secret,
+        pending.uri
+    );
+    if std::io::stdout().is_terminal() {
+        println!("Or scan this with the app:\n\n{}\n", pending.qr_text());
+    }
+    if had_one {
+        println!(
+            "{username}'s current second factor stays in force until this one is confirmed.\n"
+        );
+    }
+    let mut attempts = 0;
+    let codes = loop {
+        attempts += 1;
+        let Some(code) = read_code(&format!("Code from the app for {username}: "))? else {
+            if attempts > 1 {
+                bail!(
+                    "site {}: {username}: the code did not match; nothing was changed",
+                    site.name()
+                );
+            }
+            bail!(
+                "no code given: type the app's code when asked, or pipe it in as one line on \
+                 standard input; nothing was changed"
+            );
+        };
+        let confirmed = store
+            .run(move |s| Ok(second_factor::confirm_enrolment(s, person, &code)))
+            .await?;
+        match confirmed {
+            Ok(codes) => break codes,
+            Err(SecondFactorError::WrongCode) if attempts < CODE_ATTEMPTS => {
+                eprintln!("{}", SecondFactorError::WrongCode);
+            }
+            Err(e) => bail!("site {}: {username}: {e}; nothing was changed", site.name()),
+        }
+    };
+    println!(
+        "site {}: {username} now logs on with a code from the app.\n",
+        site.name()
+    );
+    print_recovery_codes(&codes);
+    Ok(())
+}
+
+async fn totp_disable(choice: &SiteChoice, name: &str) -> anyhow::Result<()> {
+    let (site, store) = open(choice).await?;
+    let (person, username) = find_user(&site, &store, name).await?;
+    if on_store(&store, move |s| second_factor::disable(s, person)).await? {
+        println!(
+            "site {}: removed the second factor of {username}",
+            site.name()
+        );
+    } else {
+        println!("site {}: {username} has no second factor", site.name());
+    }
+    Ok(())
+}
+
+async fn recovery_codes(choice: &SiteChoice, name: &str) -> anyhow::Result<()> {
+    let (site, store) = open(choice).await?;
+    let (person, username) = find_user(&site, &store, name).await?;
+    let made = store
+        .run(move |s| Ok(second_factor::regenerate_recovery_codes(s, person)))
+        .await?;
+    match made {
+        Ok(codes) => {
+            println!(
+                "site {}: new recovery codes for {username}; the old ones no longer work.\n",
+                site.name()
+            );
+            print_recovery_codes(&codes);
+            Ok(())
+        }
+        Err(SecondFactorError::NotEnrolled) => bail!(
+            "site {}: {username} has no second factor; set one up with: bulwark user totp {username}",
+            site.name()
+        ),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn print_recovery_codes(codes: &RecoveryCodes) {
+    println!(
+        "Recovery codes: each works once instead of a code from the app. They are shown \
+         only now: keep them somewhere safe.\n"
+    );
+    for code in codes.codes() {
+        println!("    {code}");
+    }
+}
+
+/// The person and the username as stored (lower case), or an error naming
+/// the site.
+async fn find_user(site: &Site, store: &Store, name: &str) -> anyhow::Result<(ResourceId, String)> {
+    let username = name.to_owned();
+    match on_store(store, move |s| {
+        s.find_identity(IdentityKind::Username, &username)
+    })
+    .await?
+    {
+        Some(identity) => Ok((identity.resource, identity.key)),
+        None => bail!("site {}: there is no user {name:?}", site.name()),
+    }
+}
+
+/// One code: asked for on a terminal (the code is no secret once used, so it
+/// is echoed), otherwise one line of standard input. `None` when there is
+/// none (the end of the input, or an empty line).
+fn read_code(prompt: &str) -> anyhow::Result<Option<String>> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        let mut err = std::io::stderr();
+        write!(err, "{prompt}")?;
+        err.flush()?;
+    }
+    let mut line = String::new();
+    let read = stdin
+        .lock()
+        .read_line(&mut line)
+        .context("reading the code from standard input")?;
+    let code = without_line_end(line);
+    Ok((read > 0 && !code.trim().is_empty()).then_some(code))
 }
 
 /// Name, groups and creation time in aligned columns.

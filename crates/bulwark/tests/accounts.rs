@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use bulwark_module_auth::{HashCost, HashLimits, Password, Passwords};
+use bulwark_module_auth::accounts;
+use bulwark_module_auth::second_factor;
+use bulwark_module_auth::totp::{self, TotpKey};
+use bulwark_module_auth::{HashCost, HashLimits, Password, Passwords, SecondFactorCheck};
 use bulwark_store::{Store, StoreConfig};
 
 fn bulwark(dir: &Path) -> Command {
@@ -53,27 +56,36 @@ fn one_site() -> (tempfile::TempDir, PathBuf) {
     (dir, site)
 }
 
-/// Whether `password` is the one stored for `username` in the site's database,
-/// checked with the accounts module's own verification.
-fn password_is(site: &Path, username: &str, password: &str) -> bool {
+/// Runs `work` on the site's database (SQLite, as `bulwark site new` makes it).
+fn on_site_db<T: Send + 'static>(
+    site: &Path,
+    work: impl FnOnce(&Store) -> T + Send + 'static,
+) -> T {
     let config = StoreConfig::sqlite(site.join("data/site.db"));
-    let (username, password) = (username.to_owned(), password.to_owned());
     tokio::runtime::Runtime::new()
         .unwrap()
         .block_on(async move {
             let store = Store::open(config).await.unwrap();
-            let (_, hash) = store
-                .run(move |s| s.password_hash(&username))
-                .await
-                .unwrap()
-                .expect("the user exists");
-            assert!(
-                hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"),
-                "{hash}"
-            );
-            let passwords = Passwords::new(HashCost::default(), HashLimits::default()).unwrap();
-            passwords.verify_blocking(&Password::new(password).unwrap(), &hash)
+            store.run(move |s| Ok(work(s))).await.unwrap()
         })
+}
+
+/// Whether `password` is the one stored for `username` in the site's database,
+/// checked with the accounts module's own verification.
+fn password_is(site: &Path, username: &str, password: &str) -> bool {
+    let (username, password) = (username.to_owned(), password.to_owned());
+    on_site_db(site, move |s| {
+        let (_, hash) = s
+            .password_hash(&username)
+            .unwrap()
+            .expect("the user exists");
+        assert!(
+            hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"),
+            "{hash}"
+        );
+        let passwords = Passwords::new(HashCost::default(), HashLimits::default()).unwrap();
+        passwords.verify_blocking(&Password::new(password).unwrap(), &hash)
+    })
 }
 
 #[test]
@@ -124,6 +136,58 @@ fn a_user_added_with_a_password_on_stdin_is_listed_with_its_group_and_can_change
         "{}",
         text(&out.stderr)
     );
+}
+
+/// The `email` property of `username`'s person, read from the site's database.
+fn email_of(site: &Path, username: &str) -> Option<String> {
+    let config = StoreConfig::sqlite(site.join("data/site.db"));
+    let username = username.to_owned();
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(async move {
+            let store = Store::open(config).await.unwrap();
+            store
+                .run(move |s| bulwark_module_auth::accounts::find_by_username(s, &username))
+                .await
+                .unwrap()
+                .and_then(|user| user.email)
+        })
+}
+
+#[test]
+fn a_user_added_with_an_email_address_can_be_found_by_it_and_a_bad_or_taken_one_is_refused() {
+    let (dir, site) = one_site();
+    let add = |name: &str, email: &str| {
+        let args = [
+            "user", "add", name, "--group", "members", "--email", email, "--sites", "sites",
+        ];
+        run(dir.path(), &args, "correct horse battery\n")
+    };
+    let out = add("dora", "Dora@Example.org");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("added user dora (members, Dora@Example.org)"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(email_of(&site, "dora").as_deref(), Some("dora@example.org"));
+
+    let out = add("eve", "dora@example.org");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("belongs to another user"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = add("eve", "not an address");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("not an e-mail address"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(dir.path(), &["user", "list", "--sites", "sites"], "");
+    assert_eq!(text(&out.stdout).lines().count(), 2, "eve was not added");
 }
 
 #[test]
@@ -392,4 +456,226 @@ fn on_a_terminal_the_password_is_asked_twice_and_never_echoed() {
         "echoed: {:?}",
         echoed.lock().unwrap()
     );
+}
+
+/// What `check` says about `code` as `username`'s second factor, now, in the
+/// site's database.
+fn second_factor_check(site: &Path, username: &str, code: &str) -> SecondFactorCheck {
+    let (username, code) = (username.to_owned(), code.to_owned());
+    on_site_db(site, move |s| {
+        let person = accounts::person_of(s, &username).unwrap();
+        second_factor::verify_second_factor(s, person, &code).unwrap()
+    })
+}
+
+/// Runs `bulwark user totp NAME` on the folder, answering its prompt with the
+/// code `answer` makes from the printed secret; returns the secret, the whole
+/// output and how it ended.
+fn enrol(dir: &Path, name: &str, answer: impl Fn(&TotpKey) -> String) -> (TotpKey, String, Output) {
+    use std::io::BufRead;
+    let mut child = bulwark(dir)
+        .args(["user", "totp", name, "--sites", "sites"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut printed = String::new();
+    let secret = loop {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            let out = child.wait_with_output().unwrap();
+            panic!("no secret in {printed:?}; stderr: {}", text(&out.stderr));
+        }
+        printed.push_str(&line);
+        if let Some(secret) = line.trim().strip_prefix("secret: ") {
+            break TotpKey::from_base32(secret).unwrap();
+        }
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(format!("{}\n", answer(&secret)).as_bytes())
+        .unwrap();
+    drop(stdin);
+    stdout.read_to_string(&mut printed).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (secret, printed, out)
+}
+
+fn add_user(dir: &Path, name: &str, group: &str) {
+    let args = ["user", "add", name, "--group", group, "--sites", "sites"];
+    let out = run(dir, &args, "correct horse battery\n");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// The recovery codes in `bulwark user totp` or `recovery-codes` output.
+fn printed_recovery_codes(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.len() == 19 && l.split('-').count() == 4)
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn totp_enrols_with_a_code_from_the_printed_secret_and_recovery_codes_work_once() {
+    let (dir, site) = one_site();
+    add_user(dir.path(), "ann", "editors");
+
+    let (key, stdout, out) = enrol(dir.path(), "Ann", |key| key.code_at(totp::unix_now()));
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains(&format!(
+            "URI:    otpauth://totp/shop:ann?secret={}&issuer=shop",
+            key.base32()
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("ann now logs on with a code from the app"),
+        "{stdout}"
+    );
+    let codes = printed_recovery_codes(&stdout);
+    assert_eq!(codes.len(), 10, "{stdout}");
+    // The confirming code was used up; a recovery code works once.
+    let now = totp::unix_now();
+    assert_eq!(
+        second_factor_check(&site, "ann", &key.code_at(now - 30)),
+        SecondFactorCheck::Refused
+    );
+    assert_eq!(
+        second_factor_check(&site, "ann", &codes[0]),
+        SecondFactorCheck::AcceptedRecoveryCode { remaining: 9 }
+    );
+    assert_eq!(
+        second_factor_check(&site, "ann", &codes[0]),
+        SecondFactorCheck::Refused
+    );
+
+    // New recovery codes replace the old ones.
+    let out = run(
+        dir.path(),
+        &["user", "recovery-codes", "ann", "--sites", "sites"],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let fresh = printed_recovery_codes(&text(&out.stdout));
+    assert_eq!(fresh.len(), 10, "{}", text(&out.stdout));
+    assert_eq!(
+        second_factor_check(&site, "ann", &codes[1]),
+        SecondFactorCheck::Refused
+    );
+    assert_eq!(
+        second_factor_check(&site, "ann", &fresh[1]),
+        SecondFactorCheck::AcceptedRecoveryCode { remaining: 9 }
+    );
+
+    let out = run(
+        dir.path(),
+        &["user", "totp", "ann", "--disable", "--sites", "sites"],
+        "",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("removed the second factor of ann"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        second_factor_check(&site, "ann", &fresh[2]),
+        SecondFactorCheck::Refused
+    );
+    let out = run(
+        dir.path(),
+        &["user", "recovery-codes", "ann", "--sites", "sites"],
+        "",
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr)
+            .contains("ann has no second factor; set one up with: bulwark user totp ann"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_wrong_or_missing_totp_code_changes_nothing() {
+    let (dir, site) = one_site();
+    add_user(dir.path(), "bob", "members");
+    let (first, _, out) = enrol(dir.path(), "bob", |key| key.code_at(totp::unix_now()));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    // Another secret's code: refused, and the first secret stays in force.
+    let (second, stdout, out) = enrol(dir.path(), "bob", |_| {
+        TotpKey::random().code_at(totp::unix_now())
+    });
+    assert!(!out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("current second factor stays in force"),
+        "{stdout}"
+    );
+    assert!(
+        text(&out.stderr).contains("the code does not match the new secret")
+            && text(&out.stderr).contains("bob: the code did not match; nothing was changed"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(printed_recovery_codes(&stdout).is_empty(), "{stdout}");
+    let next = totp::unix_now() + 30;
+    assert_eq!(
+        second_factor_check(&site, "bob", &second.code_at(next)),
+        SecondFactorCheck::Refused
+    );
+    assert_eq!(
+        second_factor_check(&site, "bob", &first.code_at(next)),
+        SecondFactorCheck::Accepted
+    );
+
+    let out = run(dir.path(), &["user", "totp", "bob", "--sites", "sites"], "");
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("no code given"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(
+        dir.path(),
+        &["user", "totp", "nobody", "--sites", "sites"],
+        "",
+    );
+    assert!(
+        text(&out.stderr).contains("there is no user \"nobody\""),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn requiring_a_second_factor_for_a_group_that_does_not_exist_stops_the_site() {
+    let (dir, site) = one_site();
+    let toml = site.join("site.toml");
+    let config = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        format!("{config}\n[auth]\nrequire_second_factor = [\"editor\"]\n"),
+    )
+    .unwrap();
+    let out = run(dir.path(), &["user", "list", "--sites", "sites"], "");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("auth.require_second_factor[0]: there is no user group \"editor\"")
+            && err.contains("anonymous, members, editors, managers, administrators"),
+        "{err}"
+    );
+    std::fs::write(
+        &toml,
+        format!("{config}\n[auth]\nrequire_second_factor = [\"editors\"]\n"),
+    )
+    .unwrap();
+    let out = run(dir.path(), &["user", "list", "--sites", "sites"], "");
+    assert!(out.status.success(), "{}", text(&out.stderr));
 }

@@ -121,15 +121,33 @@ pub struct SecurityHeader<'a> {
     pub tls_only: bool,
 }
 
-/// `[access]`: what visitors may see beyond the built-in rules (published, public,
-/// inside the publication window).
+/// `[access]`: who may do what (the rules) and who may read which properties.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AccessSettings {
-    /// Properties anonymous visitors never see, on any resource (templates get
-    /// undefined, the API leaves them out). Default: `["email", "phone"]`.
+    /// Properties only logged-on users (the group `members`) see, on any
+    /// resource (templates get undefined, the API leaves them out). Default:
+    /// `["email", "phone"]`.
     #[serde(default = "default_private_properties")]
     pub private_properties: Vec<String>,
+    /// Properties only people of a given user group see: `salary = "managers"`.
+    #[serde(default)]
+    pub properties: std::collections::BTreeMap<String, String>,
+    /// `[[access.rules]]`; none: the built-in default rules (docs/accounts.md).
+    pub rules: Option<Vec<AccessRuleSettings>>,
+}
+
+/// One `[[access.rules]]`: people of `group` may do `actions` to resources of
+/// `categories` (or below; empty: all) in `content_group` (absent: all).
+/// Checked against the actions and groups when the site loads.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct AccessRuleSettings {
+    pub group: String,
+    pub actions: Vec<String>,
+    pub content_group: Option<String>,
+    #[serde(default)]
+    pub categories: Vec<String>,
 }
 
 fn default_private_properties() -> Vec<String> {
@@ -140,6 +158,8 @@ impl Default for AccessSettings {
     fn default() -> Self {
         AccessSettings {
             private_properties: default_private_properties(),
+            properties: Default::default(),
+            rules: None,
         }
     }
 }

@@ -41,9 +41,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use config::{
-    AccessSettings, ApiSettings, DatabaseSettings, HostError, PageCacheSettings, SecurityHeader,
-    SecurityHeaderSettings, SiteConfig, SiteName, TlsFiles, load_site_config, normalize_host,
-    parse_site_config, toml_error_key,
+    AccessRuleSettings, AccessSettings, ApiSettings, DatabaseSettings, HostError,
+    PageCacheSettings, SecurityHeader, SecurityHeaderSettings, SiteConfig, SiteName, TlsFiles,
+    load_site_config, normalize_host, parse_site_config, toml_error_key,
 };
 pub use dispatch::{
     Controller, DispatchRule, PatternError, RouteMatch, RuleConflict, RulePattern, SiteRouter,

@@ -24,7 +24,7 @@ pub(crate) enum Dialect {
 
 /// A bound parameter. Nulls carry their type because PostgreSQL checks it.
 #[derive(Debug, Clone)]
-pub(crate) enum Param {
+pub enum Param {
     Int(Option<i64>),
     Text(Option<String>),
     Bool(bool),
@@ -83,7 +83,7 @@ pub(crate) enum Cell {
     Bool(bool),
 }
 
-pub(crate) struct Row(pub Vec<Cell>);
+pub struct Row(pub(crate) Vec<Cell>);
 
 impl Row {
     pub fn int(&self, i: usize) -> i64 {

@@ -70,6 +70,8 @@ fn normalise_key(kind: IdentityKind, key: &str) -> Result<String> {
                 return Err(StoreError::invalid("email", "not an e-mail address"));
             }
         }
+        // Keys the store makes itself (`second_factor.rs`).
+        IdentityKind::Totp | IdentityKind::TotpPending | IdentityKind::RecoveryCode => {}
     }
     Ok(key)
 }
@@ -171,10 +173,11 @@ impl Store {
         kind: IdentityKind,
         key: &str,
     ) -> Result<Identity> {
-        if kind == IdentityKind::Username {
+        if kind.has_secret() {
             return Err(StoreError::invalid(
                 "kind",
-                "usernames are set with set_username_password_hash",
+                "identities with a secret are set with their own methods \
+                 (set_username_password_hash, the second factor's)",
             ));
         }
         let key = normalise_key(kind, key)?;

@@ -69,6 +69,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: "",
         postgres: "",
     },
+    Migration {
+        version: 7,
+        name: "sessions",
+        sqlite: include_str!("../migrations/common/0007_sessions.sql"),
+        postgres: include_str!("../migrations/common/0007_sessions.sql"),
+    },
 ];
 
 /// A core migration's work done in Rust, inside its transaction.

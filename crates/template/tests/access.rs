@@ -7,8 +7,8 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use bulwark_acl::{AccessPolicy, DefaultPolicy, Principal, VisibilityFilter};
-use bulwark_store::{NewResource, Props, Resource, ResourceId};
+use bulwark_acl::{AccessPolicy, Action, Principal, SitePolicy, VisibilityFilter, default_rules};
+use bulwark_store::{NewResource, Props, Resource, ResourceId, Visibility};
 use bulwark_template::{ModelRoot, RenderScope, SiteModels, SiteTemplates};
 use minijinja::Value;
 
@@ -76,7 +76,7 @@ impl Site1 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn private_properties_are_undefined_for_visitors_only() {
     let s = site().await;
-    let policy: Arc<dyn AccessPolicy> = Arc::new(DefaultPolicy::default());
+    let policy: Arc<dyn AccessPolicy> = Arc::new(SitePolicy::default());
     // Anonymous: no email, and it is not even listed among the properties.
     let anon = s.render(Principal::anonymous(), policy.clone());
     assert!(anon.starts_with("[Ada||"), "{anon}");
@@ -89,9 +89,7 @@ async fn private_properties_are_undefined_for_visitors_only() {
     };
     assert_eq!(listed(&member), listed(&anon) + 1);
     // A site that hides nothing.
-    let open: Arc<dyn AccessPolicy> = Arc::new(DefaultPolicy {
-        private_properties: vec![],
-    });
+    let open: Arc<dyn AccessPolicy> = Arc::new(SitePolicy::new(default_rules(), vec![]));
     assert!(
         s.render(Principal::anonymous(), open)
             .starts_with("[Ada|ada@example.org|")
@@ -105,9 +103,12 @@ struct NoNews {
 }
 
 impl AccessPolicy for NoNews {
-    fn may_see(&self, _who: &Principal, r: &Resource) -> bool {
+    fn may(&self, _who: &Principal, action: Action, r: &Resource) -> bool {
         self.asked.fetch_add(1, Ordering::Relaxed);
-        r.category_name != "news"
+        action == Action::View && r.category_name != "news"
+    }
+    fn may_insert(&self, _who: &Principal, _category: &str, _v: Visibility) -> bool {
+        false
     }
     fn may_read(&self, _who: &Principal, _r: &Resource, _property: &str) -> bool {
         true

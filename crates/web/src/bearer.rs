@@ -25,6 +25,6 @@ pub fn check_bearer(parts: &Parts, expected: Option<&str>) -> BearerCheck {
 }
 
 /// Compares without an early exit, so timing does not reveal how much matched.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }

@@ -6,13 +6,14 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{ALLOW, CONNECTION, CONTENT_LENGTH, HOST, LOCATION};
+use http::header::{ALLOW, CONNECTION, CONTENT_LENGTH, HOST, LOCATION, SET_COOKIE};
 use http::{HeaderValue, Method, Request, Response, StatusCode, Version};
 use hyper::body::Incoming;
 
 use bulwark_http::{Body, BodyError, Peer, plain_response, read_body};
 
-use crate::error_page::error_response;
+use crate::authenticate::{Authenticated, carries_csrf_token, is_safe};
+use crate::error_page::{error_response, json_response};
 use crate::events::{RequestDispatch, Rewrite};
 use crate::options::SitesOptions;
 use crate::request::RequestCtx;
@@ -102,9 +103,32 @@ async fn serve(
     } else {
         body
     };
-    let ctx = RequestCtx::new(&parts, &matched.args, site, body, upgrade, peer);
+    let auth = match site
+        .authenticator
+        .as_ref()
+        .and_then(|a| a.authenticate(&parts, peer))
+    {
+        Some(asking) => asking.await,
+        None => Authenticated::anonymous(),
+    };
+    let set_cookie = auth.set_cookie.clone();
+    if let Some(expected) = &auth.csrf_token
+        && !is_safe(&parts.method)
+        && !carries_csrf_token(&parts, &body, expected)
+    {
+        let mut resp = csrf_refused(site, &parts);
+        if let Some(cookie) = set_cookie {
+            resp.headers_mut().append(SET_COOKIE, cookie);
+        }
+        return resp;
+    }
+    let ctx = RequestCtx::new(&parts, &matched.args, site, body, upgrade, peer).authenticated(auth);
     let outcome = controller.resolve(&ctx).await;
-    respond(&ctx, outcome).await
+    let mut resp = respond(&ctx, outcome).await;
+    if let Some(cookie) = set_cookie {
+        resp.headers_mut().append(SET_COOKIE, cookie);
+    }
+    resp
 }
 
 /// Asks the site's modules whether this path is to be routed as another
@@ -163,6 +187,25 @@ fn detach_from_read_buffer(parts: &mut http::request::Parts, body: Bytes) -> Byt
         Bytes::new()
     } else {
         Bytes::copy_from_slice(&body)
+    }
+}
+
+/// 403 for a state-changing request without the session's CSRF token: JSON for
+/// scripts, the site's `403.tpl` for browsers.
+fn csrf_refused(site: &SiteRuntime, parts: &http::request::Parts) -> Response<Body> {
+    let wants_json = [http::header::ACCEPT, http::header::CONTENT_TYPE]
+        .iter()
+        .filter_map(|h| parts.headers.get(h)?.to_str().ok())
+        .any(|v| v.contains("json"));
+    if wants_json {
+        json_response(
+            StatusCode::FORBIDDEN,
+            &serde_json::json!({
+                "error": "a request with a session cookie needs its CSRF token (header X-CSRF-Token)"
+            }),
+        )
+    } else {
+        error_response(site, StatusCode::FORBIDDEN, None)
     }
 }
 

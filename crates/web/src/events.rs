@@ -71,8 +71,8 @@ impl Event for PageRendered {
     type Delivery = Notify;
 }
 
-/// **notify**: someone logged on. Sent by the accounts module (`auth`, not yet
-/// built); declared here so that any module can observe it.
+/// **notify**: someone logged on (a new session). Sent by the accounts module
+/// (`auth`); declared here so that any module can observe it.
 #[derive(Debug, Clone)]
 pub struct Logon {
     pub user: ResourceId,
@@ -81,8 +81,7 @@ impl Event for Logon {
     type Delivery = Notify;
 }
 
-/// **notify**: someone logged off (by themselves, or their session ended).
-/// Sent by the accounts module (`auth`, not yet built).
+/// **notify**: someone logged off. Sent by the accounts module (`auth`).
 #[derive(Debug, Clone)]
 pub struct Logoff {
     pub user: ResourceId,

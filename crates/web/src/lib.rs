@@ -18,6 +18,7 @@
 //! access log: `bulwark-http`), push (the `push` module), parsing `site.toml`
 //! (`bulwark-site`) and the models (`bulwark-template`).
 
+mod authenticate;
 mod bearer;
 mod bottleneck;
 mod controllers;
@@ -40,14 +41,18 @@ mod stores;
 mod table;
 mod tls;
 
+pub use authenticate::{Authenticated, Authenticator, CSRF_FIELD, CSRF_HEADER};
 pub use bearer::{BearerCheck, check_bearer};
-pub use bottleneck::{Bottleneck, LibBuilds, LibLimits, RenderLimits, busy_response};
+pub use bottleneck::{Bottleneck, LibBuilds, LibLimits, RenderCost, RenderLimits, busy_response};
 pub use controllers::{Controller, ControllerFactory, GET_HEAD, content_type_for};
 pub use error::{ModuleError, read_settings};
 pub use error_page::{error_response, json_response, store_error_json, store_error_status};
 pub use language::pick_language;
 pub use module::{Module, SiteSetup, StartError, enabled_modules};
 pub use options::SitesOptions;
+pub use page_cache::SESSION_COOKIE;
+pub use render::render_page;
+pub use render::{parse_form, render_uncached};
 pub use representation::{Content, Outcome, Representation};
 pub use request::RequestCtx;
 pub use site::SiteRuntime;

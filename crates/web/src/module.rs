@@ -18,6 +18,7 @@ use bulwark_site::{ModuleManifest, Site};
 use bulwark_store::{Migration, Store, StoreError};
 use bulwark_template::{SiteModels, TemplateExtension};
 
+use crate::authenticate::Authenticator;
 use crate::controllers::{Controller, ControllerFactory, ModuleKinds};
 use crate::error::ModuleError;
 use crate::stores::SiteNotifier;
@@ -86,6 +87,7 @@ pub struct SiteSetup<'a> {
     pub(crate) kinds: &'a mut ModuleKinds,
     pub(crate) observers: &'a mut Observers,
     pub(crate) template_extensions: &'a mut Vec<TemplateExtension>,
+    pub(crate) authenticator: &'a mut Option<Arc<dyn Authenticator>>,
 }
 
 impl SiteSetup<'_> {
@@ -134,6 +136,12 @@ impl SiteSetup<'_> {
     /// Observers of notifications (see `events` and `docs/notifications.md`).
     pub fn observers(&mut self) -> &mut Observers {
         self.observers
+    }
+
+    /// Who is asking: the site's one authenticator (the accounts module sets
+    /// it; a second module setting one replaces the first).
+    pub fn set_authenticator(&mut self, authenticator: Arc<dyn Authenticator>) {
+        *self.authenticator = Some(authenticator);
     }
 
     /// Template functions, filters or globals: `extend` runs on the site's

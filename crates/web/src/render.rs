@@ -28,6 +28,44 @@ pub(crate) async fn limited(
     }
 }
 
+/// A module's own page answered with `status`: [`render_uncached`] with the
+/// default render cost.
+pub async fn render_page(
+    req: &RequestCtx<'_>,
+    template: &str,
+    status: StatusCode,
+    vars: BTreeMap<String, Value>,
+) -> Outcome {
+    match render_uncached(req, &RenderCost::default(), template, vars).await {
+        Outcome::Found(mut page) => {
+            page.status = status;
+            Outcome::Found(page)
+        }
+        other => other,
+    }
+}
+
+/// Renders `template` for a module's controller (a form page): through the
+/// render bottleneck like any page, with `extra` added to the variables a
+/// `template` rule gets (`q`, `request`, `m`, the path arguments), and never
+/// from or into the page cache (the answer depends on what was posted). `cost`
+/// is the controller's own measure of how long its renders take.
+pub async fn render_uncached(
+    req: &RequestCtx<'_>,
+    cost: &RenderCost,
+    template: &str,
+    extra: BTreeMap<String, Value>,
+) -> Outcome {
+    let content_type = crate::controllers::content_type_for(template);
+    limited(req, cost, || {
+        let scope = render_scope(req);
+        let outcome = render_template(req, &scope, template, &content_type, extra);
+        (outcome, scope)
+    })
+    .await
+    .0
+}
+
 /// The models as this request's principal may see them.
 pub(crate) fn render_scope(req: &RequestCtx<'_>) -> Arc<RenderScope> {
     let site = req.site.site.clone();
@@ -68,6 +106,8 @@ pub(crate) fn render_template(
         method => req.parts.method.as_str(),
         query => req.parts.uri.query().unwrap_or(""),
         language => req.language(),
+        csrf_token => req.auth().csrf_token.as_deref(),
+        user_id => req.principal().user_id().map(|id| id.0),
     };
     scope.set_request(request.clone());
     vars.insert("request".into(), request);
@@ -114,7 +154,9 @@ pub(crate) fn render_template(
     }
 }
 
-fn parse_form(bytes: &[u8]) -> Vec<(String, String)> {
+/// The fields of an `application/x-www-form-urlencoded` body (or query
+/// string), decoded, in order.
+pub fn parse_form(bytes: &[u8]) -> Vec<(String, String)> {
     bytes
         .split(|b| *b == b'&')
         .filter(|p| !p.is_empty())

@@ -7,6 +7,7 @@ use bulwark_http::Peer;
 use bytes::Bytes;
 use http::request::Parts;
 
+use crate::authenticate::Authenticated;
 use crate::language::pick_language;
 use crate::site::SiteRuntime;
 
@@ -25,7 +26,7 @@ pub struct RequestCtx<'a> {
     /// out on first use: the page cache key, the render and `Content-Language`
     /// all ask.
     language: OnceLock<usize>,
-    principal: Principal,
+    auth: Authenticated,
     peer: Peer,
 }
 
@@ -45,9 +46,15 @@ impl<'a> RequestCtx<'a> {
             body,
             upgrade: Mutex::new(upgrade),
             language: OnceLock::new(),
-            principal: Principal::anonymous(),
+            auth: Authenticated::anonymous(),
             peer,
         }
+    }
+
+    /// The request as made by whom `auth` says (the site's authenticator).
+    pub fn authenticated(mut self, auth: Authenticated) -> RequestCtx<'a> {
+        self.auth = auth;
+        self
     }
 
     /// The site language this visitor gets: the first of their `Accept-Language`
@@ -61,10 +68,15 @@ impl<'a> RequestCtx<'a> {
     }
 
     /// Who is asking: what renders, the API and push connections of this request
-    /// may see. Anonymous until the accounts module establishes sessions; only
-    /// anonymous requests are served from the page cache.
+    /// may see and do (the site's authenticator decides; without one, anonymous).
+    /// Only anonymous requests are served from the page cache.
     pub fn principal(&self) -> &Principal {
-        &self.principal
+        &self.auth.principal
+    }
+
+    /// Who is asking and how they proved it (session, CSRF token).
+    pub fn auth(&self) -> &Authenticated {
+        &self.auth
     }
 
     /// The connection's other end: the visitor's address (or a proxy's, behind

@@ -10,6 +10,7 @@ use bulwark_notify::Notifier;
 use bulwark_site::Site;
 use bulwark_template::{SiteModels, SiteTemplates};
 
+use crate::authenticate::Authenticator;
 use crate::bottleneck::{Bottleneck, LibBuilds};
 use crate::security_headers::SecurityHeaders;
 
@@ -26,6 +27,9 @@ pub struct SiteRuntime {
     pub models: Arc<SiteModels>,
     /// Who may see which resources and properties (`[access]`).
     pub policy: Arc<dyn AccessPolicy>,
+    /// Who is asking (the accounts module's sessions and tokens); `None`:
+    /// every request is anonymous.
+    pub authenticator: Option<Arc<dyn Authenticator>>,
     /// The observers the site's modules registered.
     pub notifier: Arc<Notifier>,
     /// `[headers]`, ready to add to every response.

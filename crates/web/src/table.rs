@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use bulwark_acl::{AccessPolicy, DefaultPolicy};
+use bulwark_acl::{AccessPolicy, Action, Rule, SiteLookups, SitePolicy, default_rules};
 use bulwark_notify::Observers;
 use bulwark_site::{ModuleManifest, Site, SiteError};
 use bulwark_template::SiteTemplates;
@@ -20,6 +20,48 @@ use crate::options::SitesOptions;
 use crate::security_headers::SecurityHeaders;
 use crate::site::{SiteRuntime, lib_cache};
 use crate::stores::{OpenError, SiteStores};
+
+/// The site's access policy from `[access]`: its rules (or the default
+/// rules) and who reads which property. An error names the key that is wrong.
+fn site_policy(site: &Site) -> Result<SitePolicy, (String, String)> {
+    let access = &site.config.access;
+    let rules = match &access.rules {
+        None => default_rules(),
+        Some(rules) => rules
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| {
+                let actions = rule
+                    .actions
+                    .iter()
+                    .map(|a| a.parse::<Action>())
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| (format!("rules[{i}].actions"), e.to_string()))?;
+                if rule.group.trim().is_empty() {
+                    return Err((format!("rules[{i}].group"), "a user group is needed".into()));
+                }
+                Ok(Rule {
+                    group: rule.group.trim().to_lowercase(),
+                    actions,
+                    content_group: rule.content_group.clone(),
+                    categories: rule.categories.clone(),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    let properties = access
+        .private_properties
+        .iter()
+        .map(|p| (p.clone(), bulwark_acl::MEMBERS.to_string()))
+        .chain(
+            access
+                .properties
+                .iter()
+                .map(|(p, g)| (p.clone(), g.trim().to_lowercase())),
+        )
+        .collect();
+    Ok(SitePolicy::new(rules, properties))
+}
 
 /// A running site and one controller per dispatch rule (by rule index).
 pub struct ServedSite {
@@ -147,12 +189,24 @@ async fn serve_site(
             site: site.name().to_string(),
             source,
         })?;
-    let policy: Arc<dyn AccessPolicy> = Arc::new(DefaultPolicy {
-        private_properties: site.config.access.private_properties.clone(),
-    });
+    let policy =
+        Arc::new(site_policy(&site).map_err(|(key, problem)| {
+            SiteError::invalid(&file, &format!("access.{key}"), problem)
+        })?);
+    let store = open.models.store.clone();
+    let lookups = tokio::task::spawn_blocking(move || SiteLookups::load(&store))
+        .await
+        .expect("reading the content groups does not panic")
+        .map_err(|e| LoadError::Data {
+            site: site.name().to_string(),
+            source: OpenError::Database(e),
+        })?;
+    policy.refresh(lookups);
+    let policy: Arc<dyn AccessPolicy> = policy;
     let mut kinds = ModuleKinds::new();
     let mut observers = Observers::new();
     let mut template_extensions = Vec::new();
+    let mut authenticator = None;
     for module in &enabled {
         let name = module.manifest().name;
         module
@@ -165,6 +219,7 @@ async fn serve_site(
                 kinds: &mut kinds,
                 observers: &mut observers,
                 template_extensions: &mut template_extensions,
+                authenticator: &mut authenticator,
             })
             .map_err(|e| SiteError::invalid(&file, &format!("{name}.{}", e.key), e.problem))?;
     }
@@ -190,6 +245,7 @@ async fn serve_site(
             models: open.models,
             renders: Bottleneck::new(options.render_limits),
             policy,
+            authenticator,
             notifier,
             security_headers: SecurityHeaders::new(&site.config.headers),
             dev: options.dev,

@@ -5,7 +5,7 @@
 
 mod common;
 
-use bulwark_acl::{AccessPolicy, DefaultPolicy, Principal};
+use bulwark_acl::{AccessPolicy, Principal, SitePolicy};
 use bulwark_store::{NewResource, Props, ResourceId, Store, Visibility};
 use common::*;
 
@@ -77,7 +77,7 @@ async fn what_a_visitor_may_not_see_is_absent_on_every_surface() {
         }),
     ];
     // The rule itself, as the site's policy states it.
-    let policy = DefaultPolicy::default();
+    let policy = SitePolicy::default();
     let visitor = Principal::anonymous();
     let may_see = |id| policy.may_see(&visitor, &store.resource(id).unwrap().unwrap());
     assert!(may_see(shown));

@@ -16,9 +16,19 @@
 //!   also a member, an administrator is everything. `anonymous` is the root,
 //!   the group of every visitor; nobody is put in it.
 //!
+//! - a user's **e-mail address** is the `email` property of their person
+//!   (private by default: `[access] private_properties`), mirrored as an
+//!   `email` identity so that an address finds its one account (a password
+//!   reset by address); [`set_email`] keeps the two together, and a lookup
+//!   by address ([`find_by_email`]) trusts the identity only while the
+//!   property still says the same.
+//!
 //! The functions here run on a thread that may block (they call the store).
 
-use bulwark_store::{IdentityKind, NewResource, Props, ResourceId, Store, StoreError};
+use bulwark_acl::{Principal, User};
+use bulwark_store::{
+    IdentityKind, NewResource, Props, PropsChange, ResourceId, ResourceUpdate, Store, StoreError,
+};
 use chrono::{DateTime, Utc};
 
 /// The category of user groups.
@@ -52,6 +62,8 @@ pub enum AccountError {
     UsernameTaken(String),
     #[error("there is no user {0:?}")]
     UnknownUser(String),
+    #[error("the e-mail address {0:?} belongs to another user")]
+    EmailTaken(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -194,7 +206,8 @@ fn group_name(store: &Store, id: ResourceId) -> Result<Option<GroupName>, StoreE
         .and_then(|r| r.name.as_deref().and_then(GroupName::from_resource_name)))
 }
 
-fn group_id(store: &Store, group: &GroupName) -> Result<ResourceId, AccountError> {
+/// The id of a user group, or [`AccountError::UnknownGroup`] listing the groups.
+pub(crate) fn group_id(store: &Store, group: &GroupName) -> Result<ResourceId, AccountError> {
     let found = store
         .resource_by_name(&group.resource_name())?
         .filter(|r| r.category_name == USER_GROUP_CATEGORY);
@@ -208,6 +221,42 @@ fn group_id(store: &Store, group: &GroupName) -> Result<ResourceId, AccountError
                 .collect(),
         }),
     }
+}
+
+/// Every user group `person` counts in: the groups it was put in and, up the
+/// tree, the groups they extend (a manager counts in managers, editors,
+/// members and anonymous), nearest first.
+pub fn groups_of(store: &Store, person: ResourceId) -> Result<Vec<GroupName>, StoreError> {
+    let mut names = Vec::new();
+    for id in counted_group_ids(store, person)? {
+        names.extend(group_name(store, id)?);
+    }
+    Ok(names)
+}
+
+/// The ids of the groups `person` counts in (see [`groups_of`]).
+pub(crate) fn counted_group_ids(
+    store: &Store,
+    person: ResourceId,
+) -> Result<Vec<ResourceId>, StoreError> {
+    let mut seen = Vec::new();
+    let mut queue = std::collections::VecDeque::from(store.objects(person, HAS_USER_GROUP)?);
+    while let Some(id) = queue.pop_front() {
+        if seen.contains(&id) {
+            continue; // In two ways, or a loop someone made by hand.
+        }
+        seen.push(id);
+        queue.extend(store.objects(id, HAS_PARENT_GROUP)?);
+    }
+    Ok(seen)
+}
+
+/// The person resource of the user with this username (any case).
+pub fn person_of(store: &Store, username: &str) -> Result<ResourceId, AccountError> {
+    store
+        .password_hash(username)?
+        .map(|(person, _)| person)
+        .ok_or_else(|| AccountError::UnknownUser(username.to_owned()))
 }
 
 /// Whether the site has any account at all.
@@ -282,4 +331,100 @@ pub fn accounts(store: &Store) -> Result<Vec<Account>, StoreError> {
             })
         })
         .collect()
+}
+
+/// Who `person` is to the access rules.
+pub fn principal_of(store: &Store, person: ResourceId) -> Result<Principal, StoreError> {
+    let groups = groups_of(store, person)?;
+    Ok(Principal::User(User::new(
+        person,
+        groups.into_iter().map(|g| g.0),
+    )))
+}
+
+/// A user found by username or e-mail address, with what a password reset
+/// needs to know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserContact {
+    pub person: ResourceId,
+    pub username: String,
+    /// The `email` property of their person, if any.
+    pub email: Option<String>,
+}
+
+/// The user with this username.
+pub fn find_by_username(store: &Store, username: &str) -> Result<Option<UserContact>, StoreError> {
+    match store.password_hash(username)? {
+        Some((person, _)) => contact(store, person),
+        None => Ok(None),
+    }
+}
+
+/// The user whose e-mail address this is: the `email` identity names the
+/// person, and their `email` property must still be this address.
+pub fn find_by_email(store: &Store, email: &str) -> Result<Option<UserContact>, StoreError> {
+    let Some(identity) = store.find_identity(IdentityKind::Email, email)? else {
+        return Ok(None);
+    };
+    Ok(contact(store, identity.resource)?.filter(|user| {
+        user.email
+            .as_deref()
+            .is_some_and(|e| e.trim().eq_ignore_ascii_case(&identity.key))
+    }))
+}
+
+/// The username and e-mail address of a user's person (`None` when it has no
+/// username).
+pub fn contact(store: &Store, person: ResourceId) -> Result<Option<UserContact>, StoreError> {
+    let Some(username) = store
+        .identities(person)?
+        .into_iter()
+        .find(|i| i.kind == IdentityKind::Username)
+        .map(|i| i.key)
+    else {
+        return Ok(None);
+    };
+    let email = store
+        .resource(person)?
+        .and_then(|r| r.props.str("email").map(str::to_owned))
+        .filter(|e| !e.trim().is_empty());
+    Ok(Some(UserContact {
+        person,
+        username,
+        email,
+    }))
+}
+
+/// Gives a user an e-mail address (replacing the one they had): the `email`
+/// property of their person and the `email` identity that finds them by it.
+/// An address another user has is refused.
+pub fn set_email(store: &Store, username: &str, email: &str) -> Result<(), AccountError> {
+    let (person, _) = store
+        .password_hash(username)?
+        .ok_or_else(|| AccountError::UnknownUser(username.to_owned()))?;
+    let identity = match store.add_identity(person, IdentityKind::Email, email) {
+        Ok(identity) => identity,
+        Err(StoreError::Duplicate(_)) => return Err(AccountError::EmailTaken(email.to_owned())),
+        Err(e) => return Err(e.into()),
+    };
+    for old in store.identities(person)? {
+        if old.kind == IdentityKind::Email && old.id != identity.id {
+            store.delete_identity(old.id)?;
+        }
+    }
+    // The property is the address people see and mail goes to; another
+    // writer may change the person meanwhile, so a conflict is tried again.
+    for _ in 0..5 {
+        let current = store
+            .resource(person)?
+            .ok_or_else(|| AccountError::UnknownUser(username.to_owned()))?;
+        let mut update = ResourceUpdate::new(person, current.version);
+        update.props = PropsChange::Merge(Props::new().with("email", identity.key.as_str()));
+        match store.update_resource(update) {
+            Ok(_) => return Ok(()),
+            Err(StoreError::Conflict { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(StoreError::Busy.into())
 }

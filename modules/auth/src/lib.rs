@@ -1,33 +1,69 @@
-//! The accounts module (`auth`): who may log on.
+//! The accounts module (`auth`): who may log on, and who is asking.
 //!
-//! **What it does now.** A user is a person resource with a username and an
-//! argon2id password hash; user groups are resources in a tree
-//! (anonymous < members < editors < managers < administrators), created when a
-//! site's store opens ([`accounts`] says how they are stored). Passwords are
-//! hashed and checked in one place, [`password::Passwords`], off the async
-//! workers and behind a bound on concurrent hashes. The command line
-//! (`bulwark user add | passwd | list`) works through [`accounts`]. A site that
-//! starts serving without any account gets `admin` in the administrators group,
-//! with a random password printed once (or the one given in
-//! `BULWARK_ADMIN_PASSWORD`, not printed).
+//! A user is a person resource with a username and an argon2id password hash;
+//! user groups are resources in a tree (anonymous < members < editors <
+//! managers < administrators), created when a site's store opens
+//! ([`accounts`] says how they are stored). Passwords are hashed and checked
+//! in one place, [`password::Passwords`], off the async workers and behind a
+//! bound on concurrent hashes. The command line (`bulwark user add | passwd |
+//! list`) works through [`accounts`]. A site that starts serving without any
+//! account gets `admin` in the administrators group, with a random password
+//! printed once (or the one given in `BULWARK_ADMIN_PASSWORD`, not printed).
 //!
-//! **What it does not do yet.** No sessions, logon pages, CSRF tokens, rate
-//! limits or rules: every request is still anonymous. Those build on
-//! [`Auth::passwords`] (the logon check is [`Passwords::verify_or_dummy`]) and
-//! on the groups here.
+//! Logon makes a session ([`sessions`]): a random token in a cookie, the
+//! session in the site's database. The module is the site's
+//! [`Authenticator`](bulwark_web::Authenticator): every request with a session
+//! cookie gets the user's [`Principal`](bulwark_acl::Principal) (their groups
+//! included), which every surface's access decision takes, and a CSRF token
+//! that state-changing requests must carry (`{{ csrf_field() }}` in forms).
+//! Wrong passwords are counted per account and per address ([`throttle`]).
+//! The pages and JSON endpoints are in [`logon`].
+//!
+//! A second factor is optional per account and can be required for user
+//! groups (`[auth] require_second_factor`, [`AuthSettings`]): a TOTP secret
+//! for an authenticator app ([`totp`]) with single-use recovery codes,
+//! enrolled, checked and removed in [`second_factor`] (`bulwark user totp`,
+//! `bulwark user recovery-codes`).
+//!
+//! **Password reset by e-mail.** `/logon/reset` asks for a username or
+//! address and mails a single-use, expiring link ([`reset`] keeps the tokens,
+//! `reset_pages.rs` the pages and `/api/auth/reset` endpoints); the mail goes
+//! out through the `mail` module's `SendMail` notification. A user's address is
+//! the `email` property of their person ([`accounts::set_email`]). A new
+//! password ends every session of the account.
 
 pub mod accounts;
+pub mod logon;
 pub mod password;
+pub mod reset;
+mod reset_pages;
+pub mod second_factor;
+mod secret;
+pub mod sessions;
+pub mod settings;
+pub mod throttle;
+pub mod totp;
 
 use std::io::Write;
 use std::sync::{Arc, OnceLock};
 
 use bulwark_site::{ModuleManifest, Site};
-use bulwark_store::{Store, StoreError};
-use bulwark_web::{Module, StartError};
+use bulwark_store::{Migration, Store, StoreError};
+use bulwark_web::{Controller, Module, ModuleError, SiteSetup, StartError};
+use include_dir::{Dir, include_dir};
 
-pub use accounts::{Account, AccountError, GroupName};
+pub use accounts::{Account, AccountError, GroupName, UserContact};
 pub use password::{HashCost, HashLimits, NewPassword, Password, PasswordError, Passwords};
+pub use second_factor::{SecondFactorCheck, SecondFactorError};
+pub use sessions::Sessions;
+pub use settings::AuthSettings;
+
+use crate::logon::{AuthController, AuthSite};
+use crate::throttle::LogonThrottle;
+pub use reset::{RESET_EXPIRY, ResetToken, TokenProblem};
+pub use reset_pages::{CONFIRM_RULE, MAIL_TEMPLATE, REQUEST_ANSWER};
+
+static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 
 pub const PRIORITY: i32 = 400;
 
@@ -61,7 +97,7 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             "auth",
             PRIORITY,
             &[],
-            None,
+            Some(&TEMPLATES),
             None,
             include_str!("../module.toml"),
         );
@@ -81,11 +117,68 @@ impl Module for Auth {
         manifest()
     }
 
-    fn open_store(&self, _site: &Site, store: &Store) -> Result<(), StoreError> {
-        accounts::ensure_user_groups(store)
+    fn migrations(&self) -> &'static [Migration] {
+        reset::MIGRATIONS
+    }
+
+    fn open_store(&self, site: &Site, store: &Store) -> Result<(), StoreError> {
+        accounts::ensure_user_groups(store)?;
+        // The store opens before the site's setup, and a command such as
+        // `bulwark user` opens it without one: check the section here too.
+        let config = &site.config;
+        let settings = AuthSettings::parse(
+            config.module_settings.get("auth"),
+            &config.hostname,
+            config.tls.is_some(),
+        )
+        .map_err(|e| StoreError::InvalidInput {
+            field: match e.key.as_str() {
+                "" => "auth".to_owned(),
+                key => format!("auth.{key}"),
+            },
+            reason: e.problem,
+        })?;
+        settings.check_groups(store)
+    }
+
+    fn setup(&self, setup: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
+        let config = &setup.site().config;
+        let settings =
+            AuthSettings::parse(setup.settings(), &config.hostname, config.tls.is_some())?;
+        let sessions = Arc::new(Sessions::new(
+            setup.models().store.clone(),
+            settings.clone(),
+        ));
+        spawn_sweeper(&sessions);
+        let site = Arc::new(AuthSite {
+            sessions: sessions.clone(),
+            passwords: self.passwords.clone(),
+            throttle: LogonThrottle::new(settings.logon_attempts, settings.logon_window),
+        });
+        let reset = Arc::new(reset_pages::SiteReset {
+            site: setup.site().name().to_string(),
+            store: setup.models().store.clone(),
+            notifier: setup.notifier(),
+            passwords: self.passwords.clone(),
+            settings,
+        });
+        setup.set_authenticator(sessions);
+        setup.add_controller("auth", move |options| {
+            AuthController::from_rule(site.clone(), options)
+                .map(|c| Box::new(c) as Box<dyn Controller>)
+        });
+        setup.add_controller("password_reset", move |options| {
+            reset_pages::ResetController::new(options, reset.clone())
+                .map(|c| Box::new(c) as Box<dyn Controller>)
+        });
+        setup.add_template_extension(|env| {
+            env.add_function("csrf_field", csrf_field);
+        });
+        Ok(())
     }
 
     fn start_serving(&self, site: &Site, store: &Store) -> Result<(), StartError> {
+        self.passwords.prepare_blocking()?;
         let preset = self
             .first_admin_password
             .clone()
@@ -158,4 +251,45 @@ fn print_first_admin(site: &str, password: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     let _ = out.flush();
+}
+
+/// `{{ csrf_field() }}`: the hidden form field with the session's CSRF token
+/// (nothing for a visitor without a session, who needs none). Not for inside a
+/// `cache` block: a cached fragment would carry one session's token.
+fn csrf_field(state: &minijinja::State) -> minijinja::Value {
+    let token = state
+        .lookup("request")
+        .and_then(|r| r.get_attr("csrf_token").ok())
+        .filter(|t| !t.is_none() && !t.is_undefined())
+        .map(|t| t.to_string())
+        .filter(|t| t.bytes().all(|b| b.is_ascii_hexdigit()));
+    match token {
+        Some(token) => minijinja::Value::from_safe_string(format!(
+            r#"<input type="hidden" name="{}" value="{token}">"#,
+            bulwark_web::CSRF_FIELD
+        )),
+        None => minijinja::Value::from_safe_string(String::new()),
+    }
+}
+
+/// Removes ended sessions from the database every ten minutes, while the
+/// site's sessions live (a reload replaces them, and this task ends).
+fn spawn_sweeper(sessions: &Arc<Sessions>) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return; // A command, not a server: nothing to sweep.
+    };
+    let weak = Arc::downgrade(sessions);
+    runtime.spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(600));
+        loop {
+            tick.tick().await;
+            let Some(sessions) = weak.upgrade() else {
+                return;
+            };
+            let swept = tokio::task::spawn_blocking(move || sessions.sweep_blocking()).await;
+            if let Ok(Err(e)) = swept {
+                tracing::warn!("removing ended sessions: {e}");
+            }
+        }
+    });
 }

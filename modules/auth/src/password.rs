@@ -180,6 +180,12 @@ impl Passwords {
         self.argon2.verify_password(password.bytes(), hash).is_ok()
     }
 
+    /// Makes the hash an unknown user's password is checked against now, so
+    /// the first such logon takes no longer than any other (blocks).
+    pub fn prepare_blocking(&self) -> Result<(), PasswordError> {
+        self.dummy_hash().map(|_| ())
+    }
+
     fn dummy_hash(&self) -> Result<&str, PasswordError> {
         if let Some(hash) = self.dummy_hash.get() {
             return Ok(hash);

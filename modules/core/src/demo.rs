@@ -72,6 +72,18 @@ pub(crate) fn create_demo_content(store: &Store) -> Result<(), StoreError> {
     for pair in ids.windows(2) {
         store.insert_edge(pair[1], "relation", pair[0], None)?;
     }
+    // For logged-on members only: anonymous visitors get 404, members read it.
+    let mut members = NewResource::new(
+        "article",
+        Props::new()
+            .with("title", "For members")
+            .with("summary", "Only logged-on members see this article.")
+            .with("body", "<p>Only logged-on members see this article: it is members-only, and anonymous visitors get a 404 for it.</p>"),
+    )
+    .named("members_corner");
+    members.published = true;
+    members.visibility = bulwark_store::Visibility::Members;
+    store.create_resource(members)?;
     store.set_config_value("demo_content_created", "1")?;
     Ok(())
 }

@@ -14,6 +14,7 @@
       {% for rule, label in [("home", "Home"), ("articles", "Articles"), ("features", "Features"), ("live", "Live"), ("about", "About"), ("contact", "Contact")] %}
       <a href="{{ url(rule) }}"{% if request.path == url(rule) %} aria-current="page"{% endif %}>{{ label }}</a>
       {% endfor %}
+      {% if request.user_id %}<a href="/logoff">Log off</a>{% else %}<a href="/logon">Log on</a>{% endif %}
     </nav>
   </div>
 </header>

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bulwark_acl::{AccessPolicy, DefaultPolicy, Principal};
+use bulwark_acl::{AccessPolicy, Principal, SitePolicy};
 use bulwark_depcache::{DependencyKey, Policy, RequestMemo, Serial};
 use bulwark_store::{Resource, ResourceId, Store, StoreError, dependency};
 use minijinja::{Error, ErrorKind, Value};
@@ -68,7 +68,7 @@ const MEMO_LIMIT: usize = 10_000;
 impl RenderScope {
     /// A render with the default access policy.
     pub fn new(models: Arc<SiteModels>, principal: Principal) -> Arc<RenderScope> {
-        RenderScope::build(models, principal, Arc::new(DefaultPolicy::default()), None)
+        RenderScope::build(models, principal, Arc::new(SitePolicy::default()), None)
     }
 
     /// A render for a site: its access policy and how to build a resource's page URL.

@@ -1,13 +1,15 @@
 //! `/api/rsc/{id}`: a resource as JSON (`GET`, as the request's principal may see it), and
-//! changing its properties (`PATCH` with a JSON object to merge, `Authorization:
-//! Bearer <[api] token>`, optionally `If-Match: <version>` for optimistic updates).
+//! changing its properties (`PATCH` with a JSON object to merge, by a logged-on
+//! user the site's rules let update it (with the session's CSRF token) or with
+//! `Authorization: Bearer <[api] token>`; optionally `If-Match: <version>` for
+//! optimistic updates).
 
 use futures_util::future::BoxFuture;
 use http::header::IF_MATCH;
 use http::{Method, StatusCode};
 use serde_json::json;
 
-use bulwark_acl::Principal;
+use bulwark_acl::{Action, Principal};
 use bulwark_store::{
     Props, PropsChange, Resource, ResourceId, ResourceUpdate, StoreError, Version,
 };
@@ -140,9 +142,23 @@ impl Controller for ApiController {
                     Err(e) => store_failure(e),
                 };
             }
-            if let Err(refused) = authorize(req) {
-                return *refused;
-            }
+            // A user may change what the site's rules let them update; the
+            // site's API token may change everything.
+            let by_user = if req.principal().is_anonymous() {
+                if let Err(refused) = authorize(req) {
+                    return *refused;
+                }
+                false
+            } else {
+                match store.run(move |s| s.resource(id)).await {
+                    Ok(Some(r)) if req.site.policy.may(req.principal(), Action::Update, &r) => true,
+                    Ok(Some(r)) if req.site.policy.may_see(req.principal(), &r) => {
+                        return error(StatusCode::FORBIDDEN, "you may not change this resource");
+                    }
+                    Ok(_) => return error(StatusCode::NOT_FOUND, "no such resource"),
+                    Err(e) => return store_failure(e),
+                }
+            };
             let props = match serde_json::from_slice::<serde_json::Value>(&req.body) {
                 Ok(serde_json::Value::Object(map)) => Props(map),
                 Ok(_) => {
@@ -197,6 +213,10 @@ impl Controller for ApiController {
                 })
                 .await;
             match result {
+                Ok(r) if by_user => reply(
+                    StatusCode::OK,
+                    resource_json(req.site, Some(req.principal()), &r),
+                ),
                 Ok(r) => reply(StatusCode::OK, resource_json(req.site, None, &r)),
                 Err(e) => store_failure(e),
             }

@@ -43,7 +43,8 @@ use crate::request::RequestCtx;
 /// rendered again (a flushed page: until its time to live plus this).
 const PAGE_GRACE: Duration = Duration::from_secs(60);
 
-/// The cookie that marks a logged-in visitor (sessions bypass the page cache).
+/// The cookie that marks a logged-in visitor (sessions bypass the page cache);
+/// over TLS it carries the `__Host-` prefix.
 pub const SESSION_COOKIE: &str = "bulwark_session";
 
 /// Whether this request may be answered from (and fill) the page cache. Never in
@@ -59,7 +60,13 @@ pub fn cacheable(req: &RequestCtx<'_>) -> bool {
             .get_all(COOKIE)
             .iter()
             .filter_map(|v| v.to_str().ok())
-            .any(|c| c.split(';').any(|kv| kv.trim().starts_with(SESSION_COOKIE)))
+            .any(|c| {
+                c.split(';').any(|kv| {
+                    kv.trim()
+                        .trim_start_matches("__Host-")
+                        .starts_with(SESSION_COOKIE)
+                })
+            })
 }
 
 fn cache_key(req: &RequestCtx<'_>) -> ModelKey {

@@ -60,6 +60,7 @@ pub fn modules() -> Vec<std::sync::Arc<dyn bulwark_web::Module>> {
         bulwark_module_seo::module(),
         bulwark_module_push::module(),
         bulwark_module_auth::module(None).expect("the accounts module"),
+        bulwark_module_mail::module(),
     ]
 }
 
@@ -130,7 +131,7 @@ pub async fn start_with_modules(
             )
         });
     let tls = sites_handler.tls_config().unwrap_or_else(|e| panic!("{e}"));
-    let models = ["a", "b", "p", "news"]
+    let models = ["a", "b", "p", "news", "default"]
         .iter()
         .filter_map(|name| Some((name.to_string(), sites_handler.site_models(name)?)))
         .collect();

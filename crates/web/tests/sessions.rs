@@ -1,0 +1,436 @@
+//! Logon, sessions and CSRF over real HTTP, on the starter site with the
+//! accounts module: the session id rotates at logon, state-changing requests
+//! need the CSRF token, wrong passwords are throttled and an unknown user looks
+//! the same, and the page cache never mixes anonymous and logged-on pages.
+
+mod common;
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use bulwark_module_auth::accounts::{self};
+use bulwark_module_auth::{GroupName, HashCost, HashLimits, NewPassword, Passwords};
+use bulwark_store::{NewResource, Props, ResourceId, Store};
+use common::{TestServer, start};
+
+const PASSWORD: &str = "correct horse battery";
+
+async fn starter_with(extra_settings: &str) -> TestServer {
+    let mut files = common::starter_site();
+    for (path, text) in files.iter_mut() {
+        if path == "default/site.toml" {
+            text.push_str(extra_settings);
+        }
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    start(&files, |_| {}).await
+}
+
+fn store(s: &TestServer) -> Store {
+    s.models["default"].store.clone()
+}
+
+async fn add_user(s: &TestServer, name: &str, group: &str) -> ResourceId {
+    let store = store(s);
+    let (name, group) = (name.to_string(), group.to_string());
+    tokio::task::spawn_blocking(move || {
+        let passwords = Passwords::new(HashCost::default(), HashLimits::default()).unwrap();
+        let hash = passwords
+            .hash_blocking(&NewPassword::new(PASSWORD.into()).unwrap())
+            .unwrap();
+        accounts::add_user(&store, &name, &GroupName::new(&group), &hash).unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+fn url(s: &TestServer, path: &str) -> String {
+    format!("http://localhost:{}{path}", s.addr.port())
+}
+
+/// The session cookie a response sets (`name=value`), if any.
+fn session_cookie(resp: &reqwest::Response) -> Option<String> {
+    resp.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("bulwark_session="))
+        .map(|v| v.split(';').next().unwrap().to_string())
+}
+
+async fn logon_form(
+    s: &TestServer,
+    cookie: Option<&str>,
+    form: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut req = client().post(url(s, "/logon")).form(form);
+    if let Some(c) = cookie {
+        req = req.header("cookie", c);
+    }
+    req.send().await.unwrap()
+}
+
+async fn logon(s: &TestServer, user: &str) -> String {
+    let resp = logon_form(s, None, &[("username", user), ("password", PASSWORD)]).await;
+    assert_eq!(resp.status(), 303);
+    session_cookie(&resp).expect("a session cookie")
+}
+
+async fn get(s: &TestServer, path: &str, cookie: Option<&str>) -> (u16, String) {
+    let mut req = client().get(url(s, path));
+    if let Some(c) = cookie {
+        req = req.header("cookie", c);
+    }
+    let resp = req.send().await.unwrap();
+    (resp.status().as_u16(), resp.text().await.unwrap())
+}
+
+async fn me(s: &TestServer, cookie: &str) -> serde_json::Value {
+    let (status, body) = get(s, "/api/auth/me", Some(cookie)).await;
+    assert_eq!(status, 200);
+    serde_json::from_str(&body).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logon_sets_a_fresh_session_and_logoff_ends_it() {
+    let s = starter_with("").await;
+    let mia = add_user(&s, "mia", "members").await;
+    let (status, page) = get(&s, "/logon", None).await;
+    assert_eq!(status, 200);
+    assert!(page.contains(r#"name="password""#), "{page}");
+    let first = logon(&s, "mia").await;
+    let who = me(&s, &first).await;
+    assert_eq!(who["user"], mia.0);
+    assert_eq!(who["groups"], serde_json::json!(["anonymous", "members"]));
+    let csrf = who["csrf_token"].as_str().unwrap().to_string();
+    // The cookie is HttpOnly, SameSite=Lax, and not Secure over plain HTTP.
+    let resp = logon_form(
+        &s,
+        Some(&first),
+        &[
+            ("username", "mia"),
+            ("password", PASSWORD),
+            ("_csrf", &csrf),
+        ],
+    )
+    .await;
+    let raw = resp.headers()["set-cookie"].to_str().unwrap().to_string();
+    assert!(
+        raw.contains("HttpOnly") && raw.contains("SameSite=Lax") && raw.contains("Path=/"),
+        "{raw}"
+    );
+    let second = session_cookie(&resp).unwrap();
+    assert_ne!(first, second, "logon rotates the session id");
+    // The session from before the logon does not survive it.
+    let (_, body) = get(&s, "/api/auth/me", Some(&first)).await;
+    assert!(body.contains(r#""user":null"#), "{body}");
+    assert_eq!(me(&s, &second).await["user"], mia.0);
+
+    // "Keep me logged in": the cookie outlives the browser.
+    let kept = logon_form(
+        &s,
+        None,
+        &[
+            ("username", "mia"),
+            ("password", PASSWORD),
+            ("remember", "1"),
+        ],
+    )
+    .await;
+    assert!(
+        kept.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .contains("Max-Age=")
+    );
+    let kept = session_cookie(&kept).unwrap();
+
+    // The user sees and ends their sessions.
+    let listed = client()
+        .get(url(&s, "/api/auth/sessions"))
+        .header("cookie", &second)
+        .send()
+        .await
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_str(&listed.text().await.unwrap()).unwrap();
+    let sessions = listed["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "{listed}");
+    let csrf2 = me(&s, &second).await["csrf_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let ended = client()
+        .post(url(&s, "/api/auth/sessions"))
+        .header("cookie", &second)
+        .header("x-csrf-token", &csrf2)
+        .body(r#"{"end":"others"}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), 200);
+    assert!(
+        me(&s, &kept).await["user"].is_null(),
+        "the other session ended"
+    );
+
+    // Logoff ends the session and drops the cookie.
+    let off = client()
+        .post(url(&s, "/logoff"))
+        .header("cookie", &second)
+        .form(&[("_csrf", csrf2.as_str())])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(off.status(), 303);
+    assert!(
+        off.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .contains("Max-Age=0")
+    );
+    assert!(me(&s, &second).await["user"].is_null());
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_with_a_session_needs_its_csrf_token() {
+    let s = starter_with("").await;
+    add_user(&s, "mia", "members").await;
+    let cookie = logon(&s, "mia").await;
+    let csrf = me(&s, &cookie).await["csrf_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let post = |token: Option<(&'static str, String)>, form: Vec<(&'static str, String)>| {
+        let mut req = client()
+            .post(url(&s, "/logoff"))
+            .header("cookie", cookie.clone())
+            .form(&form);
+        if let Some((name, value)) = token {
+            req = req.header(name, value);
+        }
+        req.send()
+    };
+    // Missing, wrong, or another session's: 403, and the session lives on.
+    for (header, form) in [
+        (None, vec![]),
+        (None, vec![("_csrf", "0".repeat(64))]),
+        (Some(("x-csrf-token", "f".repeat(64))), vec![]),
+        (
+            Some(("x-csrf-token", String::new())),
+            vec![("_csrf", csrf.clone())],
+        ),
+    ] {
+        let resp = post(header, form).await.unwrap();
+        assert_eq!(resp.status(), 403);
+        assert!(!me(&s, &cookie).await["user"].is_null());
+    }
+    let json = client()
+        .post(url(&s, "/api/auth/logoff"))
+        .header("cookie", &cookie)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(json.status(), 403);
+    assert!(json.text().await.unwrap().contains("CSRF"));
+    // Right, in the form or the header: done.
+    let resp = post(None, vec![("_csrf", csrf.clone())]).await.unwrap();
+    assert_eq!(resp.status(), 303);
+    assert!(me(&s, &cookie).await["user"].is_null());
+    // Without a session cookie no token is needed (nothing to forge).
+    let (status, _) = get(&s, "/logon", None).await;
+    assert_eq!(status, 200);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_nth_wrong_password_waits_and_an_unknown_user_looks_the_same() {
+    let s = starter_with("\n[auth]\nlogon_attempts = 3\nlogon_window = 60\n").await;
+    add_user(&s, "mia", "members").await;
+    let attempt = |user: &'static str, password: &'static str| {
+        client()
+            .post(url(&s, "/api/auth/logon"))
+            .header("content-type", "application/json")
+            .body(serde_json::json!({ "username": user, "password": password }).to_string())
+            .send()
+    };
+    let timed = |user, password| async move {
+        let started = Instant::now();
+        let resp = attempt(user, password).await.unwrap();
+        let status = resp.status().as_u16();
+        let retry = resp
+            .headers()
+            .get("retry-after")
+            .map(|v| v.to_str().unwrap().to_string());
+        (status, resp.text().await.unwrap(), retry, started.elapsed())
+    };
+    let (s1, wrong, _, t_wrong) = timed("mia", "not the password").await;
+    let (s2, unknown, _, t_unknown) = timed("ghost", "not the password").await;
+    assert_eq!((s1, s2), (401, 401));
+    assert_eq!(wrong, unknown, "an unknown user gets the very same answer");
+    // Both checked a hash: neither answers in a fraction of the other's time.
+    assert!(
+        t_unknown * 4 > t_wrong && t_wrong * 4 > t_unknown,
+        "{t_wrong:?} {t_unknown:?}"
+    );
+    let (s3, ..) = timed("mia", "still not").await;
+    assert_eq!(s3, 401);
+    // The third failure used up the address's attempts: even the right
+    // password waits now, for a known or an unknown user alike.
+    for (user, password) in [("mia", PASSWORD), ("ghost", "x")] {
+        let (status, body, retry, _) = timed(user, password).await;
+        assert_eq!(status, 429, "{body}");
+        let retry: u64 = retry.expect("Retry-After").parse().unwrap();
+        assert!((1..=60).contains(&retry));
+    }
+    // The page answers the same way, with the form to try again later.
+    let page = logon_form(&s, None, &[("username", "mia"), ("password", PASSWORD)]).await;
+    assert_eq!(page.status(), 429);
+    assert!(page.headers().contains_key("retry-after"));
+    assert!(
+        page.text()
+            .await
+            .unwrap()
+            .contains("Too many failed attempts")
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cached_anonymous_pages_and_members_pages_never_mix() {
+    let s = starter_with("").await;
+    let mia = add_user(&s, "mia", "members").await;
+    let store = store(&s);
+    // A draft of Mia's, and the demo's members-only article.
+    let draft = tokio::task::spawn_blocking(move || {
+        let mut n = NewResource::new("article", Props::new().with("title", "Mias secret draft"));
+        n.creator = Some(mia);
+        let draft = store.create_resource(n).unwrap();
+        let members = store.resource_id("members_corner").unwrap().unwrap();
+        (draft, members)
+    })
+    .await
+    .unwrap();
+    let (draft, members_page) = draft;
+    // The writes' cache flushes arrive from the site's change task: let them
+    // land before counting renders.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let renders = || s.models["default"].renders.load(Ordering::Relaxed);
+    let path = |id: ResourceId| format!("/page/{}", id.0);
+
+    // Anonymous: the members-only page and the draft are absent.
+    assert_eq!(get(&s, &path(members_page), None).await.0, 404);
+    assert_eq!(get(&s, &path(draft), None).await.0, 404);
+    let (_, home) = get(&s, "/", None).await;
+    assert!(home.contains("Log on") && !home.contains("Mias secret draft"));
+    let before = renders();
+    let (_, again) = get(&s, "/", None).await;
+    assert_eq!(
+        renders(),
+        before,
+        "the anonymous home page comes from the page cache"
+    );
+    assert_eq!(home, again);
+
+    // Mia: her own render, never the cached anonymous page.
+    let cookie = logon(&s, "mia").await;
+    let (status, page) = get(&s, &path(members_page), Some(&cookie)).await;
+    assert_eq!(status, 200);
+    assert!(page.contains("For members"));
+    assert_eq!(get(&s, &path(draft), Some(&cookie)).await.0, 200);
+    let before = renders();
+    let (_, hers) = get(&s, "/", Some(&cookie)).await;
+    assert!(
+        renders() > before,
+        "a logged-on visitor's page is rendered for them"
+    );
+    assert!(
+        hers.contains("Log off") && !hers.contains(">Log on<"),
+        "{hers}"
+    );
+    tokio::time::sleep(Duration::from_millis(50)).await;
+
+    // And her page never reaches the next anonymous visitor.
+    let (_, anon) = get(&s, "/", None).await;
+    assert!(anon.contains("Log on") && !anon.contains("Log off"));
+    assert!(!anon.contains("Mias secret draft"));
+    assert_eq!(get(&s, &path(members_page), None).await.0, 404);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_account_with_a_second_factor_needs_its_code() {
+    use bulwark_module_auth::second_factor;
+    use bulwark_module_auth::totp::{TotpKey, unix_now};
+    let s = starter_with("\n[auth]\nrequire_second_factor = [\"editors\"]\n").await;
+    let mia = add_user(&s, "mia", "members").await;
+    let eddy = add_user(&s, "eddy", "editors").await;
+    let store = store(&s);
+    let then = unix_now() - 90;
+    let (secret, recovery) = tokio::task::spawn_blocking(move || {
+        let pending = second_factor::start_enrolment(&store, mia, "default", "mia").unwrap();
+        let key = TotpKey::from_base32(&pending.secret).unwrap();
+        let codes =
+            second_factor::confirm_enrolment_at(&store, mia, &key.code_at(then), then).unwrap();
+        (pending.secret, codes.codes()[0].clone())
+    })
+    .await
+    .unwrap();
+    let key = TotpKey::from_base32(&secret).unwrap();
+    let attempt = |user: &'static str, code: Option<String>| {
+        let mut body = serde_json::json!({ "username": user, "password": PASSWORD });
+        if let Some(code) = code {
+            body["code"] = code.into();
+        }
+        client()
+            .post(url(&s, "/api/auth/logon"))
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+    };
+    // The right password alone is not enough; it sets no cookie.
+    let resp = attempt("mia", None).await.unwrap();
+    assert_eq!(resp.status(), 401);
+    assert!(session_cookie(&resp).is_none());
+    assert!(
+        resp.text()
+            .await
+            .unwrap()
+            .contains(r#""second_factor":true"#)
+    );
+    let resp = attempt("mia", Some("000000".into())).await.unwrap();
+    assert_eq!(resp.status(), 401);
+    assert!(session_cookie(&resp).is_none());
+    // With the app's current code, or a recovery code (once).
+    let resp = attempt("mia", Some(key.code_at(unix_now()))).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(session_cookie(&resp).is_some());
+    assert_eq!(
+        attempt("mia", Some(recovery.clone()))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert_eq!(attempt("mia", Some(recovery)).await.unwrap().status(), 401);
+    // The page asks for the code after a right password.
+    let page = logon_form(&s, None, &[("username", "mia"), ("password", PASSWORD)]).await;
+    assert!(page.text().await.unwrap().contains(r#"name="code""#));
+    // Editors must have one: without it, no logon.
+    let resp = attempt("eddy", None).await.unwrap();
+    assert_eq!(resp.status(), 403);
+    assert!(session_cookie(&resp).is_none());
+    let _ = eddy;
+    s.shutdown().await;
+}

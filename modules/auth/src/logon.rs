@@ -1,0 +1,513 @@
+//! The `auth` controller: logon, logoff and a user's sessions, as pages
+//! (`logon.tpl`, `logoff.tpl`, `sessions.tpl`, which a site can override) and
+//! as JSON for scripts (`/api/auth/...`). Which one a dispatch rule gets is its
+//! `action` (`logon`, `logoff`, `sessions`, `me`) and `format` (`html`, the
+//! default, or `json`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION, RETRY_AFTER, SET_COOKIE};
+use http::{HeaderValue, Method, Response, StatusCode};
+use minijinja::Value;
+use serde::Deserialize;
+use serde_json::json;
+
+use bulwark_http::Body;
+use bulwark_web::events::{Logoff, Logon};
+use bulwark_web::{
+    Controller, ModuleError, Outcome, RequestCtx, busy_response, json_response, parse_form,
+    read_settings, render_page, store_error_json,
+};
+
+use crate::password::{Password, PasswordError, Passwords};
+use crate::second_factor::{self, SecondFactorCheck};
+use crate::sessions::{Sessions, clear_cookie, set_cookie};
+use crate::throttle::LogonThrottle;
+
+/// What one site's logon pages share.
+pub struct AuthSite {
+    pub sessions: Arc<Sessions>,
+    pub passwords: Arc<Passwords>,
+    pub throttle: LogonThrottle,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Action {
+    Logon,
+    Logoff,
+    Sessions,
+    Me,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+enum Format {
+    #[default]
+    Html,
+    Json,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Options {
+    action: Action,
+    #[serde(default)]
+    format: Format,
+}
+
+pub struct AuthController {
+    site: Arc<AuthSite>,
+    action: Action,
+    format: Format,
+}
+
+impl AuthController {
+    pub fn from_rule(site: Arc<AuthSite>, options: &toml::Table) -> Result<Self, ModuleError> {
+        let options: Options = read_settings(options)?;
+        Ok(AuthController {
+            site,
+            action: options.action,
+            format: options.format,
+        })
+    }
+}
+
+/// What a logon form or JSON body gives.
+#[derive(Debug, Default, Deserialize)]
+struct Credentials {
+    #[serde(default)]
+    username: String,
+    #[serde(default)]
+    password: String,
+    #[serde(default)]
+    remember: bool,
+    #[serde(default)]
+    next: Option<String>,
+    /// The second factor: a code from the authenticator app or a recovery code.
+    #[serde(default)]
+    code: Option<String>,
+}
+
+fn form(body: &[u8]) -> BTreeMap<String, String> {
+    parse_form(body).into_iter().collect()
+}
+
+/// Only a path on this site: no scheme, no `//host`, no backslash tricks.
+fn safe_next(next: Option<&str>) -> String {
+    match next {
+        Some(n)
+            if n.starts_with('/')
+                && !n.starts_with("//")
+                && !n.contains('\\')
+                && !n.chars().any(char::is_control) =>
+        {
+            n.to_string()
+        }
+        _ => "/".to_string(),
+    }
+}
+
+fn json(status: StatusCode, value: serde_json::Value) -> Response<Body> {
+    let mut resp = json_response(status, &value);
+    resp.headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
+fn see_other(location: &str) -> Response<Body> {
+    let mut resp = Response::new(Body::empty());
+    *resp.status_mut() = StatusCode::SEE_OTHER;
+    if let Ok(l) = HeaderValue::from_str(location) {
+        resp.headers_mut().insert(LOCATION, l);
+    }
+    resp.headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
+impl Controller for AuthController {
+    fn allowed_methods(&self) -> &'static [Method] {
+        match (self.action, self.format) {
+            (Action::Me, _) => &[Method::GET, Method::HEAD],
+            (_, Format::Json) if self.action != Action::Sessions => &[Method::POST],
+            _ => &[Method::GET, Method::HEAD, Method::POST],
+        }
+    }
+
+    fn reads_body(&self) -> bool {
+        true
+    }
+
+    fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let post = req.parts.method == Method::POST;
+            match (self.action, post) {
+                (Action::Logon, false) => {
+                    render_page(req, "logon.tpl", StatusCode::OK, BTreeMap::new()).await
+                }
+                (Action::Logon, true) => self.logon(req).await,
+                (Action::Logoff, false) => {
+                    render_page(req, "logoff.tpl", StatusCode::OK, BTreeMap::new()).await
+                }
+                (Action::Logoff, true) => self.logoff(req).await,
+                (Action::Sessions, _) => self.sessions(req, post).await,
+                (Action::Me, _) => Outcome::Response(json(StatusCode::OK, me(req))),
+            }
+        })
+    }
+}
+
+fn me(req: &RequestCtx<'_>) -> serde_json::Value {
+    let who = req.principal();
+    json!({
+        "user": who.user_id().map(|id| id.0),
+        "groups": who.user().map(|u| u.groups().to_vec()).unwrap_or_default(),
+        "csrf_token": req.auth().csrf_token.as_deref(),
+    })
+}
+
+impl AuthController {
+    /// A refused logon: the same answer whatever was wrong.
+    async fn refused(
+        &self,
+        req: &RequestCtx<'_>,
+        status: StatusCode,
+        message: &str,
+        creds: &Credentials,
+        retry_after: Option<Duration>,
+    ) -> Outcome {
+        match self.format {
+            Format::Json => {
+                let mut resp = json(status, json!({ "error": message }));
+                if let Some(wait) = retry_after {
+                    resp.headers_mut()
+                        .insert(RETRY_AFTER, HeaderValue::from(wait.as_secs().max(1)));
+                }
+                Outcome::Response(resp)
+            }
+            Format::Html => {
+                let mut v = BTreeMap::new();
+                v.insert("error".into(), Value::from(message));
+                v.insert("username".into(), Value::from(creds.username.as_str()));
+                v.insert("next".into(), Value::from(safe_next(creds.next.as_deref())));
+                with_retry_after(render_page(req, "logon.tpl", status, v).await, retry_after)
+            }
+        }
+    }
+
+    async fn logon(&self, req: &RequestCtx<'_>) -> Outcome {
+        let creds = match self.format {
+            Format::Json => match serde_json::from_slice::<Credentials>(&req.body) {
+                Ok(c) => c,
+                Err(e) => {
+                    return Outcome::Response(json(
+                        StatusCode::BAD_REQUEST,
+                        json!({ "error": format!("expected {{\"username\", \"password\", \"remember\"}}: {e}") }),
+                    ));
+                }
+            },
+            Format::Html => {
+                let f = form(&req.body);
+                Credentials {
+                    username: f.get("username").cloned().unwrap_or_default(),
+                    password: f.get("password").cloned().unwrap_or_default(),
+                    remember: f.get("remember").is_some_and(|v| !v.is_empty() && v != "0"),
+                    next: f.get("next").cloned(),
+                    code: f.get("code").cloned().filter(|c| !c.trim().is_empty()),
+                }
+            }
+        };
+        let keys = LogonThrottle::keys(&creds.username, req.peer().addr.ip());
+        if let Err(wait) = self.site.throttle.check(&keys) {
+            let minutes = wait.as_secs().div_ceil(60).max(1);
+            let message = format!(
+                "Too many failed attempts. Try again in {minutes} minute{}.",
+                if minutes == 1 { "" } else { "s" }
+            );
+            return self
+                .refused(
+                    req,
+                    StatusCode::TOO_MANY_REQUESTS,
+                    &message,
+                    &creds,
+                    Some(wait),
+                )
+                .await;
+        }
+        let wrong = "Wrong username or password.";
+        let username = creds.username.trim().to_string();
+        let store = self.site.sessions.store().clone();
+        let lookup = username.clone();
+        let stored = match store.run(move |s| s.password_hash(&lookup)).await {
+            Ok(stored) => stored,
+            Err(e) => return Outcome::Response(store_error_json(&e)),
+        };
+        let (person, hash) = match stored {
+            Some((person, hash)) => (Some(person), Some(hash)),
+            None => (None, None),
+        };
+        // A password that cannot be one (empty, too long) is checked against
+        // the dummy hash all the same: the answer takes as long.
+        let password = Password::new(creds.password.clone())
+            .unwrap_or_else(|_| Password::new("-".repeat(8)).expect("a valid password"));
+        let matches = match self.site.passwords.verify_or_dummy(password, hash).await {
+            Ok(ok) => ok && !creds.password.is_empty(),
+            Err(PasswordError::Busy { .. }) => return Outcome::Response(busy_response()),
+            Err(e) => {
+                tracing::error!("checking a password: {e}");
+                return Outcome::Response(json(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    json!({ "error": "the password could not be checked" }),
+                ));
+            }
+        };
+        let Some(person) = person.filter(|_| matches) else {
+            self.site.throttle.failed(&keys);
+            let status = match self.format {
+                Format::Json => StatusCode::UNAUTHORIZED,
+                Format::Html => StatusCode::OK,
+            };
+            return self.refused(req, status, wrong, &creds, None).await;
+        };
+        match self.second_factor(person, creds.code.clone()).await {
+            Ok(SecondStep::Passed) => {}
+            Ok(SecondStep::CodeNeeded) => {
+                let mut v = BTreeMap::new();
+                let message = "Enter the code from your authenticator app (or a recovery code).";
+                return match self.format {
+                    Format::Json => Outcome::Response(json(
+                        StatusCode::UNAUTHORIZED,
+                        json!({ "error": message, "second_factor": true }),
+                    )),
+                    Format::Html => {
+                        v.insert("second_factor".into(), Value::from(true));
+                        v.insert("error".into(), Value::from(message));
+                        v.insert("username".into(), Value::from(creds.username.as_str()));
+                        v.insert("next".into(), Value::from(safe_next(creds.next.as_deref())));
+                        render_page(req, "logon.tpl", StatusCode::OK, v).await
+                    }
+                };
+            }
+            Ok(SecondStep::WrongCode) => {
+                self.site.throttle.failed(&keys);
+                let status = match self.format {
+                    Format::Json => StatusCode::UNAUTHORIZED,
+                    Format::Html => StatusCode::OK,
+                };
+                return self.refused(req, status, wrong, &creds, None).await;
+            }
+            Ok(SecondStep::NotEnrolled) => {
+                let message = "Your user group requires a second factor, and your account has none: ask an administrator to enrol you.";
+                return self
+                    .refused(req, StatusCode::FORBIDDEN, message, &creds, None)
+                    .await;
+            }
+            Err(e) => return Outcome::Response(store_error_json(&e)),
+        }
+        self.site.throttle.succeeded(&keys[0]);
+        let previous = req.auth().session.as_deref();
+        let started = match self
+            .site
+            .sessions
+            .start(person, creds.remember, previous, req.parts, req.peer())
+            .await
+        {
+            Ok(s) => s,
+            Err(e) => return Outcome::Response(store_error_json(&e)),
+        };
+        req.site.notifier.notify(&Logon { user: person });
+        let cookie = set_cookie(&started.token, req.peer().secure, started.max_age);
+        let mut resp = match self.format {
+            Format::Json => json(
+                StatusCode::OK,
+                json!({ "user": person.0, "csrf_token": started.csrf_token }),
+            ),
+            Format::Html => see_other(&safe_next(creds.next.as_deref())),
+        };
+        resp.headers_mut().append(SET_COOKIE, cookie);
+        Outcome::Response(resp)
+    }
+
+    /// After a right password: does the account need a code, and is the one
+    /// given right? A wrong code counts like a wrong password.
+    async fn second_factor(
+        &self,
+        person: bulwark_store::ResourceId,
+        code: Option<String>,
+    ) -> Result<SecondStep, bulwark_store::StoreError> {
+        let settings = self.site.sessions.settings().clone();
+        self.site
+            .sessions
+            .store()
+            .run(move |s| {
+                let has = second_factor::has_second_factor(s, person)?;
+                let required = second_factor::second_factor_required(s, person, &settings)
+                    .map_err(|e| match e {
+                        crate::AccountError::Store(e) => e,
+                        other => bulwark_store::StoreError::InvalidInput {
+                            field: "auth.require_second_factor".into(),
+                            reason: other.to_string(),
+                        },
+                    })?;
+                Ok(match (has, required, code) {
+                    (false, false, _) => SecondStep::Passed,
+                    (false, true, _) => SecondStep::NotEnrolled,
+                    (true, _, None) => SecondStep::CodeNeeded,
+                    (true, _, Some(code)) => {
+                        match second_factor::verify_second_factor(s, person, &code)? {
+                            SecondFactorCheck::Refused => SecondStep::WrongCode,
+                            _ => SecondStep::Passed,
+                        }
+                    }
+                })
+            })
+            .await
+    }
+
+    async fn logoff(&self, req: &RequestCtx<'_>) -> Outcome {
+        if let Some(session) = &req.auth().session {
+            if let Err(e) = self.site.sessions.end(session).await {
+                return Outcome::Response(store_error_json(&e));
+            }
+            if let Some(user) = req.principal().user_id() {
+                req.site.notifier.notify(&Logoff { user });
+            }
+        }
+        let mut resp = match self.format {
+            Format::Json => json(StatusCode::OK, json!({ "user": null })),
+            Format::Html => see_other("/"),
+        };
+        resp.headers_mut()
+            .append(SET_COOKIE, clear_cookie(req.peer().secure));
+        Outcome::Response(resp)
+    }
+
+    /// The user's sessions; a POST with `end` (a session id) ends one, with
+    /// `end=others` every other one.
+    async fn sessions(&self, req: &RequestCtx<'_>, post: bool) -> Outcome {
+        let (Some(person), Some(current)) = (req.principal().user_id(), &req.auth().session) else {
+            return match self.format {
+                Format::Json => Outcome::Response(json(
+                    StatusCode::UNAUTHORIZED,
+                    json!({ "error": "log on first" }),
+                )),
+                Format::Html => Outcome::Response(see_other("/logon?next=/logon/sessions")),
+            };
+        };
+        if post {
+            let end = match self.format {
+                Format::Json => serde_json::from_slice::<serde_json::Value>(&req.body)
+                    .ok()
+                    .and_then(|v| v.get("end")?.as_str().map(str::to_string)),
+                Format::Html => form(&req.body).remove("end"),
+            };
+            let ended = match end.as_deref() {
+                Some("others") => self
+                    .site
+                    .sessions
+                    .end_all_of(person, Some(current))
+                    .await
+                    .map(|_| ()),
+                Some(id) => self.end_own(person, id).await,
+                None => Ok(()),
+            };
+            if let Err(e) = ended {
+                return Outcome::Response(store_error_json(&e));
+            }
+            if self.format == Format::Html {
+                return Outcome::Response(see_other("/logon/sessions"));
+            }
+        }
+        let sessions = match self.site.sessions.list(person).await {
+            Ok(s) => s,
+            Err(e) => return Outcome::Response(store_error_json(&e)),
+        };
+        let list: Vec<serde_json::Value> = sessions
+            .iter()
+            .map(|s| {
+                json!({
+                    "id": s.id_hash,
+                    "current": s.id_hash.as_str() == &**current,
+                    "created": s.created.to_rfc3339(),
+                    "last_seen": s.last_seen.to_rfc3339(),
+                    "expires": s.expires.to_rfc3339(),
+                    "remember": s.persistent,
+                    "user_agent": s.user_agent,
+                    "address": s.address,
+                })
+            })
+            .collect();
+        match self.format {
+            Format::Json => Outcome::Response(json(StatusCode::OK, json!({ "sessions": list }))),
+            Format::Html => {
+                let mut v = BTreeMap::new();
+                v.insert(
+                    "sessions".into(),
+                    Value::from(minijinja::value::Serde(&list)),
+                );
+                render_page(req, "sessions.tpl", StatusCode::OK, v).await
+            }
+        }
+    }
+
+    /// Ends one of the user's own sessions (another user's id does nothing).
+    async fn end_own(
+        &self,
+        person: bulwark_store::ResourceId,
+        id: &str,
+    ) -> Result<(), bulwark_store::StoreError> {
+        let own = self.site.sessions.list(person).await?;
+        if own.iter().any(|s| s.id_hash == id) {
+            self.site.sessions.end(id).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Where a logon stands after the password.
+enum SecondStep {
+    Passed,
+    CodeNeeded,
+    WrongCode,
+    NotEnrolled,
+}
+
+fn with_retry_after(outcome: Outcome, retry_after: Option<Duration>) -> Outcome {
+    match (outcome, retry_after) {
+        (Outcome::Found(page), Some(wait)) => {
+            // A rendered page cannot carry extra headers: answer it whole.
+            let mut resp = Response::new(Body::from(match &page.content {
+                bulwark_web::Content::Dynamic(bytes) => bytes.clone(),
+                _ => bytes::Bytes::new(),
+            }));
+            *resp.status_mut() = page.status;
+            resp.headers_mut()
+                .insert(CONTENT_TYPE, page.content_type.clone());
+            resp.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(wait.as_secs().max(1)));
+            resp.headers_mut()
+                .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+            Outcome::Response(resp)
+        }
+        (outcome, _) => outcome,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_stays_on_this_site() {
+        assert_eq!(safe_next(Some("/members")), "/members");
+        assert_eq!(safe_next(Some("//evil.example/")), "/");
+        assert_eq!(safe_next(Some("https://evil.example/")), "/");
+        assert_eq!(safe_next(Some("/\\evil.example")), "/");
+        assert_eq!(safe_next(Some("/a\r\nSet-Cookie: x")), "/");
+        assert_eq!(safe_next(None), "/");
+    }
+}

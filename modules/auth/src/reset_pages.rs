@@ -1,0 +1,526 @@
+//! The password reset pages and JSON endpoints (the `password_reset`
+//! controller kind, with the rules in `module.toml`):
+//!
+//! - `/logon/reset` (`step = "request"`, a template): a form for a username or
+//!   e-mail address. The answer is the same whether or not such an account
+//!   exists, has an address, or the mail could be sent; the mail goes out in
+//!   the background, so the answer's timing does not tell either.
+//! - `/logon/reset/{token}` (`step = "confirm"`): a form for the new password,
+//!   or what is wrong with the link (unknown, used, expired).
+//! - `POST /api/auth/reset` `{"username"}` or `{"email"}` (202), and
+//!   `POST /api/auth/reset/confirm` `{"token", "password"}`: the same for
+//!   scripts (a rule without `template` answers JSON).
+//!
+//! The reset link starts with `[auth] reset_link_base` (by default the site's
+//! own scheme and hostname, never the request's `Host`) and names the
+//! `logon_reset_confirm` rule, so a site that moves the page moves the link.
+//! The mail's text is the template `password_reset_mail.txt` (its first line
+//! `Subject: ...`), which a site may override like any other.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chrono::Utc;
+use futures_util::future::BoxFuture;
+use http::{Method, StatusCode};
+use minijinja::Value;
+use serde::Deserialize;
+use serde_json::json;
+
+use bulwark_module_mail::{Mail, MailError, SendMail};
+use bulwark_store::{ResourceId, Store, StoreError};
+use bulwark_web::{
+    Controller, ModuleError, Outcome, RenderCost, RequestCtx, SiteNotifier, busy_response,
+    error_response, json_response, parse_form, read_settings, render_uncached,
+};
+
+use crate::accounts::{self, UserContact};
+use crate::password::{NewPassword, PasswordError, Passwords};
+use crate::reset::{self, ResetToken, TokenProblem};
+use crate::settings::AuthSettings;
+
+/// The rule whose path a reset link points at (`/logon/reset/{token}`).
+pub const CONFIRM_RULE: &str = "logon_reset_confirm";
+/// The template of the reset mail.
+pub const MAIL_TEMPLATE: &str = "password_reset_mail.txt";
+/// The one answer to a reset request, whoever was named.
+pub const REQUEST_ANSWER: &str = "If an account with that name or address exists and has an e-mail address, \
+     a link to choose a new password is on its way there.";
+
+/// What one site's reset pages share.
+pub(crate) struct SiteReset {
+    pub site: String,
+    pub store: Store,
+    pub notifier: SiteNotifier,
+    pub passwords: Arc<Passwords>,
+    pub settings: AuthSettings,
+}
+
+/// Whom a reset is asked for.
+#[derive(Debug, Clone)]
+enum Who {
+    Username(String),
+    Email(String),
+    /// A form's one field: a username, else (with an `@`) an address.
+    Either(String),
+}
+
+fn find_user(store: &Store, who: &Who) -> Result<Option<UserContact>, StoreError> {
+    match who {
+        Who::Username(name) => accounts::find_by_username(store, name),
+        Who::Email(address) => accounts::find_by_email(store, address),
+        Who::Either(text) => match accounts::find_by_username(store, text)? {
+            Some(user) => Ok(Some(user)),
+            None if text.contains('@') => accounts::find_by_email(store, text),
+            None => Ok(None),
+        },
+    }
+}
+
+/// Why a new password was not set.
+enum ConfirmError {
+    Token(TokenProblem),
+    Password(PasswordError),
+    Store(StoreError),
+}
+
+impl SiteReset {
+    /// Looks the account up and, when it has an address, sends it a reset
+    /// link in the background. Whatever happens, the caller answers the same.
+    async fn request(self: &Arc<Self>, req: &RequestCtx<'_>, who: Who) {
+        let site = &self.site;
+        let lookup = who.clone();
+        let user = match self.store.run(move |s| find_user(s, &lookup)).await {
+            Ok(Some(user)) => user,
+            Ok(None) => {
+                tracing::info!(%site, "password reset asked for an unknown account: {who:?}");
+                return;
+            }
+            Err(e) => {
+                tracing::error!(%site, "password reset for {who:?}: {e}");
+                return;
+            }
+        };
+        let Some(email) = user.email.clone() else {
+            tracing::info!(
+                %site,
+                "password reset asked for {}, who has no e-mail address: no mail sent",
+                user.username
+            );
+            return;
+        };
+        let token = ResetToken::random();
+        let mail = match self.mail(req, &user, &email, &token) {
+            Ok(mail) => mail,
+            Err(e) => {
+                tracing::error!(%site, "password reset mail for {}: {e}", user.username);
+                return;
+            }
+        };
+        tokio::spawn(self.clone().deliver(user, token, mail));
+    }
+
+    /// The reset mail, rendered from the site's `password_reset_mail.txt`.
+    fn mail(
+        &self,
+        req: &RequestCtx<'_>,
+        user: &UserContact,
+        email: &str,
+        token: &ResetToken,
+    ) -> Result<Mail, Box<dyn std::error::Error>> {
+        let path = req
+            .site
+            .site
+            .router
+            .url_for(CONFIRM_RULE, &[token.as_str().to_owned()], &[])?;
+        let link = format!("{}{path}", self.settings.reset_link_base);
+        let text = req.site.templates.render(
+            MAIL_TEMPLATE,
+            minijinja::context! {
+                username => &user.username,
+                link => link,
+                expires_minutes => self.settings.reset_expiry.as_secs().div_ceil(60),
+                hostname => &req.site.site.config.hostname,
+                site_title => req.site.site.config.settings.get("title").and_then(|t| t.as_str()),
+            },
+        )?;
+        let (subject, body) = split_subject(&text);
+        Ok(Mail::new(email, subject, body)?)
+    }
+
+    /// Stores the token, then queues the mail through the mail module.
+    async fn deliver(self: Arc<Self>, user: UserContact, token: ResetToken, mail: Mail) {
+        let (site, username) = (&self.site, &user.username);
+        let (person, expiry) = (user.person, self.settings.reset_expiry);
+        let issued = self
+            .store
+            .run(move |s| reset::issue_token(s, person, &token, Utc::now(), expiry))
+            .await;
+        if let Err(e) = issued {
+            tracing::error!(%site, "password reset for {username}: storing the token: {e}");
+            return;
+        }
+        match self.notifier.current().first(&SendMail(mail)) {
+            None => tracing::warn!(
+                %site,
+                "password reset for {username}: no mail sent, the site does not enable the `mail` module (docs/mail.md)"
+            ),
+            Some(queued) => match queued.stored().await {
+                Ok(id) => {
+                    tracing::info!(%site, "password reset mail for {username} queued (mail {id})")
+                }
+                // The mail module said why, at warn.
+                Err(MailError::NotConfigured { .. }) => {}
+                Err(e) => tracing::error!(%site, "password reset mail for {username}: {e}"),
+            },
+        }
+    }
+
+    /// Sets a new password with a token; the token is used up. Returns the
+    /// username.
+    async fn confirm(&self, token: String, password: String) -> Result<String, ConfirmError> {
+        let check = token.clone();
+        match self
+            .store
+            .run(move |s| reset::check_token(s, &check, Utc::now()))
+            .await
+        {
+            Ok(Ok(_)) => {}
+            Ok(Err(problem)) => return Err(ConfirmError::Token(problem)),
+            Err(e) => return Err(ConfirmError::Store(e)),
+        }
+        let password = NewPassword::new(password).map_err(ConfirmError::Password)?;
+        let hash = self
+            .passwords
+            .hash(password)
+            .await
+            .map_err(ConfirmError::Password)?;
+        self.store
+            .run(move |s| {
+                let person = match reset::use_token(s, &token, Utc::now())? {
+                    Ok(person) => person,
+                    Err(problem) => return Ok(Err(problem)),
+                };
+                set_password(s, person, &hash).map(Ok)
+            })
+            .await
+            .map_err(ConfirmError::Store)?
+            .map_err(ConfirmError::Token)
+    }
+}
+
+/// Stores the new password hash of `person` (whose token was just used) and
+/// ends their sessions; returns the username.
+fn set_password(store: &Store, person: ResourceId, hash: &str) -> Result<String, StoreError> {
+    let user = accounts::contact(store, person)?
+        .ok_or_else(|| StoreError::ResourceNotFound(format!("user {person}")))?;
+    store.set_username_password_hash(person, &user.username, hash)?;
+    reset::end_sessions_after_password_reset(store, person)?;
+    Ok(user.username)
+}
+
+/// `Subject: ...` on the first line, then the body (a blank line after the
+/// subject is dropped).
+fn split_subject(text: &str) -> (&str, &str) {
+    let text = text.trim_start();
+    match text.split_once('\n') {
+        Some((first, rest)) if first.starts_with("Subject:") => (
+            first["Subject:".len()..].trim(),
+            rest.strip_prefix("\r\n")
+                .or_else(|| rest.strip_prefix('\n'))
+                .unwrap_or(rest),
+        ),
+        _ => ("Password reset", text),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Step {
+    Request,
+    Confirm,
+}
+
+/// A `password_reset` rule's options.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleOptions {
+    step: Step,
+    /// The page's template; without one the rule answers JSON.
+    template: Option<String>,
+}
+
+pub(crate) struct ResetController {
+    reset: Arc<SiteReset>,
+    step: Step,
+    template: Option<String>,
+    cost: RenderCost,
+}
+
+impl ResetController {
+    pub(crate) fn new(
+        options: &toml::Table,
+        reset: Arc<SiteReset>,
+    ) -> Result<ResetController, ModuleError> {
+        let options: RuleOptions = read_settings(options)?;
+        Ok(ResetController {
+            reset,
+            step: options.step,
+            template: options.template,
+            cost: RenderCost::default(),
+        })
+    }
+}
+
+impl Controller for ResetController {
+    fn allowed_methods(&self) -> &'static [Method] {
+        match self.template {
+            Some(_) => &[Method::GET, Method::HEAD, Method::POST],
+            None => &[Method::POST],
+        }
+    }
+
+    fn reads_body(&self) -> bool {
+        true
+    }
+
+    fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            match (&self.template, self.step) {
+                (Some(template), Step::Request) => self.request_page(req, template).await,
+                (Some(template), Step::Confirm) => self.confirm_page(req, template).await,
+                (None, Step::Request) => self.request_json(req).await,
+                (None, Step::Confirm) => self.confirm_json(req).await,
+            }
+        })
+    }
+}
+
+fn form_field(req: &RequestCtx<'_>, name: &str) -> String {
+    parse_form(&req.body)
+        .into_iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v)
+        .unwrap_or_default()
+}
+
+/// A rendered page with another status than 200.
+fn with_status(outcome: Outcome, status: StatusCode) -> Outcome {
+    match outcome {
+        Outcome::Found(mut page) => {
+            page.status = status;
+            Outcome::Found(page)
+        }
+        other => other,
+    }
+}
+
+impl ResetController {
+    async fn render(
+        &self,
+        req: &RequestCtx<'_>,
+        template: &str,
+        status: StatusCode,
+        vars: impl IntoIterator<Item = (&'static str, Value)>,
+    ) -> Outcome {
+        let vars: BTreeMap<String, Value> =
+            vars.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        with_status(
+            render_uncached(req, &self.cost, template, vars).await,
+            status,
+        )
+    }
+
+    async fn request_page(&self, req: &RequestCtx<'_>, template: &str) -> Outcome {
+        if req.parts.method != Method::POST {
+            return self.render(req, template, StatusCode::OK, []).await;
+        }
+        let account = form_field(req, "account").trim().to_owned();
+        if account.is_empty() {
+            let error = "Type your username or e-mail address.";
+            return self
+                .render(
+                    req,
+                    template,
+                    StatusCode::BAD_REQUEST,
+                    [("error", Value::from(error))],
+                )
+                .await;
+        }
+        self.reset.request(req, Who::Either(account.clone())).await;
+        let vars = [
+            ("sent", Value::from(true)),
+            ("account", Value::from(account)),
+            ("message", Value::from(REQUEST_ANSWER)),
+        ];
+        self.render(req, template, StatusCode::OK, vars).await
+    }
+
+    async fn confirm_page(&self, req: &RequestCtx<'_>, template: &str) -> Outcome {
+        let token = req.arg("token").unwrap_or_default().to_owned();
+        let problem = |p: TokenProblem| {
+            [
+                ("problem", Value::from(p.code())),
+                ("message", Value::from(p.message())),
+            ]
+        };
+        if req.parts.method != Method::POST {
+            let check = token.clone();
+            return match self
+                .reset
+                .store
+                .run(move |s| reset::check_token(s, &check, Utc::now()))
+                .await
+            {
+                Ok(Ok(_)) => self.render(req, template, StatusCode::OK, []).await,
+                Ok(Err(p)) => {
+                    self.render(req, template, StatusCode::GONE, problem(p))
+                        .await
+                }
+                Err(e) => store_failure_page(req, &e),
+            };
+        }
+        let (password, again) = (
+            form_field(req, "password"),
+            form_field(req, "password_again"),
+        );
+        if password != again {
+            let error = "The two passwords differ: type the same one twice.";
+            return self
+                .render(
+                    req,
+                    template,
+                    StatusCode::BAD_REQUEST,
+                    [("error", Value::from(error))],
+                )
+                .await;
+        }
+        match self.reset.confirm(token, password).await {
+            Ok(username) => {
+                let vars = [
+                    ("done", Value::from(true)),
+                    ("username", Value::from(username)),
+                ];
+                self.render(req, template, StatusCode::OK, vars).await
+            }
+            Err(ConfirmError::Token(p)) => {
+                self.render(req, template, StatusCode::GONE, problem(p))
+                    .await
+            }
+            Err(ConfirmError::Password(PasswordError::Busy { .. })) => {
+                Outcome::Response(busy_response())
+            }
+            Err(ConfirmError::Password(e)) => {
+                let vars = [("error", Value::from(e.to_string()))];
+                self.render(req, template, StatusCode::BAD_REQUEST, vars)
+                    .await
+            }
+            Err(ConfirmError::Store(e)) => store_failure_page(req, &e),
+        }
+    }
+
+    async fn request_json(&self, req: &RequestCtx<'_>) -> Outcome {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Body {
+            username: Option<String>,
+            email: Option<String>,
+        }
+        let who = match serde_json::from_slice::<Body>(&req.body) {
+            Ok(Body {
+                username: Some(name),
+                email: None,
+            }) if !name.trim().is_empty() => Who::Username(name),
+            Ok(Body {
+                username: None,
+                email: Some(address),
+            }) if !address.trim().is_empty() => Who::Email(address),
+            Ok(_) => {
+                return json_error(
+                    StatusCode::BAD_REQUEST,
+                    "give either \"username\" or \"email\"",
+                    "request",
+                );
+            }
+            Err(e) => {
+                return json_error(
+                    StatusCode::BAD_REQUEST,
+                    &format!("the body must be JSON: {e}"),
+                    "request",
+                );
+            }
+        };
+        self.reset.request(req, who).await;
+        Outcome::Response(json_response(
+            StatusCode::ACCEPTED,
+            &json!({"status": "accepted", "message": REQUEST_ANSWER}),
+        ))
+    }
+
+    async fn confirm_json(&self, req: &RequestCtx<'_>) -> Outcome {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Body {
+            token: String,
+            password: String,
+        }
+        let body = match serde_json::from_slice::<Body>(&req.body) {
+            Ok(body) => body,
+            Err(e) => {
+                return json_error(
+                    StatusCode::BAD_REQUEST,
+                    &format!("the body must be JSON with \"token\" and \"password\": {e}"),
+                    "request",
+                );
+            }
+        };
+        match self.reset.confirm(body.token, body.password).await {
+            Ok(username) => Outcome::Response(json_response(
+                StatusCode::OK,
+                &json!({"status": "changed", "username": username}),
+            )),
+            Err(ConfirmError::Token(p)) => json_error(StatusCode::GONE, p.message(), p.code()),
+            Err(ConfirmError::Password(PasswordError::Busy { .. })) => {
+                Outcome::Response(busy_response())
+            }
+            Err(ConfirmError::Password(e)) => {
+                json_error(StatusCode::BAD_REQUEST, &e.to_string(), "password")
+            }
+            Err(ConfirmError::Store(e)) => Outcome::Response(bulwark_web::store_error_json(&e)),
+        }
+    }
+}
+
+fn json_error(status: StatusCode, message: &str, reason: &str) -> Outcome {
+    Outcome::Response(json_response(
+        status,
+        &json!({"error": message, "reason": reason}),
+    ))
+}
+
+fn store_failure_page(req: &RequestCtx<'_>, e: &StoreError) -> Outcome {
+    let status = bulwark_web::store_error_status(e);
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        return Outcome::Response(busy_response());
+    }
+    tracing::error!(site = %req.site.site.name(), "password reset: {e}");
+    Outcome::Response(error_response(
+        req.site,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        None,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_line_of_a_mail_template_is_its_subject() {
+        assert_eq!(
+            split_subject("Subject: Reset\n\nHello\nthere\n"),
+            ("Reset", "Hello\nthere\n")
+        );
+        assert_eq!(split_subject("Hello"), ("Password reset", "Hello"));
+    }
+}

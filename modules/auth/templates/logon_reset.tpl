@@ -1,0 +1,30 @@
+<!doctype html>
+<html lang="{{ request.language }}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Forgot your password?</title>
+{{ lib("css/bulwark.css") }}
+</head>
+<body class="bulwark-page">
+<main class="logon-reset">
+<h1>Forgot your password?</h1>
+{% if sent %}
+<p class="notice" role="status">{{ message }}</p>
+<p>The link works once and for a limited time. No mail? Check the spam folder, or
+<a href="{{ request.path }}">ask again</a>.</p>
+{% else %}
+<p>Type your username or e-mail address, and we send a link to choose a new
+password to the address of the account.</p>
+{% if error %}<p class="error" role="alert">{{ error }}</p>{% endif %}
+<form method="post" action="{{ request.path }}">
+  {{ csrf_field() }}
+<label for="account">Username or e-mail address</label>
+<input id="account" name="account" autocomplete="username" required autofocus value="{{ q.account }}">
+<button type="submit">Send the link</button>
+</form>
+{% endif %}
+</main>
+</body>
+</html>

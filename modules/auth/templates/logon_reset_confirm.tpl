@@ -1,0 +1,32 @@
+<!doctype html>
+<html lang="{{ request.language }}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Choose a new password</title>
+{{ lib("css/bulwark.css") }}
+</head>
+<body class="bulwark-page">
+<main class="logon-reset">
+<h1>Choose a new password</h1>
+{% if done %}
+<p class="notice" role="status">The password of {{ username }} was changed. You can log on with it now.</p>
+<p><a href="/logon">Log on</a></p>
+{% elif problem %}
+<p class="error" role="alert" data-problem="{{ problem }}">{{ message }}</p>
+<p><a href="{{ url('logon_reset') }}">Ask for a new link</a></p>
+{% else %}
+{% if error %}<p class="error" role="alert">{{ error }}</p>{% endif %}
+<form method="post" action="{{ request.path }}">
+  {{ csrf_field() }}
+<label for="password">New password (at least 8 characters)</label>
+<input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required autofocus>
+<label for="password_again">The same again</label>
+<input id="password_again" name="password_again" type="password" autocomplete="new-password" minlength="8" required>
+<button type="submit">Set the password</button>
+</form>
+{% endif %}
+</main>
+</body>
+</html>

@@ -1,0 +1,386 @@
+//! Password reset by e-mail, end to end: the real site over real HTTP, the
+//! mail through a real SMTP server (aiosmtpd), the link followed, and the
+//! password checked against what the database holds. SQLite and PostgreSQL.
+
+#[path = "../../../crates/web/tests/common/mod.rs"]
+mod common;
+#[path = "../../../crates/store/tests/common/mod.rs"]
+mod db;
+#[path = "../../mail/tests/smtp/mod.rs"]
+mod smtp;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bulwark_module_auth::accounts::{self, UserContact};
+use bulwark_module_auth::{
+    GroupName, HashCost, HashLimits, NewPassword, Password, Passwords, REQUEST_ANSWER,
+};
+use bulwark_module_mail::outbox;
+use bulwark_store::Store;
+use common::{RawResponse, TestServer, raw};
+use serde_json::{Value, json};
+use smtp::{SmtpSink, free_port};
+
+const OLD: &str = "old password 1";
+const NEW: &str = "brand new password 2";
+
+fn passwords() -> Passwords {
+    Passwords::new(HashCost::default(), HashLimits::default()).unwrap()
+}
+
+/// Site `news` with accounts and mail to `smtp_port`; `extra` adds settings.
+async fn reset_site(smtp_port: u16, extra: &str) -> TestServer {
+    let site = format!(
+        r#"
+hostname = "news.test"
+default = true
+modules = ["auth", "mail"]
+
+[settings]
+title = "News"
+
+[mail]
+smtp = "smtp://127.0.0.1:{smtp_port}"
+from = "News <noreply@news.test>"
+retry_delay_ms = 300
+poll_interval_ms = 200
+timeout_ms = 2000
+
+{extra}
+"#
+    );
+    common::start(&[("news/site.toml", site.as_str())], |_| {}).await
+}
+
+fn store(s: &TestServer) -> Store {
+    s.models["news"].store.clone()
+}
+
+/// `username` in members, with `OLD` as password and `email`, if any.
+async fn add_user(store: &Store, username: &str, email: Option<&str>) {
+    let hash = passwords()
+        .hash_blocking(&NewPassword::new(OLD.to_owned()).unwrap())
+        .unwrap();
+    let (username, email) = (username.to_owned(), email.map(str::to_owned));
+    store
+        .run(move |s| {
+            accounts::add_user(s, &username, &GroupName::new("members"), &hash).unwrap();
+            if let Some(email) = email {
+                accounts::set_email(s, &username, &email).unwrap();
+            }
+            Ok(())
+        })
+        .await
+        .unwrap();
+}
+
+async fn password_is(store: &Store, username: &str, password: &str) -> bool {
+    let username = username.to_owned();
+    let (_, hash) = store
+        .run(move |s| s.password_hash(&username))
+        .await
+        .unwrap()
+        .unwrap();
+    passwords().verify_blocking(&Password::new(password.to_owned()).unwrap(), &hash)
+}
+
+async fn post(addr: SocketAddr, path: &str, content_type: &str, body: &str) -> RawResponse {
+    let req = format!(
+        "POST {path} HTTP/1.1\r\nHost: news.test\r\nContent-Type: {content_type}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    raw(addr, req.as_bytes()).await.expect("a response")
+}
+
+async fn post_form(addr: SocketAddr, path: &str, fields: &[(&str, &str)]) -> RawResponse {
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.replace(' ', "+").replace('@', "%40")))
+        .collect();
+    post(
+        addr,
+        path,
+        "application/x-www-form-urlencoded",
+        &body.join("&"),
+    )
+    .await
+}
+
+async fn post_json(addr: SocketAddr, path: &str, body: Value) -> (u16, Value) {
+    let r = post(addr, path, "application/json", &body.to_string()).await;
+    (
+        r.status,
+        serde_json::from_slice(&r.body).unwrap_or(Value::Null),
+    )
+}
+
+/// The path of the reset link in a mail, checking where it points.
+fn link_path(mail: &smtp::Received) -> String {
+    let link = mail
+        .link()
+        .unwrap_or_else(|| panic!("a link in {}", mail.raw));
+    let path = link
+        .strip_prefix("http://news.test")
+        .unwrap_or_else(|| panic!("the link is on the site's own host: {link}"));
+    assert!(path.starts_with("/logon/reset/"), "{link}");
+    path.to_owned()
+}
+
+async fn a_reset_mail_arrives_and_its_link_sets_a_new_password_once(database: &str) {
+    let sink = SmtpSink::start();
+    let s = reset_site(sink.port, database).await;
+    let store = store(&s);
+    add_user(&store, "ann", Some("Ann@Example.org")).await;
+
+    let page = common::get(s.addr, "news.test", "/logon/reset").await;
+    assert_eq!(page.status, 200);
+    assert!(page.text().contains("name=\"account\""), "{}", page.text());
+
+    let asked = post_form(s.addr, "/logon/reset", &[("account", "ann")]).await;
+    assert_eq!(asked.status, 200);
+    assert!(asked.text().contains(REQUEST_ANSWER), "{}", asked.text());
+
+    let mail = sink.wait_for(1, Duration::from_secs(20)).await.remove(0);
+    assert_eq!(mail.header("To").as_deref(), Some("ann@example.org"));
+    assert_eq!(
+        mail.header("Subject").as_deref(),
+        Some("Choose a new password for News")
+    );
+    assert!(mail.body().contains("Hello ann"), "{}", mail.raw);
+    let path = link_path(&mail);
+    let token = path.rsplit('/').next().unwrap().to_owned();
+    assert_eq!(token.len(), 64, "256 bits in hex: {token}");
+    let stored: Vec<String> = store
+        .run(|s| {
+            s.module_read(|sql| {
+                Ok(sql
+                    .query("SELECT token_hash FROM auth_password_reset", &[])?
+                    .iter()
+                    .map(|r| r.text(0))
+                    .collect())
+            })
+        })
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_ne!(stored[0], token, "only the token's hash is kept");
+
+    let form = common::get(s.addr, "news.test", &path).await;
+    assert_eq!(form.status, 200);
+    assert!(
+        form.text().contains("name=\"password_again\""),
+        "{}",
+        form.text()
+    );
+
+    let differ = post_form(
+        s.addr,
+        &path,
+        &[("password", NEW), ("password_again", "other")],
+    )
+    .await;
+    assert_eq!(differ.status, 400);
+    assert!(differ.text().contains("differ"), "{}", differ.text());
+    let short = post_form(
+        s.addr,
+        &path,
+        &[("password", "short"), ("password_again", "short")],
+    )
+    .await;
+    assert_eq!(short.status, 400);
+    assert!(short.text().contains("at least 8"), "{}", short.text());
+    assert!(
+        password_is(&store, "ann", OLD).await,
+        "a refused form changes nothing"
+    );
+
+    let done = post_form(s.addr, &path, &[("password", NEW), ("password_again", NEW)]).await;
+    assert_eq!(done.status, 200, "{}", done.text());
+    assert!(done.text().contains("was changed"), "{}", done.text());
+    assert!(password_is(&store, "ann", NEW).await);
+    assert!(!password_is(&store, "ann", OLD).await);
+
+    // The link works once: the page, the form and the API all say so.
+    let again = common::get(s.addr, "news.test", &path).await;
+    assert_eq!(again.status, 410);
+    assert!(again.text().contains("used already"), "{}", again.text());
+    let again = post_form(s.addr, &path, &[("password", OLD), ("password_again", OLD)]).await;
+    assert_eq!(again.status, 410);
+    assert!(again.text().contains("used already"), "{}", again.text());
+    let (status, body) = post_json(
+        s.addr,
+        "/api/auth/reset/confirm",
+        json!({"token": token, "password": OLD}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["reason"].as_str()),
+        (410, Some("used")),
+        "{body}"
+    );
+    assert!(password_is(&store, "ann", NEW).await);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_reset_mail_arrives_and_its_link_sets_a_new_password_once() {
+    a_reset_mail_arrives_and_its_link_sets_a_new_password_once("").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_reset_mail_arrives_and_its_link_sets_a_new_password_once() {
+    let schema = db::pg_schema("reset");
+    let database = format!(
+        "[database]\nurl = \"{}\"\nschema = \"{schema}\"\n",
+        db::pg_url()
+    );
+    a_reset_mail_arrives_and_its_link_sets_a_new_password_once(&database).await;
+    db::drop_schema(&schema);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_account_gets_the_same_answer_and_no_mail() {
+    let sink = SmtpSink::start();
+    let s = reset_site(sink.port, "").await;
+    let store = store(&s);
+    add_user(&store, "ann", Some("ann@example.org")).await;
+    add_user(&store, "noaddress", None).await;
+
+    let known = post_form(s.addr, "/logon/reset", &[("account", "ann")]).await;
+    sink.wait_for(1, Duration::from_secs(20)).await;
+    for account in ["nobody", "nobody@example.org", "noaddress"] {
+        let unknown = post_form(s.addr, "/logon/reset", &[("account", account)]).await;
+        assert_eq!(
+            (unknown.status, unknown.text()),
+            (known.status, known.text()),
+            "{account}"
+        );
+    }
+    let (known_status, known_json) = post_json(
+        s.addr,
+        "/api/auth/reset",
+        json!({"email": "ann@example.org"}),
+    )
+    .await;
+    let (unknown_status, unknown_json) = post_json(
+        s.addr,
+        "/api/auth/reset",
+        json!({"email": "eve@example.org"}),
+    )
+    .await;
+    assert_eq!(known_status, 202);
+    assert_eq!((unknown_status, unknown_json), (known_status, known_json));
+
+    // Only ann's two mails: the form's and the API's (by address).
+    let got = sink.wait_for(2, Duration::from_secs(20)).await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(sink.messages().len(), 2);
+    assert!(
+        got.iter()
+            .all(|m| m.header("To").as_deref() == Some("ann@example.org"))
+    );
+    let queued = store.run(outbox::mails).await.unwrap();
+    assert_eq!(queued.len(), 2, "{queued:?}");
+
+    // The newer link replaced the older one.
+    let (first, second) = (link_path(&got[0]), link_path(&got[1]));
+    let old = common::get(s.addr, "news.test", &first).await;
+    assert_eq!(old.status, 410);
+    assert!(old.text().contains("newer one"), "{}", old.text());
+    let token = second.rsplit('/').next().unwrap();
+    let (status, body) = post_json(
+        s.addr,
+        "/api/auth/reset/confirm",
+        json!({"token": token, "password": NEW}),
+    )
+    .await;
+    assert_eq!((status, &body["username"]), (200, &json!("ann")), "{body}");
+    assert!(password_is(&store, "ann", NEW).await);
+
+    let (status, _) = post_json(s.addr, "/api/auth/reset", json!({})).await;
+    assert_eq!(status, 400);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_link_is_refused() {
+    let sink = SmtpSink::start();
+    let s = reset_site(sink.port, "[auth]\nreset_expiry = 1").await;
+    let store = store(&s);
+    add_user(&store, "ann", Some("ann@example.org")).await;
+    post_form(s.addr, "/logon/reset", &[("account", "ann@example.org")]).await;
+    let mail = sink.wait_for(1, Duration::from_secs(20)).await.remove(0);
+    let path = link_path(&mail);
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+
+    let page = common::get(s.addr, "news.test", &path).await;
+    assert_eq!(page.status, 410);
+    assert!(page.text().contains("has expired"), "{}", page.text());
+    let refused = post_form(s.addr, &path, &[("password", NEW), ("password_again", NEW)]).await;
+    assert_eq!(refused.status, 410);
+    assert!(refused.text().contains("has expired"), "{}", refused.text());
+    assert!(password_is(&store, "ann", OLD).await);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_mail_waits_for_an_smtp_server_that_is_down_and_then_works() {
+    let port = free_port();
+    let s = reset_site(port, "").await;
+    let store = store(&s);
+    add_user(&store, "bob", Some("bob@example.org")).await;
+    let (status, _) = post_json(s.addr, "/api/auth/reset", json!({"username": "bob"})).await;
+    assert_eq!(status, 202);
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let rows = store.run(outbox::mails).await.unwrap();
+        if rows.first().is_some_and(|m| m.last_error.is_some()) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "a failed attempt: {rows:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let sink = SmtpSink::start_on(port);
+    let mail = sink.wait_for(1, Duration::from_secs(20)).await.remove(0);
+    let path = link_path(&mail);
+    let done = post_form(s.addr, &path, &[("password", NEW), ("password_again", NEW)]).await;
+    assert_eq!(done.status, 200, "{}", done.text());
+    assert!(password_is(&store, "bob", NEW).await);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_finds_its_account_only_while_the_person_still_has_it() {
+    let sink = SmtpSink::start();
+    let s = reset_site(sink.port, "").await;
+    let store = store(&s);
+    add_user(&store, "ann", Some("ann@example.org")).await;
+    add_user(&store, "bob", None).await;
+    let found = store
+        .run(|s| accounts::find_by_email(s, "ANN@example.org"))
+        .await
+        .unwrap();
+    assert!(matches!(found, Some(UserContact { ref username, .. }) if username == "ann"));
+    let taken = store
+        .run(|s| Ok(accounts::set_email(s, "bob", "ann@example.org")))
+        .await
+        .unwrap();
+    assert!(taken.is_err(), "one account per address");
+
+    // A new address replaces the old one.
+    store
+        .run(|s| Ok(accounts::set_email(s, "ann", "ann@new.example")))
+        .await
+        .unwrap()
+        .unwrap();
+    let old = store
+        .run(|s| accounts::find_by_email(s, "ann@example.org"))
+        .await
+        .unwrap();
+    assert_eq!(old, None);
+    s.shutdown().await;
+}

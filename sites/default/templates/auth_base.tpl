@@ -1,0 +1,2 @@
+{# The accounts pages (logon, logoff, sessions) in the site's own frame. #}
+{% extends "base.tpl" %}
