@@ -25,7 +25,7 @@ curl -s "$url/" >/dev/null                       # the page is cached now
 id=$(curl -s "$url/" | grep -o 'href="/page/[0-9]*' | head -1 | grep -o '[0-9]*$')
 before=$(stat renders)
 curl -s -X PATCH -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
-     -d '{"title": "Slashdotted"}' "$url/api/rsc/$id" >/dev/null
+     -d '{"props": {"title": "Slashdotted"}}' "$url/api/rsc/$id" >/dev/null
 sleep 0.2                                        # the change event flushes the page
 wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$url/" >"$work/wrk.txt"
 after=$(stat renders)

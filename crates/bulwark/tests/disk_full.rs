@@ -120,7 +120,8 @@ fn a_full_disk_refuses_writes_with_507_loses_nothing_and_recovers() {
         })
         .expect("the demo content has ada");
     let patch = |n: usize| {
-        let body = serde_json::json!({ "summary": format!("write {n} {}", "x".repeat(64 * 1024)) });
+        let summary = format!("write {n} {}", "x".repeat(64 * 1024));
+        let body = serde_json::json!({ "props": { "summary": summary } });
         client
             .patch(format!("{base}/api/rsc/{id}"))
             .bearer_auth("secret")

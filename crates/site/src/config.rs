@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use std::collections::BTreeMap;
 
-use crate::dispatch::{Controller, DispatchRule, PatternError, RulePattern};
+use crate::dispatch::{ApiEndpoint, Controller, DispatchRule, PatternError, RulePattern};
 use crate::error::SiteError;
 
 /// The validated contents of a `site.toml`.
@@ -301,6 +301,13 @@ struct TemplateOptions {
     content_type: Option<String>,
     #[serde(default = "default_true")]
     cache: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApiOptions {
+    #[serde(default)]
+    endpoint: ApiEndpoint,
 }
 
 #[derive(Deserialize)]
@@ -634,8 +641,10 @@ pub(crate) fn parse_dispatch_rules(
                 Controller::File { root: o.root }
             }
             "api" => {
-                let _: toml::Table = options.try_into().map_err(unknown)?;
-                Controller::Api
+                let o: ApiOptions = options.try_into().map_err(unknown)?;
+                Controller::Api {
+                    endpoint: o.endpoint,
+                }
             }
             "page" => {
                 let o: PageOptions = options.try_into().map_err(unknown)?;

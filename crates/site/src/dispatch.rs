@@ -29,11 +29,37 @@ pub enum Controller {
     /// A resource's page (`id` argument: a number or a unique name), rendered with
     /// `page.<category>.tpl`, falling back up the category tree to `page.tpl`.
     Page { cache: bool },
-    /// The JSON API for a resource (`id` argument).
-    Api,
+    /// The JSON API: which part of it is the rule's `endpoint` option.
+    Api { endpoint: ApiEndpoint },
     /// A controller kind that a module brings (`controller = "push"`), with the
     /// rule's other keys as its options, checked by the module when the site loads.
     Module { kind: String, options: toml::Table },
+}
+
+/// The parts of the JSON API (`docs/api.md`), one per dispatch rule, named by
+/// the rule's `endpoint` option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApiEndpoint {
+    /// `/api/rsc/{id}`: read, change, delete one resource.
+    #[default]
+    Resource,
+    /// `/api/rsc`: create a resource.
+    Resources,
+    /// `/api/rsc/{id}/edges`: a resource's outgoing edges; add one.
+    Edges,
+    /// `/api/rsc/{id}/edges/{predicate}/{object}`: move or remove one edge.
+    Edge,
+    /// `/api/search`: resources by category, text and order.
+    Search,
+    /// `/api/rsc/{id}/revisions`: earlier versions of a resource.
+    Revisions,
+    /// `/api/rsc/{id}/revisions/{revision}/restore`: put one back.
+    Restore,
+    /// `/api/openapi.json`: the OpenAPI 3 description of all of the above.
+    Openapi,
+    /// `/api/stats`: the site's render and cache figures (with the API token).
+    Stats,
 }
 
 #[derive(Debug, Clone, PartialEq)]

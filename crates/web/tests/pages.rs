@@ -429,7 +429,8 @@ async fn the_api_reads_visible_resources_and_refuses_changes_without_a_token() {
     let patch = format!(
         "PATCH /api/rsc/{shown} HTTP/1.1\r\nHost: news.test\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}"
     );
-    assert_eq!(raw(s.addr, patch.as_bytes()).await.unwrap().status, 403);
+    // Nobody logged on and no token: the client is told to authenticate.
+    assert_eq!(raw(s.addr, patch.as_bytes()).await.unwrap().status, 401);
     assert_eq!(get(s.addr, "news.test", "/api/stats").await.status, 403);
     s.shutdown().await;
 }
@@ -598,7 +599,7 @@ async fn concurrent_patches_without_if_match_all_apply_and_a_stale_if_match_conf
     let store = s.models["news"].store.clone();
     let x = create(&store, "article", "Counted", true);
     let patch = |field: String, extra: &str| {
-        let body = format!("{{\"{field}\": 1}}");
+        let body = format!("{{\"props\": {{\"{field}\": 1}}}}");
         format!(
             "PATCH /api/rsc/{x} HTTP/1.1\r\nHost: news.test\r\nAuthorization: Bearer secret\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()

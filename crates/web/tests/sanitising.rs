@@ -45,7 +45,7 @@ fn create(store: &Store, title: &str) -> ResourceId {
 }
 
 async fn patch(addr: SocketAddr, id: ResourceId, props: serde_json::Value) -> RawResponse {
-    let body = props.to_string();
+    let body = serde_json::json!({ "props": props }).to_string();
     let request = format!(
         "PATCH /api/rsc/{id} HTTP/1.1\r\nHost: news.test\r\nAuthorization: Bearer secret\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()

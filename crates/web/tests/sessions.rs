@@ -3,103 +3,14 @@
 //! need the CSRF token, wrong passwords are throttled and an unknown user looks
 //! the same, and the page cache never mixes anonymous and logged-on pages.
 
+mod accounts;
 mod common;
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use bulwark_module_auth::accounts::{self};
-use bulwark_module_auth::{GroupName, HashCost, HashLimits, NewPassword, Passwords};
-use bulwark_store::{NewResource, Props, ResourceId, Store};
-use common::{TestServer, start};
-
-const PASSWORD: &str = "correct horse battery";
-
-async fn starter_with(extra_settings: &str) -> TestServer {
-    let mut files = common::starter_site();
-    for (path, text) in files.iter_mut() {
-        if path == "default/site.toml" {
-            text.push_str(extra_settings);
-        }
-    }
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    start(&files, |_| {}).await
-}
-
-fn store(s: &TestServer) -> Store {
-    s.models["default"].store.clone()
-}
-
-async fn add_user(s: &TestServer, name: &str, group: &str) -> ResourceId {
-    let store = store(s);
-    let (name, group) = (name.to_string(), group.to_string());
-    tokio::task::spawn_blocking(move || {
-        let passwords = Passwords::new(HashCost::default(), HashLimits::default()).unwrap();
-        let hash = passwords
-            .hash_blocking(&NewPassword::new(PASSWORD.into()).unwrap())
-            .unwrap();
-        accounts::add_user(&store, &name, &GroupName::new(&group), &hash).unwrap()
-    })
-    .await
-    .unwrap()
-}
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
-fn url(s: &TestServer, path: &str) -> String {
-    format!("http://localhost:{}{path}", s.addr.port())
-}
-
-/// The session cookie a response sets (`name=value`), if any.
-fn session_cookie(resp: &reqwest::Response) -> Option<String> {
-    resp.headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find(|v| v.starts_with("bulwark_session="))
-        .map(|v| v.split(';').next().unwrap().to_string())
-}
-
-async fn logon_form(
-    s: &TestServer,
-    cookie: Option<&str>,
-    form: &[(&str, &str)],
-) -> reqwest::Response {
-    let mut req = client().post(url(s, "/logon")).form(form);
-    if let Some(c) = cookie {
-        req = req.header("cookie", c);
-    }
-    req.send().await.unwrap()
-}
-
-async fn logon(s: &TestServer, user: &str) -> String {
-    let resp = logon_form(s, None, &[("username", user), ("password", PASSWORD)]).await;
-    assert_eq!(resp.status(), 303);
-    session_cookie(&resp).expect("a session cookie")
-}
-
-async fn get(s: &TestServer, path: &str, cookie: Option<&str>) -> (u16, String) {
-    let mut req = client().get(url(s, path));
-    if let Some(c) = cookie {
-        req = req.header("cookie", c);
-    }
-    let resp = req.send().await.unwrap();
-    (resp.status().as_u16(), resp.text().await.unwrap())
-}
-
-async fn me(s: &TestServer, cookie: &str) -> serde_json::Value {
-    let (status, body) = get(s, "/api/auth/me", Some(cookie)).await;
-    assert_eq!(status, 200);
-    serde_json::from_str(&body).unwrap()
-}
+use accounts::*;
+use bulwark_store::{NewResource, Props, ResourceId};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logon_sets_a_fresh_session_and_logoff_ends_it() {

@@ -33,6 +33,8 @@
 //! password ends every session of the account.
 
 pub mod accounts;
+pub mod api_tokens;
+mod asking;
 pub mod logon;
 pub mod password;
 pub mod reset;
@@ -66,6 +68,22 @@ pub use reset_pages::{CONFIRM_RULE, MAIL_TEMPLATE, REQUEST_ANSWER};
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 
 pub const PRIORITY: i32 = 400;
+
+/// The module's own tables: reset tokens, API tokens.
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "password_reset",
+        sqlite: include_str!("../migrations/sqlite/0001_password_reset.sql"),
+        postgres: include_str!("../migrations/postgres/0001_password_reset.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "api_tokens",
+        sqlite: include_str!("../migrations/sqlite/0002_api_tokens.sql"),
+        postgres: include_str!("../migrations/postgres/0002_api_tokens.sql"),
+    },
+];
 
 /// The first account's username.
 pub const FIRST_ADMIN: &str = "admin";
@@ -118,7 +136,7 @@ impl Module for Auth {
     }
 
     fn migrations(&self) -> &'static [Migration] {
-        reset::MIGRATIONS
+        MIGRATIONS
     }
 
     fn open_store(&self, site: &Site, store: &Store) -> Result<(), StoreError> {
@@ -150,8 +168,10 @@ impl Module for Auth {
             settings.clone(),
         ));
         spawn_sweeper(&sessions);
+        let tokens = Arc::new(api_tokens::ApiTokens::new(setup.models().store.clone()));
         let site = Arc::new(AuthSite {
             sessions: sessions.clone(),
+            tokens: tokens.clone(),
             passwords: self.passwords.clone(),
             throttle: LogonThrottle::new(settings.logon_attempts, settings.logon_window),
         });
@@ -162,7 +182,7 @@ impl Module for Auth {
             passwords: self.passwords.clone(),
             settings,
         });
-        setup.set_authenticator(sessions);
+        setup.set_authenticator(Arc::new(asking::Asking { sessions, tokens }));
         setup.add_controller("auth", move |options| {
             AuthController::from_rule(site.clone(), options)
                 .map(|c| Box::new(c) as Box<dyn Controller>)

@@ -22,6 +22,7 @@ use bulwark_web::{
     read_settings, render_page, store_error_json,
 };
 
+use crate::api_tokens::ApiTokens;
 use crate::password::{Password, PasswordError, Passwords};
 use crate::second_factor::{self, SecondFactorCheck};
 use crate::sessions::{Sessions, clear_cookie, set_cookie};
@@ -30,6 +31,7 @@ use crate::throttle::LogonThrottle;
 /// What one site's logon pages share.
 pub struct AuthSite {
     pub sessions: Arc<Sessions>,
+    pub tokens: Arc<ApiTokens>,
     pub passwords: Arc<Passwords>,
     pub throttle: LogonThrottle,
 }
@@ -41,6 +43,7 @@ enum Action {
     Logoff,
     Sessions,
     Me,
+    Tokens,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -133,6 +136,7 @@ impl Controller for AuthController {
     fn allowed_methods(&self) -> &'static [Method] {
         match (self.action, self.format) {
             (Action::Me, _) => &[Method::GET, Method::HEAD],
+            (Action::Tokens, _) => &[Method::GET, Method::HEAD, Method::POST, Method::DELETE],
             (_, Format::Json) if self.action != Action::Sessions => &[Method::POST],
             _ => &[Method::GET, Method::HEAD, Method::POST],
         }
@@ -156,6 +160,7 @@ impl Controller for AuthController {
                 (Action::Logoff, true) => self.logoff(req).await,
                 (Action::Sessions, _) => self.sessions(req, post).await,
                 (Action::Me, _) => Outcome::Response(json(StatusCode::OK, me(req))),
+                (Action::Tokens, _) => Outcome::Response(self.tokens(req).await),
             }
         })
     }
@@ -465,6 +470,82 @@ impl AuthController {
             self.site.sessions.end(id).await?;
         }
         Ok(())
+    }
+}
+
+impl AuthController {
+    /// `/api/auth/tokens[/{id}]`: the user's API tokens: `GET` lists them,
+    /// `POST {"label"}` makes one (shown once, in the answer), `DELETE` with
+    /// an id revokes one. Only with a session: a token cannot make tokens.
+    async fn tokens(&self, req: &RequestCtx<'_>) -> Response<Body> {
+        let (Some(person), Some(_)) = (req.principal().user_id(), &req.auth().session) else {
+            return json(
+                StatusCode::UNAUTHORIZED,
+                json!({ "error": "log on (with a session) to manage API tokens" }),
+            );
+        };
+        let store = self.site.sessions.store().clone();
+        let info_json = |t: &crate::api_tokens::ApiTokenInfo| {
+            json!({
+                "id": t.id,
+                "label": t.label,
+                "created": t.created.to_rfc3339(),
+                "last_used": t.last_used.map(|u| u.to_rfc3339()),
+            })
+        };
+        match req.parts.method {
+            Method::POST => {
+                #[derive(Deserialize)]
+                #[serde(deny_unknown_fields)]
+                struct NewToken {
+                    label: String,
+                }
+                let new: NewToken = match serde_json::from_slice(&req.body) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        return json(
+                            StatusCode::BAD_REQUEST,
+                            json!({ "error": format!("expected {{\"label\": \"...\"}}: {e}") }),
+                        );
+                    }
+                };
+                match store
+                    .run(move |s| ApiTokens::create_blocking(s, person, &new.label))
+                    .await
+                {
+                    Ok((info, token)) => {
+                        let mut body = info_json(&info);
+                        body["token"] = json!(token);
+                        json(StatusCode::CREATED, body)
+                    }
+                    Err(e) => store_error_json(&e),
+                }
+            }
+            Method::DELETE => {
+                let Some(id) = req.arg("id").and_then(|id| id.parse::<i64>().ok()) else {
+                    return json(StatusCode::NOT_FOUND, json!({ "error": "no such token" }));
+                };
+                match self.site.tokens.revoke(person, id).await {
+                    Ok(true) => {
+                        let mut resp = Response::new(Body::empty());
+                        *resp.status_mut() = StatusCode::NO_CONTENT;
+                        resp
+                    }
+                    Ok(false) => json(StatusCode::NOT_FOUND, json!({ "error": "no such token" })),
+                    Err(e) => store_error_json(&e),
+                }
+            }
+            _ => match store
+                .run(move |s| ApiTokens::list_blocking(s, person))
+                .await
+            {
+                Ok(list) => json(
+                    StatusCode::OK,
+                    json!({ "tokens": list.iter().map(info_json).collect::<Vec<_>>() }),
+                ),
+                Err(e) => store_error_json(&e),
+            },
+        }
     }
 }
 

@@ -17,14 +17,7 @@ use std::time::Duration;
 use crate::secret::{random_hex, sha256_hex};
 use chrono::{DateTime, Utc};
 
-use bulwark_store::{Migration, ResourceId, Store, StoreError};
-
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "password_reset",
-    sqlite: include_str!("../migrations/sqlite/0001_password_reset.sql"),
-    postgres: include_str!("../migrations/postgres/0001_password_reset.sql"),
-}];
+use bulwark_store::{ResourceId, Store, StoreError};
 
 /// How long a reset link works unless `[auth] reset_expiry` says otherwise.
 pub const RESET_EXPIRY: Duration = Duration::from_secs(3600);

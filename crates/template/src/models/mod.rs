@@ -24,6 +24,7 @@
 //! every lookup takes), `rsc` (resources and their edges), `category`, `search`,
 //! `config` and `req`.
 
+mod acl;
 mod category;
 mod config;
 mod key;
@@ -146,6 +147,7 @@ impl Object for ModelRoot {
         let scope = self.0.clone();
         match key.as_str()? {
             "rsc" => Some(Value::from_object(rsc::RscCollection(scope))),
+            "acl" => Some(Value::from_object(acl::AclView(scope))),
             "config" => Some(Value::from_object(config::ConfigCollection(scope))),
             "category" => Some(Value::from_object(category::CategoryCollection(scope))),
             "search" => Some(Value::from_function(move |kwargs: Kwargs| {
@@ -161,6 +163,6 @@ impl Object for ModelRoot {
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
-        Enumerator::Str(&["rsc", "config", "category", "search", "req"])
+        Enumerator::Str(&["rsc", "acl", "config", "category", "search", "req"])
     }
 }

@@ -78,7 +78,9 @@ pub(crate) fn build(
             to: to.clone(),
             permanent: *permanent,
         }),
-        Kind::Api => Box::new(api::ApiController),
+        Kind::Api { endpoint } => Box::new(api::ApiController {
+            endpoint: *endpoint,
+        }),
         Kind::Module { kind, options } => match kinds.get(kind) {
             Some(factory) => factory(options).map_err(|problem| {
                 format!("rule {:?}, controller {kind:?}: {problem}", rule.name)

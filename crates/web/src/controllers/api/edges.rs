@@ -1,0 +1,171 @@
+//! `/api/rsc/{id}/edges[/{predicate}/{object}]`: a resource's outgoing edges.
+//! Changing them is the `link` action on the subject; the object must be one
+//! the caller may see (nobody links to what they cannot know exists).
+
+use http::StatusCode;
+use serde_json::json;
+
+use bulwark_acl::Action;
+use bulwark_store::{Edge, ResourceId};
+
+use super::input::{EdgeMove, NewEdge, json_body};
+use super::{
+    Caller, error, id_arg, no_content, not_found, reply, resource_for, store_failure,
+    visible_resource,
+};
+use crate::representation::Outcome;
+use crate::request::RequestCtx;
+
+fn edge_json(e: &Edge) -> serde_json::Value {
+    json!({
+        "id": e.id,
+        "predicate": e.predicate,
+        "object": e.object.0,
+        "seq": e.seq,
+        "created": e.created.to_rfc3339(),
+    })
+}
+
+/// `GET`: the edges whose object the caller may see, by predicate and order.
+pub(super) async fn list(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
+    let Some(id) = id_arg(req, "id") else {
+        return not_found();
+    };
+    if let Err(refused) = visible_resource(req, caller, id).await {
+        return refused;
+    }
+    let store = req.site.models.store.clone();
+    let found = store
+        .run(move |s| {
+            let edges = s.edges(ResourceId(id))?;
+            let objects = edges
+                .iter()
+                .map(|e| s.resource(e.object))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((edges, objects))
+        })
+        .await;
+    match found {
+        Ok((edges, objects)) => {
+            let edges: Vec<serde_json::Value> = edges
+                .iter()
+                .zip(&objects)
+                .filter(|(_, o)| o.as_ref().is_some_and(|o| caller.may_see(req.site, o)))
+                .map(|(e, _)| edge_json(e))
+                .collect();
+            reply(StatusCode::OK, json!({ "edges": edges }))
+        }
+        Err(e) => store_failure(e),
+    }
+}
+
+/// The subject (may link) and the object (may see), from the path and `object`.
+async fn link_ends(req: &RequestCtx<'_>, caller: Caller<'_>, object: i64) -> Result<i64, Outcome> {
+    let Some(subject) = id_arg(req, "id") else {
+        return Err(not_found());
+    };
+    resource_for(
+        req,
+        caller,
+        subject,
+        Action::Link,
+        "change this resource's edges",
+    )
+    .await?;
+    visible_resource(req, caller, object)
+        .await
+        .map_err(|_| error(StatusCode::NOT_FOUND, "no such object resource"))?;
+    Ok(subject)
+}
+
+/// `POST`: `{"predicate", "object", "position"?}` → 201 with the edge (200
+/// with the existing one when it was there already).
+pub(super) async fn add(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
+    let new: NewEdge = match json_body(req) {
+        Ok(n) => n,
+        Err(bad) => return bad,
+    };
+    let subject = match link_ends(req, caller, new.object).await {
+        Ok(s) => s,
+        Err(refused) => return refused,
+    };
+    let creator = caller.user();
+    let store = req.site.models.store.clone();
+    let result = store
+        .run(move |s| {
+            let (subject, object) = (ResourceId(subject), ResourceId(new.object));
+            let before = s.objects(subject, &new.predicate).unwrap_or_default();
+            let existed = before.contains(&object);
+            let edge = s.insert_edge(subject, &new.predicate, object, creator)?;
+            if let Some(position) = new.position {
+                s.move_edge(subject, &new.predicate, object, position)?;
+            }
+            Ok((edge, existed))
+        })
+        .await;
+    match result {
+        Ok((edge, existed)) => reply(
+            if existed {
+                StatusCode::OK
+            } else {
+                StatusCode::CREATED
+            },
+            edge_json(&edge),
+        ),
+        Err(e) => store_failure(e),
+    }
+}
+
+/// The `{predicate}` and `{object}` of the path.
+fn edge_path(req: &RequestCtx<'_>) -> Option<(String, i64)> {
+    Some((req.arg("predicate")?.to_string(), id_arg(req, "object")?))
+}
+
+/// `PATCH`: `{"position": n}` moves the edge to place `n` (0 is first).
+pub(super) async fn move_to(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
+    let Some((predicate, object)) = edge_path(req) else {
+        return error(StatusCode::NOT_FOUND, "no such edge");
+    };
+    let to: EdgeMove = match json_body(req) {
+        Ok(m) => m,
+        Err(bad) => return bad,
+    };
+    let subject = match link_ends(req, caller, object).await {
+        Ok(s) => s,
+        Err(refused) => return refused,
+    };
+    let store = req.site.models.store.clone();
+    match store
+        .run(move |s| {
+            s.move_edge(
+                ResourceId(subject),
+                &predicate,
+                ResourceId(object),
+                to.position,
+            )
+        })
+        .await
+    {
+        Ok(()) => no_content(),
+        Err(e) => store_failure(e),
+    }
+}
+
+/// `DELETE`: removes the edge; 404 when there is none.
+pub(super) async fn remove(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
+    let Some((predicate, object)) = edge_path(req) else {
+        return error(StatusCode::NOT_FOUND, "no such edge");
+    };
+    let subject = match link_ends(req, caller, object).await {
+        Ok(s) => s,
+        Err(refused) => return refused,
+    };
+    let store = req.site.models.store.clone();
+    match store
+        .run(move |s| s.delete_edge(ResourceId(subject), &predicate, ResourceId(object)))
+        .await
+    {
+        Ok(()) => no_content(),
+        Err(e) => store_failure(e),
+    }
+}

@@ -1,0 +1,131 @@
+//! `GET /api/search?cat=&text=&sort=&page=&pagelen=`: resources as the caller
+//! may see them, filtered in the database by the same rules as `m.search`
+//! ([`AccessPolicy::search_filter`](bulwark_acl::AccessPolicy::search_filter))
+//! and each result checked once more like any other resource.
+
+use http::StatusCode;
+use serde_json::json;
+
+use bulwark_store::{ResourceId, SearchQuery, SortKey, VisibilityFilter};
+
+use super::{Caller, error, reply, store_failure};
+use crate::render::parse_form;
+use crate::representation::Outcome;
+use crate::request::RequestCtx;
+
+const MAX_PAGELEN: u64 = 100;
+const MAX_PAGE: u64 = 1_000_000;
+
+/// A query parameter that must be a whole number in `range` when given.
+fn number(
+    params: &[(String, String)],
+    name: &str,
+    default: u64,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<u64, Outcome> {
+    match params.iter().rev().find(|(k, _)| k == name) {
+        None => Ok(default),
+        Some((_, v)) => v
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|n| range.contains(n))
+            .ok_or_else(|| {
+                error(
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "{name} must be a whole number from {} to {}",
+                        range.start(),
+                        range.end()
+                    ),
+                )
+            }),
+    }
+}
+
+pub(super) async fn search(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
+    let params = parse_form(req.parts.uri.query().unwrap_or("").as_bytes());
+    let param = |name: &str| {
+        params
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.trim())
+            .filter(|v| !v.is_empty())
+    };
+    let mut q = SearchQuery {
+        visibility: match caller {
+            Caller::SiteToken => VisibilityFilter::Everything,
+            Caller::Principal(who) => req.site.policy.search_filter(who),
+        },
+        text: param("text").map(str::to_string),
+        count_total: true,
+        ..SearchQuery::default()
+    };
+    if let Some(cat) = param("cat") {
+        q.categories = vec![cat.to_string()];
+    }
+    let sort = param("sort").unwrap_or("-created");
+    let (descending, field) = match sort.strip_prefix('-') {
+        Some(f) => (true, f),
+        None => (false, sort.trim_start_matches('+')),
+    };
+    q.descending = descending;
+    q.sort = match field {
+        "created" => SortKey::Created,
+        "modified" => SortKey::Modified,
+        "title" => SortKey::Title,
+        "publication_start" => SortKey::PublicationStart,
+        "id" => SortKey::Id,
+        other => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "cannot sort by {other:?}: use created, modified, title, publication_start \
+                     or id, with - in front for descending"
+                ),
+            );
+        }
+    };
+    let (page, pagelen) = match (
+        number(&params, "page", 1, 1..=MAX_PAGE),
+        number(&params, "pagelen", 20, 1..=MAX_PAGELEN),
+    ) {
+        (Ok(p), Ok(l)) => (p, l),
+        (Err(bad), _) | (_, Err(bad)) => return bad,
+    };
+    q.limit = pagelen;
+    q.offset = (page - 1) * pagelen;
+    let store = req.site.models.store.clone();
+    let found = store
+        .run(move |s| {
+            let page = s.search(&q)?;
+            let items = page
+                .ids
+                .iter()
+                .map(|id: &ResourceId| s.resource(*id))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((items, page.total.unwrap_or(0)))
+        })
+        .await;
+    match found {
+        Ok((items, total)) => {
+            let items: Vec<serde_json::Value> = items
+                .iter()
+                .flatten()
+                .filter(|r| caller.may_see(req.site, r))
+                .map(|r| caller.resource_json(req.site, r))
+                .collect();
+            reply(
+                StatusCode::OK,
+                json!({
+                    "items": items,
+                    "total": total,
+                    "page": page,
+                    "pages": total.div_ceil(pagelen),
+                }),
+            )
+        }
+        Err(e) => store_failure(e),
+    }
+}

@@ -1,0 +1,119 @@
+//! Accounts on the starter site for tests: users in groups, logon over real
+//! HTTP, the session cookie and CSRF token, and the PostgreSQL variant.
+
+#![allow(dead_code)]
+
+use bulwark_module_auth::accounts::{self};
+use bulwark_module_auth::{GroupName, HashCost, HashLimits, NewPassword, Passwords};
+use bulwark_store::{ResourceId, Store};
+
+use crate::common::{TestServer, start};
+
+pub const PASSWORD: &str = "correct horse battery";
+
+pub async fn starter_with(extra_settings: &str) -> TestServer {
+    let mut files = crate::common::starter_site();
+    for (path, text) in files.iter_mut() {
+        if path == "default/site.toml" {
+            text.push_str(extra_settings);
+        }
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    start(&files, |_| {}).await
+}
+
+pub fn store(s: &TestServer) -> Store {
+    s.models["default"].store.clone()
+}
+
+pub async fn add_user(s: &TestServer, name: &str, group: &str) -> ResourceId {
+    let store = store(s);
+    let (name, group) = (name.to_string(), group.to_string());
+    tokio::task::spawn_blocking(move || {
+        let passwords = Passwords::new(HashCost::default(), HashLimits::default()).unwrap();
+        let hash = passwords
+            .hash_blocking(&NewPassword::new(PASSWORD.into()).unwrap())
+            .unwrap();
+        accounts::add_user(&store, &name, &GroupName::new(&group), &hash).unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+pub fn url(s: &TestServer, path: &str) -> String {
+    format!("http://localhost:{}{path}", s.addr.port())
+}
+
+/// The session cookie a response sets (`name=value`), if any.
+pub fn session_cookie(resp: &reqwest::Response) -> Option<String> {
+    resp.headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("bulwark_session="))
+        .map(|v| v.split(';').next().unwrap().to_string())
+}
+
+pub async fn logon_form(
+    s: &TestServer,
+    cookie: Option<&str>,
+    form: &[(&str, &str)],
+) -> reqwest::Response {
+    let mut req = client().post(url(s, "/logon")).form(form);
+    if let Some(c) = cookie {
+        req = req.header("cookie", c);
+    }
+    req.send().await.unwrap()
+}
+
+pub async fn logon(s: &TestServer, user: &str) -> String {
+    let resp = logon_form(s, None, &[("username", user), ("password", PASSWORD)]).await;
+    assert_eq!(resp.status(), 303);
+    session_cookie(&resp).expect("a session cookie")
+}
+
+pub async fn get(s: &TestServer, path: &str, cookie: Option<&str>) -> (u16, String) {
+    let mut req = client().get(url(s, path));
+    if let Some(c) = cookie {
+        req = req.header("cookie", c);
+    }
+    let resp = req.send().await.unwrap();
+    (resp.status().as_u16(), resp.text().await.unwrap())
+}
+
+pub async fn me(s: &TestServer, cookie: &str) -> serde_json::Value {
+    let (status, body) = get(s, "/api/auth/me", Some(cookie)).await;
+    assert_eq!(status, 200);
+    serde_json::from_str(&body).unwrap()
+}
+
+/// The URL of the PostgreSQL server the suite runs against
+/// (`scripts/ensure-postgres.sh` sets `BULWARK_TEST_PG_URL`).
+pub fn pg_url() -> String {
+    std::env::var("BULWARK_TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+/// `[database]` settings for the starter site on a fresh PostgreSQL schema
+/// (its name starts with `prefix`), to append to its site.toml.
+pub fn postgres_settings(prefix: &str) -> String {
+    let n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "\n[database]\nurl = \"{}\"\nschema = \"{prefix}_{}_{n:x}\"\n",
+        pg_url(),
+        std::process::id()
+    )
+}

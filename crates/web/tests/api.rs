@@ -1,0 +1,366 @@
+//! The JSON API writes, over real HTTP on the starter site: a logged-on editor
+//! creates, changes (with `If-Match`), links, finds, restores and deletes
+//! resources with their session (and its CSRF token) or an API token of their
+//! own; a member may not; `/api/openapi.json` names every endpoint the core
+//! module routes.
+
+mod accounts;
+mod common;
+
+use accounts::*;
+use common::TestServer;
+use serde_json::{Value, json};
+
+/// A logged-on user as a script sees them: cookie and CSRF token.
+struct Session {
+    cookie: String,
+    csrf: String,
+}
+
+async fn session(s: &TestServer, user: &str) -> Session {
+    let cookie = logon(s, user).await;
+    let csrf = me(s, &cookie).await["csrf_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    Session { cookie, csrf }
+}
+
+enum As<'a> {
+    Anonymous,
+    Session(&'a Session),
+    Token(&'a str),
+}
+
+async fn call(
+    s: &TestServer,
+    who: &As<'_>,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+    if_match: Option<i64>,
+) -> (u16, Value, reqwest::header::HeaderMap) {
+    let mut req = client().request(method.parse().unwrap(), url(s, path));
+    match who {
+        As::Anonymous => {}
+        As::Session(session) => {
+            req = req
+                .header("cookie", &session.cookie)
+                .header("x-csrf-token", &session.csrf);
+        }
+        As::Token(token) => req = req.bearer_auth(token),
+    }
+    if let Some(body) = body {
+        req = req
+            .header("content-type", "application/json")
+            .body(body.to_string());
+    }
+    if let Some(v) = if_match {
+        req = req.header("if-match", format!("\"{v}\""));
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let text = resp.text().await.unwrap();
+    let value = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{method} {path}: {e}: {text}"))
+    };
+    (status, value, headers)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_writes_through_the_api_and_a_member_may_not() {
+    let s = starter_with("").await;
+    let ed = add_user(&s, "ed", "editors").await;
+    add_user(&s, "mia", "members").await;
+    let eds = session(&s, "ed").await;
+    let mia = session(&s, "mia").await;
+    let editor = As::Session(&eds);
+    let member = As::Session(&mia);
+
+    // Without the CSRF token, a session's write is refused before anything.
+    let resp = client()
+        .post(url(&s, "/api/rsc"))
+        .header("cookie", &eds.cookie)
+        .header("content-type", "application/json")
+        .body(json!({"category": "article"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 403);
+
+    // Create: 201, Location, the editor as creator, HTML cleaned.
+    let new = json!({"category": "article", "props": {
+        "title": "Tom & Jerry", "body": "<p>hello</p><script>alert(1)</script>"}});
+    let (status, article, headers) = call(&s, &editor, "POST", "/api/rsc", Some(new), None).await;
+    assert_eq!(status, 201, "{article}");
+    let id = article["id"].as_i64().unwrap();
+    assert_eq!(headers["location"], format!("/api/rsc/{id}").as_str());
+    assert_eq!(article["creator"], ed.0);
+    assert_eq!(article["published"], false);
+    assert_eq!(article["props"]["body"], "<p>hello</p>");
+    let version = article["version"].as_i64().unwrap();
+
+    // Anonymous and a member may not create.
+    let new = json!({"category": "article"});
+    let (status, _, _) = call(
+        &s,
+        &As::Anonymous,
+        "POST",
+        "/api/rsc",
+        Some(new.clone()),
+        None,
+    )
+    .await;
+    assert_eq!(status, 401);
+    let (status, body, _) = call(&s, &member, "POST", "/api/rsc", Some(new), None).await;
+    assert_eq!(status, 403, "{body}");
+    // Nor may an editor create a category the rules keep for managers.
+    let new = json!({"category": "person"});
+    let (status, _, _) = call(&s, &editor, "POST", "/api/rsc", Some(new), None).await;
+    assert_eq!(status, 403);
+
+    // A typo in a field, or the old properties-at-the-top shape, is a 400.
+    let path = format!("/api/rsc/{id}");
+    let (status, body, _) = call(
+        &s,
+        &editor,
+        "PATCH",
+        &path,
+        Some(json!({"title": "x"})),
+        None,
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert!(body["error"].as_str().unwrap().contains("props"), "{body}");
+
+    // Change with If-Match; a stale version is a 409 and changes nothing.
+    let patch = json!({"published": true, "props": {"summary": "A cat and a mouse"}});
+    let (status, changed, _) = call(&s, &editor, "PATCH", &path, Some(patch), Some(version)).await;
+    assert_eq!(status, 200, "{changed}");
+    assert_eq!(changed["version"], version + 1);
+    assert_eq!(changed["modifier"], ed.0);
+    let patch = json!({"props": {"title": "Lost update"}});
+    let (status, body, _) = call(&s, &editor, "PATCH", &path, Some(patch), Some(version)).await;
+    assert_eq!(status, 409, "{body}");
+    let (_, now, _) = call(&s, &As::Anonymous, "GET", &path, None, None).await;
+    assert_eq!(now["props"]["title"], "Tom &amp; Jerry");
+
+    // A member sees the published article but may not change or delete it.
+    let (status, _, _) = call(
+        &s,
+        &member,
+        "PATCH",
+        &path,
+        Some(json!({"props": {}})),
+        None,
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, _, _) = call(&s, &member, "DELETE", &path, None, None).await;
+    assert_eq!(status, 403);
+
+    // Edges: add (201, then 200 for the same), list, move, remove.
+    let mut keywords = Vec::new();
+    for word in ["cats", "mice"] {
+        let new = json!({"category": "keyword", "published": true, "props": {"title": word}});
+        let (status, k, _) = call(&s, &editor, "POST", "/api/rsc", Some(new), None).await;
+        assert_eq!(status, 201, "{k}");
+        keywords.push(k["id"].as_i64().unwrap());
+    }
+    let edges = format!("/api/rsc/{id}/edges");
+    for k in &keywords {
+        let edge = json!({"predicate": "about", "object": k});
+        let (status, body, _) = call(&s, &editor, "POST", &edges, Some(edge), None).await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let again = json!({"predicate": "about", "object": keywords[0]});
+    let (status, _, _) = call(&s, &editor, "POST", &edges, Some(again), None).await;
+    assert_eq!(status, 200);
+    let (status, _, _) = call(
+        &s,
+        &member,
+        "POST",
+        &edges,
+        Some(json!({"predicate": "about", "object": keywords[0]})),
+        None,
+    )
+    .await;
+    assert_eq!(status, 403);
+    let wrong = json!({"predicate": "about", "object": id});
+    let (status, body, _) = call(&s, &editor, "POST", &edges, Some(wrong), None).await;
+    assert_eq!(status, 400, "an article is not a keyword: {body}");
+    let moved = format!("/api/rsc/{id}/edges/about/{}", keywords[1]);
+    let (status, _, _) = call(
+        &s,
+        &editor,
+        "PATCH",
+        &moved,
+        Some(json!({"position": 0})),
+        None,
+    )
+    .await;
+    assert_eq!(status, 204);
+    let (_, list, _) = call(&s, &member, "GET", &edges, None, None).await;
+    let objects: Vec<i64> = list["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["object"].as_i64().unwrap())
+        .collect();
+    assert_eq!(objects, vec![keywords[1], keywords[0]]);
+    let (status, _, _) = call(&s, &editor, "DELETE", &moved, None, None).await;
+    assert_eq!(status, 204);
+    let (status, _, _) = call(&s, &editor, "DELETE", &moved, None, None).await;
+    assert_eq!(status, 404);
+
+    // Search finds what the caller may see, pages, and refuses nonsense.
+    let (status, found, _) = call(
+        &s,
+        &member,
+        "GET",
+        "/api/search?cat=article&text=jerry",
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["total"], 1);
+    assert_eq!(found["items"][0]["id"], id);
+    let (status, _, _) = call(&s, &member, "GET", "/api/search?sort=colour", None, None).await;
+    assert_eq!(status, 400);
+    let (status, _, _) = call(&s, &member, "GET", "/api/search?pagelen=0", None, None).await;
+    assert_eq!(status, 400);
+
+    // Revisions: only for those who may change the resource; restore one.
+    let revisions = format!("/api/rsc/{id}/revisions");
+    let (status, _, _) = call(&s, &member, "GET", &revisions, None, None).await;
+    assert_eq!(status, 403);
+    let (status, list, _) = call(&s, &editor, "GET", &revisions, None, None).await;
+    assert_eq!(status, 200);
+    let first = list["revisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["version"] == version)
+        .expect("the first version is kept")
+        .clone();
+    assert_eq!(first["resource"]["published"], false);
+    let restore = format!("/api/rsc/{id}/revisions/{}/restore", first["id"]);
+    let (status, restored, _) = call(&s, &editor, "POST", &restore, None, None).await;
+    assert_eq!(status, 200, "{restored}");
+    assert_eq!(restored["published"], false);
+    assert!(restored["props"].get("summary").is_none());
+    let elsewhere = format!("/api/rsc/{}/revisions/{}/restore", keywords[0], first["id"]);
+    let (status, _, _) = call(&s, &editor, "POST", &elsewhere, None, None).await;
+    assert_eq!(status, 404, "a revision of another resource");
+
+    // A draft again: the member no longer sees it at all.
+    let (status, _, _) = call(&s, &member, "GET", &path, None, None).await;
+    assert_eq!(status, 404);
+
+    // Delete (If-Match checked), then it is gone.
+    let (_, current, _) = call(&s, &editor, "GET", &path, None, None).await;
+    let v = current["version"].as_i64().unwrap();
+    let (status, _, _) = call(&s, &editor, "DELETE", &path, None, Some(v - 1)).await;
+    assert_eq!(status, 409);
+    let (status, _, _) = call(&s, &editor, "DELETE", &path, None, Some(v)).await;
+    assert_eq!(status, 204);
+    let (status, _, _) = call(&s, &editor, "GET", &path, None, None).await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_token_acts_as_its_user_until_revoked() {
+    let s = starter_with("").await;
+    add_user(&s, "ed", "editors").await;
+    let eds = session(&s, "ed").await;
+    let editor = As::Session(&eds);
+
+    let (status, _, _) = call(
+        &s,
+        &As::Anonymous,
+        "POST",
+        "/api/auth/tokens",
+        Some(json!({"label": "x"})),
+        None,
+    )
+    .await;
+    assert_eq!(status, 401);
+    let (status, made, _) = call(
+        &s,
+        &editor,
+        "POST",
+        "/api/auth/tokens",
+        Some(json!({"label": "deploy script"})),
+        None,
+    )
+    .await;
+    assert_eq!(status, 201, "{made}");
+    let token = made["token"].as_str().unwrap().to_string();
+    assert!(token.starts_with("bwt_") && token.len() == 68, "{token}");
+
+    // The token writes without a cookie or CSRF token, as the editor.
+    let by_token = As::Token(&token);
+    let new = json!({"category": "article", "props": {"title": "From a script"}});
+    let (status, article, _) = call(&s, &by_token, "POST", "/api/rsc", Some(new), None).await;
+    assert_eq!(status, 201, "{article}");
+    let (_, who, _) = call(&s, &by_token, "GET", "/api/auth/me", None, None).await;
+    assert_eq!(who["groups"], json!(["anonymous", "editors", "members"]));
+    // A token cannot make tokens.
+    let (status, _, _) = call(
+        &s,
+        &by_token,
+        "POST",
+        "/api/auth/tokens",
+        Some(json!({"label": "more"})),
+        None,
+    )
+    .await;
+    assert_eq!(status, 401);
+
+    // Listed without the secret; revoked, it is refused (not served anonymously).
+    let (_, list, _) = call(&s, &editor, "GET", "/api/auth/tokens", None, None).await;
+    let listed = &list["tokens"][0];
+    assert_eq!(listed["label"], "deploy script");
+    assert!(listed.get("token").is_none());
+    let revoke = format!("/api/auth/tokens/{}", listed["id"]);
+    let (status, _, _) = call(&s, &editor, "DELETE", &revoke, None, None).await;
+    assert_eq!(status, 204);
+    let (status, body, _) = call(&s, &by_token, "GET", "/api/search", None, None).await;
+    assert_eq!(status, 401, "{body}");
+    let (status, _, _) = call(&s, &As::Token("bwt_0000"), "GET", "/api/search", None, None).await;
+    assert_eq!(status, 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openapi_document_names_every_api_route() {
+    let s = starter_with("").await;
+    let (status, doc, headers) =
+        call(&s, &As::Anonymous, "GET", "/api/openapi.json", None, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(headers["content-type"], "application/json");
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    let documented: Vec<&str> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let rules: toml::Table =
+        toml::from_str(include_str!("../../../modules/core/module.toml")).unwrap();
+    let routed: Vec<&str> = rules["dispatch"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["controller"].as_str() == Some("api"))
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    let mut a = documented.clone();
+    let mut b = routed.clone();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b, "the document and the core module's API rules differ");
+}

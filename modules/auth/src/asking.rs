@@ -1,0 +1,46 @@
+//! Who is asking, for the site: an API token in `Authorization: Bearer bwt_...`
+//! ([`api_tokens`](crate::api_tokens)) if the request has one, else the session
+//! cookie ([`sessions`](crate::sessions)). A token is sent on purpose by a
+//! script, never by a browser on its own, so it needs no CSRF token.
+
+use std::sync::Arc;
+
+use bulwark_http::Peer;
+use bulwark_web::{Authenticated, Authenticator};
+use futures_util::future::BoxFuture;
+use http::request::Parts;
+
+use crate::api_tokens::{ApiTokens, bearer_token};
+use crate::sessions::Sessions;
+
+pub struct Asking {
+    pub sessions: Arc<Sessions>,
+    pub tokens: Arc<ApiTokens>,
+}
+
+impl Authenticator for Asking {
+    fn authenticate<'a>(
+        &'a self,
+        parts: &'a Parts,
+        peer: Peer,
+    ) -> Option<BoxFuture<'a, Authenticated>> {
+        let Some(token) = bearer_token(parts) else {
+            return self.sessions.authenticate(parts, peer);
+        };
+        Some(Box::pin(async move {
+            match self.tokens.principal(token).await {
+                Ok(Some(principal)) => Authenticated {
+                    principal,
+                    ..Authenticated::anonymous()
+                },
+                // Not valid: anonymous, which the API answers with 401 for a
+                // request that carries a token.
+                Ok(None) => Authenticated::anonymous(),
+                Err(e) => {
+                    tracing::warn!("API token lookup failed: {e}");
+                    Authenticated::anonymous()
+                }
+            }
+        }))
+    }
+}
