@@ -25,3 +25,6 @@ cargo test --workspace --doc
 ./scripts/ensure-browser.sh
 cargo build -q -p bulwark
 (cd tests/browser && node --test)
+
+# The JSON API against its own OpenAPI document (schemathesis, a minute).
+./scripts/api-conformance.sh 60

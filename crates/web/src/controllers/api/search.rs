@@ -65,7 +65,12 @@ pub(super) async fn search(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome 
     if let Some(cat) = param("cat") {
         q.categories = vec![cat.to_string()];
     }
-    let sort = param("sort").unwrap_or("-created");
+    // Given but empty is a mistake, not the default.
+    let sort = params
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "sort")
+        .map_or("-created", |(_, v)| v.as_str());
     let (descending, field) = match sort.strip_prefix('-') {
         Some(f) => (true, f),
         None => (false, sort.trim_start_matches('+')),
