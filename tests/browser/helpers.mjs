@@ -21,7 +21,8 @@ function freePort() {
 
 /// `prepare(dir)`, when given, runs before the server starts (to lay out a site
 /// of the test's own in `dir/sites`; otherwise the server writes the starter site).
-export async function startBulwark({ prepare } = {}) {
+/// `env`: more environment for the server (`BULWARK_ADMIN_PASSWORD`).
+export async function startBulwark({ prepare, env = {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "bulwark-browser-"));
   prepare?.(dir);
   const port = await freePort();
@@ -29,7 +30,7 @@ export async function startBulwark({ prepare } = {}) {
   const child = spawn(bin, ["serve", "--access-log", "off", "--listen", `127.0.0.1:${port}`], {
     cwd: dir,
     stdio: ["ignore", "ignore", "inherit"],
-    env: { ...process.env, BULWARK_LOG: "warn" },
+    env: { ...process.env, BULWARK_LOG: "warn", ...env },
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i++) {

@@ -4,10 +4,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { serverAndBrowser } from "./helpers.mjs";
 
-const env = serverAndBrowser();
+// The first administrator's password, so that a test can log on.
+const ADMIN_PASSWORD = "browser test password";
+const env = serverAndBrowser({ env: { BULWARK_ADMIN_PASSWORD: ADMIN_PASSWORD } });
 
-async function openBoard(transport) {
-  const page = await env.browser.newPage();
+/// The live board over `transport`, in a new page of `context` (a browser
+/// context: its own cookies), or of the shared browser.
+async function openBoard(transport, context = env.browser) {
+  const page = await context.newPage();
   await page.goto(`${env.server.url}/live?transport=${transport}`);
   await page.waitForSelector('#push-state[data-state="connected"]', { timeout: 10000 });
   assert.match(await page.textContent("#push-state"), new RegExp(transport));
@@ -92,3 +96,29 @@ for (const transport of ["websocket", "sse", "poll"]) {
     await writer.close();
   });
 }
+
+test("a logged-on visitor's board works over every transport", async () => {
+  // A context of its own: the session cookie stays here.
+  const context = await env.browser.newContext();
+  const logon = await context.newPage();
+  await logon.goto(`${env.server.url}/logon`);
+  await logon.fill("#username", "admin");
+  await logon.fill("#password", ADMIN_PASSWORD);
+  await Promise.all([logon.waitForURL(`${env.server.url}/`), logon.click('button[type="submit"]')]);
+  // Event streams and long-polls send their commands with POST, which a
+  // session needs its CSRF token for (the hello brings it); WebSockets show
+  // the page's origin.
+  const boards = [];
+  for (const transport of ["websocket", "sse", "poll"]) {
+    boards.push([transport, await openBoard(transport, context)]);
+  }
+  for (const [transport, writer] of boards) {
+    const text = `logged on, over ${transport} ${Date.now()}`;
+    await writer.fill('input[name="text"]', text);
+    await writer.click('button[type="submit"]');
+    for (const [, reader] of boards) {
+      await reader.waitForSelector(`#board li:text-is("${text}")`, { timeout: 10000 });
+    }
+  }
+  await context.close();
+});

@@ -1,5 +1,7 @@
-//! Who may do what with a site's topics: the site's modules first (the
-//! [`PushAccess`] notification), then the `[push]` policy.
+//! Who may do what with a site's topics: a user's own topics (`user/{id}/...`,
+//! see `user.rs`) and resources' topics (`rsc/...`, see `rsc.rs`) first, which
+//! nothing can open wider; then the site's modules (the [`PushAccess`]
+//! notification); then the `[push]` policy.
 
 use bulwark_acl::Principal;
 use bulwark_push::{PushAcl, Topic, TopicFilter};
@@ -8,6 +10,7 @@ use bulwark_web::SiteNotifier;
 use crate::events::{PushAccess, PushAction};
 use crate::rsc;
 use crate::settings::PushSettings;
+use crate::user;
 
 pub struct SitePushAcl {
     browser_publish: Vec<TopicFilter>,
@@ -51,6 +54,9 @@ impl SitePushAcl {
 
 impl PushAcl for SitePushAcl {
     fn may_subscribe(&self, principal: &Principal, filter: &TopicFilter) -> bool {
+        if !user::may_subscribe(principal, filter) {
+            return false;
+        }
         // Wildcards are checked per message by `may_read`.
         let Some(topic) = filter.as_topic() else {
             return true;
@@ -59,14 +65,14 @@ impl PushAcl for SitePushAcl {
             .unwrap_or_else(|| !self.denied(&topic))
     }
 
-    fn may_read(&self, _: &Principal, topic: &Topic) -> bool {
-        !self.denied(topic)
+    fn may_read(&self, principal: &Principal, topic: &Topic) -> bool {
+        user::may_use(principal, topic) && !self.denied(topic)
     }
 
     fn may_publish(&self, principal: &Principal, topic: &Topic) -> bool {
         // `rsc/` messages are the server's: they carry who may see the resource
         // (see `rsc.rs`), which a browser's message could not.
-        if rsc::is_resource_topic(topic) {
+        if rsc::is_resource_topic(topic) || !user::may_use(principal, topic) {
             return false;
         }
         self.observed(principal, PushAction::Publish, topic.as_str())

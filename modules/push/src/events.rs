@@ -1,15 +1,19 @@
-//! The notification the push module owns (see docs/notifications.md).
+//! The notifications the push module owns (see docs/notifications.md).
 
 use bulwark_acl::Principal;
 use bulwark_notify::{Event, First};
+use bulwark_push::{Position, PushError};
+use bulwark_store::ResourceId;
 
 /// **first**: may `principal` subscribe to, or publish on, `topic`? Asked when a
 /// client subscribes to a topic without wildcards and when it publishes (never
 /// per delivered message: a wildcard subscription's messages are checked against
-/// `[push] deny`, and an `rsc/{id}` message against the site's access policy for
-/// that resource). An observer answers `true` (allowed) or `false` (refused);
-/// with no answer, the site's `[push]` settings decide. Browsers never publish on
-/// `rsc/` topics, whatever an observer says.
+/// `[push] deny` and the owner of a `user/{id}/...` topic, and an `rsc/{id}`
+/// message against the site's access policy for that resource). An observer
+/// answers `true` (allowed) or `false` (refused); with no answer, the site's
+/// `[push]` settings decide. Neither is asked when the module refuses first:
+/// browsers never publish on `rsc/` topics, and only user `id` may use
+/// `user/{id}/...`.
 #[derive(Debug, Clone)]
 pub struct PushAccess {
     pub principal: Principal,
@@ -25,4 +29,21 @@ pub enum PushAction {
 
 impl Event for PushAccess {
     type Delivery = First<bool>;
+}
+
+/// **first**: publish `payload` (JSON text) on `user/{user}/{subtopic}`, which
+/// only that user's clients receive. Sent by
+/// [`publish_to_user`](crate::publish_to_user); the push module answers where
+/// the message went in the topic, or why it was not published (a bad subtopic,
+/// a payload that is not JSON or too large). No answer: the site does not
+/// enable `push`.
+#[derive(Debug, Clone)]
+pub struct PublishToUser {
+    pub user: ResourceId,
+    pub subtopic: String,
+    pub payload: String,
+}
+
+impl Event for PublishToUser {
+    type Delivery = First<Result<Position, PushError>>;
 }

@@ -1,7 +1,9 @@
 //! The push module: WebSocket, Server-Sent Events and long-poll endpoints onto a
 //! per-site hub (`bulwark-push`), the command and publish endpoints, the `[push]`
-//! policy and limits, `bulwark.js`, and `rsc/{id}` messages for every resource
-//! that changes (to those who may see it).
+//! policy and limits, `bulwark.js`, `rsc/{id}` messages for every resource
+//! that changes (to those who may see it), and each user's own topics
+//! (`user/{id}/...`, [`publish_to_user`]; a logoff is told on
+//! `user/{id}/session`).
 //!
 //! A site's hub is kept across configuration reloads, so connected clients keep
 //! their tasks; it is replaced only when the site's `[push]` settings change.
@@ -12,6 +14,7 @@ mod events;
 mod rsc;
 mod settings;
 mod transports;
+mod user;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -20,12 +23,13 @@ use include_dir::{Dir, include_dir};
 
 use bulwark_push::Hub;
 use bulwark_site::ModuleManifest;
-use bulwark_web::events::ResourceChanged;
+use bulwark_web::events::{Logoff, ResourceChanged};
 use bulwark_web::{Module, ModuleError, SiteNotifier, SiteSetup};
 
-pub use events::{PushAccess, PushAction};
+pub use events::{PublishToUser, PushAccess, PushAction};
 pub use settings::PushSettings;
 pub use transports::{PushTransport, run_command};
+pub use user::{PublishToUserError, publish_to_user};
 
 static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
 
@@ -33,6 +37,10 @@ pub const PRIORITY: i32 = 400;
 
 /// Observers of the core events run in this order among the module's.
 const OBSERVER_PRIORITY: i32 = 500;
+
+/// `user/{id}/session` hears `{"logged_off":true}` when one of the user's
+/// sessions logs off.
+const LOGOFF_SUBTOPIC: &str = "session";
 
 pub struct PushModule {
     /// Hubs by site name.
@@ -117,15 +125,27 @@ impl Module for PushModule {
             site.models().store.clone(),
             site.policy().clone(),
         );
-        site.add_controller("push", move |options| {
-            transports::PushController::new(push.clone(), options)
-                .map(|c| Box::new(c) as Box<dyn bulwark_web::Controller>)
-        });
+        let hub = push.hub.clone();
+        site.observers()
+            .on_first(OBSERVER_PRIORITY, move |p: &PublishToUser| {
+                Some(user::publish(&hub, p.user, &p.subtopic, &p.payload))
+            });
+        let hub = push.hub.clone();
+        site.observers()
+            .on_notify(OBSERVER_PRIORITY, move |l: &Logoff| {
+                // For the user's other tabs, still connected as them; a full
+                // hub loses only this hint.
+                let _ = user::publish(&hub, l.user, LOGOFF_SUBTOPIC, r#"{"logged_off":true}"#);
+            });
         site.observers()
             .on_notify(OBSERVER_PRIORITY, move |c: &ResourceChanged| {
                 // The publisher ends only when this observer is gone.
                 let _ = changed.send(c.id);
             });
+        site.add_controller("push", move |options| {
+            transports::PushController::new(push.clone(), options)
+                .map(|c| Box::new(c) as Box<dyn bulwark_web::Controller>)
+        });
         Ok(())
     }
 }

@@ -15,6 +15,12 @@
 //! `EventSource`). A request that names a client without its token is treated as
 //! a new visitor: it gets a new client (within its address's rate), or `410` from
 //! `/push/command`, never the named client's messages.
+//!
+//! A client acts for the request's principal (the session cookie's user, or
+//! anonymous) for its life, and only a request for that principal resumes it.
+//! A logged-on visitor's WebSocket must come from the site's own pages
+//! ([`from_own_pages`]), and their commands carry the session's CSRF token,
+//! which their `hello` gives them.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +29,7 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::{SinkExt, StreamExt};
 use http::header::{
-    CACHE_CONTROL, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, RETRY_AFTER, UPGRADE,
+    CACHE_CONTROL, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, UPGRADE,
 };
 use http::{HeaderValue, Method, Response, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -33,14 +39,14 @@ use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Message as WsMessage, Utf8Bytes};
 
 use bulwark_http::{Body, negotiate};
-use bulwark_push::{ClientHandle, Encoding, Hub, Position, PushError};
+use bulwark_push::{ClientHandle, Encoding, Hub, Position, PushError, Topic};
 use bulwark_web::{
     BearerCheck, Controller, ModuleError, Outcome, RequestCtx, check_bearer, json_response,
     read_settings,
 };
 
-use crate::SitePush;
 use crate::settings::PushSettings;
+use crate::{SitePush, rsc};
 
 /// How long a long-poll request waits for a batch before answering `204`.
 const POLL_WAIT: Duration = Duration::from_secs(25);
@@ -208,12 +214,20 @@ fn client_for(push: &SitePush, req: &RequestCtx<'_>) -> Result<(ClientHandle, bo
 }
 
 /// The first message of every transport. The token is the client's secret: it
-/// goes only in this body, which no log records.
-fn hello(client: &ClientHandle) -> serde_json::Value {
-    json!({
+/// goes only in this body, which no log records. A logged-on visitor also gets
+/// their session's CSRF token, which `POST /push/command` needs (as every
+/// state-changing request with a session cookie does): no other site's page
+/// can read this body (see [`from_own_pages`] for the one transport that would
+/// let it).
+fn hello(client: &ClientHandle, req: &RequestCtx<'_>) -> serde_json::Value {
+    let mut hello = json!({
         "type": "hello", "client": client.id().as_str(),
         "token": client.token().to_string(), "epoch": client.epoch(),
-    })
+    });
+    if let Some(csrf) = &req.auth().csrf_token {
+        hello["csrf_token"] = json!(csrf.as_ref());
+    }
+    hello
 }
 
 #[derive(Deserialize)]
@@ -313,7 +327,7 @@ async fn command(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
 async fn poll(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
     let client = match client_for(push, req) {
         Ok((client, true)) => client,
-        Ok((client, false)) => return json_response(StatusCode::OK, &hello(&client)),
+        Ok((client, false)) => return json_response(StatusCode::OK, &hello(&client, req)),
         Err(refusal) => return refusal.response(),
     };
     match client
@@ -369,9 +383,9 @@ fn sse(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
         Ok((client, _)) => client,
         Err(refusal) => return refusal.response(),
     };
+    let first = format!("event: hello\ndata: {}\n\n", hello(&client, req));
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
     tokio::spawn(async move {
-        let first = format!("event: hello\ndata: {}\n\n", hello(&client));
         if tx.send(Bytes::from(first)).await.is_err() {
             return;
         }
@@ -454,10 +468,17 @@ fn websocket(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
             "this connection cannot be upgraded",
         );
     };
+    if !req.principal().is_anonymous() && !from_own_pages(req) {
+        return error_json(
+            StatusCode::FORBIDDEN,
+            "a logged-on visitor's push connection must come from this site's own pages",
+        );
+    }
     let client = match client_for(push, req) {
         Ok((client, _)) => client,
         Err(refusal) => return refusal.response(),
     };
+    let hello = hello(&client, req);
     // A browser that offers subprotocols fails the connection unless one is
     // chosen; the token's is never echoed.
     let offers_push = headers
@@ -485,7 +506,7 @@ fn websocket(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
             Some(config),
         )
         .await;
-        serve_websocket(ws, client).await;
+        serve_websocket(ws, client, hello).await;
     });
     let mut resp = Response::new(Body::empty());
     *resp.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
@@ -505,16 +526,50 @@ fn websocket(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
     resp
 }
 
-async fn serve_websocket<S>(ws: tokio_tungstenite::WebSocketStream<S>, client: ClientHandle)
-where
+/// Whether a WebSocket handshake comes from this site's own pages, or from no
+/// page at all (programs send no `Origin`). Any page may open a WebSocket to any
+/// host, the browser sends that host's cookies along (`SameSite` keeps them from
+/// other sites' pages, not from a sibling subdomain's) and the same-origin
+/// policy does not stop the page reading the socket: without this check a page
+/// elsewhere could act for a logged-on visitor and read their own topics. The
+/// event stream and long-poll need no check: another site's page cannot read
+/// what they answer.
+fn from_own_pages(req: &RequestCtx<'_>) -> bool {
+    let Some(origin) = req.parts.headers.get(ORIGIN) else {
+        return true;
+    };
+    // `null` (a sandboxed or local page) and anything unreadable are nobody's.
+    let Some((_, authority)) = origin.to_str().ok().and_then(|o| o.split_once("://")) else {
+        return false;
+    };
+    let asked = req
+        .parts
+        .uri
+        .authority()
+        .map(|a| a.as_str())
+        .or_else(|| req.parts.headers.get(HOST)?.to_str().ok());
+    if asked.is_some_and(|host| host.eq_ignore_ascii_case(authority)) {
+        return true;
+    }
+    // Behind a proxy the port may differ: the site's own names are its pages.
+    let name = authority
+        .rsplit_once(':')
+        .map_or(authority, |(name, _)| name);
+    let config = &req.site.site.config;
+    std::iter::once(&config.hostname)
+        .chain(&config.aliases)
+        .any(|host| host.eq_ignore_ascii_case(name))
+}
+
+async fn serve_websocket<S>(
+    ws: tokio_tungstenite::WebSocketStream<S>,
+    client: ClientHandle,
+    hello: serde_json::Value,
+) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     let (mut sink, mut stream) = ws.split();
-    if sink
-        .send(WsMessage::text(hello(&client).to_string()))
-        .await
-        .is_err()
-    {
+    if sink.send(WsMessage::text(hello.to_string())).await.is_err() {
         return;
     }
     let mut keepalive = keepalive_timer();
@@ -586,6 +641,12 @@ fn publish(hub: &Hub, settings: &PushSettings, req: &RequestCtx<'_>) -> Response
         Ok(p) => p,
         Err(e) => return error_json(StatusCode::BAD_REQUEST, &format!("bad JSON: {e}")),
     };
+    if Topic::parse(&publication.topic).is_ok_and(|t| rsc::is_resource_topic(&t)) {
+        return error_json(
+            StatusCode::FORBIDDEN,
+            "rsc/ topics say who may see the resource: only its committed changes publish there",
+        );
+    }
     match hub.publish(&publication.topic, publication.payload.get()) {
         Ok(position) => json_response(
             StatusCode::OK,

@@ -488,7 +488,8 @@ async fn idle_clients_expire_after_the_site_timeout_and_connected_ones_stay() {
 }
 
 /// A module that decides push access for some topics ([`PushAccess`]): `vault/...`
-/// may never be subscribed to, `votes/...` may be published on by anyone.
+/// may never be subscribed to, `votes/...` may be published on by anyone, and it
+/// would let anyone use `user/...` (it is not asked there).
 struct Gate;
 
 fn gate_manifest() -> &'static std::sync::Arc<bulwark_site::ModuleManifest> {
@@ -512,6 +513,8 @@ impl bulwark_web::Module for Gate {
             match (a.action, a.topic.split('/').next()) {
                 (PushAction::Subscribe, Some("vault")) => Some(false),
                 (PushAction::Publish, Some("votes")) => Some(true),
+                // Never asked: a user's topics are theirs alone.
+                (_, Some("user")) => Some(true),
                 _ => None,
             }
         });
@@ -538,6 +541,15 @@ async fn a_module_decides_push_access_before_the_push_settings() {
     let reply = ws_send(&mut ws, json!({"op": "subscribe", "topic": "news"})).await;
     assert_eq!(reply["type"], "subscribed", "{reply}");
     let reply = ws_send(&mut ws, json!({"op": "subscribe", "topic": "private/x"})).await;
+    assert_eq!(reply["type"], "error", "{reply}");
+    // A module cannot open a user's topics to anyone else.
+    let reply = ws_send(&mut ws, json!({"op": "subscribe", "topic": "user/5/x"})).await;
+    assert_eq!(reply["type"], "error", "{reply}");
+    let reply = ws_send(
+        &mut ws,
+        json!({"op": "publish", "topic": "user/5/x", "payload": 1}),
+    )
+    .await;
     assert_eq!(reply["type"], "error", "{reply}");
     // Allowed by the module, though [push] lets browsers publish on chat/# only.
     let reply = ws_send(

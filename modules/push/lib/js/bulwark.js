@@ -13,7 +13,9 @@
  * The id may show in URLs; the token the hello gives with it never does: it goes
  * back in the X-Push-Token header (long-poll, commands), as a WebSocket
  * subprotocol, or, for an EventSource (which cannot send headers), in a cookie
- * for /push that lives only until the stream has opened.
+ * for /push that lives only until the stream has opened. For a logged-on
+ * visitor the hello also brings the session's CSRF token, which commands
+ * (POST) carry in X-CSRF-Token; long-polls are GETs and need none.
  */
 (function (global) {
   "use strict";
@@ -34,6 +36,7 @@
     this.transports = options.transports || ["websocket", "sse", "poll"];
     this.clientId = null;
     this.token = null;
+    this.csrf = null;      // the session's CSRF token, for a logged-on visitor
     this.epoch = null;
     this.subs = {};        // filter -> {callbacks: [], snapshot: bool}
     this.positions = {};   // topic -> {epoch, offset}
@@ -127,6 +130,7 @@
     this.epoch = msg.epoch;
     this.clientId = msg.client;
     this.token = msg.token;
+    this.csrf = msg.csrf_token || null;
     this.attempt = 0;
     this.emit("state", {state: "connected", transport: this.kind, client: this.clientId});
     var commands = [];
@@ -136,10 +140,11 @@
     for (var i = 0; i < commands.length; i++) this.transport.send(commands[i]);
   };
 
-  // Headers that show the client's token, for fetch.
+  // Headers that show the client's token (and the session's CSRF token), for fetch.
   Push.prototype.headers = function (extra) {
     var h = extra || {};
     if (this.clientId) h["X-Push-Token"] = this.token;
+    if (this.csrf) h["X-CSRF-Token"] = this.csrf;
     return h;
   };
 
@@ -217,7 +222,7 @@
     function loop() {
       if (stopped || push.transport !== self) return;
       fetch(push.url("poll"), {
-        method: "POST", cache: "no-store", headers: push.headers(), signal: abort && abort.signal
+        method: "GET", cache: "no-store", headers: push.headers(), signal: abort && abort.signal
       }).then(function (r) {
         if (r.headers.get("x-push-lost")) push.receive({type: "lost"});
         if (r.status === 204) return null;
