@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 use bulwark_store::{
-    Resource, ResourceId, SearchQuery, Store, StoreError, Visibility, VisibilityFilter,
+    EditableScope, Resource, ResourceId, ScopeGroup, SearchQuery, Store, StoreError, Visibility,
+    VisibilityFilter,
 };
 
 use crate::principal::{MEMBERS, Principal};
@@ -245,10 +246,32 @@ impl AccessPolicy for SitePolicy {
             .map(|(id, _)| *id)
             .collect();
         groups.sort();
+        // What they may change they see in any state (drafts included), as
+        // `may` says for a single resource.
+        let mut editable: Vec<EditableScope> = self
+            .rules
+            .iter()
+            .filter(|rule| rule.actions.contains(&Action::Update) && who.in_group(&rule.group))
+            .filter_map(|rule| {
+                let content_group = match rule.content_group.as_deref() {
+                    None => ScopeGroup::Any,
+                    Some(DEFAULT_CONTENT_GROUP) => ScopeGroup::Default,
+                    Some(name) => ScopeGroup::Group(
+                        *lookups.content_groups.iter().find(|(_, n)| *n == name)?.0,
+                    ),
+                };
+                Some(EditableScope {
+                    content_group,
+                    categories: rule.categories.clone(),
+                })
+            })
+            .collect();
+        editable.dedup();
         VisibilityFilter::Visible {
             members: who.in_group(MEMBERS),
             groups,
             creator: who.user_id(),
+            editable,
         }
     }
 }
@@ -373,8 +396,28 @@ mod tests {
                 members: true,
                 groups: vec![STAFF],
                 creator: Some(BOB),
+                editable: vec![],
             }
         );
+    }
+
+    #[test]
+    fn editors_search_everything_they_may_change_drafts_included() {
+        let policy = policy();
+        let VisibilityFilter::Visible { editable, .. } =
+            policy.search_filter(&Principal::in_default_group(BOB, "editors"))
+        else {
+            panic!("editors are filtered");
+        };
+        assert_eq!(editable.len(), 1, "{editable:?}");
+        assert_eq!(editable[0].content_group, ScopeGroup::Default);
+        assert!(editable[0].categories.iter().any(|c| c == "text"));
+        let VisibilityFilter::Visible { editable, .. } =
+            policy.search_filter(&Principal::member(BOB))
+        else {
+            panic!("members are filtered");
+        };
+        assert!(editable.is_empty());
     }
 
     #[test]
@@ -409,6 +452,7 @@ mod tests {
                 members: true,
                 groups: vec![],
                 creator: Some(ADA),
+                editable: vec![],
             }
         );
         for who in ["managers", "administrators"] {

@@ -75,10 +75,10 @@ pub use bulwark_depcache::DependencyKey;
 pub use error::{DatabaseError, Result, StoreError};
 pub use migrate::{Migration, schema_version};
 pub use model::{
-    Category, ChangeEvent, ChangeKind, DateField, Deletion, Edge, Identity, IdentityKind,
-    NewResource, Predicate, Props, PropsChange, Resource, ResourceChange, ResourceId,
-    ResourceUpdate, Revision, SanitizedUpdate, SearchPage, SearchQuery, SortKey, Version,
-    Visibility, VisibilityFilter,
+    Category, ChangeEvent, ChangeKind, DateField, Deletion, Edge, EditableScope, Identity,
+    IdentityKind, NewResource, Predicate, Props, PropsChange, Resource, ResourceChange, ResourceId,
+    ResourceUpdate, Revision, SanitizedUpdate, ScopeGroup, SearchPage, SearchQuery, SortKey,
+    Version, Visibility, VisibilityFilter,
 };
 pub use module_sql::{ModuleSql, SqlParam, SqlRow};
 pub use sanitize::{HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, sanitize_html_value};

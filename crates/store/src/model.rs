@@ -440,12 +440,34 @@ pub enum VisibilityFilter {
     Everything,
     /// Resources published now (inside their publication window) that are
     /// public, members-only when `members` is set, or in one of `groups`; and,
-    /// whatever their state, the resources `creator` created (their drafts).
+    /// whatever their state, the resources `creator` created (their drafts)
+    /// and those in one of the `editable` scopes (what the one asking may
+    /// change, drafts included).
     Visible {
         members: bool,
         groups: Vec<ResourceId>,
         creator: Option<ResourceId>,
+        editable: Vec<EditableScope>,
     },
+}
+
+/// Resources someone may change whatever their state: a content group and,
+/// unless the list is empty, categories (each with everything below it).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EditableScope {
+    pub content_group: ScopeGroup,
+    pub categories: Vec<String>,
+}
+
+/// The content group part of an [`EditableScope`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ScopeGroup {
+    /// Every content group.
+    Any,
+    /// The default one: resources that are public or members-only.
+    Default,
+    /// Resources of one content group (visibility `group`).
+    Group(ResourceId),
 }
 
 impl VisibilityFilter {
@@ -455,6 +477,7 @@ impl VisibilityFilter {
             members: false,
             groups: Vec::new(),
             creator: None,
+            editable: Vec::new(),
         }
     }
 }

@@ -33,8 +33,10 @@ impl Store {
     /// results, so a typo in a template shows up.
     pub fn search(&self, q: &SearchQuery) -> Result<SearchPage> {
         let limit = q.limit.min(MAX_LIMIT);
-        if let VisibilityFilter::Visible { groups, .. } = &q.visibility
-            && groups.len() > MAX_GROUPS
+        if let VisibilityFilter::Visible {
+            groups, editable, ..
+        } = &q.visibility
+            && (groups.len() > MAX_GROUPS || editable.len() > MAX_GROUPS)
         {
             return Err(StoreError::invalid(
                 "visibility",
@@ -120,6 +122,7 @@ impl Store {
                 members,
                 groups,
                 creator,
+                editable,
             } = &q.visibility
             {
                 let mut allowed = vec![if *members {
@@ -139,6 +142,32 @@ impl Store {
                 if let Some(creator) = creator {
                     let c = sql.bind(creator.0);
                     visible = format!("({visible} OR r.creator_id = {c})");
+                }
+                for scope in editable {
+                    let group = match scope.content_group {
+                        ScopeGroup::Any => "TRUE".to_owned(),
+                        ScopeGroup::Default => "r.visibility IN ('public', 'members')".to_owned(),
+                        ScopeGroup::Group(g) => format!(
+                            "(r.visibility = 'group' AND r.content_group_id = {})",
+                            sql.bind(g.0)
+                        ),
+                    };
+                    let categories = if scope.categories.is_empty() {
+                        "TRUE".to_owned()
+                    } else {
+                        let names: Vec<String> = scope
+                            .categories
+                            .iter()
+                            .map(|n| sql.bind(n.as_str()))
+                            .collect();
+                        format!(
+                            "r.category_id IN (SELECT k.id FROM category k \
+                             JOIN category a ON k.nr_left BETWEEN a.nr_left AND a.nr_right \
+                             JOIN rsc ar ON ar.id = a.id WHERE ar.name IN ({}))",
+                            names.join(", ")
+                        )
+                    };
+                    visible = format!("({visible} OR ({group} AND {categories}))");
                 }
                 sql.conditions.push(visible);
             }

@@ -1185,12 +1185,34 @@ fn publication_window_and_visibility_are_kept(s: &Store) {
             members: true,
             groups,
             creator,
+            editable: vec![],
+        })
+    };
+    // What one may change is found in any state: by content group, and by
+    // category with everything below it.
+    let editor = |content_group: ScopeGroup, categories: &[&str]| {
+        visible(VisibilityFilter::Visible {
+            members: true,
+            groups: vec![],
+            creator: None,
+            editable: vec![EditableScope {
+                content_group,
+                categories: categories.iter().map(|c| c.to_string()).collect(),
+            }],
         })
     };
     assert_eq!(visible(VisibilityFilter::public()), vec![pid]);
     assert_eq!(member(vec![], None), vec![mid, pid]);
     assert_eq!(member(vec![group], None), vec![id, mid, pid]);
     assert_eq!(member(vec![], Some(author)), vec![mid, did, pid]);
+    // (`fid` is not published yet: only those who may change it find it.)
+    assert_eq!(
+        editor(ScopeGroup::Default, &["text"]),
+        vec![fid, mid, did, pid]
+    );
+    assert_eq!(editor(ScopeGroup::Default, &["person"]), vec![mid, pid]);
+    assert_eq!(editor(ScopeGroup::Group(group), &[]), vec![id, mid, pid]);
+    assert_eq!(editor(ScopeGroup::Any, &[]), vec![id, fid, mid, did, pid]);
     assert_eq!(
         visible(VisibilityFilter::Everything),
         vec![id, fid, mid, did, pid]
