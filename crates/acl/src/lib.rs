@@ -38,10 +38,12 @@
 mod policy;
 mod principal;
 mod rules;
+pub mod stored;
 
 pub use bulwark_store::VisibilityFilter;
 pub use policy::{AccessPolicy, SiteLookups, SitePolicy};
 pub use principal::{
-    ADMINISTRATORS, ANONYMOUS, CacheProfile, DEFAULT_USER_GROUPS, MEMBERS, Principal, User,
+    ADMINISTRATORS, ANONYMOUS, CacheProfile, DEFAULT_USER_GROUPS, MANAGERS, MEMBERS, Principal,
+    User,
 };
 pub use rules::{Action, DEFAULT_CONTENT_GROUP, Rule, UnknownAction, default_rules};

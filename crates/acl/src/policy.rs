@@ -57,7 +57,11 @@ pub trait AccessPolicy: Send + Sync + std::fmt::Debug {
 /// [`refresh`](Self::refresh) (when the site loads).
 #[derive(Debug)]
 pub struct SitePolicy {
-    rules: Vec<Rule>,
+    /// The rules in force: the stored ones (see [`stored`](crate::stored)),
+    /// else `configured`.
+    rules: ArcSwap<Vec<Rule>>,
+    /// The rules of `site.toml`, or the default rules.
+    configured: Arc<Vec<Rule>>,
     /// property -> the group whose people may read it
     properties: Vec<(String, String)>,
     lookups: ArcSwap<SiteLookups>,
@@ -118,15 +122,34 @@ impl Default for SitePolicy {
 
 impl SitePolicy {
     pub fn new(rules: Vec<Rule>, properties: Vec<(String, String)>) -> SitePolicy {
+        let configured = Arc::new(rules);
         SitePolicy {
-            rules,
+            rules: ArcSwap::new(configured.clone()),
+            configured,
             properties,
             lookups: ArcSwap::from_pointee(SiteLookups::default()),
         }
     }
 
-    pub fn rules(&self) -> &[Rule] {
-        &self.rules
+    /// The rules in force now.
+    pub fn rules(&self) -> Arc<Vec<Rule>> {
+        self.rules.load_full()
+    }
+
+    /// The rules of `site.toml` (or the defaults), in force when none are stored.
+    pub fn configured_rules(&self) -> &[Rule] {
+        &self.configured
+    }
+
+    /// Whether the rules in force are stored ones (not the configured ones).
+    pub fn has_stored_rules(&self) -> bool {
+        !Arc::ptr_eq(&self.rules.load(), &self.configured)
+    }
+
+    /// Puts `rules` in force (`None`: the configured ones again).
+    pub fn set_rules(&self, rules: Option<Vec<Rule>>) {
+        self.rules
+            .store(rules.map_or_else(|| self.configured.clone(), Arc::new));
     }
 
     /// Takes new content group and category names (after the site loads, or
@@ -156,7 +179,7 @@ impl SitePolicy {
         if who.is_administrator() {
             return true;
         }
-        self.rules.iter().any(|rule| {
+        self.rules.load().iter().any(|rule| {
             rule.actions.contains(&action)
                 && who.in_group(&rule.group)
                 && rule
@@ -222,7 +245,7 @@ impl AccessPolicy for SitePolicy {
 
     fn search_filter(&self, who: &Principal) -> VisibilityFilter {
         if who.is_administrator()
-            || self.rules.iter().any(|rule| {
+            || self.rules.load().iter().any(|rule| {
                 rule.actions.contains(&Action::Update)
                     && rule.content_group.is_none()
                     && rule.categories.is_empty()
@@ -233,7 +256,7 @@ impl AccessPolicy for SitePolicy {
         }
         let lookups = self.lookups.load();
         let viewable = |cg: Option<&str>| {
-            self.rules.iter().any(|rule| {
+            self.rules.load().iter().any(|rule| {
                 rule.actions.contains(&Action::View)
                     && who.in_group(&rule.group)
                     && rule.content_group.as_deref().is_none_or(|g| Some(g) == cg)
@@ -250,6 +273,7 @@ impl AccessPolicy for SitePolicy {
         // `may` says for a single resource.
         let mut editable: Vec<EditableScope> = self
             .rules
+            .load()
             .iter()
             .filter(|rule| rule.actions.contains(&Action::Update) && who.in_group(&rule.group))
             .filter_map(|rule| {

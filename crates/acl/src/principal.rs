@@ -15,6 +15,8 @@ pub const DEFAULT_USER_GROUPS: [&str; 5] =
 pub const ANONYMOUS: &str = "anonymous";
 /// The group whose people see members-only resources.
 pub const MEMBERS: &str = "members";
+/// The group whose people may change the access rules (and everything else).
+pub const MANAGERS: &str = "managers";
 /// The group that may do everything, whatever the rules say.
 pub const ADMINISTRATORS: &str = "administrators";
 

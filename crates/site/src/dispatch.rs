@@ -56,6 +56,8 @@ pub enum ApiEndpoint {
     Revisions,
     /// `/api/rsc/{id}/revisions/{revision}/restore`: put one back.
     Restore,
+    /// `/api/access/rules`: the site's access rules, stored in its database.
+    AccessRules,
     /// `/api/openapi.json`: the OpenAPI 3 description of all of the above.
     Openapi,
     /// `/api/stats`: the site's render and cache figures (with the API token).

@@ -27,6 +27,8 @@ pub struct SiteRuntime {
     pub models: Arc<SiteModels>,
     /// Who may see which resources and properties (`[access]`).
     pub policy: Arc<dyn AccessPolicy>,
+    /// The same policy, for what changes it (the stored rules).
+    pub site_policy: Arc<bulwark_acl::SitePolicy>,
     /// Who is asking (the accounts module's sessions and tokens); `None`:
     /// every request is anonymous.
     pub authenticator: Option<Arc<dyn Authenticator>>,

@@ -8,9 +8,11 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use bulwark_acl::{AccessPolicy, Action, Rule, SiteLookups, SitePolicy, default_rules};
+use bulwark_acl::stored::{RuleDoc, load_rules};
+use bulwark_acl::{AccessPolicy, SiteLookups, SitePolicy, default_rules};
 use bulwark_notify::Observers;
 use bulwark_site::{ModuleManifest, Site, SiteError};
+use bulwark_store::StoreError;
 use bulwark_template::SiteTemplates;
 
 use crate::bottleneck::{Bottleneck, LibBuilds};
@@ -31,21 +33,14 @@ fn site_policy(site: &Site) -> Result<SitePolicy, (String, String)> {
             .iter()
             .enumerate()
             .map(|(i, rule)| {
-                let actions = rule
-                    .actions
-                    .iter()
-                    .map(|a| a.parse::<Action>())
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| (format!("rules[{i}].actions"), e.to_string()))?;
-                if rule.group.trim().is_empty() {
-                    return Err((format!("rules[{i}].group"), "a user group is needed".into()));
-                }
-                Ok(Rule {
-                    group: rule.group.trim().to_lowercase(),
-                    actions,
+                RuleDoc {
+                    group: rule.group.clone(),
+                    actions: rule.actions.clone(),
                     content_group: rule.content_group.clone(),
                     categories: rule.categories.clone(),
-                })
+                }
+                .to_rule(i)
+                .map_err(|e| (e.key, e.problem))
             })
             .collect::<Result<Vec<_>, _>>()?,
     };
@@ -194,14 +189,22 @@ async fn serve_site(
             SiteError::invalid(&file, &format!("access.{key}"), problem)
         })?);
     let store = open.models.store.clone();
-    let lookups = tokio::task::spawn_blocking(move || SiteLookups::load(&store))
-        .await
-        .expect("reading the content groups does not panic")
-        .map_err(|e| LoadError::Data {
-            site: site.name().to_string(),
-            source: OpenError::Database(e),
-        })?;
+    // The names rules use, and the rules the admin stored (which replace the
+    // configured ones while they exist).
+    let (lookups, stored) = tokio::task::spawn_blocking(move || {
+        Ok::<_, StoreError>((SiteLookups::load(&store)?, load_rules(&store)?))
+    })
+    .await
+    .expect("reading the content groups does not panic")
+    .map_err(|e| LoadError::Data {
+        site: site.name().to_string(),
+        source: OpenError::Database(e),
+    })?;
     policy.refresh(lookups);
+    if stored.is_some() {
+        policy.set_rules(stored);
+    }
+    let site_policy = policy.clone();
     let policy: Arc<dyn AccessPolicy> = policy;
     let mut kinds = ModuleKinds::new();
     let mut observers = Observers::new();
@@ -245,6 +248,7 @@ async fn serve_site(
             models: open.models,
             renders: Bottleneck::new(options.render_limits),
             policy,
+            site_policy,
             authenticator,
             notifier,
             security_headers: SecurityHeaders::new(&site.config.headers),

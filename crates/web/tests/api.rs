@@ -364,3 +364,100 @@ async fn the_openapi_document_names_every_api_route() {
     b.sort();
     assert_eq!(a, b, "the document and the core module's API rules differ");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn managers_store_access_rules_and_every_page_follows_at_once() {
+    let s = starter_with("").await;
+    add_user(&s, "ed", "editors").await;
+    add_user(&s, "max", "managers").await;
+    let eds = session(&s, "ed").await;
+    let maxs = session(&s, "max").await;
+    let (editor, manager) = (As::Session(&eds), As::Session(&maxs));
+    let article = store(&s)
+        .create_resource(
+            bulwark_store::NewResource::new(
+                "article",
+                bulwark_store::Props::new().with("title", "Open to all"),
+            )
+            .published(true),
+        )
+        .unwrap();
+    let page = format!("/page/{article}");
+    assert_eq!(
+        get(&s, &page, None).await.0,
+        200,
+        "cached for anonymous now"
+    );
+
+    let (status, now, _) = call(&s, &manager, "GET", "/api/access/rules", None, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(now["stored"], false);
+    assert!(now["rules"].as_array().unwrap().len() >= 4, "{now}");
+    for who in [&As::Anonymous, &editor] {
+        let (status, _, _) = call(&s, who, "GET", "/api/access/rules", None, None).await;
+        assert!(status == 401 || status == 403, "{status}");
+    }
+
+    // Members only from now on: the anonymous visitor loses the page at once.
+    let members_only = json!({"rules": [
+        {"group": "members", "actions": ["view"], "content_group": "default"},
+        {"group": "managers", "actions": ["view", "insert", "update", "delete", "link"]},
+    ]});
+    let (status, body, _) = call(
+        &s,
+        &editor,
+        "PUT",
+        "/api/access/rules",
+        Some(members_only.clone()),
+        None,
+    )
+    .await;
+    assert_eq!(status, 403, "an editor may not change rules: {body}");
+    let (status, stored, _) = call(
+        &s,
+        &manager,
+        "PUT",
+        "/api/access/rules",
+        Some(members_only),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{stored}");
+    assert_eq!(stored["stored"], true);
+    assert_eq!(get(&s, &page, None).await.0, 404);
+    assert_eq!(get(&s, &page, Some(&eds.cookie)).await.0, 200);
+    let kept = store(&s).config_value("access.rules").unwrap().unwrap();
+    assert!(kept.contains("\"members\""), "{kept}");
+
+    // Mistakes are named and change nothing.
+    for (bad, says) in [
+        (
+            json!({"rules": [{"group": "members", "actions": ["read"]}]}),
+            "rules[0].actions",
+        ),
+        (
+            json!({"rules": [{"group": "", "actions": ["view"]}]}),
+            "rules[0].group",
+        ),
+        (
+            json!({"rules": [{"group": "members", "actions": ["view"], "categories": ["nope"]}]}),
+            "nope",
+        ),
+        (
+            json!({"rules": [{"group": "members", "actions": ["view"], "content_group": "staff"}]}),
+            "staff",
+        ),
+    ] {
+        let (status, body, _) =
+            call(&s, &manager, "PUT", "/api/access/rules", Some(bad), None).await;
+        assert_eq!(status, 400, "{body}");
+        assert!(body["error"].as_str().unwrap().contains(says), "{body}");
+    }
+    assert_eq!(get(&s, &page, None).await.0, 404);
+
+    // Forgotten: the site's own rules again.
+    let (status, back, _) = call(&s, &manager, "DELETE", "/api/access/rules", None, None).await;
+    assert_eq!(status, 200);
+    assert_eq!(back["stored"], false);
+    assert_eq!(get(&s, &page, None).await.0, 200);
+}

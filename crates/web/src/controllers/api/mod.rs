@@ -16,6 +16,7 @@ mod edges;
 mod input;
 mod resources;
 mod revisions;
+mod rules;
 mod search;
 
 use futures_util::future::BoxFuture;
@@ -284,6 +285,7 @@ impl Controller for ApiController {
             ApiEndpoint::Edge => &[Method::PATCH, Method::DELETE],
             ApiEndpoint::Revisions => &[Method::GET, Method::HEAD],
             ApiEndpoint::Restore => &[Method::POST],
+            ApiEndpoint::AccessRules => &[Method::GET, Method::HEAD, Method::PUT, Method::DELETE],
             ApiEndpoint::Search | ApiEndpoint::Openapi | ApiEndpoint::Stats => {
                 &[Method::GET, Method::HEAD]
             }
@@ -323,6 +325,7 @@ impl Controller for ApiController {
                 ApiEndpoint::Revisions => revisions::list(req, caller).await,
                 ApiEndpoint::Restore => revisions::restore(req, caller).await,
                 ApiEndpoint::Stats => stats(req, caller),
+                ApiEndpoint::AccessRules => rules::rules(req, caller).await,
                 ApiEndpoint::Openapi => unreachable!("answered above"),
             }
         })
