@@ -180,6 +180,10 @@ impl Module for Auth {
             store: setup.models().store.clone(),
             notifier: setup.notifier(),
             passwords: self.passwords.clone(),
+            throttle: LogonThrottle::new(
+                settings.reset_requests,
+                reset_pages::RESET_REQUEST_WINDOW,
+            ),
             settings,
         });
         setup.set_authenticator(Arc::new(asking::Asking { sessions, tokens }));

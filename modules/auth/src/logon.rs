@@ -557,7 +557,7 @@ enum SecondStep {
     NotEnrolled,
 }
 
-fn with_retry_after(outcome: Outcome, retry_after: Option<Duration>) -> Outcome {
+pub(crate) fn with_retry_after(outcome: Outcome, retry_after: Option<Duration>) -> Outcome {
     match (outcome, retry_after) {
         (Outcome::Found(page), Some(wait)) => {
             // A rendered page cannot carry extra headers: answer it whole.

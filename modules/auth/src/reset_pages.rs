@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use chrono::Utc;
 use futures_util::future::BoxFuture;
@@ -35,9 +36,11 @@ use bulwark_web::{
 };
 
 use crate::accounts::{self, UserContact};
+use crate::logon::with_retry_after;
 use crate::password::{NewPassword, PasswordError, Passwords};
 use crate::reset::{self, ResetToken, TokenProblem};
 use crate::settings::AuthSettings;
+use crate::throttle::LogonThrottle;
 
 /// The rule whose path a reset link points at (`/logon/reset/{token}`).
 pub const CONFIRM_RULE: &str = "logon_reset_confirm";
@@ -54,7 +57,12 @@ pub(crate) struct SiteReset {
     pub notifier: SiteNotifier,
     pub passwords: Arc<Passwords>,
     pub settings: AuthSettings,
+    /// Requests per account and per address (`[auth] reset_requests` an hour).
+    pub throttle: LogonThrottle,
 }
+
+/// The window of `[auth] reset_requests`.
+pub(crate) const RESET_REQUEST_WINDOW: Duration = Duration::from_secs(3600);
 
 /// Whom a reset is asked for.
 #[derive(Debug, Clone)]
@@ -87,6 +95,18 @@ enum ConfirmError {
 impl SiteReset {
     /// Looks the account up and, when it has an address, sends it a reset
     /// link in the background. Whatever happens, the caller answers the same.
+    /// `Err(retry_after)` when the account or the address has asked too
+    /// often; otherwise the request counts. Unknown accounts count the same.
+    fn admit(&self, req: &RequestCtx<'_>, who: &Who) -> Result<(), Duration> {
+        let account = match who {
+            Who::Username(a) | Who::Email(a) | Who::Either(a) => a,
+        };
+        let keys = LogonThrottle::keys(account, req.peer().addr.ip());
+        self.throttle.check(&keys)?;
+        self.throttle.failed(&keys);
+        Ok(())
+    }
+
     async fn request(self: &Arc<Self>, req: &RequestCtx<'_>, who: Who) {
         let site = &self.site;
         let lookup = who.clone();
@@ -347,7 +367,19 @@ impl ResetController {
                 )
                 .await;
         }
-        self.reset.request(req, Who::Either(account.clone())).await;
+        let who = Who::Either(account.clone());
+        if let Err(wait) = self.reset.admit(req, &who) {
+            let page = self
+                .render(
+                    req,
+                    template,
+                    StatusCode::TOO_MANY_REQUESTS,
+                    [("error", Value::from(too_often(wait)))],
+                )
+                .await;
+            return with_retry_after(page, Some(wait));
+        }
+        self.reset.request(req, who).await;
         let vars = [
             ("sent", Value::from(true)),
             ("account", Value::from(account)),
@@ -450,6 +482,17 @@ impl ResetController {
                 );
             }
         };
+        if let Err(wait) = self.reset.admit(req, &who) {
+            let mut answer =
+                json_error(StatusCode::TOO_MANY_REQUESTS, &too_often(wait), "throttled");
+            if let Outcome::Response(resp) = &mut answer {
+                resp.headers_mut().insert(
+                    http::header::RETRY_AFTER,
+                    http::HeaderValue::from(wait.as_secs().max(1)),
+                );
+            }
+            return answer;
+        }
         self.reset.request(req, who).await;
         Outcome::Response(json_response(
             StatusCode::ACCEPTED,
@@ -489,6 +532,14 @@ impl ResetController {
             Err(ConfirmError::Store(e)) => Outcome::Response(bulwark_web::store_error_json(&e)),
         }
     }
+}
+
+/// What a visitor who asked too often is told.
+fn too_often(wait: Duration) -> String {
+    format!(
+        "Too many reset requests for this account or from this address: try again in {} minutes.",
+        wait.as_secs().div_ceil(60).max(1)
+    )
 }
 
 fn json_error(status: StatusCode, message: &str, reason: &str) -> Outcome {

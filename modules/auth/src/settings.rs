@@ -56,6 +56,8 @@ struct AuthToml {
     require_second_factor: Vec<String>,
     /// Seconds a password reset link works (default 3600).
     reset_expiry: Option<u64>,
+    /// Reset requests per account, and per client address, in an hour.
+    reset_requests: Option<u32>,
     /// What a reset link starts with, e.g. `https://example.org:8443`
     /// (default: `https://` or `http://` and the site's `hostname`).
     reset_link_base: Option<String>,
@@ -81,6 +83,10 @@ pub struct AuthSettings {
     require_second_factor: Vec<String>,
     /// How long a password reset link works.
     pub reset_expiry: Duration,
+    /// Reset requests per account, and per client address, within an hour
+    /// before further requests get 429 (default 5): nobody can flood a
+    /// mailbox, or the outbox, from one address or at one account.
+    pub reset_requests: u32,
     /// Scheme, host and port reset links start with, without a trailing `/`.
     pub reset_link_base: String,
 }
@@ -96,6 +102,7 @@ impl Default for AuthSettings {
             logon_window: Duration::from_secs(15 * 60),
             require_second_factor: Vec::new(),
             reset_expiry: RESET_EXPIRY,
+            reset_requests: 5,
             reset_link_base: "http://localhost".to_string(),
         }
     }
@@ -132,6 +139,11 @@ impl AuthSettings {
             logon_window: secs("logon_window", raw.logon_window, d.logon_window)?,
             require_second_factor: raw.require_second_factor,
             reset_expiry: secs("reset_expiry", raw.reset_expiry, RESET_EXPIRY)?,
+            reset_requests: match raw.reset_requests {
+                Some(0) => return Err(ModuleError::new("reset_requests", "must be at least 1")),
+                Some(n) => n,
+                None => d.reset_requests,
+            },
             reset_link_base: reset_link_base(raw.reset_link_base, hostname, tls)?,
         };
         for (i, name) in settings.require_second_factor.iter().enumerate() {

@@ -243,7 +243,8 @@ async fn postgres_a_reset_mail_arrives_and_its_link_sets_a_new_password_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_account_gets_the_same_answer_and_no_mail() {
     let sink = SmtpSink::start();
-    let s = reset_site(sink.port, "").await;
+    // Six requests from one address: more than the default allows an hour.
+    let s = reset_site(sink.port, "[auth]\nreset_requests = 10\n").await;
     let store = store(&s);
     add_user(&store, "ann", Some("ann@example.org")).await;
     add_user(&store, "noaddress", None).await;
@@ -382,5 +383,38 @@ async fn an_address_finds_its_account_only_while_the_person_still_has_it() {
         .await
         .unwrap();
     assert_eq!(old, None);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asking_too_often_is_refused_with_429_for_known_and_unknown_accounts() {
+    let sink = SmtpSink::start();
+    let s = reset_site(sink.port, "[auth]\nreset_requests = 2\n").await;
+    let store = store(&s);
+    add_user(&store, "ann", Some("ann@example.org")).await;
+    for _ in 0..2 {
+        assert_eq!(
+            post_form(s.addr, "/logon/reset", &[("account", "ann")])
+                .await
+                .status,
+            200
+        );
+    }
+    // The third for ann, from anywhere: refused, and no third mail.
+    let refused = post_form(s.addr, "/logon/reset", &[("account", "ann")]).await;
+    assert_eq!(refused.status, 429);
+    assert!(refused.header("retry-after").is_some());
+    assert!(
+        refused.text().contains("Too many reset requests"),
+        "{}",
+        refused.text()
+    );
+    // The address is used up too: an unknown account gets the same 429.
+    let (status, body) = post_json(s.addr, "/api/auth/reset", json!({"username": "nobody"})).await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(body["reason"], "throttled");
+    sink.wait_for(2, Duration::from_secs(20)).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(sink.messages().len(), 2);
     s.shutdown().await;
 }
