@@ -33,6 +33,7 @@
 //! password ends every session of the account.
 
 pub mod accounts;
+mod hashing_cores;
 pub mod logon;
 pub mod password;
 pub mod reset;
