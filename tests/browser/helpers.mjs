@@ -19,14 +19,21 @@ function freePort() {
   });
 }
 
+/// The binary under test: `BULWARK_BIN`, or the debug build in cargo's target
+/// folder (`CARGO_TARGET_DIR` when set, as for `cargo build`).
+function bulwarkBinary() {
+  if (process.env.BULWARK_BIN) return process.env.BULWARK_BIN;
+  return join(resolve(root, process.env.CARGO_TARGET_DIR || "target"), "debug/bulwark");
+}
+
 /// `prepare(dir)`, when given, runs before the server starts (to lay out a site
 /// of the test's own in `dir/sites`; otherwise the server writes the starter site).
-/// `env`: more environment for the server (`BULWARK_ADMIN_PASSWORD`).
+/// `env` adds environment variables for the server (`BULWARK_ADMIN_PASSWORD`).
 export async function startBulwark({ prepare, env = {} } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "bulwark-browser-"));
   prepare?.(dir);
   const port = await freePort();
-  const bin = process.env.BULWARK_BIN || join(root, "target/debug/bulwark");
+  const bin = bulwarkBinary();
   const child = spawn(bin, ["serve", "--access-log", "off", "--listen", `127.0.0.1:${port}`], {
     cwd: dir,
     stdio: ["ignore", "ignore", "inherit"],

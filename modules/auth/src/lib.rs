@@ -35,6 +35,7 @@
 pub mod accounts;
 pub mod api_tokens;
 mod asking;
+mod hashing_cores;
 pub mod logon;
 pub mod password;
 pub mod reset;

@@ -7,11 +7,14 @@
 //!
 //! **Never on the async workers.** A hash takes tens of milliseconds of one core
 //! and 19 MiB: the async paths ([`Passwords::hash`], [`Passwords::verify_or_dummy`])
-//! run it on tokio's blocking pool, and only as many at once as the machine has
-//! cores. Whoever waits longer than the queue deadline for a turn gets
+//! run it on tokio's blocking pool, as many at once as half the machine's cores
+//! (at least one), pinned to that many cores of their own ([`crate::hashing_cores`]).
+//! Whoever waits longer than the queue deadline for a turn gets
 //! [`PasswordError::Busy`] instead of piling up: a logon storm costs at most
-//! those cores and that memory, and pages keep being served. A turn is held until
-//! the hash is really done, even when the request that asked went away.
+//! those cores and that memory, and pages keep being served on the others. (With
+//! one hash per core, a storm on two cores took both from the page workers: a
+//! cached page's p99 went from 0.2 ms to 5-30 ms; bench/sessions.sh.) A turn is
+//! held until the hash is really done, even when the request that asked went away.
 //!
 //! **Same answer, same time.** Comparing the computed hash with the stored one is
 //! constant-time (the `password-hash` crate compares its `Output`s with `subtle`),
@@ -29,6 +32,8 @@ use std::time::Duration;
 use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use argon2::{Algorithm, Argon2, Params, Version};
 use tokio::sync::Semaphore;
+
+use crate::hashing_cores::HashingCores;
 
 /// Shorter new passwords are refused.
 pub const MIN_PASSWORD_CHARS: usize = 8;
@@ -134,10 +139,10 @@ pub struct HashLimits {
 }
 
 impl Default for HashLimits {
-    /// One hash per core; two seconds in the queue.
+    /// Half the cores (at least one); two seconds in the queue.
     fn default() -> Self {
         HashLimits {
-            concurrency: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            concurrency: std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
             queue_deadline: Duration::from_secs(2),
         }
     }
@@ -149,6 +154,9 @@ pub struct Passwords {
     argon2: Argon2<'static>,
     turns: Arc<Semaphore>,
     queue_deadline: Duration,
+    /// Where the async paths hash: as many cores as turns, kept apart from the
+    /// page workers' others.
+    cores: HashingCores,
     /// What an unknown user's password is checked against: made with the same
     /// cost on first use.
     dummy_hash: OnceLock<String>,
@@ -162,6 +170,7 @@ impl Passwords {
             argon2: Argon2::new(Algorithm::Argon2id, Version::V0x13, params),
             turns: Arc::new(Semaphore::new(limits.concurrency.max(1))),
             queue_deadline: limits.queue_deadline,
+            cores: HashingCores::last(limits.concurrency.max(1)),
             dummy_hash: OnceLock::new(),
         })
     }
@@ -237,7 +246,7 @@ impl Passwords {
         tokio::task::spawn_blocking(move || {
             // The turn ends when the hash does, not when the caller gives up.
             let _turn = turn;
-            work(&me)
+            me.cores.run(|| work(&me))
         })
         .await
         .map_err(PasswordError::Task)
