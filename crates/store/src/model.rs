@@ -428,6 +428,29 @@ pub enum SortKey {
     Title,
 }
 
+impl SortKey {
+    /// The orders a template or an API caller may name.
+    pub const NAMES: &'static str = "created, modified, title, publication_start or id";
+
+    /// `"created"`, `"-modified"` (descending), `"+title"`: the key and whether
+    /// the order is descending; `None` for a name that is not one of [`NAMES`](Self::NAMES).
+    pub fn parse(order: &str) -> Option<(SortKey, bool)> {
+        let (descending, name) = match order.strip_prefix('-') {
+            Some(name) => (true, name),
+            None => (false, order.strip_prefix('+').unwrap_or(order)),
+        };
+        let key = match name {
+            "created" => SortKey::Created,
+            "modified" => SortKey::Modified,
+            "title" => SortKey::Title,
+            "publication_start" => SortKey::PublicationStart,
+            "id" => SortKey::Id,
+            _ => return None,
+        };
+        Some((key, descending))
+    }
+}
+
 /// What a search may return to whoever is asking. The access policy computes it
 /// (`AccessPolicy::search_filter` in `bulwark-acl`) from the same rules it sees
 /// single resources by; the store only applies it to the stored publication,

@@ -54,23 +54,13 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
     let sort = kwargs
         .get::<Option<String>>("sort")?
         .unwrap_or_else(|| "-created".into());
-    let (descending, field) = match sort.strip_prefix('-') {
-        Some(f) => (true, f),
-        None => (false, sort.trim_start_matches('+')),
+    let Some((key, descending)) = SortKey::parse(&sort) else {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!("cannot sort by {sort:?}: use {}", SortKey::NAMES),
+        ));
     };
-    q.descending = descending;
-    q.sort = match field {
-        "created" => SortKey::Created,
-        "modified" => SortKey::Modified,
-        "title" => SortKey::Title,
-        "publication_start" => SortKey::PublicationStart,
-        other => {
-            return Err(Error::new(
-                ErrorKind::InvalidOperation,
-                format!("cannot sort by {other:?}"),
-            ));
-        }
-    };
+    (q.sort, q.descending) = (key, descending);
     let pagelen: u64 = kwargs
         .get::<Option<u64>>("pagelen")?
         .unwrap_or(20)

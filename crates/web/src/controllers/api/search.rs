@@ -71,27 +71,16 @@ pub(super) async fn search(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome 
         .rev()
         .find(|(k, _)| k == "sort")
         .map_or("-created", |(_, v)| v.as_str());
-    let (descending, field) = match sort.strip_prefix('-') {
-        Some(f) => (true, f),
-        None => (false, sort.trim_start_matches('+')),
+    let Some((key, descending)) = SortKey::parse(sort) else {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "cannot sort by {sort:?}: use {}, with - in front for descending",
+                SortKey::NAMES
+            ),
+        );
     };
-    q.descending = descending;
-    q.sort = match field {
-        "created" => SortKey::Created,
-        "modified" => SortKey::Modified,
-        "title" => SortKey::Title,
-        "publication_start" => SortKey::PublicationStart,
-        "id" => SortKey::Id,
-        other => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!(
-                    "cannot sort by {other:?}: use created, modified, title, publication_start \
-                     or id, with - in front for descending"
-                ),
-            );
-        }
-    };
+    (q.sort, q.descending) = (key, descending);
     let (page, pagelen) = match (
         number(&params, "page", 1, 1..=MAX_PAGE),
         number(&params, "pagelen", 20, 1..=MAX_PAGELEN),
