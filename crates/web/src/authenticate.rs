@@ -45,6 +45,16 @@ pub trait Authenticator: Send + Sync + 'static {
         parts: &'a Parts,
         peer: Peer,
     ) -> Option<BoxFuture<'a, Authenticated>>;
+
+    /// Who `earlier` (what [`authenticate`](Self::authenticate) found for a
+    /// request some time ago) stands for now: `None` once its session has
+    /// ended. Long-lived connections (push streams) ask now and then, so that
+    /// a logoff, an expired session or a change of groups reaches them too.
+    /// It records no activity: an open connection does not keep a session
+    /// alive. The default: nothing ever ends.
+    fn recheck<'a>(&'a self, earlier: &'a Authenticated) -> BoxFuture<'a, Option<Principal>> {
+        Box::pin(async move { Some(earlier.principal.clone()) })
+    }
 }
 
 /// The form field and the header that carry the CSRF token.

@@ -256,7 +256,23 @@ async fn editing_a_resource_re_renders_exactly_the_pages_that_showed_it() {
 async fn concurrent_requests_for_an_uncached_page_cause_one_render() {
     let s = start(&files(), |_| {}).await;
     let store = s.models["news"].store.clone();
+    let mut changes = store.subscribe();
     let x = create(&store, "article", "Rush", true);
+    // The site flushes what the creation touched when its change event comes
+    // by; a rush rendered before that would render twice. Wait for the event
+    // (late on a busy machine), then a moment for the site's own task.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while !changes
+            .recv()
+            .await
+            .unwrap()
+            .resources
+            .iter()
+            .any(|r| r.id == x)
+        {}
+    })
+    .await
+    .expect("the creation's change event");
     settle().await;
     let path = format!("/page/{x}");
     let before = renders(&s);

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use bulwark_acl::Principal;
 use bulwark_http::Peer;
 use bulwark_web::{Authenticated, Authenticator};
 use futures_util::future::BoxFuture;
@@ -42,5 +43,23 @@ impl Authenticator for Asking {
                 }
             }
         }))
+    }
+
+    fn recheck<'a>(&'a self, earlier: &'a Authenticated) -> BoxFuture<'a, Option<Principal>> {
+        Box::pin(async move {
+            let Some(session) = &earlier.session else {
+                // Anonymous, or an API token (scripts; checked per request).
+                return Some(earlier.principal.clone());
+            };
+            match self.sessions.recheck(session).await {
+                Ok(now) => now,
+                // The database is away: keep what was known rather than
+                // closing every connection at once.
+                Err(e) => {
+                    tracing::debug!("rechecking a session: {e}");
+                    Some(earlier.principal.clone())
+                }
+            }
+        })
     }
 }

@@ -262,6 +262,18 @@ impl Sessions {
         now >= s.expires || now >= s.last_seen + idle
     }
 
+    /// Who session `id_hash` stands for now, if it has not ended (from the
+    /// cache when it can; records no activity).
+    pub async fn recheck(&self, id_hash: &str) -> Result<Option<Principal>, StoreError> {
+        let live = match self.cache.get(id_hash) {
+            Some(live) => Some(live),
+            None => self.load(id_hash).await?,
+        };
+        Ok(live
+            .filter(|l| !self.has_ended(&l.session, Utc::now()))
+            .map(|l| l.principal.clone()))
+    }
+
     /// Removes ended sessions from the database (run now and then).
     pub fn sweep_blocking(&self) -> Result<u64, StoreError> {
         let now = Utc::now();

@@ -22,6 +22,10 @@ pub struct PushSettings {
     /// A client with no transport attached for this long is removed, with its
     /// subscriptions (default 60000).
     pub client_idle_timeout_ms: Option<u64>,
+    /// How often a WebSocket or event stream with nothing to say sends a
+    /// keep-alive, and checks that the session it was opened with still
+    /// stands (default 15000).
+    pub keepalive_ms: Option<u64>,
     /// How long publications are collected before one batch goes out (default 10).
     pub batch_interval_ms: Option<u64>,
     /// Messages kept per topic for clients that reconnect (default 100).
@@ -75,6 +79,7 @@ impl PushSettings {
         let size = |n: Option<usize>| n.map(|n| n as u64);
         for (key, value) in [
             ("client_idle_timeout_ms", settings.client_idle_timeout_ms),
+            ("keepalive_ms", settings.keepalive_ms),
             ("batch_interval_ms", settings.batch_interval_ms),
             ("history_size", size(settings.history_size)),
             ("max_clients", size(settings.max_clients)),

@@ -35,14 +35,15 @@ use http::{HeaderValue, Method, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde::Deserialize;
 use serde_json::json;
-use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Message as WsMessage, Utf8Bytes};
 
 use bulwark_http::{Body, negotiate};
 use bulwark_push::{ClientHandle, Encoding, Hub, Position, PushError, Topic};
 use bulwark_web::{
-    BearerCheck, Controller, ModuleError, Outcome, RequestCtx, check_bearer, json_response,
-    read_settings,
+    Authenticated, Authenticator, BearerCheck, Controller, ModuleError, Outcome, RequestCtx,
+    check_bearer, json_response, read_settings,
 };
 
 use crate::settings::PushSettings;
@@ -50,7 +51,8 @@ use crate::{SitePush, rsc};
 
 /// How long a long-poll request waits for a batch before answering `204`.
 const POLL_WAIT: Duration = Duration::from_secs(25);
-/// How often a stream with nothing to say sends a keep-alive.
+/// How often a stream with nothing to say sends a keep-alive (and rechecks
+/// its session), unless `[push] keepalive_ms` says otherwise.
 const STREAM_KEEPALIVE: Duration = Duration::from_secs(15);
 
 /// The push endpoints: three transports, commands for the two that cannot send
@@ -365,16 +367,53 @@ async fn poll(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
     }
 }
 
-/// A stream's keep-alive: every [`STREAM_KEEPALIVE`], busy or not (one timer for
-/// the connection's life, not one per batch).
-fn keepalive_timer() -> tokio::time::Interval {
-    let mut timer = tokio::time::interval_at(
-        tokio::time::Instant::now() + STREAM_KEEPALIVE,
-        STREAM_KEEPALIVE,
-    );
+/// A stream's keep-alive: every [`STREAM_KEEPALIVE`] (or `[push]
+/// keepalive_ms`), busy or not (one timer for the connection's life, not one
+/// per batch).
+fn keepalive_timer(push: &SitePush) -> tokio::time::Interval {
+    let every = push
+        .settings
+        .keepalive_ms
+        .map_or(STREAM_KEEPALIVE, Duration::from_millis);
+    let mut timer = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
     timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     timer
 }
+
+/// The session a WebSocket or event stream was opened with. A stream lives for
+/// hours, long after the request that opened it was checked: at every
+/// keep-alive it asks the site's authenticator again, and ends once the
+/// session has ended (logoff, expiry, ended from another browser, a new
+/// password) or stands for someone else now (other groups). The browser
+/// client then reconnects as whoever its cookie says now.
+struct SessionWatch {
+    authenticator: Arc<dyn Authenticator>,
+    opened_as: Authenticated,
+}
+
+impl SessionWatch {
+    /// `None` for a connection without a session: nothing can end.
+    fn of(req: &RequestCtx<'_>) -> Option<SessionWatch> {
+        req.auth().session.as_ref()?;
+        Some(SessionWatch {
+            authenticator: req.site.authenticator.clone()?,
+            opened_as: req.auth().clone(),
+        })
+    }
+
+    async fn stands(watch: &Option<SessionWatch>) -> bool {
+        let Some(w) = watch else {
+            return true;
+        };
+        w.authenticator
+            .recheck(&w.opened_as)
+            .await
+            .is_some_and(|now| now == w.opened_as.principal)
+    }
+}
+
+/// What a stream says before it ends for its session.
+const SESSION_ENDED: &str = "the session ended";
 
 /// `GET /push/sse?client=ID` with the cookie `bulwark-push-ID`: an event stream;
 /// commands go to `/push/command`.
@@ -385,11 +424,12 @@ fn sse(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
     };
     let first = format!("event: hello\ndata: {}\n\n", hello(&client, req));
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(16);
+    let watch = SessionWatch::of(req);
+    let mut keepalive = keepalive_timer(push);
     tokio::spawn(async move {
         if tx.send(Bytes::from(first)).await.is_err() {
             return;
         }
-        let mut keepalive = keepalive_timer();
         // One wait for a batch at a time, kept across the keep-alives (see
         // `serve_websocket`).
         let mut next = std::pin::pin!(client.batch(Encoding::Identity));
@@ -403,6 +443,13 @@ fn sse(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
                 }
             };
             let frame = match event {
+                Ok(None) if !SessionWatch::stands(&watch).await => {
+                    let ended = json!({"reason": SESSION_ENDED});
+                    let _ = tx
+                        .send(Bytes::from(format!("event: ended\ndata: {ended}\n\n")))
+                        .await;
+                    return;
+                }
                 Ok(None) => Bytes::from_static(b": keep-alive\n\n"),
                 Ok(Some(batch)) => {
                     let mut out = Vec::with_capacity(batch.body.len() + 32);
@@ -479,6 +526,8 @@ fn websocket(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
         Err(refusal) => return refusal.response(),
     };
     let hello = hello(&client, req);
+    let watch = SessionWatch::of(req);
+    let keepalive = keepalive_timer(push);
     // A browser that offers subprotocols fails the connection unless one is
     // chosen; the token's is never echoed.
     let offers_push = headers
@@ -506,7 +555,7 @@ fn websocket(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
             Some(config),
         )
         .await;
-        serve_websocket(ws, client, hello).await;
+        serve_websocket(ws, client, hello, keepalive, watch).await;
     });
     let mut resp = Response::new(Body::empty());
     *resp.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
@@ -565,6 +614,8 @@ async fn serve_websocket<S>(
     ws: tokio_tungstenite::WebSocketStream<S>,
     client: ClientHandle,
     hello: serde_json::Value,
+    mut keepalive: tokio::time::Interval,
+    watch: Option<SessionWatch>,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
@@ -572,7 +623,6 @@ async fn serve_websocket<S>(
     if sink.send(WsMessage::text(hello.to_string())).await.is_err() {
         return;
     }
-    let mut keepalive = keepalive_timer();
     // The wait for the next batch lives across loop turns: a keep-alive or a
     // command from the client does not cancel it, so a batch already handed over
     // is never put back (cancelling is safe, but costs a requeue).
@@ -580,6 +630,15 @@ async fn serve_websocket<S>(
     loop {
         tokio::select! {
             _ = keepalive.tick() => {
+                if !SessionWatch::stands(&watch).await {
+                    let _ = sink
+                        .send(WsMessage::Close(Some(CloseFrame {
+                            code: CloseCode::Policy,
+                            reason: SESSION_ENDED.into(),
+                        })))
+                        .await;
+                    return;
+                }
                 if sink.send(WsMessage::Ping(Bytes::new())).await.is_err() {
                     return;
                 }

@@ -6,6 +6,8 @@
 
 mod support;
 
+use std::time::Duration;
+
 use bulwark_store::{NewResource, Props, ResourceId, Visibility};
 use serde_json::{Value, json};
 use support::*;
@@ -311,5 +313,36 @@ async fn a_logged_on_long_poll_sends_commands_with_the_sessions_csrf_token() {
     .unwrap();
     assert_eq!(again["type"], "hello", "{again}");
     assert_ne!(again["client"], id);
+    site.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_connection_ends_with_its_session() {
+    let site = Site::start(Backend::Sqlite).await;
+    let store = site.store();
+    add_user(&store, "ada", "members").await;
+    let ada = logon(&site, "ada").await;
+    let a = ada.id;
+    let mut push = Client::connect(&site, Some(&ada)).await;
+    push.subscribed(&format!("user/{a}/#")).await;
+    // An anonymous connection has no session to end: it stays.
+    let mut anonymous = Client::connect(&site, None).await;
+    anonymous.subscribed("site/end").await;
+
+    // Ada logs off elsewhere with the same session: within a keep-alive
+    // (200 ms here) her socket is closed, saying why.
+    let (status, _) = post(&site, "/api/auth/logoff", &ada, true, "").await;
+    assert_eq!(status, 200);
+    let reason = push.closed(Duration::from_secs(5)).await;
+    assert_eq!(reason, "the session ended");
+    // Reconnecting with the old cookie is anonymous: her topics are closed.
+    let mut again = Client::connect(&site, Some(&ada)).await;
+    again.refused(&format!("user/{a}/x")).await;
+
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let (status, _) = server_publish(&site, "site/end", json!(1)).await;
+    assert_eq!(status, 200);
+    let got = anonymous.received_until("site/end").await;
+    assert_eq!(topics(&got, ""), ["site/end"]);
     site.stop().await;
 }

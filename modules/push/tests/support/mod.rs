@@ -83,7 +83,8 @@ impl Site {
                 r#"browser_publish = ["site/board"]"#,
                 &format!(
                     "browser_publish = [\"site/board\", \"user/+/notes\"]\n\
-                     publish_token = \"{PUBLISH_TOKEN}\""
+                     publish_token = \"{PUBLISH_TOKEN}\"\n\
+                     keepalive_ms = 200"
                 ),
             );
             if let Some(schema) = &schema {
@@ -327,6 +328,20 @@ impl Client {
         client.hello = client.next_frame().await;
         assert_eq!(client.hello["type"], "hello");
         Ok(client)
+    }
+
+    /// Waits for the server to close the connection; the close frame's reason.
+    pub async fn closed(&mut self, within: Duration) -> String {
+        loop {
+            let frame = tokio::time::timeout(within, self.ws.next())
+                .await
+                .expect("closed in time");
+            match frame {
+                Some(Ok(Message::Close(Some(frame)))) => return frame.reason.to_string(),
+                Some(Ok(Message::Close(None))) | Some(Err(_)) | None => return String::new(),
+                Some(Ok(_)) => {}
+            }
+        }
     }
 
     async fn next_frame(&mut self) -> Value {
