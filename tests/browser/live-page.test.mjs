@@ -30,7 +30,7 @@ test("an article page shows a change made through the API without a reload", asy
   const res = await fetch(`${env.server.url}/api/rsc/${id}`, {
     method: "PATCH",
     headers: { Authorization: `Bearer ${apiToken()}`, "Content-Type": "application/json" },
-    body: JSON.stringify({ title }),
+    body: JSON.stringify({ props: { title } }),
   });
   assert.equal(res.status, 200, await res.text());
 
@@ -46,7 +46,7 @@ test("the API refuses changes without the token", async () => {
   const res = await fetch(`${env.server.url}/api/rsc/1`, {
     method: "PATCH",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ title: "nope" }),
+    body: JSON.stringify({ props: { title: "nope" } }),
   });
   assert.equal(res.status, 401);
 });

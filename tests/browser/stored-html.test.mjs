@@ -39,7 +39,7 @@ async function patch(id, props) {
   const res = await fetch(`${env.server.url}/api/rsc/${id}`, {
     method: "PATCH",
     headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
-    body: JSON.stringify(props),
+    body: JSON.stringify({ props }),
   });
   assert.equal(res.status, 200, await res.text());
 }

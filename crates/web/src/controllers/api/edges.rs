@@ -59,8 +59,10 @@ pub(super) async fn list(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
     }
 }
 
-/// The subject (may link) and the object (may see), from the path and `object`.
-async fn link_ends(req: &RequestCtx<'_>, caller: Caller<'_>, object: i64) -> Result<i64, Outcome> {
+/// The subject from the path, if the caller may change its edges. Checked
+/// before the body is read: someone who may not learns nothing of what would
+/// be wrong with their request.
+async fn linkable_subject(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<i64, Outcome> {
     let Some(subject) = id_arg(req, "id") else {
         return Err(not_found());
     };
@@ -72,23 +74,35 @@ async fn link_ends(req: &RequestCtx<'_>, caller: Caller<'_>, object: i64) -> Res
         "change this resource's edges",
     )
     .await?;
+    Ok(subject)
+}
+
+/// The object of an edge, if the caller may see it.
+async fn visible_object(
+    req: &RequestCtx<'_>,
+    caller: Caller<'_>,
+    object: i64,
+) -> Result<(), Outcome> {
     visible_resource(req, caller, object)
         .await
-        .map_err(|_| error(StatusCode::NOT_FOUND, "no such object resource"))?;
-    Ok(subject)
+        .map(|_| ())
+        .map_err(|_| error(StatusCode::NOT_FOUND, "no such object resource"))
 }
 
 /// `POST`: `{"predicate", "object", "position"?}` → 201 with the edge (200
 /// with the existing one when it was there already).
 pub(super) async fn add(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
+    let subject = match linkable_subject(req, caller).await {
+        Ok(s) => s,
+        Err(refused) => return refused,
+    };
     let new: NewEdge = match json_body(req) {
         Ok(n) => n,
         Err(bad) => return bad,
     };
-    let subject = match link_ends(req, caller, new.object).await {
-        Ok(s) => s,
-        Err(refused) => return refused,
-    };
+    if let Err(refused) = visible_object(req, caller, new.object).await {
+        return refused;
+    }
     let creator = caller.user();
     let store = req.site.models.store.clone();
     let result = store
@@ -126,13 +140,16 @@ pub(super) async fn move_to(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome
     let Some((predicate, object)) = edge_path(req) else {
         return error(StatusCode::NOT_FOUND, "no such edge");
     };
+    let subject = match linkable_subject(req, caller).await {
+        Ok(s) => s,
+        Err(refused) => return refused,
+    };
+    if let Err(refused) = visible_object(req, caller, object).await {
+        return refused;
+    }
     let to: EdgeMove = match json_body(req) {
         Ok(m) => m,
         Err(bad) => return bad,
-    };
-    let subject = match link_ends(req, caller, object).await {
-        Ok(s) => s,
-        Err(refused) => return refused,
     };
     let store = req.site.models.store.clone();
     match store
@@ -156,10 +173,13 @@ pub(super) async fn remove(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome 
     let Some((predicate, object)) = edge_path(req) else {
         return error(StatusCode::NOT_FOUND, "no such edge");
     };
-    let subject = match link_ends(req, caller, object).await {
+    let subject = match linkable_subject(req, caller).await {
         Ok(s) => s,
         Err(refused) => return refused,
     };
+    if let Err(refused) = visible_object(req, caller, object).await {
+        return refused;
+    }
     let store = req.site.models.store.clone();
     match store
         .run(move |s| s.delete_edge(ResourceId(subject), &predicate, ResourceId(object)))

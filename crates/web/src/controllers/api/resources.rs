@@ -97,6 +97,13 @@ pub(super) async fn update(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome 
     let Some(id) = id_arg(req, "id") else {
         return not_found();
     };
+    // Who may change it first: someone who may not learns nothing of what
+    // would be wrong with their change.
+    let current = match resource_for(req, caller, id, Action::Update, "change this resource").await
+    {
+        Ok(r) => r,
+        Err(refused) => return refused,
+    };
     let patch: PatchFields = match json_body(req) {
         Ok(f) => f,
         Err(bad) => return bad,
@@ -104,11 +111,6 @@ pub(super) async fn update(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome 
     let if_match = match if_match(req) {
         Ok(v) => v,
         Err(bad) => return bad,
-    };
-    let current = match resource_for(req, caller, id, Action::Update, "change this resource").await
-    {
-        Ok(r) => r,
-        Err(refused) => return refused,
     };
     // A new category or visibility is where the resource would be inserted:
     // the rules must allow that too (an editor cannot move an article into a
