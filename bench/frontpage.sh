@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The starter site's front page (latest articles from the store, through a layout):
-#   - uncached, as a logged-in visitor gets it (a session cookie bypasses the page
-#     cache, so every request renders the template and reads the models),
+#   - uncached: any session cookie bypasses the page cache, so every request
+#     renders the template and reads the models (the cookie here names no live
+#     session, so the render is anonymous; bench/sessions.sh measures a real
+#     logged-in member against the anonymous uncached page),
 #   - cached, as anonymous visitors get it,
 # against nginx serving the same bytes from a file in the same run.
 # Loopback only, bounded in time. Usage: DURATION=10 CONNECTIONS=100 bench/frontpage.sh
