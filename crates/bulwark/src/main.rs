@@ -80,6 +80,13 @@ enum UserCommand {
         #[command(flatten)]
         site: SiteChoice,
     },
+    /// Set (or change) a user's e-mail address, where a password reset link goes.
+    Email {
+        name: String,
+        address: String,
+        #[command(flatten)]
+        site: SiteChoice,
+    },
     /// List the users: name, groups, when created.
     List {
         #[command(flatten)]

@@ -1,4 +1,4 @@
-//! `bulwark user add | passwd | list | totp | recovery-codes`: a site's
+//! `bulwark user add | passwd | email | list | totp | recovery-codes`: a site's
 //! accounts, worked on in its database directly (opened the way serving opens
 //! it), without starting the server. The accounts module does the work; this
 //! file picks the site, reads the password or code and prints.
@@ -35,6 +35,11 @@ pub fn run(command: UserCommand) -> anyhow::Result<()> {
                 site,
             } => add(&site, &name, &group, email.as_deref()).await,
             UserCommand::Passwd { name, site } => passwd(&site, &name).await,
+            UserCommand::Email {
+                name,
+                address,
+                site,
+            } => email(&site, &name, &address).await,
             UserCommand::List { site } => list(&site).await,
             UserCommand::Totp {
                 name,
@@ -74,7 +79,7 @@ async fn add(
         bail!("site {}: the username {name:?} is taken", site.name());
     }
     if let Some(email) = email {
-        check_email(&site, &store, email).await?;
+        check_email(&site, &store, email, None).await?;
     }
     let hash = hash(read_new_password(name)?).await?;
     let (username, for_store) = (name.to_owned(), group.clone());
@@ -100,16 +105,21 @@ async fn add(
     Ok(())
 }
 
-/// An address mail can go to and no other user has, before any password is
-/// asked for.
-async fn check_email(site: &Site, store: &Store, email: &str) -> anyhow::Result<()> {
+/// An address mail can go to and no other user than `person` has, before any
+/// password is asked for.
+async fn check_email(
+    site: &Site,
+    store: &Store,
+    email: &str,
+    person: Option<ResourceId>,
+) -> anyhow::Result<()> {
     bulwark_module_mail::Mail::new(email, "", "")
-        .with_context(|| format!("site {}: --email", site.name()))?;
+        .with_context(|| format!("site {}: the e-mail address", site.name()))?;
     let address = email.to_owned();
     let owner = store
         .run(move |s| s.find_identity(bulwark_store::IdentityKind::Email, &address))
         .await?;
-    if owner.is_some() {
+    if owner.is_some_and(|o| Some(o.resource) != person) {
         bail!(
             "site {}: the e-mail address {email:?} belongs to another user",
             site.name()
@@ -129,6 +139,24 @@ async fn passwd(choice: &SiteChoice, name: &str) -> anyhow::Result<()> {
         .run(move |s| Ok(accounts::set_password_hash(s, &username, &hash)))
         .await??;
     println!("site {}: changed the password of {name}", site.name());
+    Ok(())
+}
+
+async fn email(choice: &SiteChoice, name: &str, address: &str) -> anyhow::Result<()> {
+    let (site, store) = open(choice).await?;
+    let username = name.to_owned();
+    let Some((person, _)) = store.run(move |s| s.password_hash(&username)).await? else {
+        bail!("site {}: there is no user {name:?}", site.name());
+    };
+    check_email(&site, &store, address, Some(person)).await?;
+    let (username, for_store) = (name.to_owned(), address.to_owned());
+    store
+        .run(move |s| Ok(accounts::set_email(s, &username, &for_store)))
+        .await??;
+    println!(
+        "site {}: the e-mail address of {name} is {address}",
+        site.name()
+    );
     Ok(())
 }
 

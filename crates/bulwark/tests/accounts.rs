@@ -188,6 +188,41 @@ fn a_user_added_with_an_email_address_can_be_found_by_it_and_a_bad_or_taken_one_
     );
     let out = run(dir.path(), &["user", "list", "--sites", "sites"], "");
     assert_eq!(text(&out.stdout).lines().count(), 2, "eve was not added");
+
+    // `bulwark user email` changes it later; another user's address is refused.
+    let email = |name: &str, address: &str| {
+        run(
+            dir.path(),
+            &["user", "email", name, address, "--sites", "sites"],
+            "",
+        )
+    };
+    let out = email("dora", "dora@example.net");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(email_of(&site, "dora").as_deref(), Some("dora@example.net"));
+    let out = email("dora", "dora@example.net");
+    assert!(
+        out.status.success(),
+        "her own address again: {}",
+        text(&out.stderr)
+    );
+    let out = add("eve", "eve@example.org");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = email("eve", "dora@example.net");
+    assert!(
+        text(&out.stderr).contains("belongs to another user"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = email("nobody", "x@example.org");
+    assert!(
+        text(&out.stderr).contains("there is no user"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = email("eve", "nonsense");
+    assert!(!out.status.success());
+    assert_eq!(email_of(&site, "eve").as_deref(), Some("eve@example.org"));
 }
 
 #[test]
