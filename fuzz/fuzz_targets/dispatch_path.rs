@@ -14,7 +14,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         Path::new("sites/default/site.toml"),
         text,
         Path::new("sites/default"),
-        &["core", "seo", "push", "auth", "mail"],
+        &["core", "seo", "push", "auth", "mail", "admin"],
     )
     .expect("the starter site.toml is valid");
     let mut module_rules = Vec::new();
@@ -23,6 +23,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         ("push", include_str!("../../modules/push/module.toml")),
         ("auth", include_str!("../../modules/auth/module.toml")),
         ("mail", include_str!("../../modules/mail/module.toml")),
+        ("admin", include_str!("../../modules/admin/module.toml")),
         ("core", include_str!("../../modules/core/module.toml")),
     ] {
         let manifest = ModuleManifest::new(name, 0, &[], None, None, toml)

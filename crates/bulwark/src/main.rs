@@ -383,6 +383,7 @@ fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
         bulwark_module_push::module(),
         auth,
         bulwark_module_mail::module(),
+        bulwark_module_admin::module(),
     ])
 }
 

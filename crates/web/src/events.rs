@@ -91,8 +91,8 @@ impl Event for Logoff {
 }
 
 /// **fold**: the admin's menu. Each observer adds (or removes, or reorders)
-/// items of the accumulator; the admin module (not yet built) starts with its
-/// own items and shows the result.
+/// items of the accumulator; the admin module starts with its own items and
+/// shows the result on every admin page.
 #[derive(Debug, Clone)]
 pub struct AdminMenu;
 /// One entry of the admin menu.

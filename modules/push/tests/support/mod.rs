@@ -75,8 +75,8 @@ impl Site {
             };
             replace(
                 text,
-                r#"modules = ["seo", "push", "auth", "mail"]"#,
-                r#"modules = ["seo", "push", "auth", "mail", "ping"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "ping"]"#,
             );
             replace(
                 text,

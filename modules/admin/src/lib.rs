@@ -1,0 +1,174 @@
+//! The admin module (`admin`): editors run a site from the browser, at
+//! `/admin`. This first part gives the frame every screen shares (who may
+//! enter, the menu, the layout) and two screens: the dashboard (recent
+//! edits) and the resource list (search, filter by category, paging). Pages
+//! are the module's own templates (`admin_*.tpl`), which a site may
+//! override; what they change goes through the JSON API (`/api/...`) under
+//! the same access rules as everything else.
+//!
+//! Who may enter: a logged-on user in `editors` or a group above it. Anyone
+//! else logged on gets 403; an anonymous visitor is sent to `/logon` and
+//! back. The menu is the [`AdminMenu`] fold: the module starts it with its
+//! own items and every module may add its own.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use futures_util::future::BoxFuture;
+use http::header::{CACHE_CONTROL, LOCATION};
+use http::{HeaderValue, Response, StatusCode};
+use include_dir::{Dir, include_dir};
+use minijinja::Value;
+use serde::Deserialize;
+
+use bulwark_http::Body;
+use bulwark_site::ModuleManifest;
+use bulwark_web::events::{AdminMenu, MenuItem};
+use bulwark_web::{
+    Controller, Module, ModuleError, Outcome, RequestCtx, SiteSetup, error_response, read_settings,
+    render_page,
+};
+
+static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
+
+pub const PRIORITY: i32 = 300;
+
+/// The user group whose people (and those of every group above it) may use
+/// the admin.
+pub const ADMIN_GROUP: &str = "editors";
+
+pub struct Admin;
+
+/// The module, for the binary's registry.
+pub fn module() -> Arc<dyn Module> {
+    Arc::new(Admin)
+}
+
+pub fn manifest() -> &'static Arc<ModuleManifest> {
+    static MANIFEST: OnceLock<Arc<ModuleManifest>> = OnceLock::new();
+    MANIFEST.get_or_init(|| {
+        let manifest = ModuleManifest::new(
+            "admin",
+            PRIORITY,
+            &["auth"],
+            Some(&TEMPLATES),
+            Some(&LIB),
+            include_str!("../module.toml"),
+        );
+        Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
+    })
+}
+
+impl Module for Admin {
+    fn manifest(&self) -> &Arc<ModuleManifest> {
+        manifest()
+    }
+
+    fn setup(&self, setup: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
+        setup.add_controller("admin", |options| {
+            AdminController::from_rule(options).map(|c| Box::new(c) as Box<dyn Controller>)
+        });
+        Ok(())
+    }
+}
+
+/// The admin's screens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Page {
+    Dashboard,
+    Resources,
+}
+
+impl Page {
+    fn template(self) -> &'static str {
+        match self {
+            Page::Dashboard => "admin_dashboard.tpl",
+            Page::Resources => "admin_resources.tpl",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Options {
+    page: Page,
+}
+
+pub struct AdminController {
+    page: Page,
+}
+
+impl AdminController {
+    fn from_rule(options: &toml::Table) -> Result<AdminController, ModuleError> {
+        let options: Options = read_settings(options)?;
+        Ok(AdminController { page: options.page })
+    }
+}
+
+/// The module's own menu items, before other modules fold theirs in.
+fn own_menu() -> Vec<MenuItem> {
+    [("Dashboard", "/admin"), ("Resources", "/admin/resources")]
+        .into_iter()
+        .map(|(label, url)| MenuItem {
+            label: label.to_string(),
+            url: url.to_string(),
+            parent: None,
+        })
+        .collect()
+}
+
+/// To the logon page, and back here afterwards.
+fn to_logon(req: &RequestCtx<'_>) -> Outcome {
+    let back = req
+        .parts
+        .uri
+        .path_and_query()
+        .map_or("/admin", |p| p.as_str());
+    let query: String = back
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let mut resp = Response::new(Body::empty());
+    *resp.status_mut() = StatusCode::SEE_OTHER;
+    if let Ok(location) = HeaderValue::from_str(&format!("/logon?next={query}")) {
+        resp.headers_mut().insert(LOCATION, location);
+    }
+    resp.headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Outcome::Response(resp)
+}
+
+impl Controller for AdminController {
+    fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let who = req.principal();
+            if who.is_anonymous() {
+                return to_logon(req);
+            }
+            if !who.in_group(ADMIN_GROUP) {
+                return Outcome::Response(error_response(req.site, StatusCode::FORBIDDEN, None));
+            }
+            let menu = req.site.notifier.fold(&AdminMenu, own_menu());
+            let menu: Vec<Value> = menu
+                .into_iter()
+                .map(|item| {
+                    minijinja::context! {
+                        label => item.label,
+                        url => item.url,
+                        parent => item.parent,
+                    }
+                })
+                .collect();
+            let mut vars = BTreeMap::new();
+            vars.insert("menu".to_string(), Value::from(menu));
+            render_page(req, self.page.template(), StatusCode::OK, vars).await
+        })
+    }
+}

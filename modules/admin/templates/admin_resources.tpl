@@ -1,0 +1,53 @@
+{% extends "admin_base.tpl" %}
+{% block title %}Resources{% endblock %}
+{% block content %}
+<h1>Resources</h1>
+<form class="filter" action="/admin/resources" role="search">
+  <label>Text <input name="text" value="{{ q.text or '' }}" type="search"></label>
+  <label>Category
+    <select name="cat">
+      <option value="">all</option>
+      {% for c in m.category %}
+      <option value="{{ c.name }}"{% if c.name == q.cat %} selected{% endif %}>{{ "– " * c.depth }}{{ c.title or c.name }}</option>
+      {% endfor %}
+    </select>
+  </label>
+  <label>Order
+    <select name="sort">
+      {% for value, label in [("-modified", "last changed"), ("-created", "newest"), ("title", "title")] %}
+      <option value="{{ value }}"{% if value == (q.sort or "-modified") %} selected{% endif %}>{{ label }}</option>
+      {% endfor %}
+    </select>
+  </label>
+  <button type="submit">Find</button>
+</form>
+{% set sort = q.sort if q.sort in ["-modified", "-created", "title"] else "-modified" %}
+{% if q.cat and m.category[q.cat] %}
+  {% set found = m.search(cat=q.cat, text=q.text, sort=sort, page=q.page, pagelen=20, total=true) %}
+{% else %}
+  {% set found = m.search(text=q.text, sort=sort, page=q.page, pagelen=20, total=true) %}
+{% endif %}
+<p>{{ found.total }} found.</p>
+<table>
+  <thead><tr><th>Title</th><th>Category</th><th>Status</th><th class="wide">Changed</th></tr></thead>
+  <tbody>
+  {% for r in found.items %}
+    <tr>
+      <td><a href="{{ r.page_url }}">{{ r.title or "(untitled)" }}</a></td>
+      <td>{{ r.category }}</td>
+      <td>{% if r.published %}published{% else %}<span class="status-draft">draft</span>{% endif %}</td>
+      <td class="wide">{{ r.modified }}</td>
+    </tr>
+  {% else %}
+    <tr><td colspan="4">Nothing found.</td></tr>
+  {% endfor %}
+  </tbody>
+</table>
+{% if found.pages > 1 %}
+<nav class="pager" aria-label="Pages">
+  {% for p in range(1, found.pages + 1) %}
+  <a href="/admin/resources?text={{ q.text or '' | urlencode }}&amp;cat={{ q.cat or '' | urlencode }}&amp;sort={{ sort | urlencode }}&amp;page={{ p }}"{% if p == found.page %} aria-current="page"{% endif %}>{{ p }}</a>
+  {% endfor %}
+</nav>
+{% endif %}
+{% endblock %}

@@ -1,0 +1,123 @@
+//! The admin's frame over real HTTP on the starter site: an anonymous visitor
+//! is sent to log on and back, a member is refused, an editor gets the
+//! dashboard and the resource list (drafts they may change included), and
+//! every module can add to the menu (the `AdminMenu` fold).
+
+#[path = "../../../crates/web/tests/accounts/mod.rs"]
+mod accounts;
+#[path = "../../../crates/web/tests/common/mod.rs"]
+mod common;
+
+use std::sync::{Arc, OnceLock};
+
+use accounts::*;
+use bulwark_store::{NewResource, Props};
+use bulwark_web::events::{AdminMenu, MenuItem};
+
+/// A module that adds "Media" to the admin's menu, as any module may.
+struct Extra;
+
+impl bulwark_web::Module for Extra {
+    fn manifest(&self) -> &Arc<bulwark_site::ModuleManifest> {
+        static MANIFEST: OnceLock<Arc<bulwark_site::ModuleManifest>> = OnceLock::new();
+        MANIFEST.get_or_init(|| {
+            Arc::new(bulwark_site::ModuleManifest::new("extra", 900, &[], None, None, "").unwrap())
+        })
+    }
+
+    fn setup(&self, site: &mut bulwark_web::SiteSetup<'_>) -> Result<(), bulwark_web::ModuleError> {
+        site.observers()
+            .on_fold(500, |_: &AdminMenu, mut items: Vec<MenuItem>| {
+                items.push(MenuItem {
+                    label: "Media".into(),
+                    url: "/admin/media".into(),
+                    parent: None,
+                });
+                items
+            });
+        Ok(())
+    }
+}
+
+async fn admin_site() -> common::TestServer {
+    let mut files = common::starter_site();
+    for (path, text) in files.iter_mut() {
+        if path == "default/site.toml" {
+            *text = text.replacen(
+                r#"modules = ["seo", "push", "auth", "mail", "admin"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "extra"]"#,
+                1,
+            );
+        }
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let mut modules = common::modules();
+    modules.push(Arc::new(Extra));
+    common::start_with_modules(&files, |_| {}, modules).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_editors_and_above_enter_and_see_what_they_may_change() {
+    let s = admin_site().await;
+    add_user(&s, "mia", "members").await;
+    add_user(&s, "ed", "editors").await;
+    let draft = store(&s)
+        .create_resource(NewResource::new(
+            "article",
+            Props::new().with("title", "Quokka draft"),
+        ))
+        .unwrap();
+
+    // Anonymous: to the logon page, and back here afterwards.
+    let resp = client()
+        .get(url(&s, "/admin/resources?text=quokka"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 303);
+    assert_eq!(
+        resp.headers()["location"],
+        "/logon?next=/admin/resources%3Ftext%3Dquokka"
+    );
+    // A member may not enter.
+    let mia = logon(&s, "mia").await;
+    assert_eq!(get(&s, "/admin", Some(&mia)).await.0, 403);
+
+    // An editor gets the dashboard with the menu, this module's items and
+    // the one another module folded in.
+    let ed = logon(&s, "ed").await;
+    let (status, page) = get(&s, "/admin", Some(&ed)).await;
+    assert_eq!(status, 200, "{page}");
+    // (Autoescaping writes `/` in attributes as `&#x2f;`.)
+    for (label, path) in [
+        ("Dashboard", "/admin"),
+        ("Resources", "/admin/resources"),
+        ("Media", "/admin/media"),
+    ] {
+        let link = format!(r#"href="{}""#, path.replace('/', "&#x2f;"));
+        assert!(
+            page.contains(&link) && page.contains(label),
+            "{label} in {page}"
+        );
+    }
+    assert!(page.contains("Quokka draft"), "recently changed: {page}");
+    // The list finds the draft someone else made: editors may change it.
+    let (status, list) = get(&s, "/admin/resources?text=quokka&cat=article", Some(&ed)).await;
+    assert_eq!(status, 200);
+    assert!(
+        list.contains("Quokka draft") && list.contains("draft</span>"),
+        "{list}"
+    );
+    assert!(list.contains(&format!("/page/{draft}")), "{list}");
+    // A category that does not exist and a page out of range are no errors.
+    let (status, _) = get(&s, "/admin/resources?cat=nope&page=abc&sort=x", Some(&ed)).await;
+    assert_eq!(status, 200);
+
+    // Never cached: the anonymous visitor still goes to logon.
+    let resp = client().get(url(&s, "/admin")).send().await.unwrap();
+    assert_eq!(resp.status(), 303);
+    s.shutdown().await;
+}
