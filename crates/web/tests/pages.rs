@@ -259,8 +259,10 @@ async fn concurrent_requests_for_an_uncached_page_cause_one_render() {
     let mut changes = store.subscribe();
     let x = create(&store, "article", "Rush", true);
     // The site flushes what the creation touched when its change event comes
-    // by; a rush rendered before that would render twice. Wait for the event
-    // (late on a busy machine), then a moment for the site's own task.
+    // by, and again when the pivot indexes the new article (the page lists
+    // articles); a rush rendered before either would render twice. Wait for
+    // the creation's event (late on a busy machine), then until the store has
+    // been quiet for a while, then a moment for the site's own task.
     tokio::time::timeout(Duration::from_secs(10), async {
         while !changes
             .recv()
@@ -273,6 +275,10 @@ async fn concurrent_requests_for_an_uncached_page_cause_one_render() {
     })
     .await
     .expect("the creation's change event");
+    while tokio::time::timeout(Duration::from_millis(500), changes.recv())
+        .await
+        .is_ok()
+    {}
     settle().await;
     let path = format!("/page/{x}");
     let before = renders(&s);

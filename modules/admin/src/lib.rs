@@ -10,6 +10,10 @@
 //! else logged on gets 403; an anonymous visitor is sent to `/logon` and
 //! back. The menu is the [`AdminMenu`] fold: the module starts it with its
 //! own items and every module may add its own.
+//!
+//! The editor (`/admin/edit/{id}`) saves through `PATCH /api/rsc/{id}` with
+//! `If-Match` and the session's CSRF token (`lib/js/admin-edit.js`): a change
+//! someone else saved meanwhile is shown as a conflict, never overwritten.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -79,6 +83,7 @@ impl Module for Admin {
 enum Page {
     Dashboard,
     Resources,
+    Edit,
 }
 
 impl Page {
@@ -86,6 +91,7 @@ impl Page {
         match self {
             Page::Dashboard => "admin_dashboard.tpl",
             Page::Resources => "admin_resources.tpl",
+            Page::Edit => "admin_edit.tpl",
         }
     }
 }

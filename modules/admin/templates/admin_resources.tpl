@@ -33,7 +33,7 @@
   <tbody>
   {% for r in found.items %}
     <tr>
-      <td><a href="{{ r.page_url }}">{{ r.title or "(untitled)" }}</a></td>
+      <td><a href="/admin/edit/{{ r.id }}">{{ r.title or "(untitled)" }}</a> <small>(<a href="{{ r.page_url }}">view</a>)</small></td>
       <td>{{ r.category }}</td>
       <td>{% if r.published %}published{% else %}<span class="status-draft">draft</span>{% endif %}</td>
       <td class="wide">{{ r.modified }}</td>

@@ -116,6 +116,33 @@ async fn only_editors_and_above_enter_and_see_what_they_may_change() {
     let (status, _) = get(&s, "/admin/resources?cat=nope&page=abc&sort=x", Some(&ed)).await;
     assert_eq!(status, 200);
 
+    // The editor: the form at the version it was opened, the session's CSRF
+    // token for the script; read-only for what the rules keep from editors.
+    let (status, edit) = get(&s, &format!("/admin/edit/{draft}"), Some(&ed)).await;
+    assert_eq!(status, 200);
+    assert!(edit.contains(r#"data-version="1""#), "{edit}");
+    assert!(
+        edit.contains(r#"id="title" name="title" value="Quokka draft""#),
+        "{edit}"
+    );
+    let csrf = me(&s, &ed).await["csrf_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(edit.contains(&format!(r#"data-csrf="{csrf}""#)), "{edit}");
+    let person = store(&s)
+        .create_resource(
+            NewResource::new("person", Props::new().with("title", "Ada")).published(true),
+        )
+        .unwrap();
+    let (_, read_only) = get(&s, &format!("/admin/edit/{person}"), Some(&ed)).await;
+    assert!(
+        read_only.contains("but not change it") && !read_only.contains("<form id=\"editor\""),
+        "{read_only}"
+    );
+    let (_, missing) = get(&s, "/admin/edit/999999", Some(&ed)).await;
+    assert!(missing.contains("Not found"), "{missing}");
+
     // Never cached: the anonymous visitor still goes to logon.
     let resp = client().get(url(&s, "/admin")).send().await.unwrap();
     assert_eq!(resp.status(), 303);
