@@ -186,14 +186,10 @@ impl AuthController {
         retry_after: Option<Duration>,
     ) -> Outcome {
         match self.format {
-            Format::Json => {
-                let mut resp = json(status, json!({ "error": message }));
-                if let Some(wait) = retry_after {
-                    resp.headers_mut()
-                        .insert(RETRY_AFTER, HeaderValue::from(wait.as_secs().max(1)));
-                }
-                Outcome::Response(resp)
-            }
+            Format::Json => with_retry_after(
+                Outcome::Response(json(status, json!({ "error": message }))),
+                retry_after,
+            ),
             Format::Html => {
                 let mut v = BTreeMap::new();
                 v.insert("error".into(), Value::from(message));
@@ -557,8 +553,14 @@ enum SecondStep {
     NotEnrolled,
 }
 
+/// `outcome` with `Retry-After: <wait>` (a page or a JSON answer alike).
 pub(crate) fn with_retry_after(outcome: Outcome, retry_after: Option<Duration>) -> Outcome {
     match (outcome, retry_after) {
+        (Outcome::Response(mut resp), Some(wait)) => {
+            resp.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(wait.as_secs().max(1)));
+            Outcome::Response(resp)
+        }
         (Outcome::Found(page), Some(wait)) => {
             // A rendered page cannot carry extra headers: answer it whole.
             let mut resp = Response::new(Body::from(match &page.content {

@@ -483,15 +483,8 @@ impl ResetController {
             }
         };
         if let Err(wait) = self.reset.admit(req, &who) {
-            let mut answer =
-                json_error(StatusCode::TOO_MANY_REQUESTS, &too_often(wait), "throttled");
-            if let Outcome::Response(resp) = &mut answer {
-                resp.headers_mut().insert(
-                    http::header::RETRY_AFTER,
-                    http::HeaderValue::from(wait.as_secs().max(1)),
-                );
-            }
-            return answer;
+            let answer = json_error(StatusCode::TOO_MANY_REQUESTS, &too_often(wait), "throttled");
+            return with_retry_after(answer, Some(wait));
         }
         self.reset.request(req, who).await;
         Outcome::Response(json_response(

@@ -130,23 +130,27 @@ pub(super) async fn add(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
     }
 }
 
-/// The `{predicate}` and `{object}` of the path.
-fn edge_path(req: &RequestCtx<'_>) -> Option<(String, i64)> {
-    Some((req.arg("predicate")?.to_string(), id_arg(req, "object")?))
+/// The edge the path names (`{id}`, `{predicate}`, `{object}`): subject,
+/// predicate and object, if the caller may change the subject's edges and
+/// see the object.
+async fn named_edge(
+    req: &RequestCtx<'_>,
+    caller: Caller<'_>,
+) -> Result<(i64, String, i64), Outcome> {
+    let (Some(predicate), Some(object)) = (req.arg("predicate"), id_arg(req, "object")) else {
+        return Err(error(StatusCode::NOT_FOUND, "no such edge"));
+    };
+    let subject = linkable_subject(req, caller).await?;
+    visible_object(req, caller, object).await?;
+    Ok((subject, predicate.to_string(), object))
 }
 
 /// `PATCH`: `{"position": n}` moves the edge to place `n` (0 is first).
 pub(super) async fn move_to(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
-    let Some((predicate, object)) = edge_path(req) else {
-        return error(StatusCode::NOT_FOUND, "no such edge");
-    };
-    let subject = match linkable_subject(req, caller).await {
-        Ok(s) => s,
+    let (subject, predicate, object) = match named_edge(req, caller).await {
+        Ok(edge) => edge,
         Err(refused) => return refused,
     };
-    if let Err(refused) = visible_object(req, caller, object).await {
-        return refused;
-    }
     let to: EdgeMove = match json_body(req) {
         Ok(m) => m,
         Err(bad) => return bad,
@@ -170,16 +174,10 @@ pub(super) async fn move_to(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome
 
 /// `DELETE`: removes the edge; 404 when there is none.
 pub(super) async fn remove(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
-    let Some((predicate, object)) = edge_path(req) else {
-        return error(StatusCode::NOT_FOUND, "no such edge");
-    };
-    let subject = match linkable_subject(req, caller).await {
-        Ok(s) => s,
+    let (subject, predicate, object) = match named_edge(req, caller).await {
+        Ok(edge) => edge,
         Err(refused) => return refused,
     };
-    if let Err(refused) = visible_object(req, caller, object).await {
-        return refused;
-    }
     let store = req.site.models.store.clone();
     match store
         .run(move |s| s.delete_edge(ResourceId(subject), &predicate, ResourceId(object)))

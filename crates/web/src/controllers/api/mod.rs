@@ -146,9 +146,12 @@ pub(super) fn error(status: StatusCode, message: impl std::fmt::Display) -> Outc
 }
 
 pub(super) fn no_content() -> Outcome {
-    let mut resp = json_response(StatusCode::NO_CONTENT, &serde_json::Value::Null);
-    *resp.body_mut() = bulwark_http::Body::empty();
-    resp.headers_mut().remove(http::header::CONTENT_TYPE);
+    let mut resp = http::Response::new(bulwark_http::Body::empty());
+    *resp.status_mut() = StatusCode::NO_CONTENT;
+    resp.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-store"),
+    );
     Outcome::Response(resp)
 }
 
