@@ -21,7 +21,9 @@ cargo test --workspace --doc
 # Every fuzz target for a short while (docs/security.md, "Fuzzing").
 ./scripts/fuzz.sh 10
 
-# Pages people click: headless Chromium against the real binary.
+# Pages people click: headless Chromium against the real binary, with the
+# admin's vendored browser code checked against its pinned npm packages.
+./scripts/vendor-admin.sh --check
 ./scripts/ensure-browser.sh
 cargo build -q -p bulwark
 (cd tests/browser && node --test)
