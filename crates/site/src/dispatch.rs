@@ -62,6 +62,24 @@ pub enum ApiEndpoint {
     Openapi,
     /// `/api/stats`: the site's render and cache figures (with the API token).
     Stats,
+    /// `/api/categories`: the category tree; add a category.
+    Categories,
+    /// `/api/categories/{name}`: move a category.
+    Category,
+    /// `/api/predicates`: the predicates; add one.
+    Predicates,
+    /// `/api/predicates/{name}`: change which categories a predicate connects.
+    Predicate,
+    /// `/api/config`: the site's run-time settings (`m.config`).
+    Settings,
+    /// `/api/cache`: purge a page, what shows a resource, or everything.
+    Cache,
+    /// `/api/backups`: the site's backups; make one.
+    Backups,
+    /// `/api/backups/{name}`: download one.
+    Backup,
+    /// `/api/backups/{name}/restore`: put one back.
+    BackupRestore,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -111,6 +111,65 @@ impl Store {
         Store::open(config).await
     }
 
+    /// Put a backup made by [`Store::backup`] back into this live SQLite
+    /// store, replacing everything in it at once (SQLite's online backup API
+    /// on the writer connection: readers see the old data or the new, never a
+    /// mix). The backup must come from the same schema (the same migrations of
+    /// the store and of every module), so nothing is half-migrated. Whoever
+    /// calls this flushes what caches hold; the change event here only flushes
+    /// what depends on the search index and the category tree.
+    ///
+    /// PostgreSQL is refused: a dump is restored into an empty schema
+    /// ([`Store::restore`]), with the nodes stopped.
+    pub fn restore_in_place(&self, backup: &Path) -> Result<()> {
+        self.sqlite_backend().ok_or_else(|| {
+            StoreError::backup_refused(
+                "a PostgreSQL site is restored into an empty schema with the nodes stopped, \
+                 not while it serves",
+            )
+        })?;
+        let source = rusqlite::Connection::open_with_flags(
+            backup,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| StoreError::backup(format!("opening {}", backup.display()), e))?;
+        let applied = |c: &rusqlite::Connection| -> rusqlite::Result<Vec<String>> {
+            let mut names = Vec::new();
+            for sql in [
+                "SELECT 'store ' || version FROM schema_migrations ORDER BY version",
+                "SELECT module || ' ' || version FROM module_migration ORDER BY module, version",
+            ] {
+                let mut stmt = c.prepare(sql)?;
+                let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+                for row in rows {
+                    names.push(row?);
+                }
+            }
+            Ok(names)
+        };
+        let theirs = applied(&source).map_err(|e| {
+            StoreError::backup(format!("{} is not a backup of a site", backup.display()), e)
+        })?;
+        self.with_sqlite_writer(|writer| {
+            let ours =
+                applied(writer).map_err(|e| StoreError::backup("reading the migrations", e))?;
+            if theirs != ours {
+                return Err(StoreError::backup_refused(format!(
+                    "{} was made with other migrations than this site has (it has {} of them, \
+                     the site {}): restore it with the Bulwark version that made it",
+                    backup.display(),
+                    theirs.len(),
+                    ours.len()
+                )));
+            }
+            // One step copies every page inside one write transaction of the
+            // writer: readers (WAL) keep the old snapshot until it commits.
+            rusqlite::backup::Backup::new(&source, writer)
+                .and_then(|b| b.run_to_completion(i32::MAX, std::time::Duration::ZERO, None))
+                .map_err(|e| StoreError::backup(format!("restoring {}", backup.display()), e))
+        })
+    }
+
     async fn pg_table_count(url: &str, schema: &str) -> Result<i64> {
         use sqlx::Connection;
         let mut c = sqlx::PgConnection::connect(url)

@@ -168,15 +168,43 @@ impl Store {
         })
     }
 
-    /// Move a category (with everything below it) under another parent.
+    /// Move a category (with everything below it) under another parent (the
+    /// top without one), last among its new siblings.
     pub fn move_category(&self, name: &str, new_parent: Option<&str>) -> Result<()> {
+        self.place_category(name, new_parent, None)
+    }
+
+    /// Move a category (with everything below it) under another parent, or
+    /// reorder it among its siblings: `position` 0 puts it first, `None` (or
+    /// past the end) last. A move that would make a cycle is refused and
+    /// changes nothing.
+    pub fn place_category(
+        &self,
+        name: &str,
+        new_parent: Option<&str>,
+        position: Option<usize>,
+    ) -> Result<()> {
         self.write(|c, ch| {
             let id = category_id(c, name)?;
             let parent = new_parent.map(|p| category_id(c, p)).transpose()?;
+            let siblings = c.query(
+                "SELECT id FROM category WHERE parent_id IS NOT DISTINCT FROM $1 AND id <> $2 \
+                 ORDER BY seq, id",
+                &params![parent.map(|p| p.0), id.0],
+            )?;
+            let mut order: Vec<i64> = siblings.iter().map(|r| r.int(0)).collect();
+            let at = position.unwrap_or(order.len()).min(order.len());
+            order.insert(at, id.0);
             c.execute(
                 "UPDATE category SET parent_id = $1 WHERE id = $2",
                 &params![parent.map(|p| p.0), id.0],
             )?;
+            for (seq, sibling) in order.iter().enumerate() {
+                c.execute(
+                    "UPDATE category SET seq = $1 WHERE id = $2",
+                    &params![seq as i64, *sibling],
+                )?;
+            }
             renumber(c, ch)?;
             ch.add(dependency::category(name));
             ch.add(dependency::search());

@@ -520,6 +520,8 @@ pub struct SearchQuery {
     pub has_object: Option<(String, ResourceId)>,
     /// Only published resources inside their publication window (at `now`).
     pub published_only: bool,
+    /// Only drafts: unpublished, or outside their publication window (at `now`).
+    pub unpublished_only: bool,
     /// Only what the one asking may see, as the access policy decides.
     pub visibility: VisibilityFilter,
     pub sort: SortKey,
@@ -541,6 +543,7 @@ impl Default for SearchQuery {
             date_to: None,
             has_object: None,
             published_only: false,
+            unpublished_only: false,
             visibility: VisibilityFilter::Everything,
             sort: SortKey::Id,
             descending: false,

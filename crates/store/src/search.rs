@@ -118,6 +118,10 @@ impl Store {
                 let published = published_now(&mut sql);
                 sql.conditions.push(published);
             }
+            if q.unpublished_only {
+                let published = published_now(&mut sql);
+                sql.conditions.push(format!("NOT ({published})"));
+            }
             if let VisibilityFilter::Visible {
                 members,
                 groups,

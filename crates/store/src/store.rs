@@ -476,6 +476,22 @@ impl Store {
         }
     }
 
+    /// Run `f` with SQLite's writer, outside any transaction (for a restore:
+    /// nobody else writes meanwhile).
+    pub(crate) fn with_sqlite_writer<T>(
+        &self,
+        f: impl FnOnce(&mut rusqlite::Connection) -> Result<T>,
+    ) -> Result<T> {
+        let b = self
+            .sqlite_backend()
+            .ok_or_else(|| StoreError::Database(DatabaseError::unexpected("not a SQLite store")))?;
+        let mut c = b
+            .writer
+            .try_lock_for(self.acquire_timeout())
+            .ok_or(StoreError::Busy)?;
+        tokio::task::block_in_place(|| f(&mut c))
+    }
+
     /// Run `f` with a read connection of SQLite (for `VACUUM INTO`).
     pub(crate) fn with_sqlite_reader<T>(
         &self,

@@ -70,6 +70,9 @@ pub fn store_error_status(e: &StoreError) -> StatusCode {
         | StoreError::Duplicate(_)
         | StoreError::InUse(_) => StatusCode::BAD_REQUEST,
         StoreError::StorageFull { .. } => StatusCode::INSUFFICIENT_STORAGE,
+        // A backup or restore refused for a reason of its own (a restore into a
+        // PostgreSQL site that serves, a backup of other migrations): said as such.
+        StoreError::Backup { source: None, .. } => StatusCode::CONFLICT,
         // Well-formed, and refused for what cleaning it would cost.
         StoreError::HtmlTooComplex { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         _ => StatusCode::INTERNAL_SERVER_ERROR,

@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use bulwark_acl::Principal;
 use bulwark_depcache::DependencyKey;
 use bulwark_notify::{Event, First, Fold, Notify};
 use bulwark_store::{ChangeKind, ResourceId};
@@ -105,4 +106,27 @@ pub struct MenuItem {
 }
 impl Event for AdminMenu {
     type Delivery = Fold<Vec<MenuItem>>;
+}
+
+/// **first**: someone is about to add or remove an edge through the JSON API;
+/// the access rules already let them change the subject's edges and see the
+/// object. An observer may refuse with an [`EdgeRefused`] that says why (a 403):
+/// the accounts module lets only people of a user group put others in it, so a
+/// manager cannot make anyone an administrator.
+#[derive(Debug, Clone)]
+pub struct EdgeChange {
+    pub principal: Principal,
+    pub subject: ResourceId,
+    pub predicate: String,
+    pub object: ResourceId,
+    /// The object's unique name, if it has one.
+    pub object_name: Option<String>,
+    /// Added (true) or removed (false).
+    pub added: bool,
+}
+/// Why an [`EdgeChange`] may not happen, for the person who asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EdgeRefused(pub String);
+impl Event for EdgeChange {
+    type Delivery = First<EdgeRefused>;
 }

@@ -8,67 +8,7 @@ mod accounts;
 mod common;
 
 use accounts::*;
-use common::TestServer;
-use serde_json::{Value, json};
-
-/// A logged-on user as a script sees them: cookie and CSRF token.
-struct Session {
-    cookie: String,
-    csrf: String,
-}
-
-async fn session(s: &TestServer, user: &str) -> Session {
-    let cookie = logon(s, user).await;
-    let csrf = me(s, &cookie).await["csrf_token"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    Session { cookie, csrf }
-}
-
-enum As<'a> {
-    Anonymous,
-    Session(&'a Session),
-    Token(&'a str),
-}
-
-async fn call(
-    s: &TestServer,
-    who: &As<'_>,
-    method: &str,
-    path: &str,
-    body: Option<Value>,
-    if_match: Option<i64>,
-) -> (u16, Value, reqwest::header::HeaderMap) {
-    let mut req = client().request(method.parse().unwrap(), url(s, path));
-    match who {
-        As::Anonymous => {}
-        As::Session(session) => {
-            req = req
-                .header("cookie", &session.cookie)
-                .header("x-csrf-token", &session.csrf);
-        }
-        As::Token(token) => req = req.bearer_auth(token),
-    }
-    if let Some(body) = body {
-        req = req
-            .header("content-type", "application/json")
-            .body(body.to_string());
-    }
-    if let Some(v) = if_match {
-        req = req.header("if-match", format!("\"{v}\""));
-    }
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    let text = resp.text().await.unwrap();
-    let value = if text.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{method} {path}: {e}: {text}"))
-    };
-    (status, value, headers)
-}
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_editor_writes_through_the_api_and_a_member_may_not() {

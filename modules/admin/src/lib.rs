@@ -25,6 +25,7 @@ use include_dir::{Dir, include_dir};
 use minijinja::Value;
 use serde::Deserialize;
 
+use bulwark_acl::{ADMINISTRATORS, MANAGERS, Principal};
 use bulwark_http::Body;
 use bulwark_site::ModuleManifest;
 use bulwark_web::events::{AdminMenu, MenuItem};
@@ -84,6 +85,13 @@ enum Page {
     Dashboard,
     Resources,
     Edit,
+    Categories,
+    Predicates,
+    Users,
+    Rules,
+    Settings,
+    Cache,
+    Backups,
 }
 
 impl Page {
@@ -92,6 +100,29 @@ impl Page {
             Page::Dashboard => "admin_dashboard.tpl",
             Page::Resources => "admin_resources.tpl",
             Page::Edit => "admin_edit.tpl",
+            Page::Categories => "admin_categories.tpl",
+            Page::Predicates => "admin_predicates.tpl",
+            Page::Users => "admin_users.tpl",
+            Page::Rules => "admin_rules.tpl",
+            Page::Settings => "admin_settings.tpl",
+            Page::Cache => "admin_cache.tpl",
+            Page::Backups => "admin_backups.tpl",
+        }
+    }
+
+    /// The group whose people may open this screen (the API behind it asks
+    /// the same of every change): editors write content, managers run the
+    /// site, administrators hold its backups.
+    fn group(self) -> &'static str {
+        match self {
+            Page::Dashboard
+            | Page::Resources
+            | Page::Edit
+            | Page::Categories
+            | Page::Predicates
+            | Page::Cache => ADMIN_GROUP,
+            Page::Users | Page::Rules | Page::Settings => MANAGERS,
+            Page::Backups => ADMINISTRATORS,
         }
     }
 }
@@ -113,16 +144,28 @@ impl AdminController {
     }
 }
 
-/// The module's own menu items, before other modules fold theirs in.
-fn own_menu() -> Vec<MenuItem> {
-    [("Dashboard", "/admin"), ("Resources", "/admin/resources")]
-        .into_iter()
-        .map(|(label, url)| MenuItem {
-            label: label.to_string(),
-            url: url.to_string(),
-            parent: None,
-        })
-        .collect()
+/// The module's own menu items that `who` may open, before other modules
+/// fold theirs in.
+fn own_menu(who: &Principal) -> Vec<MenuItem> {
+    [
+        ("Dashboard", "/admin", Page::Dashboard),
+        ("Resources", "/admin/resources", Page::Resources),
+        ("Categories", "/admin/categories", Page::Categories),
+        ("Predicates", "/admin/predicates", Page::Predicates),
+        ("Users", "/admin/users", Page::Users),
+        ("Access rules", "/admin/rules", Page::Rules),
+        ("Settings", "/admin/settings", Page::Settings),
+        ("Cache", "/admin/cache", Page::Cache),
+        ("Backups", "/admin/backups", Page::Backups),
+    ]
+    .into_iter()
+    .filter(|(_, _, page)| who.in_group(page.group()))
+    .map(|(label, url, _)| MenuItem {
+        label: label.to_string(),
+        url: url.to_string(),
+        parent: None,
+    })
+    .collect()
 }
 
 /// To the logon page, and back here afterwards.
@@ -158,10 +201,10 @@ impl Controller for AdminController {
             if who.is_anonymous() {
                 return to_logon(req);
             }
-            if !who.in_group(ADMIN_GROUP) {
+            if !who.in_group(self.page.group()) {
                 return Outcome::Response(error_response(req.site, StatusCode::FORBIDDEN, None));
             }
-            let menu = req.site.notifier.fold(&AdminMenu, own_menu());
+            let menu = req.site.notifier.fold(&AdminMenu, own_menu(who));
             let menu: Vec<Value> = menu
                 .into_iter()
                 .map(|item| {
@@ -174,6 +217,18 @@ impl Controller for AdminController {
                 .collect();
             let mut vars = BTreeMap::new();
             vars.insert("menu".to_string(), Value::from(menu));
+            let groups: Vec<Value> = who
+                .user()
+                .map(|u| u.groups().iter().map(|g| Value::from(g.as_str())).collect())
+                .unwrap_or_default();
+            vars.insert("my_groups".to_string(), Value::from(groups));
+            let site = &req.site.site;
+            vars.insert(
+                "site_name".to_string(),
+                Value::from(site.config.name.as_str()),
+            );
+            let modules: Vec<Value> = site.modules.iter().map(|m| Value::from(m.name)).collect();
+            vars.insert("site_modules".to_string(), Value::from(modules));
             render_page(req, self.page.template(), StatusCode::OK, vars).await
         })
     }

@@ -6,6 +6,7 @@
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
+{% if request.csrf_token %}<meta name="csrf-token" content="{{ request.csrf_token }}">{% endif %}
 <title>{% block title %}Admin{% endblock %} &middot; {{ m.config.site_title or "Bulwark" }}</title>
 {{ lib("css/admin.css") }}
 </head>
@@ -25,5 +26,7 @@
 <main>
 {% block content %}{% endblock %}
 </main>
+{{ lib("js/admin.js") }}
+{% block scripts %}{% endblock %}
 </body>
 </html>

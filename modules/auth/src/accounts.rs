@@ -108,6 +108,12 @@ pub struct Account {
     pub created: DateTime<Utc>,
 }
 
+/// The group a user group resource's unique name stands for
+/// (`acl_user_group_editors` is `editors`); `None` for any other name.
+pub fn group_of_resource_name(name: &str) -> Option<GroupName> {
+    GroupName::from_resource_name(name)
+}
+
 /// Creates what accounts need and a site lacks: the user group category, the
 /// two predicates and the default groups with their tree. Safe to run at every
 /// start and on several nodes at once (what another node created first is

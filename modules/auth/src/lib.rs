@@ -46,6 +46,7 @@ pub mod sessions;
 pub mod settings;
 pub mod throttle;
 pub mod totp;
+pub mod users;
 
 use std::io::Write;
 use std::sync::{Arc, OnceLock};
@@ -188,6 +189,7 @@ impl Module for Auth {
             settings,
         });
         setup.set_authenticator(Arc::new(asking::Asking { sessions, tokens }));
+        setup.observers().on_first(500, users::membership_change);
         setup.add_controller("auth", move |options| {
             AuthController::from_rule(site.clone(), options)
                 .map(|c| Box::new(c) as Box<dyn Controller>)

@@ -44,6 +44,7 @@ enum Action {
     Sessions,
     Me,
     Tokens,
+    Users,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -137,6 +138,7 @@ impl Controller for AuthController {
         match (self.action, self.format) {
             (Action::Me, _) => &[Method::GET, Method::HEAD],
             (Action::Tokens, _) => &[Method::GET, Method::HEAD, Method::POST, Method::DELETE],
+            (Action::Users, _) => &[Method::GET, Method::HEAD, Method::POST],
             (_, Format::Json) if self.action != Action::Sessions => &[Method::POST],
             _ => &[Method::GET, Method::HEAD, Method::POST],
         }
@@ -161,6 +163,9 @@ impl Controller for AuthController {
                 (Action::Sessions, _) => self.sessions(req, post).await,
                 (Action::Me, _) => Outcome::Response(json(StatusCode::OK, me(req))),
                 (Action::Tokens, _) => Outcome::Response(self.tokens(req).await),
+                (Action::Users, _) => {
+                    Outcome::Response(crate::users::users(req, &self.site.passwords).await)
+                }
             }
         })
     }

@@ -69,6 +69,17 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
     q.limit = pagelen;
     q.offset = (page - 1) * pagelen;
     q.count_total = kwargs.get::<Option<bool>>("total")?.unwrap_or(false);
+    match kwargs.get::<Option<String>>("status")?.as_deref() {
+        None | Some("") => {}
+        Some("published") => q.published_only = true,
+        Some("draft") => q.unpublished_only = true,
+        Some(other) => {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!("status {other:?}: use \"published\" or \"draft\""),
+            ));
+        }
+    }
     kwargs.assert_all_used()?;
     let key = ModelKey::Search(SearchKey::from(&q));
     let found = scope.fetch(key, &deps, |s| {

@@ -6,16 +6,23 @@
 use bulwark_module_auth::accounts::{self};
 use bulwark_module_auth::{GroupName, HashCost, HashLimits, NewPassword, Passwords};
 use bulwark_store::{ResourceId, Store};
+use serde_json::Value;
 
 use crate::common::{TestServer, start};
 
 pub const PASSWORD: &str = "correct horse battery";
 
 pub async fn starter_with(extra_settings: &str) -> TestServer {
+    starter_edited(|text| text.push_str(extra_settings)).await
+}
+
+/// The starter site with its site.toml changed by `edit`.
+pub async fn starter_edited(edit: impl FnOnce(&mut String)) -> TestServer {
     let mut files = crate::common::starter_site();
+    let mut edit = Some(edit);
     for (path, text) in files.iter_mut() {
         if path == "default/site.toml" {
-            text.push_str(extra_settings);
+            (edit.take().unwrap())(text);
         }
     }
     let files: Vec<(&str, &str)> = files
@@ -104,16 +111,75 @@ pub fn pg_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
 }
 
-/// `[database]` settings for the starter site on a fresh PostgreSQL schema
-/// (its name starts with `prefix`), to append to its site.toml.
-pub fn postgres_settings(prefix: &str) -> String {
+/// The starter site on a fresh PostgreSQL schema (its name starts with `prefix`).
+pub async fn starter_on_postgres(prefix: &str) -> TestServer {
     let n = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
-    format!(
-        "\n[database]\nurl = \"{}\"\nschema = \"{prefix}_{}_{n:x}\"\n",
+    let database = format!(
+        "[database]\nurl = \"{}\"\nschema = \"{prefix}_{}_{n:x}\"\n",
         pg_url(),
         std::process::id()
-    )
+    );
+    starter_edited(|text| *text = text.replacen("[database]\n", &database, 1)).await
+}
+
+/// A logged-on user as a script sees them: cookie and CSRF token.
+pub struct Session {
+    pub cookie: String,
+    pub csrf: String,
+}
+
+pub async fn session(s: &TestServer, user: &str) -> Session {
+    let cookie = logon(s, user).await;
+    let csrf = me(s, &cookie).await["csrf_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    Session { cookie, csrf }
+}
+
+pub enum As<'a> {
+    Anonymous,
+    Session(&'a Session),
+    Token(&'a str),
+}
+
+pub async fn call(
+    s: &TestServer,
+    who: &As<'_>,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+    if_match: Option<i64>,
+) -> (u16, Value, reqwest::header::HeaderMap) {
+    let mut req = client().request(method.parse().unwrap(), url(s, path));
+    match who {
+        As::Anonymous => {}
+        As::Session(session) => {
+            req = req
+                .header("cookie", &session.cookie)
+                .header("x-csrf-token", &session.csrf);
+        }
+        As::Token(token) => req = req.bearer_auth(token),
+    }
+    if let Some(body) = body {
+        req = req
+            .header("content-type", "application/json")
+            .body(body.to_string());
+    }
+    if let Some(v) = if_match {
+        req = req.header("if-match", format!("\"{v}\""));
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let text = resp.text().await.unwrap();
+    let value = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{method} {path}: {e}: {text}"))
+    };
+    (status, value, headers)
 }

@@ -6,13 +6,14 @@ use http::StatusCode;
 use serde_json::json;
 
 use bulwark_acl::Action;
-use bulwark_store::{Edge, ResourceId};
+use bulwark_store::{Edge, Resource, ResourceId};
 
 use super::input::{EdgeMove, NewEdge, json_body};
 use super::{
     Caller, error, id_arg, no_content, not_found, reply, resource_for, store_failure,
     visible_resource,
 };
+use crate::events::{EdgeChange, EdgeRefused};
 use crate::representation::Outcome;
 use crate::request::RequestCtx;
 
@@ -82,11 +83,37 @@ async fn visible_object(
     req: &RequestCtx<'_>,
     caller: Caller<'_>,
     object: i64,
-) -> Result<(), Outcome> {
+) -> Result<Resource, Outcome> {
     visible_resource(req, caller, object)
         .await
-        .map(|_| ())
         .map_err(|_| error(StatusCode::NOT_FOUND, "no such object resource"))
+}
+
+/// Asks the modules ([`EdgeChange`]) whether this edge may be added or
+/// removed; `Err` is the refusal. The site's token is never refused.
+fn edge_change_allowed(
+    req: &RequestCtx<'_>,
+    caller: Caller<'_>,
+    subject: i64,
+    predicate: &str,
+    object: &Resource,
+    added: bool,
+) -> Result<(), Outcome> {
+    let Caller::Principal(who) = caller else {
+        return Ok(());
+    };
+    let change = EdgeChange {
+        principal: who.clone(),
+        subject: ResourceId(subject),
+        predicate: predicate.to_owned(),
+        object: object.id,
+        object_name: object.name.clone(),
+        added,
+    };
+    match req.site.notifier.first(&change) {
+        Some(EdgeRefused(why)) => Err(error(StatusCode::FORBIDDEN, why)),
+        None => Ok(()),
+    }
 }
 
 /// `POST`: `{"predicate", "object", "position"?}` → 201 with the edge (200
@@ -100,7 +127,11 @@ pub(super) async fn add(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
         Ok(n) => n,
         Err(bad) => return bad,
     };
-    if let Err(refused) = visible_object(req, caller, new.object).await {
+    let object = match visible_object(req, caller, new.object).await {
+        Ok(object) => object,
+        Err(refused) => return refused,
+    };
+    if let Err(refused) = edge_change_allowed(req, caller, subject, &new.predicate, &object, true) {
         return refused;
     }
     let creator = caller.user();
@@ -136,12 +167,12 @@ pub(super) async fn add(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
 async fn named_edge(
     req: &RequestCtx<'_>,
     caller: Caller<'_>,
-) -> Result<(i64, String, i64), Outcome> {
+) -> Result<(i64, String, Resource), Outcome> {
     let (Some(predicate), Some(object)) = (req.arg("predicate"), id_arg(req, "object")) else {
         return Err(error(StatusCode::NOT_FOUND, "no such edge"));
     };
     let subject = linkable_subject(req, caller).await?;
-    visible_object(req, caller, object).await?;
+    let object = visible_object(req, caller, object).await?;
     Ok((subject, predicate.to_string(), object))
 }
 
@@ -157,14 +188,7 @@ pub(super) async fn move_to(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome
     };
     let store = req.site.models.store.clone();
     match store
-        .run(move |s| {
-            s.move_edge(
-                ResourceId(subject),
-                &predicate,
-                ResourceId(object),
-                to.position,
-            )
-        })
+        .run(move |s| s.move_edge(ResourceId(subject), &predicate, object.id, to.position))
         .await
     {
         Ok(()) => no_content(),
@@ -178,9 +202,12 @@ pub(super) async fn remove(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome 
         Ok(edge) => edge,
         Err(refused) => return refused,
     };
+    if let Err(refused) = edge_change_allowed(req, caller, subject, &predicate, &object, false) {
+        return refused;
+    }
     let store = req.site.models.store.clone();
     match store
-        .run(move |s| s.delete_edge(ResourceId(subject), &predicate, ResourceId(object)))
+        .run(move |s| s.delete_edge(ResourceId(subject), &predicate, object.id))
         .await
     {
         Ok(()) => no_content(),

@@ -12,12 +12,16 @@
 //! `result_large_err` asks for) would only add an allocation.
 #![allow(clippy::result_large_err)]
 
+mod backups;
+mod cache;
+mod categories;
 mod edges;
 mod input;
 mod resources;
 mod revisions;
 mod rules;
 mod search;
+mod settings;
 
 use futures_util::future::BoxFuture;
 use http::header::{AUTHORIZATION, IF_MATCH};
@@ -77,6 +81,15 @@ impl Caller<'_> {
         match self {
             Caller::SiteToken => true,
             Caller::Principal(who) => site.policy.may_insert(who, category, visibility),
+        }
+    }
+
+    /// Whether the caller counts as one of `group`'s people (the site's
+    /// token counts as everyone).
+    pub(super) fn in_group(self, group: &str) -> bool {
+        match self {
+            Caller::SiteToken => true,
+            Caller::Principal(who) => who.in_group(group),
         }
     }
 
@@ -289,9 +302,16 @@ impl Controller for ApiController {
             ApiEndpoint::Revisions => &[Method::GET, Method::HEAD],
             ApiEndpoint::Restore => &[Method::POST],
             ApiEndpoint::AccessRules => &[Method::GET, Method::HEAD, Method::PUT, Method::DELETE],
-            ApiEndpoint::Search | ApiEndpoint::Openapi | ApiEndpoint::Stats => {
-                &[Method::GET, Method::HEAD]
+            ApiEndpoint::Search
+            | ApiEndpoint::Openapi
+            | ApiEndpoint::Stats
+            | ApiEndpoint::Backup => &[Method::GET, Method::HEAD],
+            ApiEndpoint::Categories | ApiEndpoint::Predicates | ApiEndpoint::Backups => {
+                &[Method::GET, Method::HEAD, Method::POST]
             }
+            ApiEndpoint::Category | ApiEndpoint::Predicate => &[Method::PATCH],
+            ApiEndpoint::Settings => &[Method::GET, Method::HEAD, Method::PATCH],
+            ApiEndpoint::Cache | ApiEndpoint::BackupRestore => &[Method::POST],
         }
     }
 
@@ -329,6 +349,15 @@ impl Controller for ApiController {
                 ApiEndpoint::Restore => revisions::restore(req, caller).await,
                 ApiEndpoint::Stats => stats(req, caller),
                 ApiEndpoint::AccessRules => rules::rules(req, caller).await,
+                ApiEndpoint::Categories => categories::categories(req, caller).await,
+                ApiEndpoint::Category => categories::move_category(req, caller).await,
+                ApiEndpoint::Predicates => categories::predicates(req, caller).await,
+                ApiEndpoint::Predicate => categories::change_predicate(req, caller).await,
+                ApiEndpoint::Settings => settings::settings(req, caller).await,
+                ApiEndpoint::Cache => cache::purge(req, caller).await,
+                ApiEndpoint::Backups => backups::backups(req, caller).await,
+                ApiEndpoint::Backup => backups::backup(req, caller).await,
+                ApiEndpoint::BackupRestore => backups::restore_backup(req, caller).await,
                 ApiEndpoint::Openapi => unreachable!("answered above"),
             }
         })

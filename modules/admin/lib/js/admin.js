@@ -1,0 +1,441 @@
+// The admin's shared script: one way to call the JSON API (the session's CSRF
+// token on every change, errors as a sentence), and the behaviour of the
+// screens that change things (bulk actions, categories, predicates, users,
+// rules, settings, cache, backups). Each screen's part starts when its
+// element is on the page.
+var Admin = (function () {
+  var csrf = document.querySelector('meta[name="csrf-token"]');
+  csrf = csrf ? csrf.content : "";
+
+  // Calls the API; resolves with the parsed answer, rejects with an Error
+  // whose message says what went wrong (the API's own words when it has them).
+  function api(method, url, body) {
+    var headers = { "X-CSRF-Token": csrf };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    return fetch(url, {
+      method: method,
+      credentials: "same-origin",
+      headers: headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(function (res) {
+      return res.text().then(function (text) {
+        var answer = null;
+        try { answer = text ? JSON.parse(text) : null; } catch (e) { answer = null; }
+        if (!res.ok) {
+          var why = answer && answer.error ? answer.error : res.status + " " + res.statusText;
+          if (res.status === 503) why = "the server is busy; try again in a moment (" + why + ")";
+          throw new Error(why);
+        }
+        return answer;
+      });
+    }, function () {
+      throw new Error("the server could not be reached; try again");
+    });
+  }
+
+  // Writes a message into the screen's status line (role=status, read out).
+  function say(el, text, kind) {
+    if (!el) return;
+    el.textContent = text;
+    el.className = "message " + (kind || "");
+  }
+
+  function on(selector, event, handler) {
+    document.querySelectorAll(selector).forEach(function (el) {
+      el.addEventListener(event, handler);
+    });
+  }
+
+  return { api: api, say: say, on: on, csrf: csrf };
+})();
+
+// Resources: bulk publish, unpublish, delete.
+(function () {
+  var form = document.getElementById("bulk");
+  if (!form) return;
+  var status = document.getElementById("bulk-status");
+  var all = document.getElementById("select-all");
+  if (all) all.addEventListener("change", function () {
+    form.querySelectorAll('input[name="id"]').forEach(function (box) { box.checked = all.checked; });
+  });
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var action = event.submitter ? event.submitter.value : "";
+    var ids = Array.prototype.map.call(form.querySelectorAll('input[name="id"]:checked'), function (b) { return b.value; });
+    if (!ids.length) return Admin.say(status, "Select one or more resources first.", "error");
+    if (action === "delete" && !window.confirm("Delete " + ids.length + " resource(s)? This cannot be undone here.")) return;
+    Admin.say(status, "Working…");
+    var failed = [];
+    var step = ids.reduce(function (chain, id) {
+      return chain.then(function () {
+        var call = action === "delete"
+          ? Admin.api("DELETE", "/api/rsc/" + id)
+          : Admin.api("PATCH", "/api/rsc/" + id, { published: action === "publish" });
+        return call.catch(function (e) { failed.push(id + ": " + e.message); });
+      });
+    }, Promise.resolve());
+    step.then(function () {
+      if (failed.length) {
+        Admin.say(status, "Not done for " + failed.length + " of " + ids.length + ": " + failed.join("; "), "error");
+      } else {
+        window.location.reload();
+      }
+    });
+  });
+})();
+
+// Categories: drag to move (SortableJS), or the keyboard form on each row.
+(function () {
+  var tree = document.getElementById("category-tree");
+  if (!tree) return;
+  var status = document.getElementById("category-status");
+  function place(name, parent, position) {
+    Admin.say(status, "Moving " + name + "…");
+    return Admin.api("PATCH", "/api/categories/" + encodeURIComponent(name), { parent: parent || null, position: position })
+      .then(function () { window.location.reload(); })
+      .catch(function (e) { Admin.say(status, "Not moved: " + e.message, "error"); });
+  }
+  if (window.Sortable) {
+    tree.querySelectorAll("ul.categories").forEach(function (list) {
+      window.Sortable.create(list, {
+        group: "categories",
+        handle: ".drag",
+        fallbackOnBody: true,
+        forceFallback: true,
+        onEnd: function (evt) {
+          if (evt.from === evt.to && evt.oldIndex === evt.newIndex) return;
+          var parent = evt.to.dataset.parent || null;
+          place(evt.item.dataset.name, parent, evt.newIndex);
+        },
+      });
+    });
+  }
+  Admin.on("form.move-category", "submit", function (event) {
+    event.preventDefault();
+    var f = event.currentTarget;
+    place(f.dataset.name, f.parent.value, null);
+  });
+  Admin.on("button.category-up, button.category-down", "click", function (event) {
+    var b = event.currentTarget;
+    var position = Number(b.dataset.index) + (b.classList.contains("category-up") ? -1 : 1);
+    if (position < 0) return;
+    place(b.dataset.name, b.dataset.parent, position);
+  });
+  var add = document.getElementById("new-category");
+  if (add) add.addEventListener("submit", function (event) {
+    event.preventDefault();
+    Admin.api("POST", "/api/categories", { name: add.name.value.trim(), title: add.title.value.trim(), parent: add.parent.value || null })
+      .then(function () { window.location.reload(); })
+      .catch(function (e) { Admin.say(status, "Not added: " + e.message, "error"); });
+  });
+})();
+
+// Predicates: which categories each may connect.
+(function () {
+  var list = document.getElementById("predicate-list");
+  if (!list) return;
+  var status = document.getElementById("predicate-status");
+  var options = document.getElementById("category-options");
+  function picked(select) {
+    return Array.prototype.filter.call(select.options, function (o) { return o.selected; }).map(function (o) { return o.value; });
+  }
+  function chooser(label, name, predicate, chosen) {
+    var l = document.createElement("label");
+    l.textContent = label + " ";
+    var select = document.createElement("select");
+    select.name = name;
+    select.multiple = true;
+    select.size = 6;
+    select.setAttribute("aria-label", label + " of " + predicate);
+    select.appendChild(options.content.cloneNode(true));
+    Array.prototype.forEach.call(select.options, function (o) { o.selected = chosen.indexOf(o.value) >= 0; });
+    l.appendChild(select);
+    return l;
+  }
+  function form(p) {
+    var f = document.createElement("form");
+    f.className = "predicate card";
+    f.dataset.name = p.name;
+    var h = document.createElement("h2");
+    h.textContent = (p.title || p.name) + " ";
+    var code = document.createElement("code");
+    code.textContent = p.name;
+    h.appendChild(code);
+    f.appendChild(h);
+    var columns = document.createElement("div");
+    columns.className = "columns";
+    columns.appendChild(chooser("Subjects (from)", "subjects", p.name, p.subjects));
+    columns.appendChild(chooser("Objects (to)", "objects", p.name, p.objects));
+    f.appendChild(columns);
+    var save = document.createElement("button");
+    save.type = "submit";
+    save.textContent = "Save";
+    save.setAttribute("aria-label", "Save " + p.name);
+    save.disabled = !p.may_change;
+    f.appendChild(save);
+    f.addEventListener("submit", function (event) {
+      event.preventDefault();
+      Admin.api("PATCH", "/api/predicates/" + encodeURIComponent(p.name), { subjects: picked(f.subjects), objects: picked(f.objects) })
+        .then(function () { Admin.say(status, "Saved " + p.name + ".", "ok"); })
+        .catch(function (e) { Admin.say(status, "Not saved: " + e.message, "error"); });
+    });
+    return f;
+  }
+  Admin.api("GET", "/api/predicates").then(function (answer) {
+    answer.predicates.forEach(function (p) { list.appendChild(form(p)); });
+  }).catch(function (e) { Admin.say(status, "Could not load the predicates: " + e.message, "error"); });
+})();
+
+// Users and groups: membership checkboxes, and a new user.
+(function () {
+  var status = document.getElementById("users-status");
+  if (!status) return;
+  Admin.on("input.membership", "change", function (event) {
+    var box = event.currentTarget;
+    var person = box.dataset.person, group = box.dataset.group;
+    var call = box.checked
+      ? Admin.api("POST", "/api/rsc/" + person + "/edges", { predicate: "hasusergroup", object: Number(group) })
+      : Admin.api("DELETE", "/api/rsc/" + person + "/edges/hasusergroup/" + group);
+    call.then(function () {
+      Admin.say(status, (box.checked ? "Added " : "Removed ") + box.dataset.username + (box.checked ? " to " : " from ") + box.dataset.groupName + ".", "ok");
+    }).catch(function (e) {
+      box.checked = !box.checked;
+      Admin.say(status, "Not changed: " + e.message, "error");
+    });
+  });
+  var add = document.getElementById("new-user");
+  if (add) add.addEventListener("submit", function (event) {
+    event.preventDefault();
+    Admin.api("POST", "/api/auth/users", {
+      username: add.username.value.trim(), password: add.password.value,
+      group: add.group.value, email: add.email.value.trim() || null,
+    }).then(function () { window.location.reload(); })
+      .catch(function (e) { Admin.say(status, "Not added: " + e.message, "error"); });
+  });
+})();
+
+// Access rules: a table edited in place, saved as a whole.
+(function () {
+  var form = document.getElementById("rules");
+  if (!form) return;
+  var status = document.getElementById("rules-status");
+  var body = form.querySelector("tbody");
+  var template = document.getElementById("rule-row");
+  var ACTIONS = ["view", "insert", "update", "delete", "link"];
+  function addRow(rule) {
+    var row = template.content.firstElementChild.cloneNode(true);
+    row.querySelector(".rule-group").value = rule.group || "anonymous";
+    ACTIONS.forEach(function (a) {
+      row.querySelector('.rule-action[value="' + a + '"]').checked = (rule.actions || []).indexOf(a) >= 0;
+    });
+    row.querySelector(".rule-content-group").value = rule.content_group || "";
+    row.querySelector(".rule-categories").value = (rule.categories || []).join(", ");
+    row.querySelector(".remove-rule").addEventListener("click", function () { row.remove(); });
+    body.appendChild(row);
+  }
+  function load() {
+    return Admin.api("GET", "/api/access/rules").then(function (answer) {
+      body.innerHTML = "";
+      answer.rules.forEach(addRow);
+      document.getElementById("rules-source").textContent = answer.stored
+        ? "These rules are kept in the site's database."
+        : "These are the rules of site.toml (or the defaults): saving keeps a copy in the database.";
+    });
+  }
+  function read() {
+    return Array.prototype.map.call(body.querySelectorAll("tr"), function (row) {
+      var rule = {
+        group: row.querySelector(".rule-group").value,
+        actions: Array.prototype.filter.call(row.querySelectorAll(".rule-action"), function (b) { return b.checked; })
+          .map(function (b) { return b.value; }),
+      };
+      var cg = row.querySelector(".rule-content-group").value.trim();
+      if (cg) rule.content_group = cg;
+      var cats = row.querySelector(".rule-categories").value.split(",").map(function (c) { return c.trim(); })
+        .filter(function (c) { return c; });
+      if (cats.length) rule.categories = cats;
+      return rule;
+    });
+  }
+  document.getElementById("add-rule").addEventListener("click", function () { addRow({ actions: ["view"] }); });
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    Admin.say(status, "Saving…");
+    Admin.api("PUT", "/api/access/rules", { rules: read() })
+      .then(load)
+      .then(function () { Admin.say(status, "Saved: the new rules are in force.", "ok"); })
+      .catch(function (e) { Admin.say(status, "Not saved: " + e.message, "error"); });
+  });
+  document.getElementById("forget-rules").addEventListener("click", function () {
+    if (!window.confirm("Forget the stored rules and go back to site.toml's (or the defaults)?")) return;
+    Admin.api("DELETE", "/api/access/rules")
+      .then(load)
+      .then(function () { Admin.say(status, "The stored rules are gone: site.toml's apply.", "ok"); })
+      .catch(function (e) { Admin.say(status, "Not done: " + e.message, "error"); });
+  });
+  load().catch(function (e) { Admin.say(status, "Could not load the rules: " + e.message, "error"); });
+})();
+
+// Settings: change, add, remove.
+(function () {
+  var list = document.getElementById("settings-list");
+  if (!list) return;
+  var status = document.getElementById("settings-status");
+  function save(settings, done) {
+    return Admin.api("PATCH", "/api/config", { settings: settings })
+      .then(function (answer) { Admin.say(status, done, "ok"); show(answer); })
+      .catch(function (e) { Admin.say(status, "Not saved: " + e.message, "error"); });
+  }
+  function row(setting) {
+    var f = document.createElement("form");
+    f.className = "setting";
+    var label = document.createElement("label");
+    var name = document.createElement("code");
+    name.textContent = setting.key;
+    label.appendChild(name);
+    label.appendChild(document.createTextNode(" "));
+    var input = document.createElement("input");
+    input.name = "value";
+    input.value = setting.value;
+    input.readOnly = !setting.changeable;
+    label.appendChild(input);
+    f.appendChild(label);
+    if (setting.changeable) {
+      var ok = document.createElement("button");
+      ok.type = "submit";
+      ok.textContent = "Save";
+      ok.setAttribute("aria-label", "Save " + setting.key);
+      var remove = document.createElement("button");
+      remove.type = "button";
+      remove.textContent = "Remove";
+      remove.setAttribute("aria-label", "Remove " + setting.key);
+      remove.addEventListener("click", function () {
+        if (!window.confirm("Remove the setting " + setting.key + "?")) return;
+        var s = {};
+        s[setting.key] = null;
+        save(s, "Removed " + setting.key + ".");
+      });
+      f.appendChild(ok);
+      f.appendChild(remove);
+      f.addEventListener("submit", function (event) {
+        event.preventDefault();
+        var s = {};
+        s[setting.key] = input.value;
+        save(s, "Saved " + setting.key + ".");
+      });
+    } else {
+      var note = document.createElement("small");
+      note.textContent = " (kept by Bulwark)";
+      f.appendChild(note);
+    }
+    return f;
+  }
+  function show(answer) {
+    list.innerHTML = "";
+    answer.settings.forEach(function (setting) { list.appendChild(row(setting)); });
+    if (!answer.settings.length) list.textContent = "No settings yet.";
+  }
+  Admin.api("GET", "/api/config").then(show)
+    .catch(function (e) { Admin.say(status, "Could not load the settings: " + e.message, "error"); });
+  var add = document.getElementById("new-setting");
+  add.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var s = {}, key = add.key.value.trim();
+    s[key] = add.value.value;
+    save(s, "Added " + key + ".").then(function () { add.reset(); });
+  });
+})();
+
+// Cache: purge a page, what shows a resource, or everything.
+(function () {
+  var status = document.getElementById("cache-status");
+  if (!status) return;
+  function purge(body, done) {
+    Admin.api("POST", "/api/cache", body)
+      .then(function () { Admin.say(status, done, "ok"); })
+      .catch(function (e) { Admin.say(status, "Not purged: " + e.message, "error"); });
+  }
+  document.getElementById("purge-url").addEventListener("submit", function (event) {
+    event.preventDefault();
+    var url = event.currentTarget.url.value.trim();
+    purge({ url: url }, "Purged " + url + ": its next visitor gets a fresh render.");
+  });
+  document.getElementById("purge-resource").addEventListener("submit", function (event) {
+    event.preventDefault();
+    var id = Number(event.currentTarget.resource.value);
+    purge({ resource: id }, "Purged everything that shows resource " + id + ".");
+  });
+  document.getElementById("purge-all").addEventListener("submit", function (event) {
+    event.preventDefault();
+    if (!window.confirm("Flush every cached page and value of this site? The next requests all render.")) return;
+    purge({ all: true }, "Flushed the whole site's caches.");
+  });
+})();
+
+// Backups: make one, list, restore with a confirmation.
+(function () {
+  var list = document.getElementById("backup-list");
+  if (!list) return;
+  var status = document.getElementById("backups-status");
+  var site = list.dataset.site;
+  function size(n) { return n > 1048576 ? (n / 1048576).toFixed(1) + " MB" : Math.ceil(n / 1024) + " KB"; }
+  function load() {
+    return Admin.api("GET", "/api/backups").then(function (answer) {
+      list.innerHTML = "";
+      if (!answer.backups.length) {
+        list.innerHTML = '<tr><td colspan="4">No backups yet.</td></tr>';
+      }
+      answer.backups.forEach(function (b) {
+        var row = document.createElement("tr");
+        var name = document.createElement("td");
+        var link = document.createElement("a");
+        link.href = "/api/backups/" + encodeURIComponent(b.name);
+        link.textContent = b.name;
+        link.setAttribute("download", b.name);
+        name.appendChild(link);
+        var made = document.createElement("td");
+        made.textContent = new Date(b.created).toLocaleString();
+        made.className = "wide";
+        var bytes = document.createElement("td");
+        bytes.textContent = size(b.size);
+        var act = document.createElement("td");
+        var restore = document.createElement("button");
+        restore.type = "button";
+        restore.textContent = "Restore…";
+        restore.setAttribute("aria-label", "Restore " + b.name);
+        restore.addEventListener("click", function () { ask(b.name); });
+        act.appendChild(restore);
+        [name, made, bytes, act].forEach(function (c) { row.appendChild(c); });
+        list.appendChild(row);
+      });
+    });
+  }
+  var dialog = document.getElementById("restore-dialog");
+  function ask(name) {
+    dialog.querySelector(".backup-name").textContent = name;
+    dialog.dataset.name = name;
+    dialog.querySelector("input").value = "";
+    dialog.showModal();
+  }
+  dialog.querySelector("form").addEventListener("submit", function (event) {
+    var typed = dialog.querySelector("input").value;
+    if (event.submitter && event.submitter.value === "cancel") return;
+    event.preventDefault();
+    if (typed !== site) {
+      Admin.say(dialog.querySelector(".message"), "Type the site's name, " + site + ", to restore.", "error");
+      return;
+    }
+    dialog.close();
+    Admin.say(status, "Restoring " + dialog.dataset.name + "…");
+    Admin.api("POST", "/api/backups/" + encodeURIComponent(dialog.dataset.name) + "/restore", { confirm: typed })
+      .then(function () { Admin.say(status, "Restored " + dialog.dataset.name + ". The site shows it now.", "ok"); })
+      .catch(function (e) { Admin.say(status, "Not restored: " + e.message, "error"); });
+  });
+  document.getElementById("make-backup").addEventListener("click", function () {
+    Admin.say(status, "Making a backup…");
+    Admin.api("POST", "/api/backups")
+      .then(function (b) { Admin.say(status, "Made " + b.name + " (" + size(b.size) + ").", "ok"); return load(); })
+      .catch(function (e) { Admin.say(status, "No backup made: " + e.message, "error"); });
+  });
+  load().catch(function (e) { Admin.say(status, "Could not list the backups: " + e.message, "error"); });
+})();

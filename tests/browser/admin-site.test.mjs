@@ -1,0 +1,286 @@
+// The admin's site screens in a real browser, as the administrator: move a
+// category, add a user and put them in a group (who then gets into the
+// admin), change an access rule and see a page disappear for anonymous
+// visitors, publish drafts in bulk, change a setting, purge a page, make,
+// download and restore a backup. Each screen is photographed for
+// docs/admin.md (docs/admin/*.png).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { serverAndBrowser } from "./helpers.mjs";
+
+const PASSWORD = "browser-test-admin-password";
+const SHOTS = resolve(import.meta.dirname, "../../docs/admin");
+const env = serverAndBrowser({ env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
+
+async function logOn(context, username = "admin", password = PASSWORD) {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1100, height: 800 });
+  await page.goto(env.server.url + "/admin");
+  await page.waitForURL(/\/logon\?next=/);
+  await page.fill("#username", username);
+  await page.fill("#password", password);
+  await Promise.all([page.waitForURL(env.server.url + "/admin"), page.click('form.auth-form button[type="submit"]')]);
+  return page;
+}
+
+/// Calls the JSON API from the page, with its session and CSRF token.
+function api(page, method, url, body) {
+  return page.evaluate(
+    async ([method, url, body]) => {
+      const res = await fetch(url, {
+        method,
+        headers: {
+          "Content-Type": "application/json",
+          "X-CSRF-Token": document.querySelector('meta[name="csrf-token"]').content,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: await res.json().catch(() => null) };
+    },
+    [method, url, body],
+  );
+}
+
+async function status(page, selector, pattern) {
+  try {
+    await page.waitForFunction(
+      ([selector, source]) => new RegExp(source).test(document.querySelector(selector).textContent),
+      [selector, pattern.source],
+      { timeout: 15000 },
+    );
+  } catch (e) {
+    const said = await page.locator(selector).textContent().catch(() => "(nothing)");
+    throw new Error(`${selector} never matched ${pattern}: it says ${JSON.stringify(said)}`);
+  }
+}
+
+async function shoot(page, name) {
+  await page.screenshot({ path: join(SHOTS, name), fullPage: false });
+}
+
+test("a category moves under another, with everything below it", async () => {
+  const context = await env.browser.newContext();
+  const page = await logOn(context);
+  await page.click('nav[aria-label="Admin"] a:has-text("Categories")');
+  await page.waitForURL(env.server.url + "/admin/categories");
+  await shoot(page, "categories.png");
+
+  // news is under text; move it under event with the keyboard form.
+  const news = page.locator('li[data-name="news"]').first();
+  assert.equal(await page.locator('li[data-name="text"] li[data-name="news"]').count(), 1);
+  await news.locator('select[name="parent"]').first().selectOption("event");
+  await Promise.all([page.waitForLoadState("load"), news.locator('form.move-category button').first().click()]);
+  await page.waitForSelector('li[data-name="event"] li[data-name="news"]');
+  assert.equal(await page.locator('li[data-name="text"] li[data-name="news"]').count(), 0);
+
+  // The data model says the same: a news item is an event now, not text.
+  const cats = (await api(page, "GET", "/api/categories")).body.categories;
+  assert.equal(cats.find((c) => c.name === "news").parent, "event");
+
+  // A cycle is refused with a message, and nothing moves (the form does not
+  // even offer a category's own descendants).
+  assert.equal(await page.locator('li[data-name="text"] select[name="parent"]').first().locator('option[value="article"]').count(), 0);
+  const refused = await api(page, "PATCH", "/api/categories/text", { parent: "article" });
+  assert.equal(refused.status, 400);
+  assert.match(refused.body.error, /cycle/);
+  await context.close();
+});
+
+test("a manager adds a user, puts them in the editors, and they get into the admin", async () => {
+  const context = await env.browser.newContext();
+  const page = await logOn(context);
+  await page.goto(env.server.url + "/admin/users");
+  await page.fill('#new-user input[name="username"]', "ann");
+  await page.fill('#new-user input[name="password"]', "ann-password-1");
+  await page.fill('#new-user input[name="email"]', "ann@example.org");
+  await page.selectOption('#new-user select[name="group"]', "members");
+  await Promise.all([page.waitForLoadState("load"), page.click('#new-user button[type="submit"]')]);
+  const editors = page.locator('input[aria-label="ann in Editors"]');
+  await editors.waitFor();
+  assert.equal(await editors.isChecked(), false);
+  assert.equal(await page.locator('input[aria-label="ann in Members"]').isChecked(), true);
+
+  // Before: ann may not enter the admin.
+  const annContext = await env.browser.newContext();
+  const ann = await annContext.newPage();
+  await ann.goto(env.server.url + "/logon");
+  await ann.fill("#username", "ann");
+  await ann.fill("#password", "ann-password-1");
+  await Promise.all([ann.waitForURL(env.server.url + "/"), ann.click('form.auth-form button[type="submit"]')]);
+  const refusedAtFirst = await ann.goto(env.server.url + "/admin");
+  assert.equal(refusedAtFirst.status(), 403, `${refusedAtFirst.url()}: ${await ann.content()}`);
+
+  await editors.check();
+  await status(page, "#users-status", /Added ann to Editors/);
+  await shoot(page, "users.png");
+  await page.reload();
+  assert.equal(await page.locator('input[aria-label="ann in Editors"]').isChecked(), true);
+
+  // After: ann's groups are read again within the session cache's 10 seconds.
+  let entered = 0;
+  for (let i = 0; i < 60 && entered !== 200; i++) {
+    entered = (await ann.goto(env.server.url + "/admin")).status();
+    if (entered !== 200) await ann.waitForTimeout(500);
+  }
+  assert.equal(entered, 200);
+  // An editor sees no users screen, and may not make anyone a manager.
+  assert.equal(await ann.locator('nav[aria-label="Admin"] a:has-text("Users")').count(), 0);
+  assert.equal((await ann.goto(env.server.url + "/admin/users")).status(), 403);
+  const groups = (await api(page, "GET", "/api/search?cat=acl_user_group&pagelen=20")).body.items;
+  const managers = groups.find((g) => g.name === "acl_user_group_managers");
+  await ann.goto(env.server.url + "/admin");
+  const escalate = await api(ann, "POST", `/api/rsc/${await ann.evaluate(async () => (await (await fetch("/api/auth/me")).json()).user)}/edges`, {
+    predicate: "hasusergroup",
+    object: managers.id,
+  });
+  assert.ok([403, 404].includes(escalate.status), `${escalate.status}`);
+  await annContext.close();
+  await context.close();
+});
+
+test("a rule change hides a page from anonymous visitors at once, and going back shows it again", async () => {
+  const context = await env.browser.newContext();
+  const page = await logOn(context);
+  const found = (await api(page, "GET", "/api/search?cat=article&pagelen=50")).body.items.find(
+    (r) => r.published && r.visibility === "public",
+  );
+  const articleUrl = `/page/${found.id}`;
+
+  const anonymous = await env.browser.newContext();
+  const visitor = await anonymous.newPage();
+  assert.equal((await visitor.goto(env.server.url + articleUrl)).status(), 200);
+  assert.equal((await visitor.goto(env.server.url + articleUrl)).status(), 200); // now from the page cache
+
+  await page.goto(env.server.url + "/admin/rules");
+  const row = page.locator("#rules tbody tr").first();
+  await row.waitFor();
+  assert.equal(await row.locator(".rule-group").inputValue(), "anonymous");
+  await shoot(page, "rules.png");
+  await row.locator(".remove-rule").click();
+  await page.click('#rules button[type="submit"]');
+  await status(page, "#rules-status", /Saved: the new rules are in force/);
+  assert.match(await page.locator("#rules-source").textContent(), /kept in the site's database/);
+
+  assert.equal((await visitor.goto(env.server.url + articleUrl)).status(), 404);
+  // The administrator still sees it.
+  assert.equal((await page.goto(env.server.url + articleUrl)).status(), 200);
+
+  await page.goto(env.server.url + "/admin/rules");
+  page.once("dialog", (d) => d.accept());
+  await page.click("#forget-rules");
+  await status(page, "#rules-status", /site.toml's apply/);
+  assert.equal((await visitor.goto(env.server.url + articleUrl)).status(), 200);
+  await anonymous.close();
+  await context.close();
+});
+
+test("drafts are published in bulk from the resource list", async () => {
+  const context = await env.browser.newContext();
+  const page = await logOn(context);
+  const word = `bulkdraft${Date.now()}`;
+  for (const n of [1, 2]) {
+    const made = await api(page, "POST", "/api/rsc", { category: "article", props: { title: `${word} ${n}` } });
+    assert.equal(made.status, 201);
+  }
+  // The pivot indexes new resources in the background: wait for the text search to find both.
+  await page.waitForFunction(
+    async (word) => (await (await fetch(`/api/search?text=${word}`)).json()).total === 2,
+    word,
+    { polling: 200, timeout: 20000 },
+  );
+  await page.goto(`${env.server.url}/admin/resources?text=${word}&status=draft`);
+  assert.match(await page.locator("main > p").first().textContent(), /^2 found/);
+  await page.check("#select-all");
+  await shoot(page, "resources.png");
+  await Promise.all([page.waitForLoadState("load"), page.click('#bulk button[value="publish"]')]);
+  await page.waitForFunction(() => /^0 found/.test(document.querySelector("main > p").textContent));
+  await page.goto(`${env.server.url}/admin/resources?text=${word}&status=published`);
+  assert.match(await page.locator("main > p").first().textContent(), /^2 found/);
+  await context.close();
+});
+
+test("a setting changed in the admin shows on the pages that read it", async () => {
+  const context = await env.browser.newContext();
+  const page = await logOn(context);
+  await page.goto(env.server.url + "/admin/settings");
+  await page.fill('#new-setting input[name="key"]', "site_title");
+  await page.fill('#new-setting input[name="value"]', "Tea Room");
+  await page.click('#new-setting button[type="submit"]');
+  await status(page, "#settings-status", /Added site_title/);
+  await shoot(page, "settings.png");
+  await page.goto(env.server.url + "/admin");
+  assert.match(await page.title(), /Tea Room$/);
+  // Bulwark's own keys are shown, never changed here.
+  const refused = await api(page, "PATCH", "/api/config", { settings: { "access.rules": "[]" } });
+  assert.equal(refused.status, 400);
+  await context.close();
+});
+
+test("a purged page is rendered again for its next visitor", async () => {
+  const token = readFileSync(join(env.server.dir, "sites/default/site.toml"), "utf8").match(/^token = "([^"]+)"/m)[1];
+  const renders = async () =>
+    (await (await fetch(env.server.url + "/api/stats", { headers: { Authorization: `Bearer ${token}` } })).json()).renders;
+  await fetch(env.server.url + "/about");
+  const cached = await renders();
+  await fetch(env.server.url + "/about");
+  assert.equal(await renders(), cached, "the second visit came from the page cache");
+
+  const context = await env.browser.newContext();
+  const page = await logOn(context);
+  await page.goto(env.server.url + "/admin/cache");
+  await page.fill('#purge-url input[name="url"]', "/about");
+  await page.click('#purge-url button[type="submit"]');
+  await status(page, "#cache-status", /Purged \/about/);
+  await shoot(page, "cache.png");
+  const before = await renders();
+  await fetch(env.server.url + "/about");
+  assert.equal(await renders(), before + 1, "the visit after the purge rendered the page");
+  await context.close();
+});
+
+test("a backup is made, downloaded, and restored with a confirmation", async () => {
+  const context = await env.browser.newContext({ acceptDownloads: true });
+  const page = await logOn(context);
+  await page.goto(env.server.url + "/admin/backups");
+  await page.click("#make-backup");
+  await status(page, "#backups-status", /^Made backup-/);
+  const link = page.locator("#backup-list a").first();
+  const name = await link.textContent();
+  await shoot(page, "backups.png");
+
+  const [download] = await Promise.all([page.waitForEvent("download"), link.click()]);
+  assert.equal(download.suggestedFilename(), name);
+  const bytes = readFileSync(await download.path());
+  assert.equal(bytes.subarray(0, 15).toString(), "SQLite format 3");
+
+  // Something made after the backup is gone once it is restored.
+  const made = await api(page, "POST", "/api/rsc", { category: "article", published: true, props: { title: "After the backup" } });
+  assert.equal(made.status, 201);
+  await page.click(`button[aria-label="Restore ${name}"]`);
+  await page.fill('#restore-dialog input[name="confirm"]', "not the site");
+  await page.click('#restore-dialog button[value="restore"]');
+  await status(page, "#restore-dialog .message", /Type the site's name/);
+  await shoot(page, "restore.png");
+  await page.fill('#restore-dialog input[name="confirm"]', "default");
+  await page.click('#restore-dialog button[value="restore"]');
+  await status(page, "#backups-status", /^Restored /);
+  const gone = await fetch(`${env.server.url}/page/${made.body.id}`);
+  assert.equal(gone.status, 404);
+  await context.close();
+});
+
+test("the site screens fit a phone-sized screen", async () => {
+  const context = await env.browser.newContext({ viewport: { width: 390, height: 844 } });
+  const page = await logOn(context);
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const screen of ["categories", "users", "rules", "backups"]) {
+    await page.goto(`${env.server.url}/admin/${screen}`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 1, `${screen} is ${overflow}px wider than the screen`);
+  }
+  await page.goto(env.server.url + "/admin/users");
+  await shoot(page, "users-phone.png");
+  await context.close();
+});
