@@ -176,6 +176,62 @@ test("a rule change hides a page from anonymous visitors at once, and going back
   await context.close();
 });
 
+test("a manager views the site as anonymous visitors see it, and stops", async () => {
+  const context = await env.browser.newContext();
+  const page = await logOn(context);
+  const made = await api(page, "POST", "/api/rsc", { category: "article", props: { title: "Not yet public" } });
+  assert.equal(made.status, 201);
+  const draft = `${env.server.url}/page/${made.body.id}`;
+  assert.equal((await page.goto(draft)).status(), 200, "the administrator sees their draft");
+
+  await page.goto(env.server.url + "/admin/rules");
+  await page.selectOption('#view-as select[name="group"]', "anonymous");
+  const [opened] = await Promise.all([context.waitForEvent("page"), page.click('#view-as button[type="submit"]')]);
+  await opened.waitForLoadState();
+  await status(page, "#view-as-status", /as anonymous see it/);
+  await shoot(page, "view-as.png");
+  const viewer = await context.newPage();
+  assert.equal((await viewer.goto(draft)).status(), 404, "hidden from anonymous visitors");
+  // The admin stays theirs, and Stop brings the site back.
+  await page.click("#view-as-stop");
+  await status(page, "#view-as-status", /as you see it/);
+  assert.equal((await viewer.goto(draft)).status(), 200);
+  await context.close();
+});
+
+test("the dashboard shows the site's figures live", async () => {
+  const context = await env.browser.newContext();
+  const page = await logOn(context);
+  for (let i = 0; i < 5; i++) await fetch(env.server.url + "/about");
+  await status(page, "#figures-status", /^Live, as of/);
+  await page.waitForFunction(() => /\/s$/.test(document.querySelector('[data-figure="requests_per_s"]').textContent));
+  assert.match(await page.locator('[data-figure="database"]').textContent(), /^\d+ of \d+$/);
+  assert.match(await page.locator('[data-figure="push_clients"]').textContent(), /^\d+$/);
+  assert.match(await page.locator('[data-figure="refused"]').textContent(), /renders: \d+/);
+  await shoot(page, "dashboard.png");
+  await context.close();
+});
+
+test("an administrator turns a module off and on, and the site follows", async () => {
+  const context = await env.browser.newContext();
+  const page = await logOn(context);
+  await page.goto(env.server.url + "/admin/modules");
+  const seo = page.locator('#module-list input[value="seo"]');
+  await seo.waitFor();
+  assert.equal(await seo.isChecked(), true);
+  assert.equal(await page.locator('#module-list input[value="auth"]').isDisabled(), true);
+  await seo.uncheck();
+  await page.click('#modules button[type="submit"]');
+  await status(page, "#modules-status", /^Saved/);
+  await shoot(page, "modules.png");
+  assert.equal((await fetch(env.server.url + "/sitemap.xml")).status, 404);
+  await page.locator('#module-list input[value="seo"]').check();
+  await page.click('#modules button[type="submit"]');
+  await status(page, "#modules-status", /^Saved/);
+  assert.equal((await fetch(env.server.url + "/sitemap.xml")).status, 200);
+  await context.close();
+});
+
 test("drafts are published in bulk from the resource list", async () => {
   const context = await env.browser.newContext();
   const page = await logOn(context);
@@ -275,7 +331,7 @@ test("the site screens fit a phone-sized screen", async () => {
   const context = await env.browser.newContext({ viewport: { width: 390, height: 844 } });
   const page = await logOn(context);
   await page.setViewportSize({ width: 390, height: 844 });
-  for (const screen of ["categories", "users", "rules", "backups"]) {
+  for (const screen of ["", "categories", "users", "rules", "settings", "modules", "backups"]) {
     await page.goto(`${env.server.url}/admin/${screen}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 1, `${screen} is ${overflow}px wider than the screen`);

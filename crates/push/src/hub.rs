@@ -584,6 +584,11 @@ impl Hub {
         self.clients.write().remove(id);
     }
 
+    /// How many clients are connected (or between reconnects) now.
+    pub fn client_count(&self) -> u64 {
+        self.clients.read().len() as u64
+    }
+
     pub fn stats(&self) -> Stats {
         let c = &self.counters;
         let delivery = self.delivery.lock().clone();

@@ -80,6 +80,8 @@ pub enum ApiEndpoint {
     Backup,
     /// `/api/backups/{name}/restore`: put one back.
     BackupRestore,
+    /// `/api/modules`: the modules of the binary; which ones the site enables.
+    Modules,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -273,6 +273,35 @@ fn category_tree_changes_are_renumbered_and_checked(s: &Store) {
     let a = s.create_resource(article("still text")).unwrap();
     assert!(s.is_a(a, "text").unwrap());
 
+    // A place among the new siblings: first, past the end (last), and back.
+    let children = |s: &Store, parent: &str| -> Vec<String> {
+        let p = s.category(parent).unwrap().id;
+        s.categories()
+            .unwrap()
+            .into_iter()
+            .filter(|c| c.parent == Some(p))
+            .map(|c| c.name)
+            .collect()
+    };
+    s.place_category("blog_post", Some("text"), Some(0))
+        .unwrap();
+    assert_eq!(children(s, "text")[0], "blog_post");
+    assert!(s.is_a(post, "text").unwrap());
+    s.place_category("blog_post", Some("text"), Some(1000))
+        .unwrap();
+    assert_eq!(children(s, "text").last().unwrap(), "blog_post");
+    let others = children(s, "text");
+    s.place_category("blog_post", Some("text"), Some(1))
+        .unwrap();
+    let now = children(s, "text");
+    assert_eq!(now[1], "blog_post");
+    assert_eq!(now.len(), others.len(), "{now:?}");
+    let err = s
+        .place_category("text", Some("blog_post"), Some(0))
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidInput { .. }), "{err:?}");
+    assert_eq!(children(s, "text"), now, "a refused move changes nothing");
+
     let err = s.create_category("x", Some("no_such"), "X").unwrap_err();
     assert!(matches!(err, StoreError::UnknownCategory(_)));
     let err = s.create_category("blog_post", None, "Dup").unwrap_err();

@@ -46,6 +46,9 @@ pub(crate) async fn dispatch(
         serve(&served, &host, parts, body, options, peer).await
     };
     // The one place every answer of a site passes.
+    if !alias {
+        crate::figures::Counters::count(&served.runtime.counters.requests);
+    }
     served
         .runtime
         .security_headers

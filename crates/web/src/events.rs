@@ -130,3 +130,22 @@ pub struct EdgeRefused(pub String);
 impl Event for EdgeChange {
     type Delivery = First<EdgeRefused>;
 }
+
+/// **fold**, once a second per site while a module listens to [`SiteFigures`]:
+/// the site's live figures, which the core starts with its own (requests,
+/// renders, page cache, refusals per bottleneck, database connections) and
+/// each module completes with its own (the push module: `push_clients` in
+/// `more`; a bottleneck of its own in `refused`).
+#[derive(Debug, Clone, Copy)]
+pub struct GatherFigures;
+impl Event for GatherFigures {
+    type Delivery = Fold<crate::figures::Figures>;
+}
+
+/// **notify**: the site's figures of the last second, gathered. The admin
+/// module publishes them to its dashboard over push.
+#[derive(Debug, Clone)]
+pub struct SiteFigures(pub std::sync::Arc<crate::figures::Figures>);
+impl Event for SiteFigures {
+    type Delivery = Notify;
+}

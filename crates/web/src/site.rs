@@ -34,9 +34,24 @@ pub struct SiteRuntime {
     pub authenticator: Option<Arc<dyn Authenticator>>,
     /// The observers the site's modules registered.
     pub notifier: Arc<Notifier>,
+    /// The modules this binary has (enabled here or not), for the admin.
+    pub available_modules: Vec<ModuleInfo>,
+    /// Loads every site again (after a `site.toml` changed from the admin).
+    pub reload: crate::sites::ReloadHandle,
+    /// What the site counts as it serves, for its live figures.
+    pub counters: crate::figures::Counters,
     /// `[headers]`, ready to add to every response.
     pub(crate) security_headers: SecurityHeaders,
     pub dev: bool,
+}
+
+/// A module of the binary, as the admin lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleInfo {
+    pub name: &'static str,
+    /// The modules it needs enabled too.
+    pub depends: &'static [&'static str],
+    pub enabled: bool,
 }
 
 /// Budget for combined static files kept in memory, per site.

@@ -25,6 +25,8 @@ pub struct Sites {
     modules: Vec<Arc<dyn Module>>,
     options: SitesOptions,
     sites_dir: PathBuf,
+    /// Handed to every site, for the admin's changes to `site.toml`.
+    reload: ReloadHandle,
 }
 
 impl Sites {
@@ -37,17 +39,21 @@ impl Sites {
         modules: Vec<Arc<dyn Module>>,
     ) -> Result<Arc<Sites>, Vec<LoadError>> {
         let stores = SiteStores::default();
-        let table = SiteTable::load(sites_dir, &options, &modules, &stores).await?;
+        let (reload, requests) = tokio::sync::mpsc::channel(8);
+        let reload = ReloadHandle(reload);
+        let table = SiteTable::load(sites_dir, &options, &modules, &stores, &reload).await?;
         let sites = Arc::new(Sites {
             table: ArcSwap::from_pointee(table),
             stores,
             modules,
             options,
             sites_dir: sites_dir.to_path_buf(),
+            reload,
         });
         if sites.options.dev {
             tokio::spawn(reload_on_change(Arc::downgrade(&sites)));
         }
+        tokio::spawn(reload_on_request(Arc::downgrade(&sites), requests));
         Ok(sites)
     }
 
@@ -57,8 +63,14 @@ impl Sites {
     /// were and the errors are returned. Databases stay open across reloads.
     /// TLS certificates are read at start only.
     pub async fn reload(&self) -> Result<(), Vec<LoadError>> {
-        let table =
-            SiteTable::load(&self.sites_dir, &self.options, &self.modules, &self.stores).await?;
+        let table = SiteTable::load(
+            &self.sites_dir,
+            &self.options,
+            &self.modules,
+            &self.stores,
+            &self.reload,
+        )
+        .await?;
         self.table.store(Arc::new(table));
         Ok(())
     }
@@ -85,6 +97,39 @@ impl Handler for Sites {
         peer: Peer,
     ) -> impl Future<Output = Response<Body>> + Send {
         dispatch(self.table.load_full(), &self.options, req, peer)
+    }
+}
+
+type ReloadReply = tokio::sync::oneshot::Sender<Result<(), Vec<String>>>;
+
+/// Asks for every site to be loaded again (after a change to a `site.toml`
+/// made from the admin) and waits for the outcome.
+#[derive(Debug, Clone)]
+pub struct ReloadHandle(tokio::sync::mpsc::Sender<ReloadReply>);
+
+impl ReloadHandle {
+    /// `Err` holds what stopped the sites from loading (the running sites
+    /// stay as they were).
+    pub async fn reload(&self) -> Result<(), Vec<String>> {
+        let (reply, outcome) = tokio::sync::oneshot::channel();
+        let gone = || vec!["the server is shutting down".to_owned()];
+        self.0.send(reply).await.map_err(|_| gone())?;
+        outcome.await.map_err(|_| gone())?
+    }
+}
+
+/// Reloads one request at a time, for as long as the sites run.
+async fn reload_on_request(
+    sites: Weak<Sites>,
+    mut requests: tokio::sync::mpsc::Receiver<ReloadReply>,
+) {
+    while let Some(reply) = requests.recv().await {
+        let Some(sites) = sites.upgrade() else { return };
+        let outcome = sites
+            .reload()
+            .await
+            .map_err(|errors| errors.iter().map(ToString::to_string).collect());
+        let _ = reply.send(outcome);
     }
 }
 

@@ -21,6 +21,7 @@ use crate::module::{Module, SiteSetup, enabled_modules};
 use crate::options::SitesOptions;
 use crate::security_headers::SecurityHeaders;
 use crate::site::{SiteRuntime, lib_cache};
+use crate::sites::ReloadHandle;
 use crate::stores::{OpenError, SiteStores};
 
 /// The site's access policy from `[access]`: its rules (or the default
@@ -98,6 +99,7 @@ impl SiteTable {
         options: &SitesOptions,
         modules: &[Arc<dyn Module>],
         stores: &SiteStores,
+        reload: &ReloadHandle,
     ) -> Result<SiteTable, Vec<LoadError>> {
         let dir = sites_dir.to_path_buf();
         let dev = options.dev;
@@ -115,7 +117,7 @@ impl SiteTable {
         };
         let mut errors = Vec::new();
         for site in sites {
-            let served = match serve_site(Arc::new(site), options, modules, stores).await {
+            let served = match serve_site(Arc::new(site), options, modules, stores, reload).await {
                 Ok(served) => Arc::new(served),
                 Err(e) => {
                     errors.push(e);
@@ -174,6 +176,7 @@ async fn serve_site(
     options: &SitesOptions,
     modules: &[Arc<dyn Module>],
     stores: &SiteStores,
+    reload: &ReloadHandle,
 ) -> Result<ServedSite, LoadError> {
     let file = site.dir.join("site.toml");
     let enabled = enabled_modules(&site, modules);
@@ -240,21 +243,36 @@ async fn serve_site(
         options.template_options(),
         &template_extensions,
     );
+    let runtime = Arc::new(SiteRuntime {
+        templates,
+        lib_cache: lib_cache(),
+        lib_builds: LibBuilds::new(options.lib_limits),
+        models: open.models,
+        renders: Bottleneck::new(options.render_limits),
+        policy,
+        site_policy,
+        authenticator,
+        notifier,
+        security_headers: SecurityHeaders::new(&site.config.headers),
+        counters: Default::default(),
+        available_modules: modules
+            .iter()
+            .map(|m| {
+                let manifest = m.manifest();
+                crate::site::ModuleInfo {
+                    name: manifest.name,
+                    depends: manifest.depends,
+                    enabled: site.modules.iter().any(|e| e.name == manifest.name),
+                }
+            })
+            .collect(),
+        reload: reload.clone(),
+        dev: options.dev,
+        site,
+    });
+    crate::figures::spawn(&runtime);
     Ok(ServedSite {
-        runtime: Arc::new(SiteRuntime {
-            templates,
-            lib_cache: lib_cache(),
-            lib_builds: LibBuilds::new(options.lib_limits),
-            models: open.models,
-            renders: Bottleneck::new(options.render_limits),
-            policy,
-            site_policy,
-            authenticator,
-            notifier,
-            security_headers: SecurityHeaders::new(&site.config.headers),
-            dev: options.dev,
-            site,
-        }),
+        runtime,
         controllers,
     })
 }

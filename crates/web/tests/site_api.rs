@@ -743,3 +743,162 @@ async fn managers_add_users_and_give_only_the_groups_they_are_in() {
     .await;
     assert_eq!(status, 403, "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manager_views_the_site_as_one_of_their_groups_everywhere_but_the_admin() {
+    let s = starter_with("").await;
+    add_user(&s, "ed", "editors").await;
+    add_user(&s, "max", "managers").await;
+    let (eds, maxs) = (session(&s, "ed").await, session(&s, "max").await);
+    let mut members_only = bulwark_store::NewResource::new(
+        "article",
+        bulwark_store::Props::new().with("title", "For members"),
+    )
+    .published(true);
+    members_only.visibility = bulwark_store::Visibility::Members;
+    let members_only = store(&s).create_resource(members_only).unwrap();
+    let draft = store(&s)
+        .create_resource(bulwark_store::NewResource::new(
+            "article",
+            bulwark_store::Props::new().with("title", "Draft"),
+        ))
+        .unwrap();
+    let page = |id: bulwark_store::ResourceId| format!("/page/{id}");
+    let api = |id: bulwark_store::ResourceId| format!("/api/rsc/{id}");
+    let as_group =
+        |session: &Session, group: &str| format!("{}; bulwark_view_as={group}", session.cookie);
+
+    // As themselves, a manager sees both the members' article and the draft.
+    for id in [members_only, draft] {
+        assert_eq!(get(&s, &page(id), Some(&maxs.cookie)).await.0, 200);
+    }
+    // As an anonymous visitor: neither, on pages and in the API alike.
+    let anonymous = as_group(&maxs, "anonymous");
+    for id in [members_only, draft] {
+        assert_eq!(get(&s, &page(id), Some(&anonymous)).await.0, 404, "{id}");
+        let resp = client()
+            .get(url(&s, &api(id)))
+            .header("cookie", &anonymous)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 404, "{id}");
+    }
+    // As a member: the members' article, not the draft; search agrees.
+    let members = as_group(&maxs, "members");
+    assert_eq!(get(&s, &page(members_only), Some(&members)).await.0, 200);
+    assert_eq!(get(&s, &page(draft), Some(&members)).await.0, 404);
+    let found = client()
+        .get(url(&s, "/api/search?text=Draft"))
+        .header("cookie", &members)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(!found.contains(&format!("\"id\":{draft}")), "{found}");
+    // The admin and the accounts API stay the manager's own.
+    assert_eq!(get(&s, "/admin", Some(&anonymous)).await.0, 200);
+    let groups = me(&s, &anonymous).await["groups"].clone();
+    assert!(
+        groups.as_array().unwrap().contains(&json!("managers")),
+        "{groups}"
+    );
+    // Only managers, and only for a group they are in: an editor's cookie
+    // changes nothing, nor does a manager's for the administrators.
+    let editor_as_anonymous = as_group(&eds, "anonymous");
+    assert_eq!(
+        get(&s, &page(members_only), Some(&editor_as_anonymous))
+            .await
+            .0,
+        200
+    );
+    for ignored in ["administrators", "no such group", "../x", ""] {
+        let cookie = as_group(&maxs, ignored);
+        assert_eq!(
+            get(&s, &page(draft), Some(&cookie)).await.0,
+            200,
+            "{ignored:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn administrators_turn_modules_on_and_off_and_the_site_follows() {
+    let s = starter_with("").await;
+    add_user(&s, "root", "administrators").await;
+    add_user(&s, "max", "managers").await;
+    let (roots, maxs) = (session(&s, "root").await, session(&s, "max").await);
+    let (admin, manager) = (As::Session(&roots), As::Session(&maxs));
+    let file = s.sites().join("default/site.toml");
+    let enabled = |list: &Value| -> Vec<String> {
+        list["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["enabled"] == true)
+            .map(|m| m["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    let (status, _, _) = call(&s, &manager, "GET", "/api/modules", None, None).await;
+    assert_eq!(status, 403);
+    let (status, list, _) = call(&s, &admin, "GET", "/api/modules", None, None).await;
+    assert_eq!(status, 200, "{list}");
+    let now = enabled(&list);
+    for name in ["core", "seo", "push", "auth", "mail", "admin"] {
+        assert!(now.iter().any(|n| n == name), "{name} in {now:?}");
+    }
+    assert_eq!(get(&s, "/sitemap.xml", None).await.0, 200);
+
+    // Off: the site is loaded again without it, and site.toml keeps the rest.
+    let without_seo = json!({"enabled": ["push", "auth", "mail", "admin"]});
+    let (status, _, _) = call(
+        &s,
+        &manager,
+        "PUT",
+        "/api/modules",
+        Some(without_seo.clone()),
+        None,
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, list, _) = call(&s, &admin, "PUT", "/api/modules", Some(without_seo), None).await;
+    assert_eq!(status, 200, "{list}");
+    assert!(!enabled(&list).contains(&"seo".to_owned()), "{list}");
+    assert_eq!(get(&s, "/sitemap.xml", None).await.0, 404);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.contains(r#"modules = ["push", "auth", "mail", "admin"]"#),
+        "{text}"
+    );
+    assert!(text.contains("demo_content = true"), "{text}");
+    assert!(text.contains("# "), "comments kept: {text}");
+
+    // Lists that would not work change nothing.
+    for (bad, why) in [
+        (
+            json!({"enabled": ["push", "auth", "mail", "admin", "nosuch"]}),
+            "nosuch",
+        ),
+        (json!({"enabled": ["push", "mail", "admin"]}), "auth"),
+        (json!({"enabled": ["push", "auth", "mail"]}), "admin"),
+        (json!({"enabled": "seo"}), ""),
+    ] {
+        let (status, body, _) =
+            call(&s, &admin, "PUT", "/api/modules", Some(bad.clone()), None).await;
+        assert_eq!(status, 400, "{bad}: {body}");
+        assert!(
+            body["error"].as_str().unwrap().contains(why),
+            "{bad}: {body}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text, "untouched");
+
+    // And on again.
+    let all = json!({"enabled": ["seo", "push", "auth", "mail", "admin"]});
+    let (status, list, _) = call(&s, &admin, "PUT", "/api/modules", Some(all), None).await;
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(get(&s, "/sitemap.xml", None).await.0, 200);
+}

@@ -34,6 +34,8 @@ use bulwark_web::{
     render_page,
 };
 
+mod figures;
+
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
 
@@ -74,6 +76,7 @@ impl Module for Admin {
         setup.add_controller("admin", |options| {
             AdminController::from_rule(options).map(|c| Box::new(c) as Box<dyn Controller>)
         });
+        figures::observe(setup);
         Ok(())
     }
 }
@@ -92,6 +95,7 @@ enum Page {
     Settings,
     Cache,
     Backups,
+    Modules,
 }
 
 impl Page {
@@ -107,12 +111,13 @@ impl Page {
             Page::Settings => "admin_settings.tpl",
             Page::Cache => "admin_cache.tpl",
             Page::Backups => "admin_backups.tpl",
+            Page::Modules => "admin_modules.tpl",
         }
     }
 
     /// The group whose people may open this screen (the API behind it asks
     /// the same of every change): editors write content, managers run the
-    /// site, administrators hold its backups.
+    /// site, administrators hold its backups and choose its modules.
     fn group(self) -> &'static str {
         match self {
             Page::Dashboard
@@ -122,7 +127,7 @@ impl Page {
             | Page::Predicates
             | Page::Cache => ADMIN_GROUP,
             Page::Users | Page::Rules | Page::Settings => MANAGERS,
-            Page::Backups => ADMINISTRATORS,
+            Page::Backups | Page::Modules => ADMINISTRATORS,
         }
     }
 }
@@ -156,6 +161,7 @@ fn own_menu(who: &Principal) -> Vec<MenuItem> {
         ("Access rules", "/admin/rules", Page::Rules),
         ("Settings", "/admin/settings", Page::Settings),
         ("Cache", "/admin/cache", Page::Cache),
+        ("Modules", "/admin/modules", Page::Modules),
         ("Backups", "/admin/backups", Page::Backups),
     ]
     .into_iter()

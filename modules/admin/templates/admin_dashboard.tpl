@@ -2,6 +2,22 @@
 {% block title %}Dashboard{% endblock %}
 {% block content %}
 <h1>Dashboard</h1>
+<section aria-labelledby="figures-title">
+<h2 id="figures-title">Now</h2>
+{% if "push" in site_modules %}
+<p id="figures-status" class="message" role="status">Waiting for the first figures&hellip;</p>
+{% else %}
+<p id="figures-status" class="message">Live figures come over push: enable the <code>push</code> module for this site.</p>
+{% endif %}
+<dl id="figures" class="figures">
+  <div><dt>Requests</dt><dd data-figure="requests_per_s" data-unit="/s">&ndash;</dd></div>
+  <div><dt>Page cache hits</dt><dd data-figure="page_cache_hit_ratio" data-unit="%">&ndash;</dd></div>
+  <div><dt>Renders</dt><dd data-figure="renders_per_s" data-unit="/s">&ndash;</dd></div>
+  <div><dt>Database connections in use</dt><dd data-figure="database">&ndash;</dd></div>
+  <div><dt>Push clients</dt><dd data-figure="push_clients">&ndash;</dd></div>
+  <div><dt>Refused (503) since start</dt><dd data-figure="refused">&ndash;</dd></div>
+</dl>
+</section>
 <h2>Recently changed</h2>
 {% set recent = m.search(sort="-modified", pagelen=10) %}
 <table>
@@ -20,3 +36,4 @@
   </tbody>
 </table>
 {% endblock %}
+{% block scripts %}{% if "push" in site_modules %}{{ lib("js/bulwark.js") }}{% endif %}{% endblock %}

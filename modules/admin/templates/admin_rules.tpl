@@ -6,9 +6,24 @@
 some things to resources of some categories (and those below them) in a
 content group. What no rule allows is refused; administrators may do
 everything. The same rules decide pages, search, the JSON API and push.</p>
+{% set groups = m.search(cat="acl_user_group", sort="id", pagelen=100) %}
+<form id="view-as" class="stacked">
+  <h2>View the site as</h2>
+  <p>See the site as the people of a group see it, with these rules: in this
+  browser, every page, search and live update is shown as to someone in only
+  that group, until you stop. The admin stays yours.</p>
+  <label>Group
+    <select name="group">
+      <option value="anonymous">Anonymous visitors</option>
+      {% for g in groups %}{% set short = g.name | replace("acl_user_group_", "") %}{% if short in my_groups and short != "anonymous" %}<option value="{{ short }}">{{ g.title or short }}</option>{% endif %}{% endfor %}
+    </select>
+  </label>
+  <button type="submit">View the site</button>
+  <button type="button" id="view-as-stop">Stop</button>
+  <p id="view-as-status" class="message" role="status" aria-live="polite"></p>
+</form>
 <p id="rules-source"></p>
 <p id="rules-status" class="message" role="status" aria-live="polite"></p>
-{% set groups = m.search(cat="acl_user_group", sort="id", pagelen=100) %}
 <form id="rules">
 <div class="scroll">
 <table>

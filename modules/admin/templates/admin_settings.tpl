@@ -17,6 +17,6 @@ part of Bulwark and are changed on its own screen.</p>
 </form>
 
 <h2>Modules</h2>
-<p>This site runs these modules (in <code>site.toml</code>'s <code>modules</code>):</p>
-<ul>{% for name in site_modules %}<li><code>{{ name }}</code></li>{% endfor %}</ul>
+<p>This site runs: {% for name in site_modules %}<code>{{ name }}</code>{% if not loop.last %}, {% endif %}{% endfor %}.
+{% if "administrators" in my_groups %}<a href="/admin/modules">Turn modules on or off</a>.{% else %}Administrators turn them on or off.{% endif %}</p>
 {% endblock %}

@@ -148,3 +148,143 @@ async fn only_editors_and_above_enter_and_see_what_they_may_change() {
     assert_eq!(resp.status(), 303);
     s.shutdown().await;
 }
+
+/// A long-poll push client of a logged-on user: its id, token and the
+/// session's cookie and CSRF token.
+struct PushClient {
+    id: String,
+    token: String,
+    cookie: String,
+    csrf: String,
+}
+
+impl PushClient {
+    async fn connect(s: &common::TestServer, cookie: &str) -> PushClient {
+        let hello: serde_json::Value = client()
+            .get(url(s, "/push/poll"))
+            .header("cookie", cookie)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .map(|t| serde_json::from_str(&t).unwrap())
+            .unwrap();
+        assert_eq!(hello["type"], "hello", "{hello}");
+        let field = |k: &str| {
+            hello[k]
+                .as_str()
+                .unwrap_or_else(|| panic!("{k} in {hello}"))
+                .to_owned()
+        };
+        PushClient {
+            id: field("client"),
+            token: field("token"),
+            csrf: field("csrf_token"),
+            cookie: cookie.to_owned(),
+        }
+    }
+
+    async fn command(&self, s: &common::TestServer, op: serde_json::Value) -> serde_json::Value {
+        let replies: serde_json::Value = client()
+            .post(url(s, &format!("/push/command?client={}", self.id)))
+            .header("cookie", &self.cookie)
+            .header("x-push-token", &self.token)
+            .header("x-csrf-token", &self.csrf)
+            .header("content-type", "application/json")
+            .body(serde_json::json!([op]).to_string())
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .map(|t| serde_json::from_str(&t).unwrap())
+            .unwrap();
+        replies[0].clone()
+    }
+
+    /// The messages of one long-poll, or none if nothing came within `wait`.
+    async fn poll(
+        &self,
+        s: &common::TestServer,
+        wait: std::time::Duration,
+    ) -> Vec<serde_json::Value> {
+        let sent = client()
+            .get(url(s, &format!("/push/poll?client={}", self.id)))
+            .header("cookie", &self.cookie)
+            .header("x-push-token", &self.token)
+            .timeout(wait)
+            .send()
+            .await;
+        match sent {
+            Ok(resp) if resp.status() == 204 => Vec::new(),
+            Ok(resp) => {
+                let batch: serde_json::Value =
+                    serde_json::from_str(&resp.text().await.unwrap()).unwrap();
+                batch["messages"].as_array().cloned().unwrap_or_default()
+            }
+            Err(e) if e.is_timeout() => Vec::new(),
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboards_live_figures_reach_editors_and_nobody_else() {
+    let s = admin_site().await;
+    add_user(&s, "ed", "editors").await;
+    add_user(&s, "mia", "members").await;
+    let ed = PushClient::connect(&s, &logon(&s, "ed").await).await;
+    let mia = PushClient::connect(&s, &logon(&s, "mia").await).await;
+
+    // The topic is the editors': a member may not subscribe to it, and a
+    // wildcard that covers it brings a member nothing of it.
+    let subscribe = |topic: &str| serde_json::json!({"op": "subscribe", "topic": topic});
+    assert_eq!(
+        ed.command(&s, subscribe("admin/figures")).await["type"],
+        "subscribed"
+    );
+    let refused = mia.command(&s, subscribe("admin/figures")).await;
+    assert_eq!(refused["type"], "error", "{refused}");
+    assert_eq!(
+        mia.command(&s, subscribe("admin/#")).await["type"],
+        "subscribed"
+    );
+    // Nobody's browser publishes figures.
+    let publish = serde_json::json!({"op": "publish", "topic": "admin/figures", "payload": {"requests_per_s": 1e9}});
+    for who in [&ed, &mia] {
+        let answer = who.command(&s, publish.clone()).await;
+        assert_eq!(answer["type"], "error", "{answer}");
+    }
+
+    // Some traffic, then the next second's figures count it.
+    for _ in 0..5 {
+        assert_eq!(get(&s, "/about", None).await.0, 200);
+    }
+    let mut seen = None;
+    for _ in 0..10 {
+        let messages = ed.poll(&s, std::time::Duration::from_secs(3)).await;
+        if let Some(m) = messages.iter().rev().find(|m| {
+            m["topic"] == "admin/figures" && m["payload"]["requests_per_s"].as_f64() > Some(0.0)
+        }) {
+            seen = Some(m["payload"].clone());
+            break;
+        }
+    }
+    let figures = seen.expect("figures with the requests in them within 10 polls");
+    assert_eq!(figures["site"], "default");
+    assert!(figures["refused"]["renders"].is_u64(), "{figures}");
+    assert!(figures["database"]["open"].as_u64() >= Some(1), "{figures}");
+    assert!(
+        figures["more"]["push_clients"].as_u64() >= Some(2),
+        "{figures}"
+    );
+    assert!(figures["page_cache_hit_ratio"].is_null() || figures["page_cache_hit_ratio"].is_f64());
+
+    // Two seconds of figures went out meanwhile; the member heard none of them.
+    let heard = mia.poll(&s, std::time::Duration::from_millis(2500)).await;
+    assert!(
+        heard.iter().all(|m| m["topic"] != "admin/figures"),
+        "{heard:?}"
+    );
+}

@@ -13,6 +13,7 @@ use http::request::Parts;
 
 use crate::api_tokens::{ApiTokens, bearer_token};
 use crate::sessions::Sessions;
+use crate::view_as;
 
 pub struct Asking {
     pub sessions: Arc<Sessions>,
@@ -26,7 +27,18 @@ impl Authenticator for Asking {
         peer: Peer,
     ) -> Option<BoxFuture<'a, Authenticated>> {
         let Some(token) = bearer_token(parts) else {
-            return self.sessions.authenticate(parts, peer);
+            let session = self.sessions.authenticate(parts, peer)?;
+            return Some(Box::pin(async move {
+                let mut asking = session.await;
+                if let Some(group) = view_as::requested(parts, &asking.principal) {
+                    let store = self.sessions.store().clone();
+                    match store.run(move |s| view_as::principal_in(s, &group)).await {
+                        Ok(principal) => asking.principal = principal,
+                        Err(e) => tracing::warn!("viewing the site as a group: {e}"),
+                    }
+                }
+                asking
+            }));
         };
         Some(Box::pin(async move {
             match self.tokens.principal(token).await {

@@ -47,6 +47,7 @@ pub mod settings;
 pub mod throttle;
 pub mod totp;
 pub mod users;
+pub mod view_as;
 
 use std::io::Write;
 use std::sync::{Arc, OnceLock};

@@ -2,7 +2,9 @@
 
 use bulwark_acl::Principal;
 use bulwark_notify::{Event, First};
-use bulwark_push::{Position, PushError};
+use std::sync::Arc;
+
+use bulwark_push::{Audience, Position, PushError};
 use bulwark_store::ResourceId;
 
 /// **first**: may `principal` subscribe to, or publish on, `topic`? Asked when a
@@ -45,5 +47,22 @@ pub struct PublishToUser {
 }
 
 impl Event for PublishToUser {
+    type Delivery = First<Result<Position, PushError>>;
+}
+
+/// **first**: publish `payload` (JSON text) on `topic` from the server, to the
+/// clients the topic rules let read it and, when `audience` is given, only
+/// those it admits (now and when the message is recovered later). The push
+/// module answers where the message went, or why not (a bad topic, a payload
+/// not JSON or too large). No answer: the site does not enable `push`. The
+/// admin publishes its live figures this way, for editors only.
+#[derive(Debug, Clone)]
+pub struct Publish {
+    pub topic: String,
+    pub payload: String,
+    pub audience: Option<Arc<dyn Audience>>,
+}
+
+impl Event for Publish {
     type Delivery = First<Result<Position, PushError>>;
 }

@@ -23,10 +23,10 @@ use include_dir::{Dir, include_dir};
 
 use bulwark_push::Hub;
 use bulwark_site::ModuleManifest;
-use bulwark_web::events::{Logoff, ResourceChanged};
+use bulwark_web::events::{GatherFigures, Logoff, ResourceChanged};
 use bulwark_web::{Module, ModuleError, SiteNotifier, SiteSetup};
 
-pub use events::{PublishToUser, PushAccess, PushAction};
+pub use events::{Publish, PublishToUser, PushAccess, PushAction};
 pub use settings::PushSettings;
 pub use transports::{PushTransport, run_command};
 pub use user::{PublishToUserError, publish_to_user};
@@ -130,6 +130,24 @@ impl Module for PushModule {
             .on_first(OBSERVER_PRIORITY, move |p: &PublishToUser| {
                 Some(user::publish(&hub, p.user, &p.subtopic, &p.payload))
             });
+        let hub = push.hub.clone();
+        site.observers()
+            .on_first(OBSERVER_PRIORITY, move |p: &Publish| {
+                Some(match &p.audience {
+                    Some(audience) => hub.publish_for(&p.topic, &p.payload, audience.clone()),
+                    None => hub.publish(&p.topic, &p.payload),
+                })
+            });
+        let hub = push.hub.clone();
+        site.observers().on_fold(
+            OBSERVER_PRIORITY,
+            move |_: &GatherFigures, mut figures: bulwark_web::Figures| {
+                figures
+                    .more
+                    .insert("push_clients".to_owned(), hub.client_count());
+                figures
+            },
+        );
         let hub = push.hub.clone();
         site.observers()
             .on_notify(OBSERVER_PRIORITY, move |l: &Logoff| {

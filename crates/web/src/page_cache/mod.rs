@@ -36,6 +36,7 @@ use bulwark_http::{Effort, EncodedBody};
 use bulwark_template::{CachedPage, ModelKey, ModelValue, RenderErrorKind, RenderScope};
 
 use crate::bottleneck::busy_response;
+use crate::figures::Counters;
 use crate::representation::{Content, Outcome, Representation};
 use crate::request::RequestCtx;
 
@@ -126,8 +127,10 @@ pub async fn serve(
     if settings.grace {
         policy = policy.with_grace(PAGE_GRACE).serve_stale_after_flush();
     }
+    let counters = &req.site.counters;
     let leader = match cache.get_or_lead::<ModelKey, NoPage>(&key, policy).await {
         Lookup::Value(hit) => {
+            Counters::count(&counters.page_hits);
             return match &*hit {
                 ModelValue::Page(page) => found(page),
                 _ => render.await.0,
@@ -136,7 +139,10 @@ pub async fn serve(
         Lookup::Failed(NoPage::Unavailable) => return Outcome::Response(busy_response()),
         Lookup::Failed(NoPage::Stale(page)) => return found_as(&page, true),
         Lookup::Failed(NoPage::NotShared) => return render.await.0,
-        Lookup::Lead(leader) => leader,
+        Lookup::Lead(leader) => {
+            Counters::count(&counters.page_misses);
+            leader
+        }
     };
     match render.await {
         // The render queue was full.

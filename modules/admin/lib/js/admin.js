@@ -439,3 +439,100 @@ var Admin = (function () {
   });
   load().catch(function (e) { Admin.say(status, "Could not list the backups: " + e.message, "error"); });
 })();
+
+// Dashboard: the site's figures, pushed once a second on admin/figures.
+// (After the page's own scripts, which bring the push client.)
+document.addEventListener("DOMContentLoaded", function () {
+  var list = document.getElementById("figures");
+  if (!list || !window.Bulwark || !window.Bulwark.push) return;
+  var status = document.getElementById("figures-status");
+  function number(n, digits) {
+    return n.toLocaleString(undefined, { maximumFractionDigits: digits });
+  }
+  function show(name, text) {
+    var dd = list.querySelector('[data-figure="' + name + '"]');
+    if (dd) dd.textContent = text;
+  }
+  var push = window.Bulwark.push();
+  push.on("reset", function () {});
+  push.subscribe("admin/figures", function (f) {
+    show("requests_per_s", number(f.requests_per_s, 1) + "/s");
+    show("renders_per_s", number(f.renders_per_s, 1) + "/s");
+    show("page_cache_hit_ratio", f.page_cache_hit_ratio === null ? "no pages asked for" : number(100 * f.page_cache_hit_ratio, 1) + "%");
+    show("database", f.database.busy + " of " + f.database.open);
+    show("push_clients", f.more.push_clients === undefined ? "–" : number(f.more.push_clients, 0));
+    show("refused", Object.keys(f.refused).map(function (k) { return k.replace(/_/g, " ") + ": " + f.refused[k]; }).join(", "));
+    Admin.say(status, "Live, as of " + new Date().toLocaleTimeString() + ".", "ok");
+  });
+  push.on("error", function () { Admin.say(status, "The live figures are not coming in; they resume by themselves.", "error"); });
+});
+
+// View the site as a group: a cookie the server obeys for managers only.
+(function () {
+  var form = document.getElementById("view-as");
+  if (!form) return;
+  var status = document.getElementById("view-as-status");
+  var NAME = "bulwark_view_as";
+  function current() {
+    var found = document.cookie.split(";").map(function (c) { return c.trim().split("="); })
+      .filter(function (kv) { return kv[0] === NAME; })[0];
+    return found ? decodeURIComponent(found[1]) : null;
+  }
+  function show() {
+    var group = current();
+    Admin.say(status, group ? "This browser shows the site as " + group + " see it. The admin is still yours." : "This browser shows the site as you see it.", group ? "ok" : "");
+  }
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var group = form.elements.group.value;
+    document.cookie = NAME + "=" + encodeURIComponent(group) + "; path=/; SameSite=Lax";
+    show();
+    window.open("/", "_blank", "noopener");
+  });
+  document.getElementById("view-as-stop").addEventListener("click", function () {
+    document.cookie = NAME + "=; path=/; max-age=0; SameSite=Lax";
+    show();
+  });
+  show();
+})();
+
+// Modules: which ones the site runs.
+(function () {
+  var form = document.getElementById("modules");
+  if (!form) return;
+  var list = document.getElementById("module-list");
+  var status = document.getElementById("modules-status");
+  function show(answer) {
+    list.innerHTML = "";
+    answer.modules.forEach(function (m) {
+      var li = document.createElement("li");
+      var label = document.createElement("label");
+      var box = document.createElement("input");
+      box.type = "checkbox";
+      box.name = "enabled";
+      box.value = m.name;
+      box.checked = m.enabled;
+      box.disabled = !m.changeable;
+      label.appendChild(box);
+      label.appendChild(document.createTextNode(" " + m.name));
+      li.appendChild(label);
+      if (m.needs.length) {
+        var small = document.createElement("small");
+        small.textContent = " needs " + m.needs.join(", ");
+        li.appendChild(small);
+      }
+      list.appendChild(li);
+    });
+  }
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var enabled = Array.prototype.filter.call(form.querySelectorAll('input[name="enabled"]'), function (b) { return b.checked; })
+      .map(function (b) { return b.value; });
+    Admin.say(status, "Saving and reloading…");
+    Admin.api("PUT", "/api/modules", { enabled: enabled })
+      .then(function (answer) { show(answer); Admin.say(status, "Saved: the site now runs " + enabled.join(", ") + ".", "ok"); })
+      .catch(function (e) { Admin.say(status, "Not changed: " + e.message, "error"); });
+  });
+  Admin.api("GET", "/api/modules").then(show)
+    .catch(function (e) { Admin.say(status, "Could not load the modules: " + e.message, "error"); });
+})();

@@ -31,6 +31,8 @@ struct NewCategory {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CategoryMove {
+    /// Required, and may be null (the top): a move names where it goes.
+    #[serde(deserialize_with = "Option::<String>::deserialize")]
     parent: Option<String>,
     #[serde(default)]
     position: Option<usize>,

@@ -17,6 +17,7 @@ mod cache;
 mod categories;
 mod edges;
 mod input;
+mod modules;
 mod resources;
 mod revisions;
 mod rules;
@@ -311,6 +312,7 @@ impl Controller for ApiController {
             }
             ApiEndpoint::Category | ApiEndpoint::Predicate => &[Method::PATCH],
             ApiEndpoint::Settings => &[Method::GET, Method::HEAD, Method::PATCH],
+            ApiEndpoint::Modules => &[Method::GET, Method::HEAD, Method::PUT],
             ApiEndpoint::Cache | ApiEndpoint::BackupRestore => &[Method::POST],
         }
     }
@@ -354,6 +356,7 @@ impl Controller for ApiController {
                 ApiEndpoint::Predicates => categories::predicates(req, caller).await,
                 ApiEndpoint::Predicate => categories::change_predicate(req, caller).await,
                 ApiEndpoint::Settings => settings::settings(req, caller).await,
+                ApiEndpoint::Modules => modules::modules(req, caller).await,
                 ApiEndpoint::Cache => cache::purge(req, caller).await,
                 ApiEndpoint::Backups => backups::backups(req, caller).await,
                 ApiEndpoint::Backup => backups::backup(req, caller).await,

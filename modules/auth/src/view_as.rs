@@ -1,0 +1,86 @@
+//! "View the site as": a manager sees the site as the people of one of their
+//! groups (or as an anonymous visitor) see it, to check the access rules. The
+//! admin's rules screen sets the cookie `bulwark_view_as=<group>`; while it
+//! is there, every page, search, API answer and push connection of that
+//! browser is decided for a person in only that group, who made nothing
+//! (so no "their own drafts"). The admin (`/admin`), logging on and off and
+//! the accounts API (`/api/auth/...`) stay the manager's own, so the way back
+//! is always open.
+//!
+//! The cookie needs no signature: it is obeyed only for someone in
+//! `managers` and only for a group they are in, so it can take rights away
+//! and never give any.
+
+use bulwark_acl::{ANONYMOUS, MANAGERS, Principal, User};
+use bulwark_store::{ResourceId, Store, StoreError};
+use http::header::COOKIE;
+use http::request::Parts;
+
+use crate::accounts::{self, GroupName, HAS_PARENT_GROUP};
+
+pub const VIEW_AS_COOKIE: &str = "bulwark_view_as";
+
+/// Paths that always answer as the person themselves.
+const OWN_PATHS: [&str; 4] = ["/admin", "/api/auth/", "/logon", "/logoff"];
+
+/// The group the request asks to view the site as, if it may.
+pub fn requested(parts: &Parts, who: &Principal) -> Option<GroupName> {
+    if !who.in_group(MANAGERS) {
+        return None;
+    }
+    let path = parts.uri.path();
+    if OWN_PATHS.iter().any(|own| path.starts_with(own)) {
+        return None;
+    }
+    let group = parts
+        .headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == VIEW_AS_COOKIE)
+        .map(|(_, v)| v.trim())?;
+    let valid = !group.is_empty()
+        && group.len() <= 80
+        && group
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    (valid && who.in_group(group)).then(|| GroupName::new(group))
+}
+
+/// Someone in `group` (and the groups it counts in), who made nothing.
+pub fn principal_in(store: &Store, group: &GroupName) -> Result<Principal, StoreError> {
+    if group.as_str() == ANONYMOUS {
+        return Ok(Principal::anonymous());
+    }
+    let mut groups = vec![group.as_str().to_owned()];
+    let Ok(group_id) = accounts::group_id(store, group) else {
+        return Ok(Principal::anonymous());
+    };
+    let mut at = group_id;
+    // Up the tree; a loop someone made by hand ends at a group seen before.
+    while let Some(parent) = store.objects(at, HAS_PARENT_GROUP)?.first().copied() {
+        let Some(resource) = store.resource(parent)? else {
+            break;
+        };
+        let Some(name) = resource
+            .name
+            .as_deref()
+            .and_then(accounts::group_of_resource_name)
+        else {
+            break;
+        };
+        if groups.iter().any(|g| g == name.as_str()) {
+            break;
+        }
+        groups.push(name.as_str().to_owned());
+        at = parent;
+    }
+    if !groups.iter().any(|g| g == ANONYMOUS) {
+        groups.push(ANONYMOUS.to_owned());
+    }
+    // No resource has a negative id, so rules about what one made never
+    // apply; one per group keeps cached fragments apart, as for real users.
+    Ok(Principal::User(User::new(ResourceId(-group_id.0), groups)))
+}
