@@ -88,6 +88,36 @@ test("a category moves under another, with everything below it", async () => {
   await context.close();
 });
 
+test("a predicate limited to some categories refuses the others", async () => {
+  const context = await env.browser.newContext();
+  const page = await logOn(context);
+  const article = async (title) => (await api(page, "POST", "/api/rsc", { category: "article", props: { title } })).body.id;
+  const [a, b] = [await article("Relates"), await article("Related")];
+  const person = (await api(page, "POST", "/api/rsc", { category: "person", props: { title: "Somebody" } })).body.id;
+
+  await page.goto(env.server.url + "/admin/predicates");
+  const relation = page.locator('form[data-name="relation"]');
+  await relation.waitFor();
+  await relation.locator('select[name="objects"]').selectOption(["person"]);
+  await relation.locator('button[type="submit"]').click();
+  await status(page, "#predicate-status", /^Saved relation\./);
+  await shoot(page, "predicates.png");
+  const refused = await api(page, "POST", `/api/rsc/${a}/edges`, { predicate: "relation", object: b });
+  assert.equal(refused.status, 400, JSON.stringify(refused.body));
+  assert.equal((await api(page, "POST", `/api/rsc/${a}/edges`, { predicate: "relation", object: person })).status, 201);
+
+  // None selected: any category again (after a reload, the screen shows what is stored).
+  await page.reload();
+  const objects = page.locator('form[data-name="relation"] select[name="objects"]');
+  await objects.waitFor();
+  assert.deepEqual(await objects.evaluate((s) => [...s.selectedOptions].map((o) => o.value)), ["person"]);
+  await objects.selectOption([]);
+  await page.locator('form[data-name="relation"] button[type="submit"]').click();
+  await status(page, "#predicate-status", /^Saved relation\./);
+  assert.equal((await api(page, "POST", `/api/rsc/${a}/edges`, { predicate: "relation", object: b })).status, 201);
+  await context.close();
+});
+
 test("a manager adds a user, puts them in the editors, and they get into the admin", async () => {
   const context = await env.browser.newContext();
   const page = await logOn(context);

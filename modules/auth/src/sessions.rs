@@ -72,7 +72,13 @@ pub fn cookie_name(secure: bool) -> String {
 
 /// The token of the request's session cookie, if it has one shaped like ours.
 pub fn session_token(parts: &Parts, secure: bool) -> Option<Token> {
-    let name = cookie_name(secure);
+    cookie(parts, &cookie_name(secure))
+        .filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
+        .map(|v| Token(v.to_ascii_lowercase()))
+}
+
+/// The value of the request's first cookie called `name`, if any.
+pub fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
     parts
         .headers
         .get_all(COOKIE)
@@ -82,8 +88,6 @@ pub fn session_token(parts: &Parts, secure: bool) -> Option<Token> {
         .filter_map(|kv| kv.trim().split_once('='))
         .find(|(k, _)| *k == name)
         .map(|(_, v)| v.trim())
-        .filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit()))
-        .map(|v| Token(v.to_ascii_lowercase()))
 }
 
 /// `Set-Cookie` for a new session (a persistent one outlives the browser).

@@ -13,15 +13,23 @@
 
 use bulwark_acl::{ANONYMOUS, MANAGERS, Principal, User};
 use bulwark_store::{ResourceId, Store, StoreError};
-use http::header::COOKIE;
 use http::request::Parts;
 
 use crate::accounts::{self, GroupName, HAS_PARENT_GROUP};
+use crate::sessions;
 
 pub const VIEW_AS_COOKIE: &str = "bulwark_view_as";
 
 /// Paths that always answer as the person themselves.
-const OWN_PATHS: [&str; 4] = ["/admin", "/api/auth/", "/logon", "/logoff"];
+const OWN_PATHS: [&str; 4] = ["/admin", "/api/auth", "/logon", "/logoff"];
+
+/// `path` is one of [`OWN_PATHS`] or below one.
+fn own(path: &str) -> bool {
+    OWN_PATHS.iter().any(|own| {
+        path.strip_prefix(own)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
+}
 
 /// The group the request asks to view the site as, if it may.
 pub fn requested(parts: &Parts, who: &Principal) -> Option<GroupName> {
@@ -29,18 +37,10 @@ pub fn requested(parts: &Parts, who: &Principal) -> Option<GroupName> {
         return None;
     }
     let path = parts.uri.path();
-    if OWN_PATHS.iter().any(|own| path.starts_with(own)) {
+    if own(path) {
         return None;
     }
-    let group = parts
-        .headers
-        .get_all(COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == VIEW_AS_COOKIE)
-        .map(|(_, v)| v.trim())?;
+    let group = sessions::cookie(parts, VIEW_AS_COOKIE)?;
     let valid = !group.is_empty()
         && group.len() <= 80
         && group
@@ -83,4 +83,25 @@ pub fn principal_in(store: &Store, group: &GroupName) -> Result<Principal, Store
     // No resource has a negative id, so rules about what one made never
     // apply; one per group keeps cached fragments apart, as for real users.
     Ok(Principal::User(User::new(ResourceId(-group_id.0), groups)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::own;
+
+    #[test]
+    fn the_admin_and_logging_on_and_off_stay_ones_own() {
+        for path in [
+            "/admin",
+            "/admin/rules",
+            "/api/auth/me",
+            "/logon",
+            "/logoff",
+        ] {
+            assert!(own(path), "{path}");
+        }
+        for path in ["/", "/administration", "/api/rsc/1", "/logons", "/page/1"] {
+            assert!(!own(path), "{path}");
+        }
+    }
 }

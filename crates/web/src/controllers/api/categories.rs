@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use bulwark_acl::Action;
-use bulwark_store::{Resource, Visibility};
+use bulwark_store::{Resource, ResourceId, Store, StoreError, Visibility};
 
 use super::input::json_body;
 use super::{Caller, error, reply, store_failure};
@@ -94,6 +94,34 @@ async fn named(
     }
 }
 
+/// Everything `list` gives, with the resource of each (the access rules
+/// decide who sees which).
+async fn with_resources<T: Send + 'static>(
+    req: &RequestCtx<'_>,
+    list: fn(&Store) -> Result<Vec<T>, StoreError>,
+    id: fn(&T) -> ResourceId,
+) -> Result<(Vec<T>, Vec<Option<Resource>>), StoreError> {
+    req.site
+        .models
+        .store
+        .run(move |s| {
+            let items = list(s)?;
+            let resources = items
+                .iter()
+                .map(|item| s.resource(id(item)))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((items, resources))
+        })
+        .await
+}
+
+fn created(made: Result<ResourceId, StoreError>) -> Outcome {
+    match made {
+        Ok(id) => reply(StatusCode::CREATED, json!({ "id": id.0 })),
+        Err(e) => store_failure(e),
+    }
+}
+
 /// `/api/categories`: `GET` the tree (parents before children), `POST` a new one.
 pub(super) async fn categories(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
     if req.parts.method == Method::POST {
@@ -110,25 +138,9 @@ pub(super) async fn categories(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outc
             .store
             .run(move |s| s.create_category(&new.name, new.parent.as_deref(), &new.title))
             .await;
-        return match made {
-            Ok(id) => reply(StatusCode::CREATED, json!({ "id": id.0 })),
-            Err(e) => store_failure(e),
-        };
+        return created(made);
     }
-    let found = req
-        .site
-        .models
-        .store
-        .run(|s| {
-            let cats = s.categories()?;
-            let resources = cats
-                .iter()
-                .map(|c| s.resource(c.id))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok((cats, resources))
-        })
-        .await;
-    let (cats, resources) = match found {
+    let (cats, resources) = match with_resources(req, Store::categories, |c| c.id).await {
         Ok(found) => found,
         Err(e) => return store_failure(e),
     };
@@ -194,25 +206,9 @@ pub(super) async fn predicates(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outc
                 s.create_predicate(&new.name, &new.title, &subjects, &objects)
             })
             .await;
-        return match made {
-            Ok(id) => reply(StatusCode::CREATED, json!({ "id": id.0 })),
-            Err(e) => store_failure(e),
-        };
+        return created(made);
     }
-    let found = req
-        .site
-        .models
-        .store
-        .run(|s| {
-            let predicates = s.predicates()?;
-            let resources = predicates
-                .iter()
-                .map(|p| s.resource(p.id))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok((predicates, resources))
-        })
-        .await;
-    let (predicates, resources) = match found {
+    let (predicates, resources) = match with_resources(req, Store::predicates, |p| p.id).await {
         Ok(found) => found,
         Err(e) => return store_failure(e),
     };

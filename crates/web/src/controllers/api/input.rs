@@ -20,14 +20,24 @@ pub(super) fn json_body<T: DeserializeOwned>(req: &RequestCtx<'_>) -> Result<T, 
             "the body must be a JSON object",
         ));
     }
-    serde_json::from_slice(&req.body).map_err(|e| {
+    // An object and nothing else: serde would also take a struct's fields
+    // from an array in order (`[null, 0]`), which no client means.
+    let bad = |e: serde_json::Error| {
         let hint = if e.to_string().contains("unknown field") {
             " (properties go in \"props\")"
         } else {
             ""
         };
         error(StatusCode::BAD_REQUEST, format!("bad JSON body: {e}{hint}"))
-    })
+    };
+    let value: serde_json::Value = serde_json::from_slice(&req.body).map_err(bad)?;
+    if !value.is_object() {
+        return Err(error(
+            StatusCode::BAD_REQUEST,
+            "the body must be a JSON object",
+        ));
+    }
+    T::deserialize(value).map_err(bad)
 }
 
 /// A field that may be absent (leave as is), `null` (clear) or a value.
