@@ -2,7 +2,9 @@
 
 use bulwark_acl::Principal;
 use bulwark_notify::{Event, First};
-use bulwark_push::{Position, PushError};
+use std::sync::Arc;
+
+use bulwark_push::{Hub, Position, PushError};
 use bulwark_store::ResourceId;
 
 /// **first**: may `principal` subscribe to, or publish on, `topic`? Asked when a
@@ -46,4 +48,16 @@ pub struct PublishToUser {
 
 impl Event for PublishToUser {
     type Delivery = First<Result<Position, PushError>>;
+}
+
+/// **first**: the site's push hub, for modules that extend push (the cluster
+/// module relays publications between nodes through it). The push module
+/// answers; no answer: the site does not enable `push`. Ask after the site
+/// loaded ([`SiteLoaded`](bulwark_web::events::SiteLoaded)): a configuration
+/// change of `[push]` makes a new hub.
+#[derive(Debug, Clone)]
+pub struct PushHub;
+
+impl Event for PushHub {
+    type Delivery = First<Arc<Hub>>;
 }

@@ -26,7 +26,7 @@ use bulwark_site::ModuleManifest;
 use bulwark_web::events::{Logoff, ResourceChanged};
 use bulwark_web::{Module, ModuleError, SiteNotifier, SiteSetup};
 
-pub use events::{PublishToUser, PushAccess, PushAction};
+pub use events::{PublishToUser, PushAccess, PushAction, PushHub};
 pub use settings::PushSettings;
 pub use transports::{PushTransport, run_command};
 pub use user::{PublishToUserError, publish_to_user};
@@ -130,6 +130,9 @@ impl Module for PushModule {
             .on_first(OBSERVER_PRIORITY, move |p: &PublishToUser| {
                 Some(user::publish(&hub, p.user, &p.subtopic, &p.payload))
             });
+        let hub = push.hub.clone();
+        site.observers()
+            .on_first(OBSERVER_PRIORITY, move |_: &PushHub| Some(hub.clone()));
         let hub = push.hub.clone();
         site.observers()
             .on_notify(OBSERVER_PRIORITY, move |l: &Logoff| {
