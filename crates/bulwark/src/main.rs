@@ -384,6 +384,8 @@ fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
         auth,
         bulwark_module_mail::module(),
         bulwark_module_admin::module(),
+        bulwark_module_cluster::module(),
+        bulwark_module_voting::module(),
     ])
 }
 

@@ -82,6 +82,15 @@ pub trait Audience: Send + Sync + std::fmt::Debug {
     fn admits(&self, principal: &Principal) -> bool;
 }
 
+/// Where a hub's publications go besides its own clients: the cluster module
+/// hands them to the other nodes sharing the site's database. Told of every
+/// publication without an [`Audience`] (those are resource changes, which every
+/// node hears of and publishes itself), after it was accepted; never of one that
+/// came from another node ([`Hub::publish_relayed`]). Must not block.
+pub trait Relay: Send + Sync {
+    fn relay(&self, topic: &Topic, payload_json: &str);
+}
+
 /// Everything allowed: for tests and trusted embedding.
 pub struct OpenAcl;
 
@@ -257,6 +266,7 @@ pub struct Hub {
     encodings: moka::sync::Cache<BatchKey, (Bytes, Encoding)>,
     counters: Counters,
     delivery: parking_lot::Mutex<hdrhistogram::Histogram<u64>>,
+    relay: RwLock<Option<Arc<dyn Relay>>>,
 }
 
 impl Hub {
@@ -290,6 +300,7 @@ impl Hub {
             ),
             acl,
             config,
+            relay: RwLock::new(None),
         });
         tokio::spawn(dispatcher(Arc::downgrade(&hub), queue));
         tokio::spawn(history_sweeper(Arc::downgrade(&hub)));
@@ -312,7 +323,24 @@ impl Hub {
     /// Publishes a JSON payload on a topic (no access check: this is the server's own
     /// API; browsers publish through [`ClientHandle::publish`]).
     pub fn publish(&self, topic: &str, payload_json: &str) -> Result<Position, PushError> {
+        let position = self.publish_message(topic, payload_json, None)?;
+        if let Some(relay) = &*self.relay.read() {
+            // Parsed again only when there is somewhere to relay to.
+            relay.relay(&Topic::parse(topic)?, payload_json);
+        }
+        Ok(position)
+    }
+
+    /// Publishes a message another node published (which that node's own
+    /// clients already have): like [`publish`](Hub::publish), but not relayed.
+    pub fn publish_relayed(&self, topic: &str, payload_json: &str) -> Result<Position, PushError> {
         self.publish_message(topic, payload_json, None)
+    }
+
+    /// Sets where this hub's publications go besides its own clients (see
+    /// [`Relay`]); `None` stops relaying.
+    pub fn set_relay(&self, relay: Option<Arc<dyn Relay>>) {
+        *self.relay.write() = relay;
     }
 
     /// Publishes a message only `audience` may receive (among the clients the

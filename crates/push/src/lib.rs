@@ -54,7 +54,7 @@ mod topic;
 /// transport asks for what it negotiated without converting.
 pub use bulwark_encoding::Encoding;
 pub use client::{Batch, ClientHandle, ClientId, ClientToken, Recovery, SubscribeReply};
-pub use hub::{Audience, Hub, Message, OpenAcl, Position, PushAcl, PushConfig, Stats};
+pub use hub::{Audience, Hub, Message, OpenAcl, Position, PushAcl, PushConfig, Relay, Stats};
 pub use rate::{Rate, TokenBucket};
 pub use topic::{Topic, TopicFilter};
 

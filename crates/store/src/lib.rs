@@ -32,6 +32,10 @@
 //! - Writes queue the resource for the pivot in the same transaction; the
 //!   pivot task ([`Store::spawn_pivot_task`]) indexes batches (FTS5 on SQLite,
 //!   `tsvector` + GIN on PostgreSQL).
+//! - A resource whose publication window opens or closes changes what
+//!   visitors see without any write: the publication task
+//!   ([`Store::spawn_publication_task`]) sleeps until the next such moment and
+//!   then emits the change event an update of those resources would have.
 //! - Plain-SQL migrations (`migrations/`) run when a store opens; a module
 //!   brings its own tables as a list of [`Migration`]s for
 //!   [`Store::migrate_module`], applied by the same code, and works on them
@@ -48,7 +52,9 @@
 //! `bulwark-acl`'s access policy; the store keeps visibility and filters searches by the
 //! [`VisibilityFilter`] the policy computed, so pages of results stay full), no caching (that is the
 //! depcache, fed by the change events), no media files (a media module will keep them), no
-//! cross-node event fan-out (LISTEN/NOTIFY is for a cluster module to add),
+//! cross-node event fan-out (the cluster module adds it: its outbox commits
+//! with each change through the [`CommitHook`], and what other nodes committed
+//! comes back through [`Store::announce`]),
 //! no HTTP (the web layer turns a [`StoreError`] into a status, in one place),
 //! and no ORM: SQL is plain, bound, and in one place per operation.
 
@@ -64,6 +70,7 @@ mod migrate;
 mod model;
 mod module_sql;
 mod pivot;
+mod publication;
 mod resource;
 mod sanitize;
 mod search;
@@ -84,4 +91,4 @@ pub use module_sql::{ModuleSql, SqlParam, SqlRow};
 pub use sanitize::{HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, sanitize_html_value};
 pub use second_factor::TotpSecret;
 pub use session::Session;
-pub use store::{Database, PoolOptions, PoolStatus, Store, StoreConfig};
+pub use store::{CommitHook, Database, PoolOptions, PoolStatus, Store, StoreConfig};

@@ -75,6 +75,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/common/0007_sessions.sql"),
         postgres: include_str!("../migrations/common/0007_sessions.sql"),
     },
+    Migration {
+        version: 8,
+        name: "publication_window",
+        sqlite: include_str!("../migrations/common/0008_publication_window.sql"),
+        postgres: include_str!("../migrations/common/0008_publication_window.sql"),
+    },
 ];
 
 /// A core migration's work done in Rust, inside its transaction.

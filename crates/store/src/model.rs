@@ -386,6 +386,20 @@ pub struct ChangeEvent {
     /// Sorted by id, each resource once. Writes that change no resource
     /// (config, identities, the category tree, the pivot) leave it empty.
     pub resources: Vec<ResourceChange>,
+    /// What changed is not known (a cluster node that lost its connection
+    /// to the other nodes' changes): every cached value may be stale.
+    pub everything: bool,
+}
+
+impl ChangeEvent {
+    /// "Anything may have changed": flush every cached value.
+    pub fn everything() -> ChangeEvent {
+        ChangeEvent {
+            keys: Vec::new(),
+            resources: Vec::new(),
+            everything: true,
+        }
+    }
 }
 
 /// What a committed write did to one resource.

@@ -30,6 +30,12 @@ pub struct ModuleSql<'a> {
     conn: &'a mut dyn Conn,
 }
 
+impl<'a> ModuleSql<'a> {
+    pub(crate) fn new(conn: &'a mut dyn Conn) -> ModuleSql<'a> {
+        ModuleSql { conn }
+    }
+}
+
 impl ModuleSql<'_> {
     /// Runs one statement; returns how many rows it changed. A unique
     /// constraint it breaks is [`StoreError::Duplicate`](crate::StoreError::Duplicate).

@@ -253,7 +253,7 @@ pub(crate) fn queue_pivot(
     Ok(())
 }
 
-fn resource_keys(c: &mut dyn Conn, r: &Resource, ch: &mut Changes) -> Result<()> {
+pub(crate) fn resource_keys(c: &mut dyn Conn, r: &Resource, ch: &mut Changes) -> Result<()> {
     ch.add(dependency::resource(r.id));
     if let Some(n) = &r.name {
         ch.add(dependency::resource_name(n));

@@ -21,6 +21,7 @@ use tokio::sync::{Notify, broadcast};
 use crate::db::{Conn, DbError, DbFailure, PgConn, SqliteConn, pg_error};
 use crate::error::{DatabaseError, Result, StoreError};
 use crate::model::{ChangeEvent, ChangeKind, ResourceChange, ResourceId};
+use crate::module_sql::ModuleSql;
 
 /// Where the data lives.
 #[derive(Debug, Clone)]
@@ -134,7 +135,7 @@ impl Changes {
         };
     }
 
-    fn into_event(self) -> Option<ChangeEvent> {
+    pub(crate) fn into_event(self) -> Option<ChangeEvent> {
         if self.keys.is_empty() && self.resources.is_empty() {
             return None;
         }
@@ -145,6 +146,23 @@ impl Changes {
                 .into_iter()
                 .map(|(id, kind)| ResourceChange { id, kind })
                 .collect(),
+            everything: false,
+        })
+    }
+
+    /// The event this write will emit once it commits, if any.
+    fn peek_event(&self) -> Option<ChangeEvent> {
+        if self.keys.is_empty() && self.resources.is_empty() {
+            return None;
+        }
+        Some(ChangeEvent {
+            keys: self.keys.iter().cloned().collect(),
+            resources: self
+                .resources
+                .iter()
+                .map(|(&id, &kind)| ResourceChange { id, kind })
+                .collect(),
+            everything: false,
         })
     }
 }
@@ -173,6 +191,19 @@ pub(crate) struct Inner {
     pub config: StoreConfig,
     events: broadcast::Sender<ChangeEvent>,
     pub pivot_wakeup: Notify,
+    /// Woken by every change event: a resource's publication window may have
+    /// moved (`publication.rs`).
+    pub publication_wakeup: Notify,
+    commit_hook: parking_lot::RwLock<Option<Arc<dyn CommitHook>>>,
+}
+
+/// Runs inside every write's transaction that changes something, just before
+/// it commits, with the event the write will emit: what it writes commits or
+/// rolls back with the change. The cluster module keeps its outbox this way, so
+/// the other nodes hear of a change exactly when it committed. An error rolls
+/// the write back.
+pub trait CommitHook: Send + Sync {
+    fn before_commit(&self, tx: &mut ModuleSql<'_>, change: &ChangeEvent) -> Result<()>;
 }
 
 /// A site's database. Cheap to clone; all clones share the pools.
@@ -320,6 +351,8 @@ impl Store {
                 config,
                 events,
                 pivot_wakeup: Notify::new(),
+                publication_wakeup: Notify::new(),
+                commit_hook: parking_lot::RwLock::new(None),
             }),
         };
         let s = store.clone();
@@ -346,6 +379,21 @@ impl Store {
     /// 4096 events behind gets `Lagged` and should flush everything it caches.
     pub fn subscribe(&self) -> broadcast::Receiver<ChangeEvent> {
         self.inner.events.subscribe()
+    }
+
+    /// Emits a change this store did not write: one another node committed to
+    /// the same database (the cluster module delivers those), a publication
+    /// window that opened or closed, or [`ChangeEvent::everything`]. Its
+    /// receivers treat it like any other.
+    pub fn announce(&self, event: ChangeEvent) {
+        self.inner.publication_wakeup.notify_one();
+        let _ = self.inner.events.send(event);
+    }
+
+    /// Sets (or with `None` removes) the hook every changing write runs just
+    /// before its commit.
+    pub fn set_commit_hook(&self, hook: Option<Arc<dyn CommitHook>>) {
+        *self.inner.commit_hook.write() = hook;
     }
 
     /// How many database connections are open and idle right now.
@@ -418,6 +466,16 @@ impl Store {
         f: impl FnOnce(&mut dyn Conn, &mut Changes) -> Result<T>,
     ) -> Result<T> {
         let mut changes = Changes::default();
+        let hook = self.inner.commit_hook.read().clone();
+        let body = |c: &mut dyn Conn| -> Result<T> {
+            let out = f(c, &mut changes)?;
+            if let Some(hook) = &hook
+                && let Some(event) = changes.peek_event()
+            {
+                hook.before_commit(&mut ModuleSql::new(c), &event)?;
+            }
+            Ok(out)
+        };
         let out = match &self.inner.backend {
             // Waiting for the writer (and fsync) can take a while: if this
             // runs on a runtime worker by mistake, let the runtime move the
@@ -428,9 +486,7 @@ impl Store {
                     .try_lock_for(self.acquire_timeout())
                     .ok_or(StoreError::Busy)?;
                 let mut conn = SqliteConn(&c);
-                Ok(transaction(&mut conn, "BEGIN IMMEDIATE", |c| {
-                    f(c, &mut changes)
-                })?)
+                Ok(transaction(&mut conn, "BEGIN IMMEDIATE", body)?)
             })?,
             Backend::Postgres(b) => {
                 let _context = b.handle.enter();
@@ -440,7 +496,7 @@ impl Store {
                     handle: &b.handle,
                     conn: &mut pooled,
                 };
-                let r = transaction(&mut conn, "BEGIN", |c| f(c, &mut changes));
+                let r = transaction(&mut conn, "BEGIN", body);
                 if matches!(r, Err(TxError::RollbackFailed(_))) {
                     // The connection is in an unknown state: never reuse it.
                     pooled.close_on_drop();
@@ -457,6 +513,7 @@ impl Store {
             self.inner.pivot_wakeup.notify_one();
         }
         if let Some(event) = changes.into_event() {
+            self.inner.publication_wakeup.notify_one();
             // No receivers is fine: nobody caches anything yet.
             let _ = self.inner.events.send(event);
         }

@@ -1111,7 +1111,7 @@ fn reopening_runs_no_migration_twice(s: &Store) {
         reopened.categories().unwrap().len(),
         s.categories().unwrap().len()
     );
-    assert_eq!(schema_version(), 7);
+    assert_eq!(schema_version(), 8);
     reopened.analyze().unwrap();
 }
 

@@ -31,13 +31,25 @@ impl Event for ResourceChanged {
 
 /// **notify**: dependency keys were flushed after a committed write; every cached
 /// value (model values, fragments, pages) computed from them is gone. `all` is
-/// set instead when the change task fell behind and flushed the whole cache.
+/// set instead when the whole cache was flushed: the change task fell behind, or
+/// a cluster node could not be sure it heard of every other node's change.
 #[derive(Debug, Clone)]
 pub struct CacheFlushed {
     pub keys: Vec<DependencyKey>,
     pub all: bool,
 }
 impl Event for CacheFlushed {
+    type Delivery = Notify;
+}
+
+/// **notify**: the site finished loading (at start and after every configuration
+/// reload): the observers registered in this load are the ones
+/// [`SiteNotifier::current`](crate::SiteNotifier::current) gives from now on, so
+/// a module can ask another module's observers (the cluster module asks the push
+/// module for the site's hub). Sent once per load, before the site takes requests.
+#[derive(Debug, Clone)]
+pub struct SiteLoaded;
+impl Event for SiteLoaded {
     type Delivery = Notify;
 }
 

@@ -110,6 +110,7 @@ impl SiteStores {
                 })?;
         }
         store.spawn_pivot_task(100, Duration::from_millis(200));
+        store.spawn_publication_task();
         let open = OpenStore {
             models: SiteModels::new(store),
             notifier: SiteNotifier::default(),
@@ -172,13 +173,16 @@ pub async fn open_site_store(
     Ok(store)
 }
 
-/// Committed writes flush exactly the dependency keys they name; then the site's
+/// Committed writes (here, on another node, or a publication window that opened
+/// or closed) flush exactly the dependency keys they name; then the site's
 /// observers hear which resources changed.
 async fn apply_changes(open: OpenStore) {
     let models = &open.models;
     let mut changes = models.store.subscribe();
     loop {
         match changes.recv().await {
+            // Which keys changed is unknown, so everything goes.
+            Ok(change) if change.everything => flush_everything(&open),
             Ok(change) => {
                 for key in &change.keys {
                     models.cache.flush_dependency(key);
@@ -196,14 +200,16 @@ async fn apply_changes(open: OpenStore) {
                 }
             }
             // Missed events: which keys changed is unknown, so everything goes.
-            Err(RecvError::Lagged(_)) => {
-                models.cache.flush_all();
-                open.notifier.current().notify(&CacheFlushed {
-                    keys: Vec::new(),
-                    all: true,
-                });
-            }
+            Err(RecvError::Lagged(_)) => flush_everything(&open),
             Err(RecvError::Closed) => return,
         }
     }
+}
+
+fn flush_everything(open: &OpenStore) {
+    open.models.cache.flush_all();
+    open.notifier.current().notify(&CacheFlushed {
+        keys: Vec::new(),
+        all: true,
+    });
 }

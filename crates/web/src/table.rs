@@ -231,6 +231,7 @@ async fn serve_site(
     }
     let notifier = Arc::new(observers.build());
     open.notifier.replace(notifier.clone());
+    notifier.notify(&crate::events::SiteLoaded);
     let controllers = site
         .router
         .rules()

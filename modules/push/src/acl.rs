@@ -1,7 +1,8 @@
 //! Who may do what with a site's topics: a user's own topics (`user/{id}/...`,
 //! see `user.rs`) and resources' topics (`rsc/...`, see `rsc.rs`) first, which
-//! nothing can open wider; then the site's modules (the [`PushAccess`]
-//! notification); then the `[push]` policy.
+//! nothing can open wider; `[push] administrators_only`, which nothing opens
+//! to anyone else; then the site's modules (the [`PushAccess`] notification);
+//! then the rest of the `[push]` policy.
 
 use bulwark_acl::Principal;
 use bulwark_push::{PushAcl, Topic, TopicFilter};
@@ -15,6 +16,7 @@ use crate::user;
 pub struct SitePushAcl {
     browser_publish: Vec<TopicFilter>,
     deny: Vec<TopicFilter>,
+    administrators_only: Vec<TopicFilter>,
     notifier: SiteNotifier,
 }
 
@@ -30,6 +32,7 @@ impl SitePushAcl {
         SitePushAcl {
             browser_publish: parse(&settings.browser_publish),
             deny: parse(&settings.deny),
+            administrators_only: parse(&settings.administrators_only),
             notifier,
         }
     }
@@ -50,6 +53,11 @@ impl SitePushAcl {
     fn denied(&self, topic: &Topic) -> bool {
         self.deny.iter().any(|f| f.matches(topic))
     }
+
+    /// Whether `topic` is closed to `principal` by `[push] administrators_only`.
+    fn kept_from(&self, principal: &Principal, topic: &Topic) -> bool {
+        !principal.is_administrator() && self.administrators_only.iter().any(|f| f.matches(topic))
+    }
 }
 
 impl PushAcl for SitePushAcl {
@@ -61,12 +69,15 @@ impl PushAcl for SitePushAcl {
         let Some(topic) = filter.as_topic() else {
             return true;
         };
+        if self.kept_from(principal, &topic) {
+            return false;
+        }
         self.observed(principal, PushAction::Subscribe, topic.as_str())
             .unwrap_or_else(|| !self.denied(&topic))
     }
 
     fn may_read(&self, principal: &Principal, topic: &Topic) -> bool {
-        user::may_use(principal, topic) && !self.denied(topic)
+        user::may_use(principal, topic) && !self.denied(topic) && !self.kept_from(principal, topic)
     }
 
     fn may_publish(&self, principal: &Principal, topic: &Topic) -> bool {

@@ -4,7 +4,7 @@ use bulwark_acl::Principal;
 use bulwark_notify::{Event, First};
 use std::sync::Arc;
 
-use bulwark_push::{Audience, Position, PushError};
+use bulwark_push::{Audience, Hub, Position, PushError};
 use bulwark_store::ResourceId;
 
 /// **first**: may `principal` subscribe to, or publish on, `topic`? Asked when a
@@ -65,4 +65,16 @@ pub struct Publish {
 
 impl Event for Publish {
     type Delivery = First<Result<Position, PushError>>;
+}
+
+/// **first**: the site's push hub, for modules that extend push (the cluster
+/// module relays publications between nodes through it). The push module
+/// answers; no answer: the site does not enable `push`. Ask after the site
+/// loaded ([`SiteLoaded`](bulwark_web::events::SiteLoaded)): a configuration
+/// change of `[push]` makes a new hub.
+#[derive(Debug, Clone)]
+pub struct PushHub;
+
+impl Event for PushHub {
+    type Delivery = First<Arc<Hub>>;
 }

@@ -26,7 +26,7 @@ use bulwark_site::ModuleManifest;
 use bulwark_web::events::{GatherFigures, Logoff, ResourceChanged};
 use bulwark_web::{Module, ModuleError, SiteNotifier, SiteSetup};
 
-pub use events::{Publish, PublishToUser, PushAccess, PushAction};
+pub use events::{Publish, PublishToUser, PushAccess, PushAction, PushHub};
 pub use settings::PushSettings;
 pub use transports::{PushTransport, run_command};
 pub use user::{PublishToUserError, publish_to_user};
@@ -148,6 +148,9 @@ impl Module for PushModule {
                 figures
             },
         );
+        let hub = push.hub.clone();
+        site.observers()
+            .on_first(OBSERVER_PRIORITY, move |_: &PushHub| Some(hub.clone()));
         let hub = push.hub.clone();
         site.observers()
             .on_notify(OBSERVER_PRIORITY, move |l: &Logoff| {

@@ -17,6 +17,10 @@ pub struct PushSettings {
     /// Topic filters browsers may neither subscribe to nor receive.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Topic filters only administrators may subscribe to and receive (a
+    /// wildcard subscription of anyone else never brings their messages).
+    #[serde(default)]
+    pub administrators_only: Vec<String>,
     /// Bearer token for `POST /push/publish`; without one the endpoint is closed.
     pub publish_token: Option<String>,
     /// A client with no transport attached for this long is removed, with its
@@ -70,6 +74,7 @@ impl PushSettings {
         for (key, filters) in [
             ("browser_publish", &settings.browser_publish),
             ("deny", &settings.deny),
+            ("administrators_only", &settings.administrators_only),
         ] {
             for (i, f) in filters.iter().enumerate() {
                 TopicFilter::parse(f)

@@ -346,3 +346,37 @@ async fn a_push_connection_ends_with_its_session() {
     assert_eq!(topics(&got, ""), ["site/end"]);
     site.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn administrators_only_topics_reach_administrators_alone() {
+    // The test site keeps `staff/#` for administrators.
+    let site = Site::start(Backend::Sqlite).await;
+    let store = site.store();
+    add_user(&store, "ada", "managers").await;
+    add_user(&store, "root", "administrators").await;
+    let ada = logon(&site, "ada").await;
+    let root = logon(&site, "root").await;
+
+    let mut root_push = Client::connect(&site, Some(&root)).await;
+    root_push.subscribed("staff/totals").await;
+    root_push.subscribed("site/end").await;
+    // Anyone else is refused by name, and wildcards bring them nothing.
+    let mut others = Vec::new();
+    for who in [Some(&ada), None] {
+        let mut push = Client::connect(&site, who).await;
+        push.refused("staff/totals").await;
+        push.subscribed("#").await;
+        others.push(push);
+    }
+    let (status, _) = server_publish(&site, "staff/totals", json!({"n": 1})).await;
+    assert_eq!(status, 200);
+    let (status, _) = server_publish(&site, "site/end", json!(1)).await;
+    assert_eq!(status, 200);
+    let got = root_push.received_until("site/end").await;
+    assert_eq!(topics(&got, "staff/"), ["staff/totals"]);
+    for push in others.iter_mut() {
+        let got = push.received_until("site/end").await;
+        assert!(topics(&got, "staff/").is_empty(), "{got:?}");
+    }
+    site.stop().await;
+}

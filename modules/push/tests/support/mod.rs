@@ -83,6 +83,7 @@ impl Site {
                 r#"browser_publish = ["site/board"]"#,
                 &format!(
                     "browser_publish = [\"site/board\", \"user/+/notes\"]\n\
+                     administrators_only = [\"staff/#\"]\n\
                      publish_token = \"{PUBLISH_TOKEN}\"\n\
                      keepalive_ms = 200"
                 ),

@@ -1,0 +1,427 @@
+//! Two nodes of one site in one test process: two servers, each with its own
+//! caches and push hub, on one PostgreSQL schema, kept in step by the cluster
+//! module. PostgreSQL is required (never skipped): `scripts/ensure-postgres.sh`.
+
+#[path = "../../../crates/web/tests/common/mod.rs"]
+mod common;
+#[path = "../../../crates/store/tests/common/mod.rs"]
+mod databases;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bulwark_store::{NewResource, Props, ResourceId, ResourceUpdate, Store};
+use common::{TestServer, get, start_with_modules};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use sqlx::Connection;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+const PUBLISH_TOKEN: &str = "s3cret";
+
+fn modules() -> Vec<Arc<dyn bulwark_web::Module>> {
+    vec![
+        bulwark_module_core::module(),
+        bulwark_module_push::module(),
+        bulwark_module_cluster::module(),
+    ]
+}
+
+/// A node of site `news` on `schema`, named `node`.
+async fn node(schema: &str, node: &str) -> TestServer {
+    let site = format!(
+        r#"
+hostname = "news.test"
+default = true
+modules = ["push", "cluster"]
+
+[database]
+url = "{url}"
+schema = "{schema}"
+
+[cluster]
+node = "{node}"
+heartbeat_ms = 100
+
+[push]
+publish_token = "{PUBLISH_TOKEN}"
+
+[[dispatch]]
+name = "cached"
+path = "/cached/{{id}}"
+controller = "template"
+template = "show.tpl"
+
+[[dispatch]]
+name = "articles"
+path = "/articles"
+controller = "template"
+template = "articles.tpl"
+"#,
+        url = databases::pg_url()
+    );
+    start_with_modules(
+        &[
+            ("news/site.toml", site.as_str()),
+            ("news/templates/show.tpl", "[{{ m.rsc[id].title }}]"),
+            (
+                "news/templates/articles.tpl",
+                "{% for a in m.search(cat=\"article\") %}<{{ a.title }}>{% endfor %}",
+            ),
+        ],
+        |_| {},
+        modules(),
+    )
+    .await
+}
+
+/// Two nodes on a fresh schema (dropped when the test ends, also on failure).
+struct Pair {
+    a: TestServer,
+    b: TestServer,
+    schema: Schema,
+}
+
+struct Schema(String);
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        databases::drop_schema(&self.0);
+    }
+}
+
+impl Pair {
+    async fn start(test: &str) -> Pair {
+        let schema = Schema(databases::pg_schema(test));
+        // Fails (never skips) when PostgreSQL is not there.
+        if let Err(e) = sqlx::PgConnection::connect(&databases::pg_url()).await {
+            panic!(
+                "PostgreSQL is required at {} ({e}); `source scripts/ensure-postgres.sh`",
+                databases::pg_url()
+            );
+        }
+        // Node names are the test's own: tests run in parallel, and one finds
+        // its node's connection by name.
+        let a = node(&schema.0, &format!("a-{test}")).await;
+        let b = node(&schema.0, &format!("b-{test}")).await;
+        let pair = Pair { a, b, schema };
+        pair.until_hearing().await;
+        pair
+    }
+
+    fn store(&self) -> Store {
+        self.a.models["news"].store.clone()
+    }
+
+    /// Both nodes listen and their heartbeats come back.
+    async fn until_hearing(&self) {
+        for server in [&self.a, &self.b] {
+            eventually(Duration::from_secs(10), || async {
+                get(server.addr, "news.test", "/cluster/health")
+                    .await
+                    .status
+                    == 200
+            })
+            .await;
+        }
+    }
+
+    async fn stop(self) {
+        self.a.shutdown().await;
+        self.b.shutdown().await;
+    }
+}
+
+async fn health(server: &TestServer) -> Value {
+    let r = get(server.addr, "news.test", "/cluster/health").await;
+    serde_json::from_slice(&r.body).unwrap()
+}
+
+/// Polls `check` until it is true, failing after `within`.
+async fn eventually<F, Fut>(within: Duration, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !check().await {
+        assert!(start.elapsed() < within, "not within {within:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn page(server: &TestServer, path: &str) -> String {
+    let r = get(server.addr, "news.test", path).await;
+    assert_eq!(r.status, 200, "{path}: {}", r.text());
+    r.text()
+}
+
+async fn create(store: &Store, title: &str) -> ResourceId {
+    let mut r = NewResource::new("article", Props::new().with("title", title));
+    r.published = true;
+    store.run(move |s| s.create_resource(r)).await.unwrap()
+}
+
+async fn retitle(store: &Store, id: ResourceId, title: &str) {
+    let title = title.to_owned();
+    store
+        .run(move |s| {
+            let version = s.resource(id)?.unwrap().version;
+            s.update_resource(
+                ResourceUpdate::new(id, version).merge(Props::new().with("title", title)),
+            )
+        })
+        .await
+        .unwrap();
+}
+
+/// Changes the title in the database behind every node's back: no outbox row,
+/// no notification.
+async fn retitle_silently(schema: &str, id: ResourceId, title: &str) {
+    let mut c = sqlx::PgConnection::connect(&databases::pg_url())
+        .await
+        .unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "UPDATE \"{schema}\".rsc SET props = $1 WHERE id = $2"
+    )))
+    .bind(json!({"title": title}).to_string())
+    .bind(id.0)
+    .execute(&mut c)
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_change_on_one_node_removes_the_cached_page_on_the_other() {
+    let pair = Pair::start("cluster_change").await;
+    let id = create(&pair.store(), "First").await;
+    let path = format!("/cached/{id}");
+    assert_eq!(page(&pair.b, &path).await, "[First]");
+    // The page is cached on B: a change nobody announced does not show.
+    retitle_silently(&pair.schema.0, id, "Unannounced").await;
+    assert_eq!(page(&pair.b, &path).await, "[First]");
+
+    let changed = Instant::now();
+    retitle(&pair.store(), id, "Changed").await;
+    eventually(Duration::from_secs(2), || async {
+        page(&pair.b, &path).await == "[Changed]"
+    })
+    .await;
+    let took = changed.elapsed();
+    assert!(
+        took < Duration::from_secs(1),
+        "B saw the change after {took:?}"
+    );
+    assert!(health(&pair.b).await["changes_applied"].as_u64().unwrap() >= 1);
+    pair.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_write_that_rolls_back_sends_nothing() {
+    let pair = Pair::start("cluster_rollback").await;
+    let id = create(&pair.store(), "Kept").await;
+    let path = format!("/cached/{id}");
+    assert_eq!(page(&pair.b, &path).await, "[Kept]");
+    retitle_silently(&pair.schema.0, id, "Unannounced").await;
+    // What B's change task hears: its own writes (none) and what it is told.
+    let mut heard = pair.b.models["news"].store.subscribe();
+
+    // Two resources in one transaction; the second name is taken, so the
+    // first insert (which named its keys) rolls back with it.
+    let named = |name: &str| {
+        let mut r = NewResource::new("article", Props::new().with("title", name));
+        r.name = Some(name.to_owned());
+        r
+    };
+    create(&pair.store(), "Taken").await;
+    let store = pair.store();
+    let taken = store
+        .run(move |s| {
+            s.create_resource(named("taken"))?;
+            s.create_resources(vec![named("fresh"), named("taken")])
+        })
+        .await;
+    assert!(taken.is_err(), "{taken:?}");
+    // What the outbox holds naming each name's key: the notification is sent
+    // in the same transaction as the row, so no row, no message.
+    let mut c = sqlx::PgConnection::connect(&databases::pg_url())
+        .await
+        .unwrap();
+    let mut rows_naming = async |name: &str| -> i64 {
+        sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT count(*) FROM \"{}\".cluster_outbox WHERE body LIKE $1",
+            pair.schema.0
+        )))
+        .bind(format!("%\"name:{name}\"%"))
+        .fetch_one(&mut c)
+        .await
+        .unwrap()
+    };
+    assert_eq!(rows_naming("taken").await, 1);
+    assert_eq!(rows_naming("fresh").await, 0);
+    // B hears of "taken", and of nothing the rolled-back batch named.
+    let key = |name: &str| bulwark_store::dependency::resource_name(name);
+    let mut keys = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !keys.contains(&key("taken")) {
+        let event = tokio::time::timeout_at(deadline.into(), heard.recv())
+            .await
+            .expect("B hears of the committed write within 2 s")
+            .unwrap();
+        keys.extend(event.keys);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    while let Ok(event) = heard.try_recv() {
+        keys.extend(event.keys);
+    }
+    assert!(!keys.contains(&key("fresh")), "{keys:?}");
+    // Its cached page is still the one from before (nothing flushed it).
+    assert_eq!(page(&pair.b, &path).await, "[Kept]");
+    pair.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_whose_listener_was_cut_flushes_on_reconnect() {
+    let pair = Pair::start("cluster_cut").await;
+    let id = create(&pair.store(), "Before").await;
+    let path = format!("/cached/{id}");
+    assert_eq!(page(&pair.a, &path).await, "[Before]");
+    assert_eq!(page(&pair.b, &path).await, "[Before]");
+    let connections = health(&pair.b).await["connections"].as_u64().unwrap();
+
+    // The change B cannot hear of: made behind every node's back while B's
+    // listening connection is cut.
+    retitle_silently(&pair.schema.0, id, "Missed").await;
+    let mut c = sqlx::PgConnection::connect(&databases::pg_url())
+        .await
+        .unwrap();
+    let cut: Vec<bool> = sqlx::query_scalar(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE application_name = 'bulwark-cluster b-cluster_cut listener'",
+    )
+    .fetch_all(&mut c)
+    .await
+    .unwrap();
+    assert_eq!(cut, vec![true], "B's listener was found and cut");
+
+    eventually(Duration::from_secs(5), || async {
+        health(&pair.b).await["connections"].as_u64().unwrap() > connections
+    })
+    .await;
+    assert_eq!(page(&pair.b, &path).await, "[Missed]");
+    // A kept its connection, so its page stays as cached: the flush was B's own.
+    assert_eq!(page(&pair.a, &path).await, "[Before]");
+    pair.until_hearing().await;
+    pair.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_push_message_published_on_one_node_reaches_a_client_on_the_other() {
+    let pair = Pair::start("cluster_push").await;
+    let mut request = format!("ws://127.0.0.1:{}/push/ws", pair.b.addr.port())
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("sec-websocket-protocol", "bulwark-push".parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let hello = tokio::time::timeout(Duration::from_secs(5), ws.next())
+        .await
+        .expect("a hello within 5 s")
+        .unwrap()
+        .unwrap();
+    let hello: Value = serde_json::from_str(hello.to_text().unwrap()).unwrap();
+    assert_eq!(hello["type"], "hello");
+    ws.send(Message::text(
+        json!({"op": "subscribe", "topic": "site/votes/#"}).to_string(),
+    ))
+    .await
+    .unwrap();
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .expect("a reply within 5 s")
+            .unwrap()
+            .unwrap();
+        if let Message::Text(text) = frame {
+            let reply: Value = serde_json::from_str(text.as_str()).unwrap();
+            assert_eq!(reply["type"], "subscribed", "{reply}");
+            break;
+        }
+    }
+
+    let publish = |topic: &'static str, payload: Value| {
+        let addr = pair.a.addr;
+        async move {
+            let body = json!({"topic": topic, "payload": payload}).to_string();
+            let request = format!(
+                "POST /push/publish HTTP/1.1\r\nHost: news.test\r\nAuthorization: Bearer {PUBLISH_TOKEN}\r\n\
+                 Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let r = common::raw(addr, request.as_bytes()).await.unwrap();
+            assert_eq!(r.status, 200, "{}", r.text());
+        }
+    };
+    // Small ones travel in the notification, a large one is stored and referenced.
+    publish("site/votes/1", json!({"n": 1})).await;
+    let large = "x".repeat(20_000);
+    publish("site/votes/2", json!({"big": large})).await;
+    publish("site/votes/3", json!({"n": 3})).await;
+
+    let mut got = Vec::new();
+    while got.len() < 3 {
+        let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .expect("B's client hears A's publications within 5 s")
+            .unwrap()
+            .unwrap();
+        let Message::Text(text) = frame else { continue };
+        let frame: Value = serde_json::from_str(text.as_str()).unwrap();
+        for m in frame["messages"].as_array().into_iter().flatten() {
+            got.push((
+                m["topic"].as_str().unwrap().to_owned(),
+                m["payload"].clone(),
+            ));
+        }
+    }
+    let topics: Vec<&str> = got.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(topics, ["site/votes/1", "site/votes/2", "site/votes/3"]);
+    assert_eq!(got[1].1["big"].as_str().map(str::len), Some(20_000));
+    // A's own clients are A's business: B does not send them back.
+    let a = health(&pair.a).await;
+    assert_eq!(a["publications_applied"], 0, "{a}");
+    assert_eq!(a["publications_sent"], 3, "{a}");
+    pair.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_publication_window_opening_flushes_the_pages_that_list_the_resource_on_every_node() {
+    let pair = Pair::start("cluster_window").await;
+    create(&pair.store(), "Old").await;
+    let opens = chrono::Utc::now() + chrono::Duration::milliseconds(1500);
+    let mut r = NewResource::new("article", Props::new().with("title", "Scheduled"));
+    r.published = true;
+    r.publication_start = Some(opens);
+    pair.store()
+        .run(move |s| s.create_resource(r))
+        .await
+        .unwrap();
+    for node in [&pair.a, &pair.b] {
+        assert_eq!(page(node, "/articles").await, "<Old>");
+    }
+    // Both pages are cached now, and nothing is written when the window opens.
+    for node in [&pair.a, &pair.b] {
+        eventually(Duration::from_secs(4), || async {
+            page(node, "/articles").await.contains("<Scheduled>")
+        })
+        .await;
+    }
+    let late = chrono::Utc::now() - opens;
+    assert!(
+        late < chrono::Duration::milliseconds(800),
+        "the pages showed it {late} after the window opened"
+    );
+    pair.stop().await;
+}

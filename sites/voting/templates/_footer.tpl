@@ -1,0 +1,4 @@
+</main>
+<footer class="foot"><p>Nederland / the Netherlands &middot; Bulwark</p></footer>
+</body>
+</html>
