@@ -88,7 +88,9 @@ pub use model::{
     Version, Visibility, VisibilityFilter,
 };
 pub use module_sql::{ModuleSql, SqlParam, SqlRow};
-pub use sanitize::{HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, sanitize_html_value};
+pub use sanitize::{
+    HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, html_to_plain, sanitize_html_value,
+};
 pub use second_factor::TotpSecret;
 pub use session::Session;
 pub use store::{CommitHook, Database, PoolOptions, PoolStatus, Store, StoreConfig};

@@ -380,8 +380,8 @@ fn sanitize_value(
 }
 
 /// Undo the text escaping, for indexing and sorting (the pivot wants words,
-/// not entities).
-pub(crate) fn html_to_plain(s: &str) -> String {
+/// not entities) and for URL slugs: the text a person reads, without markup.
+pub fn html_to_plain(s: &str) -> String {
     let stripped = TEXT.clean(s).to_string();
     stripped
         .replace("&lt;", "<")

@@ -1,19 +1,18 @@
 //! The admin module (`admin`): editors run a site from the browser, at
-//! `/admin`. This first part gives the frame every screen shares (who may
-//! enter, the menu, the layout) and two screens: the dashboard (recent
-//! edits) and the resource list (search, filter by category, paging). Pages
-//! are the module's own templates (`admin_*.tpl`), which a site may
-//! override; what they change goes through the JSON API (`/api/...`) under
-//! the same access rules as everything else.
+//! `/admin` (docs/admin.md): the dashboard (live figures over push, recent
+//! edits), resources (search, filters, bulk actions), a new resource, the
+//! editor (rich text, publication, connections, earlier versions), and the
+//! site's screens: categories, predicates, users, access rules (with "view
+//! the site as"), settings, modules, cache and backups. Pages are the
+//! module's own templates (`admin_*.tpl`), which a site may override; what
+//! they change goes through the JSON API (`/api/...`) under the same access
+//! rules as everything else, with the session's CSRF token.
 //!
-//! Who may enter: a logged-on user in `editors` or a group above it. Anyone
-//! else logged on gets 403; an anonymous visitor is sent to `/logon` and
-//! back. The menu is the [`AdminMenu`] fold: the module starts it with its
-//! own items and every module may add its own.
-//!
-//! The editor (`/admin/edit/{id}`) saves through `PATCH /api/rsc/{id}` with
-//! `If-Match` and the session's CSRF token (`lib/js/admin-edit.js`): a change
-//! someone else saved meanwhile is shown as a conflict, never overwritten.
+//! Who may enter: a logged-on user in `editors` or a group above it; each
+//! screen names the group it needs (`Page::group`). Anyone else logged on
+//! gets 403; an anonymous visitor is sent to `/logon` and back. The menu is
+//! the [`AdminMenu`] fold: the module starts it with the screens the person
+//! may open and every module may add its own.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -88,6 +87,7 @@ enum Page {
     Dashboard,
     Resources,
     Edit,
+    New,
     Categories,
     Predicates,
     Users,
@@ -104,6 +104,7 @@ impl Page {
             Page::Dashboard => "admin_dashboard.tpl",
             Page::Resources => "admin_resources.tpl",
             Page::Edit => "admin_edit.tpl",
+            Page::New => "admin_new.tpl",
             Page::Categories => "admin_categories.tpl",
             Page::Predicates => "admin_predicates.tpl",
             Page::Users => "admin_users.tpl",
@@ -123,6 +124,7 @@ impl Page {
             Page::Dashboard
             | Page::Resources
             | Page::Edit
+            | Page::New
             | Page::Categories
             | Page::Predicates
             | Page::Cache => ADMIN_GROUP,
@@ -155,6 +157,7 @@ fn own_menu(who: &Principal) -> Vec<MenuItem> {
     [
         ("Dashboard", "/admin", Page::Dashboard),
         ("Resources", "/admin/resources", Page::Resources),
+        ("New", "/admin/new", Page::New),
         ("Categories", "/admin/categories", Page::Categories),
         ("Predicates", "/admin/predicates", Page::Predicates),
         ("Users", "/admin/users", Page::Users),

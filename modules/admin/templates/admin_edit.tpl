@@ -10,18 +10,79 @@
 <p>You may see this {{ r.category }} but not change it. <a href="{{ r.page_url }}">View it</a>.</p>
 {% else %}
 <h1>Edit: <span id="heading">{{ r.title or "(untitled)" }}</span></h1>
-<p><a href="{{ r.page_url }}">View the page</a> &middot; {{ r.category }}</p>
-<form id="editor" class="editor" data-id="{{ r.id }}" data-version="{{ r.version }}" data-csrf="{{ request.csrf_token }}">
+<p><a id="page-link" href="{{ r.page_url }}">View the page</a> &middot; {{ r.category }} &middot;
+  <button type="button" id="preview-toggle" aria-expanded="false" aria-controls="preview">Preview</button></p>
+<div id="preview" hidden><iframe title="Preview of the page" id="preview-frame" loading="lazy"></iframe></div>
+<form id="editor" class="editor" data-id="{{ r.id }}" data-version="{{ r.version }}" data-csrf="{{ request.csrf_token }}" data-page="{{ r.page_url }}">
   <p><label for="title">Title</label><br>
      <input id="title" name="title" value="{{ r.title or '' }}" required size="60"></p>
   <p><label for="summary">Summary</label><br>
      <textarea id="summary" name="summary" rows="3" cols="60">{{ r.summary or '' }}</textarea></p>
-  <p><label for="body">Body (HTML)</label><br>
-     <textarea id="body" name="body" rows="12" cols="60">{{ r.body or '' }}</textarea></p>
-  <p><label><input id="published" name="published" type="checkbox"{% if r.published %} checked{% endif %}> Published</label></p>
+  <div class="field">
+    <span id="body-label">Body</span>
+    <div class="toolbar" role="toolbar" aria-label="Formatting" aria-controls="body-editor" hidden>
+      <button type="button" data-command="bold" aria-label="Bold" title="Bold (Ctrl+B)"><b>B</b></button>
+      <button type="button" data-command="italic" aria-label="Italic" title="Italic (Ctrl+I)"><i>I</i></button>
+      <button type="button" data-command="heading" aria-label="Heading">H</button>
+      <button type="button" data-command="ul" aria-label="Bulleted list">&bull; list</button>
+      <button type="button" data-command="ol" aria-label="Numbered list">1. list</button>
+      <button type="button" data-command="link" aria-label="Link">link</button>
+      <button type="button" data-command="source" aria-pressed="false" aria-label="Edit the HTML source">HTML</button>
+    </div>
+    <div id="body-editor" class="rich" role="textbox" aria-multiline="true" aria-labelledby="body-label" hidden></div>
+    <textarea id="body" name="body" rows="12" cols="60" aria-labelledby="body-label">{{ r.body or '' }}</textarea>
+  </div>
+  <div class="columns">
+    <p><label for="category">Category</label><br>
+      <select id="category" name="category">
+        {% for c in m.category %}<option value="{{ c.name }}"{% if c.name == r.category %} selected{% endif %}>{{ "– " * c.depth }}{{ c.name }}</option>{% endfor %}
+      </select></p>
+    <p><label for="name">Unique name</label><br>
+      <input id="name" name="name" value="{{ r.name or '' }}" size="24" pattern="[a-z0-9_]*" title="a-z, 0-9 and _" aria-describedby="name-help">
+      <br><small id="name-help">Optional: for templates, <code>m.rsc.the_name</code>.</small></p>
+    <p><label for="slug">URL slug</label><br>
+      <input id="slug" name="slug" value="{{ r.own_slug or '' }}" placeholder="{{ r.slug }}" size="30" aria-describedby="slug-help">
+      <br><small id="slug-help">Empty: made from the title.</small></p>
+  </div>
+  <fieldset class="columns">
+    <legend>Publication</legend>
+    <p><label><input id="published" name="published" type="checkbox"{% if r.published %} checked{% endif %}> Published</label></p>
+    <p><label for="publication_start">From</label><br>
+      <input id="publication_start" name="publication_start" type="datetime-local" data-utc="{{ r.publication_start or '' }}"></p>
+    <p><label for="publication_end">Until</label><br>
+      <input id="publication_end" name="publication_end" type="datetime-local" data-utc="{{ r.publication_end or '' }}"></p>
+    <p><label for="visibility">Who may see it</label><br>
+      <select id="visibility" name="visibility">
+        <option value="public"{% if r.visibility == "public" %} selected{% endif %}>everyone</option>
+        <option value="members"{% if r.visibility == "members" %} selected{% endif %}>members</option>
+        {% for g in m.search(cat="content_group", sort="title", pagelen=100) %}
+        <option value="group:{{ g.id }}"{% if r.content_group == g.id %} selected{% endif %}>content group: {{ g.title or g.name }}</option>
+        {% endfor %}
+      </select></p>
+  </fieldset>
   <p><button type="submit">Save</button></p>
   <p id="status" role="status" aria-live="polite"></p>
 </form>
-{{ lib("js/admin-edit.js") }}
+
+<section id="edges" aria-labelledby="edges-title" data-id="{{ r.id }}">
+  <h2 id="edges-title">Connections</h2>
+  <p id="edges-status" class="message" role="status" aria-live="polite"></p>
+  <div id="edge-lists"></div>
+  <form id="new-edge" class="stacked">
+    <h3>Add a connection</h3>
+    <label>Predicate <select name="predicate" required></select></label>
+    <label>Find <input name="text" type="search" placeholder="words of its title" autocomplete="off"></label>
+    <button type="submit">Find</button>
+    <ul id="edge-candidates" class="plain" aria-label="Found"></ul>
+  </form>
+</section>
+
+<section id="revisions" aria-labelledby="revisions-title" data-id="{{ r.id }}">
+  <h2 id="revisions-title">Earlier versions</h2>
+  <p id="revisions-status" class="message" role="status" aria-live="polite"></p>
+  <ol id="revision-list" class="plain"></ol>
+  <div id="revision-diff" class="diff" hidden aria-live="polite"></div>
+</section>
 {% endif %}
 {% endblock %}
+{% block scripts %}{% if r and m.acl.may("update", r.id) %}{{ lib("vendor/purify.min.js", "vendor/squire.js", "vendor/sortable.min.js", "vendor/diff.min.js", "js/admin-edit.js") }}{% endif %}{% endblock %}

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use bulwark_store::{Resource, ResourceId, StoreError, dependency};
+use bulwark_store::{Resource, ResourceId, StoreError, Visibility, dependency, html_to_plain};
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{Error, ErrorKind, State, Value};
 
@@ -31,18 +31,30 @@ pub struct RscObject {
 }
 
 impl RscObject {
+    /// The resource's URL slug: its `slug` property when an editor set one,
+    /// else made from the title as people read it ("Tom &amp; Jerry", as
+    /// stored, is `tom-jerry`, not `tom-amp-jerry`).
     fn slug(&self) -> String {
-        let title = self.rsc.title().unwrap_or("");
-        let mut slug = String::new();
-        for c in title.chars() {
-            if c.is_alphanumeric() {
-                slug.extend(c.to_lowercase());
-            } else if !slug.ends_with('-') && !slug.is_empty() {
-                slug.push('-');
-            }
+        match self.rsc.props.str("slug").filter(|s| !s.trim().is_empty()) {
+            Some(chosen) => slugify(&html_to_plain(chosen)),
+            None => slugify(&html_to_plain(self.rsc.title().unwrap_or(""))),
         }
-        slug.trim_end_matches('-').chars().take(60).collect()
     }
+}
+
+/// Lower-case letters and digits, one `-` for whatever is between them, at
+/// most 60 characters.
+pub fn slugify(text: &str) -> String {
+    let mut slug = String::new();
+    for c in text.chars() {
+        if c.is_alphanumeric() {
+            slug.extend(c.to_lowercase());
+        } else if !slug.ends_with('-') && !slug.is_empty() {
+            slug.push('-');
+        }
+    }
+    let slug: String = slug.chars().take(60).collect();
+    slug.trim_end_matches('-').to_owned()
 }
 
 impl Object for RscObject {
@@ -65,8 +77,24 @@ impl Object for RscObject {
             "created" => time(r.created),
             "modified" => time(r.modified),
             "publication_start" => r.publication_start.map(time).unwrap_or(Value::from(())),
+            "publication_end" => r.publication_end.map(time).unwrap_or(Value::from(())),
+            "visibility" => Value::from(match r.visibility {
+                Visibility::Public => "public",
+                Visibility::Members => "members",
+                Visibility::Group(_) => "group",
+            }),
+            "content_group" => match r.visibility {
+                Visibility::Group(g) => Value::from(g.0),
+                _ => Value::from(()),
+            },
             "version" => Value::from(r.version.0),
             "slug" => Value::from(self.slug()),
+            // The slug an editor chose, if any (`slug` is what is in use).
+            "own_slug" => r
+                .props
+                .str("slug")
+                .map(|s| Value::from(html_to_plain(s)))
+                .unwrap_or(Value::from(())),
             "page_url" => {
                 let slug = self.slug();
                 let url = self

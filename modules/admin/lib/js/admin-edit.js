@@ -1,22 +1,104 @@
-// The admin's editor: saves through the JSON API with If-Match (the version
-// the page was opened at) and the session's CSRF token. A change someone else
-// saved meanwhile comes back as 409 and is shown, never overwritten.
+// The admin's editor. Everything goes through the JSON API with the session's
+// CSRF token (Admin.api, admin.js): the resource is saved with If-Match (the
+// version the page was opened at), so a change someone else saved meanwhile
+// comes back as 409 and is shown, never overwritten; edges and revisions have
+// their own endpoints.
 (function () {
+  "use strict";
   var form = document.getElementById("editor");
   if (!form) return;
+  var id = form.dataset.id;
   var status = document.getElementById("status");
   function say(text, kind) {
     status.textContent = text;
     status.className = kind || "";
   }
+
+  // Rich text: Squire on a div, the textarea kept for the HTML source (and
+  // as what is saved). The server cleans the HTML again on save.
+  var textarea = document.getElementById("body");
+  var surface = document.getElementById("body-editor");
+  var toolbar = form.querySelector(".toolbar");
+  var editor = null;
+  if (window.Squire && window.DOMPurify) {
+    surface.hidden = false;
+    toolbar.hidden = false;
+    textarea.hidden = true;
+    editor = new window.Squire(surface, { blockTag: "P" });
+    editor.setHTML(textarea.value);
+    editor.addEventListener("input", function () { textarea.value = editor.getHTML(); });
+    var source = toolbar.querySelector('[data-command="source"]');
+    toolbar.addEventListener("click", function (event) {
+      var button = event.target.closest("button");
+      if (!button) return;
+      var command = button.dataset.command;
+      if (command === "source") {
+        var showing = !textarea.hidden;
+        if (showing) editor.setHTML(textarea.value); else textarea.value = editor.getHTML();
+        textarea.hidden = showing;
+        surface.hidden = !showing;
+        source.setAttribute("aria-pressed", String(!showing));
+        (showing ? surface : textarea).focus();
+        return;
+      }
+      if (!surface.hidden) {
+        var path = editor.getPath();
+        if (command === "bold") editor.hasFormat("B") ? editor.removeBold() : editor.bold();
+        if (command === "italic") editor.hasFormat("I") ? editor.removeItalic() : editor.italic();
+        if (command === "heading") {
+          editor.modifyBlocks(function (fragment) {
+            var heading = /H2/.test(path) ? document.createElement("P") : document.createElement("H2");
+            heading.appendChild(document.createTextNode(fragment.textContent));
+            var out = document.createDocumentFragment();
+            out.appendChild(heading);
+            return out;
+          });
+        }
+        if (command === "ul") /UL/.test(path) ? editor.removeList() : editor.makeUnorderedList();
+        if (command === "ol") /OL/.test(path) ? editor.removeList() : editor.makeOrderedList();
+        if (command === "link") {
+          var url = window.prompt("Link to (an address such as https://example.org or /about):");
+          if (url) editor.makeLink(url); else if (url === "") editor.removeLink();
+        }
+        textarea.value = editor.getHTML();
+        editor.focus();
+      }
+    });
+  }
+
+  // Times: the inputs show local time; the API wants RFC 3339.
+  ["publication_start", "publication_end"].forEach(function (name) {
+    var input = form.elements[name];
+    if (!input.dataset.utc) return;
+    var t = new Date(input.dataset.utc);
+    var local = new Date(t.getTime() - t.getTimezoneOffset() * 60000);
+    input.value = local.toISOString().slice(0, 16);
+  });
+  function utc(input) {
+    return input.value ? new Date(input.value).toISOString() : null;
+  }
+
+  var original = { name: form.elements.name.value, slug: form.elements.slug.value };
   form.addEventListener("submit", function (event) {
     event.preventDefault();
+    if (editor && textarea.hidden) textarea.value = editor.getHTML();
+    var props = { title: form.title.value, summary: form.summary.value, body: textarea.value };
+    var slug = form.elements.slug.value.trim();
+    if (slug !== original.slug) props.slug = slug || null;
+    var visibility = form.elements.visibility.value;
     var body = {
+      category: form.elements.category.value,
       published: form.published.checked,
-      props: { title: form.title.value, summary: form.summary.value, body: form.body.value },
+      publication_start: utc(form.elements.publication_start),
+      publication_end: utc(form.elements.publication_end),
+      visibility: visibility.indexOf("group:") === 0 ? "group" : visibility,
+      props: props,
     };
+    if (visibility.indexOf("group:") === 0) body.content_group = Number(visibility.slice(6));
+    var name = form.elements.name.value.trim();
+    if (name !== original.name) body.name = name || null;
     say("Saving…");
-    fetch("/api/rsc/" + form.dataset.id, {
+    fetch("/api/rsc/" + id, {
       method: "PATCH",
       credentials: "same-origin",
       headers: {
@@ -32,8 +114,11 @@
       .then(function (r) {
         if (r.res.ok) {
           form.dataset.version = r.answer.version;
+          original = { name: name, slug: slug };
           document.getElementById("heading").textContent = r.answer.props.title || "(untitled)";
           say("Saved.", "ok");
+          refreshPreview();
+          loadRevisions();
         } else if (r.res.status === 409) {
           say("Someone else changed this page since you opened it. Your change was not saved: " +
             "reload the page to see their version, then make your change again.", "conflict");
@@ -43,4 +128,213 @@
       })
       .catch(function () { say("Not saved: the server could not be reached. Try again.", "error"); });
   });
+
+  // Preview: the public page as it renders now, drafts included for those
+  // who may see them.
+  var preview = document.getElementById("preview");
+  var frame = document.getElementById("preview-frame");
+  var toggle = document.getElementById("preview-toggle");
+  function refreshPreview() {
+    if (!preview.hidden) frame.src = form.dataset.page + (form.dataset.page.indexOf("?") < 0 ? "?" : "&") + "preview=" + Date.now();
+  }
+  toggle.addEventListener("click", function () {
+    preview.hidden = !preview.hidden;
+    toggle.setAttribute("aria-expanded", String(!preview.hidden));
+    refreshPreview();
+  });
+
+  // Edges: by predicate, in order; add, remove, move (drag or buttons).
+  var edgeStatus = document.getElementById("edges-status");
+  var lists = document.getElementById("edge-lists");
+  var titles = {};
+  function titleOf(object) {
+    if (titles[object]) return Promise.resolve(titles[object]);
+    return Admin.api("GET", "/api/rsc/" + object).then(function (r) {
+      titles[object] = (r.props && r.props.title) || "#" + object;
+      return titles[object];
+    }, function () { return "#" + object; });
+  }
+  function move(predicate, object, position) {
+    return Admin.api("PATCH", "/api/rsc/" + id + "/edges/" + encodeURIComponent(predicate) + "/" + object, { position: position })
+      .then(function () { Admin.say(edgeStatus, "Moved.", "ok"); return loadEdges(); })
+      .catch(function (e) { Admin.say(edgeStatus, "Not moved: " + e.message, "error"); return loadEdges(); });
+  }
+  function edgeItem(edge, index, count) {
+    var li = document.createElement("li");
+    li.dataset.object = edge.object;
+    var handle = document.createElement("span");
+    handle.className = "drag";
+    handle.setAttribute("aria-hidden", "true");
+    handle.textContent = "⠿";
+    li.appendChild(handle);
+    var link = document.createElement("a");
+    link.href = "/admin/edit/" + edge.object;
+    link.textContent = "#" + edge.object;
+    titleOf(edge.object).then(function (t) { link.textContent = t; });
+    li.appendChild(link);
+    var actions = document.createElement("span");
+    actions.className = "row-actions";
+    [["↑", "Move up", index - 1, index > 0], ["↓", "Move down", index + 1, index < count - 1]].forEach(function (b) {
+      if (!b[3]) return;
+      var button = document.createElement("button");
+      button.type = "button";
+      button.textContent = b[0];
+      button.setAttribute("aria-label", b[1] + ": " + edge.predicate + " " + edge.object);
+      button.addEventListener("click", function () { move(edge.predicate, edge.object, b[2]); });
+      actions.appendChild(button);
+    });
+    var remove = document.createElement("button");
+    remove.type = "button";
+    remove.textContent = "Remove";
+    remove.setAttribute("aria-label", "Remove " + edge.predicate + " " + edge.object);
+    remove.addEventListener("click", function () {
+      Admin.api("DELETE", "/api/rsc/" + id + "/edges/" + encodeURIComponent(edge.predicate) + "/" + edge.object)
+        .then(function () { Admin.say(edgeStatus, "Removed.", "ok"); loadEdges(); })
+        .catch(function (e) { Admin.say(edgeStatus, "Not removed: " + e.message, "error"); });
+    });
+    actions.appendChild(remove);
+    li.appendChild(actions);
+    return li;
+  }
+  function loadEdges() {
+    return Admin.api("GET", "/api/rsc/" + id + "/edges").then(function (answer) {
+      lists.innerHTML = "";
+      var by = {};
+      answer.edges.forEach(function (e) { (by[e.predicate] = by[e.predicate] || []).push(e); });
+      var predicates = Object.keys(by).sort();
+      if (!predicates.length) {
+        var none = document.createElement("p");
+        none.textContent = "None yet.";
+        lists.appendChild(none);
+      }
+      predicates.forEach(function (predicate) {
+        var h = document.createElement("h3");
+        h.textContent = predicate;
+        lists.appendChild(h);
+        var ul = document.createElement("ul");
+        ul.className = "edges plain";
+        ul.dataset.predicate = predicate;
+        by[predicate].forEach(function (e, i) { ul.appendChild(edgeItem(e, i, by[predicate].length)); });
+        lists.appendChild(ul);
+        if (window.Sortable) {
+          window.Sortable.create(ul, {
+            handle: ".drag",
+            forceFallback: true,
+            onEnd: function (event) {
+              if (event.oldIndex !== event.newIndex) move(predicate, event.item.dataset.object, event.newIndex);
+            },
+          });
+        }
+      });
+    }).catch(function (e) { Admin.say(edgeStatus, "Could not load the connections: " + e.message, "error"); });
+  }
+  var adder = document.getElementById("new-edge");
+  var candidates = document.getElementById("edge-candidates");
+  Admin.api("GET", "/api/predicates").then(function (answer) {
+    answer.predicates.forEach(function (p) {
+      if (p.name === "hasusergroup" || p.name === "hasparentgroup") return;
+      var option = document.createElement("option");
+      option.value = p.name;
+      option.textContent = p.title || p.name;
+      adder.elements.predicate.appendChild(option);
+    });
+  }).catch(function () {});
+  adder.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var text = adder.elements.text.value.trim();
+    Admin.api("GET", "/api/search?pagelen=10&text=" + encodeURIComponent(text)).then(function (found) {
+      candidates.innerHTML = "";
+      if (!found.items.length) Admin.say(edgeStatus, "Nothing found for " + text + ".", "");
+      found.items.forEach(function (r) {
+        if (String(r.id) === id) return;
+        var li = document.createElement("li");
+        var add = document.createElement("button");
+        add.type = "button";
+        add.textContent = "Add " + ((r.props && r.props.title) || "#" + r.id);
+        add.addEventListener("click", function () {
+          var predicate = adder.elements.predicate.value;
+          Admin.api("POST", "/api/rsc/" + id + "/edges", { predicate: predicate, object: r.id })
+            .then(function () { Admin.say(edgeStatus, "Added.", "ok"); candidates.innerHTML = ""; loadEdges(); })
+            .catch(function (e) { Admin.say(edgeStatus, "Not added: " + e.message, "error"); });
+        });
+        li.appendChild(add);
+        li.appendChild(document.createTextNode(" " + r.category));
+        candidates.appendChild(li);
+      });
+    }).catch(function (e) { Admin.say(edgeStatus, "Search failed: " + e.message, "error"); });
+  });
+  loadEdges();
+
+  // Revisions: what each earlier version said, compared with now, and put back.
+  var revStatus = document.getElementById("revisions-status");
+  var revList = document.getElementById("revision-list");
+  var diffBox = document.getElementById("revision-diff");
+  function text(html) {
+    var div = document.createElement("div");
+    div.innerHTML = window.DOMPurify ? window.DOMPurify.sanitize(html || "") : "";
+    return div.textContent;
+  }
+  function describe(props) {
+    return "Title: " + text(props.title) + "\n\nSummary: " + text(props.summary) + "\n\n" + text(props.body);
+  }
+  function showDiff(old) {
+    var now = { title: form.title.value, summary: form.summary.value, body: textarea.value };
+    diffBox.innerHTML = "";
+    var parts = window.Diff ? window.Diff.diffWords(describe(old), describe(now)) : [{ value: describe(old) }];
+    var pre = document.createElement("pre");
+    parts.forEach(function (part) {
+      var el = document.createElement(part.added ? "ins" : part.removed ? "del" : "span");
+      el.textContent = part.value;
+      pre.appendChild(el);
+    });
+    var caption = document.createElement("p");
+    caption.textContent = "From that version (struck through) to what the form holds now (underlined):";
+    diffBox.appendChild(caption);
+    diffBox.appendChild(pre);
+    diffBox.hidden = false;
+  }
+  function loadRevisions() {
+    return Admin.api("GET", "/api/rsc/" + id + "/revisions").then(function (answer) {
+      revList.innerHTML = "";
+      if (!answer.revisions.length) {
+        var none = document.createElement("li");
+        none.textContent = "None yet: every save keeps the version before it.";
+        revList.appendChild(none);
+      }
+      answer.revisions.slice(0, 20).forEach(function (rev) {
+        var li = document.createElement("li");
+        var when = new Date(rev.created).toLocaleString();
+        li.appendChild(document.createTextNode("Version " + rev.version + ", " + when + " "));
+        var compare = document.createElement("button");
+        compare.type = "button";
+        compare.textContent = "Compare";
+        compare.setAttribute("aria-label", "Compare version " + rev.version + " with now");
+        compare.addEventListener("click", function () { showDiff(rev.resource.props || {}); });
+        var restore = document.createElement("button");
+        restore.type = "button";
+        restore.textContent = "Restore";
+        restore.setAttribute("aria-label", "Restore version " + rev.version);
+        restore.addEventListener("click", function () {
+          if (!window.confirm("Put version " + rev.version + " back? It is saved as a new version, so this can be undone the same way.")) return;
+          fetch("/api/rsc/" + id + "/revisions/" + rev.id + "/restore", {
+            method: "POST",
+            credentials: "same-origin",
+            headers: { "If-Match": '"' + form.dataset.version + '"', "X-CSRF-Token": form.dataset.csrf },
+          }).then(function (res) {
+            if (res.ok) { window.location.reload(); return; }
+            return res.json().then(function (answer) {
+              Admin.say(revStatus, res.status === 409
+                ? "Someone else changed this page meanwhile: reload it, then restore again."
+                : "Not restored: " + (answer.error || res.status), "error");
+            });
+          }).catch(function () { Admin.say(revStatus, "Not restored: the server could not be reached.", "error"); });
+        });
+        li.appendChild(compare);
+        li.appendChild(document.createTextNode(" "));
+        li.appendChild(restore);
+        revList.appendChild(li);
+      });
+    }).catch(function (e) { Admin.say(revStatus, "Could not load the versions: " + e.message, "error"); });
+  }
+  loadRevisions();
 })();

@@ -536,3 +536,17 @@ document.addEventListener("DOMContentLoaded", function () {
   Admin.api("GET", "/api/modules").then(show)
     .catch(function (e) { Admin.say(status, "Could not load the modules: " + e.message, "error"); });
 })();
+
+// New resource: made as a draft, then edited.
+(function () {
+  var form = document.getElementById("new-resource");
+  if (!form) return;
+  var status = document.getElementById("new-status");
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    Admin.say(status, "Making it…");
+    Admin.api("POST", "/api/rsc", { category: form.elements.category.value, props: { title: form.elements.title.value } })
+      .then(function (made) { window.location.href = "/admin/edit/" + made.id; })
+      .catch(function (e) { Admin.say(status, "Not made: " + e.message, "error"); });
+  });
+})();
