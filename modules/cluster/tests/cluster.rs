@@ -163,6 +163,33 @@ async fn create(store: &Store, title: &str) -> ResourceId {
     store.run(move |s| s.create_resource(r)).await.unwrap()
 }
 
+impl Pair {
+    /// Creates an article on A and waits until both nodes have flushed for it,
+    /// so that what they cache afterwards is not flushed by that creation.
+    async fn create_heard(&self, title: &str) -> ResourceId {
+        let mut heard: Vec<_> = [&self.a, &self.b]
+            .iter()
+            .map(|n| n.models["news"].store.subscribe())
+            .collect();
+        let id = create(&self.store(), title).await;
+        let key = bulwark_store::dependency::resource(id);
+        for events in heard.iter_mut() {
+            loop {
+                let event = tokio::time::timeout(Duration::from_secs(5), events.recv())
+                    .await
+                    .expect("the creation is heard within 5 s")
+                    .unwrap();
+                if event.keys.contains(&key) {
+                    break;
+                }
+            }
+        }
+        // The change tasks got the event with the subscribers above.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        id
+    }
+}
+
 async fn retitle(store: &Store, id: ResourceId, title: &str) {
     let title = title.to_owned();
     store
@@ -195,7 +222,7 @@ async fn retitle_silently(schema: &str, id: ResourceId, title: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_change_on_one_node_removes_the_cached_page_on_the_other() {
     let pair = Pair::start("cluster_change").await;
-    let id = create(&pair.store(), "First").await;
+    let id = pair.create_heard("First").await;
     let path = format!("/cached/{id}");
     assert_eq!(page(&pair.b, &path).await, "[First]");
     // The page is cached on B: a change nobody announced does not show.
@@ -220,7 +247,7 @@ async fn a_change_on_one_node_removes_the_cached_page_on_the_other() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_write_that_rolls_back_sends_nothing() {
     let pair = Pair::start("cluster_rollback").await;
-    let id = create(&pair.store(), "Kept").await;
+    let id = pair.create_heard("Kept").await;
     let path = format!("/cached/{id}");
     assert_eq!(page(&pair.b, &path).await, "[Kept]");
     retitle_silently(&pair.schema.0, id, "Unannounced").await;
@@ -284,7 +311,7 @@ async fn a_write_that_rolls_back_sends_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_node_whose_listener_was_cut_flushes_on_reconnect() {
     let pair = Pair::start("cluster_cut").await;
-    let id = create(&pair.store(), "Before").await;
+    let id = pair.create_heard("Before").await;
     let path = format!("/cached/{id}");
     assert_eq!(page(&pair.a, &path).await, "[Before]");
     assert_eq!(page(&pair.b, &path).await, "[Before]");
@@ -423,5 +450,72 @@ async fn a_publication_window_opening_flushes_the_pages_that_list_the_resource_o
         late < chrono::Duration::milliseconds(800),
         "the pages showed it {late} after the window opened"
     );
+    pair.stop().await;
+}
+
+/// A WebSocket push client of `node`: its hello.
+async fn push_client(
+    node: &TestServer,
+) -> (
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+    Value,
+) {
+    let mut request = format!("ws://127.0.0.1:{}/push/ws", node.addr.port())
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("sec-websocket-protocol", "bulwark-push".parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let hello = next_frame(&mut ws).await;
+    (ws, hello)
+}
+
+async fn next_frame(
+    ws: &mut tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+) -> Value {
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .expect("a frame within 5 s")
+            .unwrap()
+            .unwrap();
+        if let Message::Text(text) = frame {
+            return serde_json::from_str(text.as_str()).unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_push_client_that_moves_to_another_node_is_told_of_the_gap() {
+    let pair = Pair::start("cluster_resume").await;
+    let (mut on_a, hello_a) = push_client(&pair.a).await;
+    on_a.send(Message::text(
+        json!({"op": "subscribe", "topic": "site/news"}).to_string(),
+    ))
+    .await
+    .unwrap();
+    let subscribed = next_frame(&mut on_a).await;
+    assert_eq!(subscribed["type"], "subscribed", "{subscribed}");
+    let position = subscribed["position"].clone();
+    assert_eq!(position["epoch"], hello_a["epoch"]);
+    drop(on_a);
+
+    // Node A is gone for this client: on B its id is unknown, so it is a new
+    // client, and its last position names A's epoch.
+    let (mut on_b, hello_b) = push_client(&pair.b).await;
+    assert_ne!(hello_b["epoch"], hello_a["epoch"]);
+    assert_ne!(hello_b["client"], hello_a["client"]);
+    on_b.send(Message::text(
+        json!({"op": "subscribe", "topic": "site/news", "since": position}).to_string(),
+    ))
+    .await
+    .unwrap();
+    let resumed = next_frame(&mut on_b).await;
+    assert_eq!(resumed["type"], "subscribed", "{resumed}");
+    // What bulwark.js turns into a `reset` (reload what the page shows).
+    assert_eq!(resumed["recovery"], "epoch_changed", "{resumed}");
     pair.stop().await;
 }
