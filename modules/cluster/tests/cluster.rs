@@ -346,37 +346,15 @@ async fn a_node_whose_listener_was_cut_flushes_on_reconnect() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_push_message_published_on_one_node_reaches_a_client_on_the_other() {
     let pair = Pair::start("cluster_push").await;
-    let mut request = format!("ws://127.0.0.1:{}/push/ws", pair.b.addr.port())
-        .into_client_request()
-        .unwrap();
-    request
-        .headers_mut()
-        .insert("sec-websocket-protocol", "bulwark-push".parse().unwrap());
-    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
-    let hello = tokio::time::timeout(Duration::from_secs(5), ws.next())
-        .await
-        .expect("a hello within 5 s")
-        .unwrap()
-        .unwrap();
-    let hello: Value = serde_json::from_str(hello.to_text().unwrap()).unwrap();
+    let (mut ws, hello) = push_client(&pair.b).await;
     assert_eq!(hello["type"], "hello");
     ws.send(Message::text(
         json!({"op": "subscribe", "topic": "site/votes/#"}).to_string(),
     ))
     .await
     .unwrap();
-    loop {
-        let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
-            .await
-            .expect("a reply within 5 s")
-            .unwrap()
-            .unwrap();
-        if let Message::Text(text) = frame {
-            let reply: Value = serde_json::from_str(text.as_str()).unwrap();
-            assert_eq!(reply["type"], "subscribed", "{reply}");
-            break;
-        }
-    }
+    let reply = next_frame(&mut ws).await;
+    assert_eq!(reply["type"], "subscribed", "{reply}");
 
     let publish = |topic: &'static str, payload: Value| {
         let addr = pair.a.addr;
@@ -399,13 +377,7 @@ async fn a_push_message_published_on_one_node_reaches_a_client_on_the_other() {
 
     let mut got = Vec::new();
     while got.len() < 3 {
-        let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
-            .await
-            .expect("B's client hears A's publications within 5 s")
-            .unwrap()
-            .unwrap();
-        let Message::Text(text) = frame else { continue };
-        let frame: Value = serde_json::from_str(text.as_str()).unwrap();
+        let frame = next_frame(&mut ws).await;
         for m in frame["messages"].as_array().into_iter().flatten() {
             got.push((
                 m["topic"].as_str().unwrap().to_owned(),

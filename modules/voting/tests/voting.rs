@@ -10,7 +10,6 @@ mod common;
 #[path = "../../../crates/store/tests/common/mod.rs"]
 mod databases;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,23 +35,8 @@ fn modules() -> Vec<Arc<dyn bulwark_web::Module>> {
 
 /// `sites/voting` as files for [`start_with_modules`], its `site.toml` changed by `tweak`.
 fn voting_site(tweak: impl Fn(&mut String)) -> Vec<(String, String)> {
-    fn walk(dir: &Path, under: &str, out: &mut Vec<(String, String)>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let entry = entry.unwrap();
-            let name = format!("{under}/{}", entry.file_name().to_string_lossy());
-            if entry.file_type().unwrap().is_dir() {
-                if entry.file_name() != "data" {
-                    walk(&entry.path(), &name, out);
-                }
-            } else {
-                out.push((name, std::fs::read_to_string(entry.path()).unwrap()));
-            }
-        }
-    }
-    let mut files = Vec::new();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/voting");
     // As site `default`, whose models the test server keeps at hand.
-    walk(&dir, "default", &mut files);
+    let mut files = common::site_folder("voting", "default");
     for (path, text) in files.iter_mut() {
         if path == "default/site.toml" {
             // The only site of the test server answers every host.
