@@ -30,6 +30,11 @@ fn modules() -> Vec<Arc<dyn bulwark_web::Module>> {
 
 /// A node of site `news` on `schema`, named `node`.
 async fn node(schema: &str, node: &str) -> TestServer {
+    node_at(&databases::pg_url(), schema, node).await
+}
+
+/// [`node`], reaching PostgreSQL at `url`.
+async fn node_at(url: &str, schema: &str, node: &str) -> TestServer {
     let site = format!(
         r#"
 hostname = "news.test"
@@ -59,7 +64,6 @@ path = "/articles"
 controller = "template"
 template = "articles.tpl"
 "#,
-        url = databases::pg_url()
     );
     start_with_modules(
         &[
@@ -489,5 +493,124 @@ async fn a_push_client_that_moves_to_another_node_is_told_of_the_gap() {
     assert_eq!(resumed["type"], "subscribed", "{resumed}");
     // What bulwark.js turns into a `reset` (reload what the page shows).
     assert_eq!(resumed["recovery"], "epoch_changed", "{resumed}");
+    pair.stop().await;
+}
+
+/// A TCP proxy to PostgreSQL that can stop forwarding without closing
+/// anything: a connection that died silently (a partition), which no error
+/// ever reports.
+struct FreezingProxy {
+    addr: std::net::SocketAddr,
+    frozen: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FreezingProxy {
+    async fn start(to: std::net::SocketAddr) -> FreezingProxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (frozen, watch) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((client, _)) = listener.accept().await else {
+                    return;
+                };
+                let Ok(server) = tokio::net::TcpStream::connect(to).await else {
+                    continue;
+                };
+                let (cr, cw) = client.into_split();
+                let (sr, sw) = server.into_split();
+                tokio::spawn(forward(cr, sw, watch.clone()));
+                tokio::spawn(forward(sr, cw, watch.clone()));
+            }
+        });
+        FreezingProxy { addr, frozen, task }
+    }
+
+    fn freeze(&self, frozen: bool) {
+        self.frozen.send_replace(frozen);
+    }
+}
+
+impl Drop for FreezingProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn forward(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut frozen: tokio::sync::watch::Receiver<bool>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        // While frozen nothing is read or written, and nothing is closed.
+        if frozen.wait_for(|f| !*f).await.is_err() {
+            return;
+        }
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if frozen.wait_for(|f| !*f).await.is_err() || to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_whose_connection_died_silently_stops_claiming_health_and_flushes() {
+    let schema = Schema(databases::pg_schema("cluster_silent"));
+    let direct = databases::pg_url();
+    let pg: sqlx::postgres::PgConnectOptions = direct.parse().unwrap();
+    let pg_addr = tokio::net::lookup_host((pg.get_host(), pg.get_port()))
+        .await
+        .unwrap()
+        .next()
+        .unwrap();
+    let proxy = FreezingProxy::start(pg_addr).await;
+    let through_proxy = direct.replacen(
+        &format!("{}:{}", pg.get_host(), pg.get_port()),
+        &proxy.addr.to_string(),
+        1,
+    );
+    assert_ne!(through_proxy, direct, "the URL names host and port");
+    let a = node(&schema.0, "a-silent").await;
+    let b = node_at(&through_proxy, &schema.0, "b-silent").await;
+    let pair = Pair { a, b, schema };
+    pair.until_hearing().await;
+    let id = pair.create_heard("Before").await;
+    let path = format!("/cached/{id}");
+    assert_eq!(page(&pair.b, &path).await, "[Before]");
+
+    // B's way to the database stops answering; nothing tells B so.
+    proxy.freeze(true);
+    retitle(&pair.store(), id, "During").await;
+    eventually(Duration::from_secs(3), || async {
+        get(pair.b.addr, "news.test", "/cluster/health")
+            .await
+            .status
+            == 503
+    })
+    .await;
+    // It flushes everything when it gives the connection up (within a heartbeat
+    // of saying so); the connection it made at start flushed once.
+    eventually(Duration::from_secs(2), || async {
+        health(&pair.b).await["full_flushes"].as_u64().unwrap() >= 2
+    })
+    .await;
+
+    // The way is back: B listens again and shows what changed meanwhile.
+    proxy.freeze(false);
+    eventually(Duration::from_secs(10), || async {
+        get(pair.b.addr, "news.test", "/cluster/health")
+            .await
+            .status
+            == 200
+    })
+    .await;
+    assert_eq!(page(&pair.b, &path).await, "[During]");
     pair.stop().await;
 }
