@@ -9,6 +9,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::db::{Row, params};
+use crate::dependency;
 use crate::error::{Result, StoreError};
 use crate::model::{ResourceId, from_millis, to_millis};
 use crate::resource::require_resource;
@@ -127,14 +128,19 @@ impl Store {
         })
     }
 
-    /// Ends one session; `false` when there was none.
+    /// Ends one session; `false` when there was none. Its change event names
+    /// [`dependency::session`], so every node's cache of it goes.
     pub fn delete_session(&self, id_hash: &str) -> Result<bool> {
         let id_hash = id_hash.to_string();
-        self.write(|c, _| {
-            Ok(c.execute(
+        self.write(|c, ch| {
+            let ended = c.execute(
                 "DELETE FROM auth_session WHERE id_hash = $1",
                 &params![id_hash.as_str()],
-            )? > 0)
+            )? > 0;
+            if ended {
+                ch.add(dependency::session(&id_hash));
+            }
+            Ok(ended)
         })
     }
 
@@ -155,14 +161,14 @@ impl Store {
 
     /// Ends every session of a person (a password change, an administrator's
     /// decision), except `keep`; returns the hashes ended, so caches of them
-    /// can be dropped.
+    /// can be dropped (the change event names each, for the other nodes).
     pub fn delete_sessions_of(
         &self,
         person: ResourceId,
         keep: Option<&str>,
     ) -> Result<Vec<String>> {
         let keep = keep.unwrap_or("").to_string();
-        self.write(|c, _| {
+        self.write(|c, ch| {
             let ended: Vec<String> = c
                 .query(
                     "SELECT id_hash FROM auth_session WHERE person_id = $1 AND id_hash <> $2",
@@ -175,6 +181,9 @@ impl Store {
                 "DELETE FROM auth_session WHERE person_id = $1 AND id_hash <> $2",
                 &params![person.0, keep.as_str()],
             )?;
+            for id_hash in &ended {
+                ch.add(dependency::session(id_hash));
+            }
             Ok(ended)
         })
     }

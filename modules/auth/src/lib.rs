@@ -54,6 +54,7 @@ use std::sync::{Arc, OnceLock};
 
 use bulwark_site::{ModuleManifest, Site};
 use bulwark_store::{Migration, Store, StoreError};
+use bulwark_web::events::CacheFlushed;
 use bulwark_web::{Controller, Module, ModuleError, SiteSetup, StartError};
 use include_dir::{Dir, include_dir};
 
@@ -171,6 +172,10 @@ impl Module for Auth {
             settings.clone(),
         ));
         spawn_sweeper(&sessions);
+        let ended = sessions.clone();
+        setup
+            .observers()
+            .on_notify(500, move |f: &CacheFlushed| ended.forget(&f.keys, f.all));
         let tokens = Arc::new(api_tokens::ApiTokens::new(setup.models().store.clone()));
         let site = Arc::new(AuthSite {
             sessions: sessions.clone(),

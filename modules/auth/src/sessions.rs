@@ -9,9 +9,10 @@
 //!   after logon; with "keep me logged in" after `remember_idle` /
 //!   `remember_max`, and its cookie outlives the browser.
 //! - Each request with a cookie looks its session up in a small in-process
-//!   cache (at most [`CACHE_TTL`] old, so a session ended on another node stops
-//!   working there within that time; on this node at once), and records
-//!   activity at most once per [`TOUCH_EVERY`].
+//!   cache (at most [`CACHE_TTL`] old), and records activity at most once per
+//!   [`TOUCH_EVERY`]. A session that ends leaves the cache at once: on this
+//!   node directly, on the other nodes of a cluster through the change event
+//!   that ending it sends (its [`dependency::session`] key, see [`Sessions::forget`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -19,7 +20,7 @@ use std::time::Duration;
 
 use bulwark_acl::Principal;
 use bulwark_http::Peer;
-use bulwark_store::{ResourceId, Session, Store, StoreError};
+use bulwark_store::{DependencyKey, ResourceId, Session, Store, StoreError, dependency};
 use bulwark_web::{Authenticated, Authenticator, SESSION_COOKIE};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
@@ -130,7 +131,8 @@ struct Live {
 pub struct Sessions {
     store: Store,
     settings: AuthSettings,
-    cache: moka::sync::Cache<String, Arc<Live>>,
+    /// By [`dependency::session`] of the token's hash: what a change event names.
+    cache: moka::sync::Cache<DependencyKey, Arc<Live>>,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -162,6 +164,18 @@ impl Sessions {
 
     pub fn settings(&self) -> &AuthSettings {
         &self.settings
+    }
+
+    /// Drops the cached sessions a committed change ended (here or on another
+    /// node), or all of them when the whole cache was flushed.
+    pub fn forget(&self, flushed: &[DependencyKey], all: bool) {
+        if all {
+            self.cache.invalidate_all();
+        } else {
+            for key in flushed {
+                self.cache.invalidate(key);
+            }
+        }
     }
 
     pub fn store(&self) -> &Store {
@@ -208,7 +222,7 @@ impl Sessions {
         };
         let previous = previous.map(str::to_string);
         if let Some(old) = &previous {
-            self.cache.invalidate(old);
+            self.cache.invalidate(&dependency::session(old));
         }
         self.store
             .run(move |s| {
@@ -223,7 +237,7 @@ impl Sessions {
 
     /// Ends one session (logoff).
     pub async fn end(&self, id_hash: &str) -> Result<bool, StoreError> {
-        self.cache.invalidate(id_hash);
+        self.cache.invalidate(&dependency::session(id_hash));
         let id = id_hash.to_string();
         self.store.run(move |s| s.delete_session(&id)).await
     }
@@ -241,7 +255,7 @@ impl Sessions {
             .run(move |s| s.delete_sessions_of(person, keep.as_deref()))
             .await?;
         for id in &ended {
-            self.cache.invalidate(id);
+            self.cache.invalidate(&dependency::session(id));
         }
         Ok(ended.len())
     }
@@ -269,7 +283,7 @@ impl Sessions {
     /// Who session `id_hash` stands for now, if it has not ended (from the
     /// cache when it can; records no activity).
     pub async fn recheck(&self, id_hash: &str) -> Result<Option<Principal>, StoreError> {
-        let live = match self.cache.get(id_hash) {
+        let live = match self.cache.get(&dependency::session(id_hash)) {
             Some(live) => Some(live),
             None => self.load(id_hash).await?,
         };
@@ -293,7 +307,7 @@ impl Sessions {
     async fn lookup(&self, token: Token, peer: Peer) -> Authenticated {
         let id_hash = token.hash();
         let now = Utc::now();
-        let live = match self.cache.get(&id_hash) {
+        let live = match self.cache.get(&dependency::session(&id_hash)) {
             Some(live) => Some(live),
             None => match self.load(&id_hash).await {
                 Ok(found) => found,
@@ -306,7 +320,7 @@ impl Sessions {
             },
         };
         let Some(live) = live.filter(|l| !self.has_ended(&l.session, now)) else {
-            self.cache.invalidate(&id_hash);
+            self.cache.invalidate(&dependency::session(&id_hash));
             return Authenticated {
                 set_cookie: Some(clear_cookie(peer.secure)),
                 ..Authenticated::anonymous()
@@ -358,7 +372,8 @@ impl Sessions {
             touched: AtomicI64::new(session.last_seen.timestamp_millis()),
             session,
         });
-        self.cache.insert(id_hash.to_string(), live.clone());
+        self.cache
+            .insert(dependency::session(id_hash), live.clone());
         Ok(Some(live))
     }
 }

@@ -14,7 +14,7 @@
 //! the same channel; one too large for a notification is kept in the outbox and
 //! only its id travels. A node that is not sure it heard everything (its
 //! listening connection broke, or stopped answering its own heartbeat) flushes
-//! everything it caches: see [`node`].
+//! everything it caches (the reasons are at the top of `node.rs`).
 //!
 //! `/cluster/health` answers 200 while the node hears the others and 503 while it
 //! does not, for a load balancer's health check (docs/cluster.md).

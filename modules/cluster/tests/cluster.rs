@@ -30,6 +30,11 @@ fn modules() -> Vec<Arc<dyn bulwark_web::Module>> {
 
 /// A node of site `news` on `schema`, named `node`.
 async fn node(schema: &str, node: &str) -> TestServer {
+    node_at(&databases::pg_url(), schema, node).await
+}
+
+/// [`node`], reaching PostgreSQL at `url`.
+async fn node_at(url: &str, schema: &str, node: &str) -> TestServer {
     let site = format!(
         r#"
 hostname = "news.test"
@@ -59,7 +64,6 @@ path = "/articles"
 controller = "template"
 template = "articles.tpl"
 "#,
-        url = databases::pg_url()
     );
     start_with_modules(
         &[
@@ -163,6 +167,33 @@ async fn create(store: &Store, title: &str) -> ResourceId {
     store.run(move |s| s.create_resource(r)).await.unwrap()
 }
 
+impl Pair {
+    /// Creates an article on A and waits until both nodes have flushed for it,
+    /// so that what they cache afterwards is not flushed by that creation.
+    async fn create_heard(&self, title: &str) -> ResourceId {
+        let mut heard: Vec<_> = [&self.a, &self.b]
+            .iter()
+            .map(|n| n.models["news"].store.subscribe())
+            .collect();
+        let id = create(&self.store(), title).await;
+        let key = bulwark_store::dependency::resource(id);
+        for events in heard.iter_mut() {
+            loop {
+                let event = tokio::time::timeout(Duration::from_secs(5), events.recv())
+                    .await
+                    .expect("the creation is heard within 5 s")
+                    .unwrap();
+                if event.keys.contains(&key) {
+                    break;
+                }
+            }
+        }
+        // The change tasks got the event with the subscribers above.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        id
+    }
+}
+
 async fn retitle(store: &Store, id: ResourceId, title: &str) {
     let title = title.to_owned();
     store
@@ -195,7 +226,7 @@ async fn retitle_silently(schema: &str, id: ResourceId, title: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_change_on_one_node_removes_the_cached_page_on_the_other() {
     let pair = Pair::start("cluster_change").await;
-    let id = create(&pair.store(), "First").await;
+    let id = pair.create_heard("First").await;
     let path = format!("/cached/{id}");
     assert_eq!(page(&pair.b, &path).await, "[First]");
     // The page is cached on B: a change nobody announced does not show.
@@ -220,7 +251,7 @@ async fn a_change_on_one_node_removes_the_cached_page_on_the_other() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_write_that_rolls_back_sends_nothing() {
     let pair = Pair::start("cluster_rollback").await;
-    let id = create(&pair.store(), "Kept").await;
+    let id = pair.create_heard("Kept").await;
     let path = format!("/cached/{id}");
     assert_eq!(page(&pair.b, &path).await, "[Kept]");
     retitle_silently(&pair.schema.0, id, "Unannounced").await;
@@ -284,7 +315,7 @@ async fn a_write_that_rolls_back_sends_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_node_whose_listener_was_cut_flushes_on_reconnect() {
     let pair = Pair::start("cluster_cut").await;
-    let id = create(&pair.store(), "Before").await;
+    let id = pair.create_heard("Before").await;
     let path = format!("/cached/{id}");
     assert_eq!(page(&pair.a, &path).await, "[Before]");
     assert_eq!(page(&pair.b, &path).await, "[Before]");
@@ -319,37 +350,15 @@ async fn a_node_whose_listener_was_cut_flushes_on_reconnect() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_push_message_published_on_one_node_reaches_a_client_on_the_other() {
     let pair = Pair::start("cluster_push").await;
-    let mut request = format!("ws://127.0.0.1:{}/push/ws", pair.b.addr.port())
-        .into_client_request()
-        .unwrap();
-    request
-        .headers_mut()
-        .insert("sec-websocket-protocol", "bulwark-push".parse().unwrap());
-    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
-    let hello = tokio::time::timeout(Duration::from_secs(5), ws.next())
-        .await
-        .expect("a hello within 5 s")
-        .unwrap()
-        .unwrap();
-    let hello: Value = serde_json::from_str(hello.to_text().unwrap()).unwrap();
+    let (mut ws, hello) = push_client(&pair.b).await;
     assert_eq!(hello["type"], "hello");
     ws.send(Message::text(
         json!({"op": "subscribe", "topic": "site/votes/#"}).to_string(),
     ))
     .await
     .unwrap();
-    loop {
-        let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
-            .await
-            .expect("a reply within 5 s")
-            .unwrap()
-            .unwrap();
-        if let Message::Text(text) = frame {
-            let reply: Value = serde_json::from_str(text.as_str()).unwrap();
-            assert_eq!(reply["type"], "subscribed", "{reply}");
-            break;
-        }
-    }
+    let reply = next_frame(&mut ws).await;
+    assert_eq!(reply["type"], "subscribed", "{reply}");
 
     let publish = |topic: &'static str, payload: Value| {
         let addr = pair.a.addr;
@@ -372,13 +381,7 @@ async fn a_push_message_published_on_one_node_reaches_a_client_on_the_other() {
 
     let mut got = Vec::new();
     while got.len() < 3 {
-        let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
-            .await
-            .expect("B's client hears A's publications within 5 s")
-            .unwrap()
-            .unwrap();
-        let Message::Text(text) = frame else { continue };
-        let frame: Value = serde_json::from_str(text.as_str()).unwrap();
+        let frame = next_frame(&mut ws).await;
         for m in frame["messages"].as_array().into_iter().flatten() {
             got.push((
                 m["topic"].as_str().unwrap().to_owned(),
@@ -423,5 +426,191 @@ async fn a_publication_window_opening_flushes_the_pages_that_list_the_resource_o
         late < chrono::Duration::milliseconds(800),
         "the pages showed it {late} after the window opened"
     );
+    pair.stop().await;
+}
+
+/// A WebSocket push client of `node`: its hello.
+async fn push_client(
+    node: &TestServer,
+) -> (
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>,
+    Value,
+) {
+    let mut request = format!("ws://127.0.0.1:{}/push/ws", node.addr.port())
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("sec-websocket-protocol", "bulwark-push".parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let hello = next_frame(&mut ws).await;
+    (ws, hello)
+}
+
+async fn next_frame(
+    ws: &mut tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+) -> Value {
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .expect("a frame within 5 s")
+            .unwrap()
+            .unwrap();
+        if let Message::Text(text) = frame {
+            return serde_json::from_str(text.as_str()).unwrap();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_push_client_that_moves_to_another_node_is_told_of_the_gap() {
+    let pair = Pair::start("cluster_resume").await;
+    let (mut on_a, hello_a) = push_client(&pair.a).await;
+    on_a.send(Message::text(
+        json!({"op": "subscribe", "topic": "site/news"}).to_string(),
+    ))
+    .await
+    .unwrap();
+    let subscribed = next_frame(&mut on_a).await;
+    assert_eq!(subscribed["type"], "subscribed", "{subscribed}");
+    let position = subscribed["position"].clone();
+    assert_eq!(position["epoch"], hello_a["epoch"]);
+    drop(on_a);
+
+    // Node A is gone for this client: on B its id is unknown, so it is a new
+    // client, and its last position names A's epoch.
+    let (mut on_b, hello_b) = push_client(&pair.b).await;
+    assert_ne!(hello_b["epoch"], hello_a["epoch"]);
+    assert_ne!(hello_b["client"], hello_a["client"]);
+    on_b.send(Message::text(
+        json!({"op": "subscribe", "topic": "site/news", "since": position}).to_string(),
+    ))
+    .await
+    .unwrap();
+    let resumed = next_frame(&mut on_b).await;
+    assert_eq!(resumed["type"], "subscribed", "{resumed}");
+    // What bulwark.js turns into a `reset` (reload what the page shows).
+    assert_eq!(resumed["recovery"], "epoch_changed", "{resumed}");
+    pair.stop().await;
+}
+
+/// A TCP proxy to PostgreSQL that can stop forwarding without closing
+/// anything: a connection that died silently (a partition), which no error
+/// ever reports.
+struct FreezingProxy {
+    addr: std::net::SocketAddr,
+    frozen: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl FreezingProxy {
+    async fn start(to: std::net::SocketAddr) -> FreezingProxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (frozen, watch) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((client, _)) = listener.accept().await else {
+                    return;
+                };
+                let Ok(server) = tokio::net::TcpStream::connect(to).await else {
+                    continue;
+                };
+                let (cr, cw) = client.into_split();
+                let (sr, sw) = server.into_split();
+                tokio::spawn(forward(cr, sw, watch.clone()));
+                tokio::spawn(forward(sr, cw, watch.clone()));
+            }
+        });
+        FreezingProxy { addr, frozen, task }
+    }
+
+    fn freeze(&self, frozen: bool) {
+        self.frozen.send_replace(frozen);
+    }
+}
+
+impl Drop for FreezingProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn forward(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut frozen: tokio::sync::watch::Receiver<bool>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        // While frozen nothing is read or written, and nothing is closed.
+        if frozen.wait_for(|f| !*f).await.is_err() {
+            return;
+        }
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        if frozen.wait_for(|f| !*f).await.is_err() || to.write_all(&buf[..n]).await.is_err() {
+            return;
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_node_whose_connection_died_silently_stops_claiming_health_and_flushes() {
+    let schema = Schema(databases::pg_schema("cluster_silent"));
+    let direct = databases::pg_url();
+    let pg: sqlx::postgres::PgConnectOptions = direct.parse().unwrap();
+    let pg_addr = tokio::net::lookup_host((pg.get_host(), pg.get_port()))
+        .await
+        .unwrap()
+        .next()
+        .unwrap();
+    let proxy = FreezingProxy::start(pg_addr).await;
+    let through_proxy = direct.replacen(
+        &format!("{}:{}", pg.get_host(), pg.get_port()),
+        &proxy.addr.to_string(),
+        1,
+    );
+    assert_ne!(through_proxy, direct, "the URL names host and port");
+    let a = node(&schema.0, "a-silent").await;
+    let b = node_at(&through_proxy, &schema.0, "b-silent").await;
+    let pair = Pair { a, b, schema };
+    pair.until_hearing().await;
+    let id = pair.create_heard("Before").await;
+    let path = format!("/cached/{id}");
+    assert_eq!(page(&pair.b, &path).await, "[Before]");
+
+    // B's way to the database stops answering; nothing tells B so.
+    proxy.freeze(true);
+    retitle(&pair.store(), id, "During").await;
+    eventually(Duration::from_secs(3), || async {
+        get(pair.b.addr, "news.test", "/cluster/health")
+            .await
+            .status
+            == 503
+    })
+    .await;
+    // It flushes everything when it gives the connection up (within a heartbeat
+    // of saying so); the connection it made at start flushed once.
+    eventually(Duration::from_secs(2), || async {
+        health(&pair.b).await["full_flushes"].as_u64().unwrap() >= 2
+    })
+    .await;
+
+    // The way is back: B listens again and shows what changed meanwhile.
+    proxy.freeze(false);
+    eventually(Duration::from_secs(10), || async {
+        get(pair.b.addr, "news.test", "/cluster/health")
+            .await
+            .status
+            == 200
+    })
+    .await;
+    assert_eq!(page(&pair.b, &path).await, "[During]");
     pair.stop().await;
 }

@@ -10,7 +10,6 @@ mod common;
 #[path = "../../../crates/store/tests/common/mod.rs"]
 mod databases;
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,23 +35,8 @@ fn modules() -> Vec<Arc<dyn bulwark_web::Module>> {
 
 /// `sites/voting` as files for [`start_with_modules`], its `site.toml` changed by `tweak`.
 fn voting_site(tweak: impl Fn(&mut String)) -> Vec<(String, String)> {
-    fn walk(dir: &Path, under: &str, out: &mut Vec<(String, String)>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let entry = entry.unwrap();
-            let name = format!("{under}/{}", entry.file_name().to_string_lossy());
-            if entry.file_type().unwrap().is_dir() {
-                if entry.file_name() != "data" {
-                    walk(&entry.path(), &name, out);
-                }
-            } else {
-                out.push((name, std::fs::read_to_string(entry.path()).unwrap()));
-            }
-        }
-    }
-    let mut files = Vec::new();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/voting");
     // As site `default`, whose models the test server keeps at hand.
-    walk(&dir, "default", &mut files);
+    let mut files = common::site_folder("voting", "default");
     for (path, text) in files.iter_mut() {
         if path == "default/site.toml" {
             // The only site of the test server answers every host.
@@ -177,6 +161,11 @@ impl Node {
 
     /// A session cookie for the site's administrator.
     async fn admin_cookie(&self) -> String {
+        self.admin_session().await.0
+    }
+
+    /// The administrator's session cookie and CSRF token.
+    async fn admin_session(&self) -> (String, String) {
         let resp = http()
             .post(self.url("/api/auth/logon"))
             .header("host", "voting.localhost")
@@ -186,13 +175,16 @@ impl Node {
             .await
             .unwrap();
         assert_eq!(resp.status(), 200);
-        resp.headers()
+        let cookie = resp
+            .headers()
             .get_all("set-cookie")
             .iter()
             .filter_map(|v| v.to_str().ok())
             .find(|v| v.starts_with("bulwark_session="))
             .map(|v| v.split(';').next().unwrap().to_owned())
-            .expect("a session cookie")
+            .expect("a session cookie");
+        let body: Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap();
+        (cookie, body["csrf_token"].as_str().unwrap().to_owned())
     }
 
     /// A push client over WebSocket (with `cookie`, if any), subscribed to `topic`;
@@ -621,7 +613,7 @@ async fn any_node_takes_any_step_and_an_address_votes_once_across_nodes() {
         assert!(hearing, "the node hears the other");
     }
     // The administrator logs on at A and watches at B (the session is in the database).
-    let admin = a.admin_cookie().await;
+    let (admin, csrf) = a.admin_session().await;
     let (mut live, reply) = b.push(Some(&admin), "voting/votes").await;
     assert_eq!(reply["type"], "subscribed", "{reply}");
 
@@ -693,6 +685,30 @@ async fn any_node_takes_any_step_and_an_address_votes_once_across_nodes() {
         "{}",
         totals.body
     );
+
+    // Logging off at A ends the session at B too, at once (B had it cached).
+    let off = http()
+        .post(a.url("/api/auth/logoff"))
+        .header("host", "voting.localhost")
+        .header("cookie", &admin)
+        .header("x-csrf-token", &csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(off.status(), 200);
+    let started = std::time::Instant::now();
+    loop {
+        let after = b.get("/admin/votes", &[("cookie", admin.as_str())]).await;
+        if after.status == 303 {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "B still took the session {:?} after the logoff",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     a.server.shutdown().await;
     b.server.shutdown().await;
 }

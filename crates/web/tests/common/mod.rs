@@ -321,6 +321,12 @@ pub fn two_sites() -> Vec<(&'static str, &'static str)> {
 /// The starter site (`sites/default`, as `bulwark serve` writes it), its files as
 /// `(path under sites/, contents)` for [`start`].
 pub fn starter_site() -> Vec<(String, String)> {
+    site_folder("default", "default")
+}
+
+/// A site of the repository's `sites/` folder (`sites/{folder}`), its files as
+/// `(path under sites/, contents)` for [`start`], as site folder `as_site`.
+pub fn site_folder(folder: &str, as_site: &str) -> Vec<(String, String)> {
     fn walk(dir: &Path, under: &str, out: &mut Vec<(String, String)>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let entry = entry.unwrap();
@@ -336,8 +342,10 @@ pub fn starter_site() -> Vec<(String, String)> {
         }
     }
     let mut files = Vec::new();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
-    walk(&dir, "default", &mut files);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../sites")
+        .join(folder);
+    walk(&dir, as_site, &mut files);
     files
 }
 
