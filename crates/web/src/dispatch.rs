@@ -72,9 +72,6 @@ async fn serve(
         .headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    if declared_len.is_some_and(|n| n > max_body_bytes) {
-        return too_large(site);
-    }
     let rewritten = rewrite(site, &host.name, parts.uri.path());
     let path = rewritten
         .as_ref()
@@ -87,19 +84,28 @@ async fn serve(
     if !allowed.contains(&parts.method) {
         return method_not_allowed(site, allowed);
     }
-    let body =
-        if controller.reads_body() && parts.method != Method::GET && parts.method != Method::HEAD {
-            match read_body(body, max_body_bytes as usize, options.body_timeout).await {
-                Ok(bytes) => bytes,
-                Err(BodyError::TooLarge { .. }) => return too_large(site),
-                Err(BodyError::TimedOut(_)) => {
-                    return plain_response(StatusCode::REQUEST_TIMEOUT, true);
-                }
-                Err(BodyError::Broken(_)) => return plain_response(StatusCode::BAD_REQUEST, true),
+    // A controller that streams the body (uploads) keeps its own limits.
+    let streams = controller.streams_body();
+    if !streams && declared_len.is_some_and(|n| n > max_body_bytes) {
+        return too_large(site);
+    }
+    let mut stream = None;
+    let body = if streams {
+        stream = Some(body);
+        Bytes::new()
+    } else if controller.reads_body() && parts.method != Method::GET && parts.method != Method::HEAD
+    {
+        match read_body(body, max_body_bytes as usize, options.body_timeout).await {
+            Ok(bytes) => bytes,
+            Err(BodyError::TooLarge { .. }) => return too_large(site),
+            Err(BodyError::TimedOut(_)) => {
+                return plain_response(StatusCode::REQUEST_TIMEOUT, true);
             }
-        } else {
-            Bytes::new()
-        };
+            Err(BodyError::Broken(_)) => return plain_response(StatusCode::BAD_REQUEST, true),
+        }
+    } else {
+        Bytes::new()
+    };
     // HTTP/2 header values are copies already (hpack decodes into new buffers).
     let body = if controller.waits_long() && parts.version < Version::HTTP_2 {
         detach_from_read_buffer(&mut parts, body)
@@ -125,7 +131,9 @@ async fn serve(
         }
         return resp;
     }
-    let ctx = RequestCtx::new(&parts, &matched.args, site, body, upgrade, peer).authenticated(auth);
+    let ctx = RequestCtx::new(&parts, &matched.args, site, body, upgrade, peer)
+        .authenticated(auth)
+        .with_body_stream(stream);
     let outcome = controller.resolve(&ctx).await;
     let mut resp = respond(&ctx, outcome).await;
     if let Some(cookie) = set_cookie {

@@ -22,6 +22,9 @@ pub struct RequestCtx<'a> {
     pub body: Bytes,
     /// The connection, for a controller that switches protocols (WebSocket).
     pub upgrade: Mutex<Option<hyper::upgrade::OnUpgrade>>,
+    /// The body as it arrives, for a controller that streams it
+    /// ([`Controller::streams_body`](crate::Controller::streams_body)).
+    body_stream: Mutex<Option<hyper::body::Incoming>>,
     /// [`language`](Self::language) (its index in the site's languages), worked
     /// out on first use: the page cache key, the render and `Content-Language`
     /// all ask.
@@ -45,10 +48,26 @@ impl<'a> RequestCtx<'a> {
             site,
             body,
             upgrade: Mutex::new(upgrade),
+            body_stream: Mutex::new(None),
             language: OnceLock::new(),
             auth: Authenticated::anonymous(),
             peer,
         }
+    }
+
+    /// Hands the body over as it arrives (see `take_body_stream`).
+    pub fn with_body_stream(self, stream: Option<hyper::body::Incoming>) -> Self {
+        *self.body_stream.lock().unwrap_or_else(|e| e.into_inner()) = stream;
+        self
+    }
+
+    /// The body as it arrives, once, for a controller that streams it; it
+    /// keeps to its own size limit and time limit.
+    pub fn take_body_stream(&self) -> Option<hyper::body::Incoming> {
+        self.body_stream
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
     }
 
     /// The request as made by whom `auth` says (the site's authenticator).

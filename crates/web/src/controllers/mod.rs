@@ -36,6 +36,14 @@ pub trait Controller: Send + Sync {
         false
     }
 
+    /// Whether the controller reads the body itself as it arrives (uploads:
+    /// `RequestCtx::take_body_stream`) instead of the server reading it whole
+    /// first. Such a controller keeps its own size and time limits, and a
+    /// session's CSRF token must come in the `X-CSRF-Token` header.
+    fn streams_body(&self) -> bool {
+        false
+    }
+
     /// Whether answering may wait a long time (a long-poll). Such a request gets
     /// its own copy of its head, so that it does not keep the connection's read
     /// buffer alive while it waits.

@@ -1,0 +1,577 @@
+//! The media module (`media`): uploads, and the files behind media resources
+//! (docs/media.md).
+//!
+//! `POST /media/upload` takes a `multipart/form-data` body with a `file`
+//! field, streamed to disk as it arrives (never whole in memory) while its
+//! SHA-256 is computed and its size held to `[media] max_bytes`. What the file
+//! is comes from its bytes, never its name or the browser's word: a PNG named
+//! `cat.jpg` is a PNG, and an HTML page is refused whatever it is called.
+//! Files are kept by content hash in the site's `data/media/files/`, so two
+//! uploads of one file share it. Each upload makes a media resource (category
+//! `image`, `document`, `video` or `audio`, all under `media`) with its
+//! metadata: `mime`, `size`, `sha256`, `original_name`, and `width` and
+//! `height` for images. The access rules decide who may upload (the insert
+//! right on the category) and who may fetch the file (`GET
+//! /media/file/{id}`: whoever may see the resource).
+//!
+//! Not yet (issue "Media"): previews and their resize pool, EXIF orientation
+//! and location stripping, per-group limits and quotas, removing a file with
+//! the last resource that uses it, the admin's media library.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use http::header::CONTENT_TYPE;
+use http::{Method, StatusCode};
+use http_body_util::BodyStream;
+use serde::Deserialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use tokio::io::AsyncWriteExt;
+
+use bulwark_site::{ModuleManifest, Site};
+use bulwark_store::{NewResource, Props, ResourceId, Store, StoreError, Visibility};
+use bulwark_web::{
+    Content, Controller, Module, ModuleError, Outcome, Representation, RequestCtx, SiteSetup,
+    json_response, read_settings, store_error_json,
+};
+
+pub const PRIORITY: i32 = 350;
+
+/// The media categories, under `media`, and what goes in each.
+const CATEGORIES: [(&str, &str); 4] = [
+    ("image", "Image"),
+    ("document", "Document"),
+    ("video", "Video"),
+    ("audio", "Audio"),
+];
+
+/// What a site takes when `[media] types` does not say.
+const DEFAULT_TYPES: [&str; 11] = [
+    "image/jpeg",
+    "image/png",
+    "image/gif",
+    "image/webp",
+    "application/pdf",
+    "video/mp4",
+    "video/webm",
+    "audio/mpeg",
+    "audio/ogg",
+    "audio/x-flac",
+    "audio/x-wav",
+];
+
+/// How long an upload may pause between two pieces before it is given up.
+const IDLE: Duration = Duration::from_secs(30);
+
+/// How many first bytes the type is read from.
+const SNIFF_BYTES: usize = 8192;
+
+/// `[media]` in `site.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MediaSection {
+    /// The largest upload, in bytes (default 25 MiB).
+    #[serde(default = "default_max_bytes")]
+    max_bytes: u64,
+    /// The types (as sniffed from the content) a site takes.
+    #[serde(default)]
+    types: Option<Vec<String>>,
+}
+
+fn default_max_bytes() -> u64 {
+    25 * 1024 * 1024
+}
+
+#[derive(Debug, Clone)]
+struct Settings {
+    max_bytes: u64,
+    types: Vec<String>,
+}
+
+impl Settings {
+    fn read(section: Option<&toml::Table>) -> Result<Settings, ModuleError> {
+        let section: MediaSection = match section {
+            Some(table) => read_settings(table)?,
+            None => MediaSection {
+                max_bytes: default_max_bytes(),
+                types: None,
+            },
+        };
+        Ok(Settings {
+            max_bytes: section.max_bytes,
+            types: section
+                .types
+                .unwrap_or_else(|| DEFAULT_TYPES.iter().map(|t| t.to_string()).collect()),
+        })
+    }
+}
+
+pub struct MediaModule;
+
+/// The module, for the binary's registry.
+pub fn module() -> Arc<dyn Module> {
+    Arc::new(MediaModule)
+}
+
+pub fn manifest() -> &'static Arc<ModuleManifest> {
+    static MANIFEST: OnceLock<Arc<ModuleManifest>> = OnceLock::new();
+    MANIFEST.get_or_init(|| {
+        let manifest = ModuleManifest::new(
+            "media",
+            PRIORITY,
+            &[],
+            None,
+            None,
+            include_str!("../module.toml"),
+        );
+        Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
+    })
+}
+
+impl Module for MediaModule {
+    fn manifest(&self) -> &Arc<ModuleManifest> {
+        manifest()
+    }
+
+    fn open_store(&self, _site: &Site, store: &Store) -> Result<(), StoreError> {
+        for (name, title) in CATEGORIES {
+            if store.category(name).is_err() {
+                store.create_category(name, Some("media"), title)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn setup(&self, setup: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
+        let settings = Arc::new(Settings::read(setup.settings())?);
+        setup.add_controller("media", move |options| {
+            MediaController::from_rule(options, settings.clone())
+                .map(|c| Box::new(c) as Box<dyn Controller>)
+        });
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Action {
+    Upload,
+    File,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Options {
+    action: Action,
+}
+
+pub struct MediaController {
+    action: Action,
+    settings: Arc<Settings>,
+}
+
+impl MediaController {
+    fn from_rule(options: &toml::Table, settings: Arc<Settings>) -> Result<Self, ModuleError> {
+        let options: Options = read_settings(options)?;
+        Ok(MediaController {
+            action: options.action,
+            settings,
+        })
+    }
+}
+
+impl Controller for MediaController {
+    fn allowed_methods(&self) -> &'static [Method] {
+        match self.action {
+            Action::Upload => &[Method::POST],
+            Action::File => bulwark_web::GET_HEAD,
+        }
+    }
+
+    fn streams_body(&self) -> bool {
+        self.action == Action::Upload
+    }
+
+    fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            match self.action {
+                Action::Upload => Outcome::Response(match upload(req, &self.settings).await {
+                    Ok(made) => json_response(StatusCode::CREATED, &made),
+                    Err(refused) => refused.response(),
+                }),
+                Action::File => file(req).await,
+            }
+        })
+    }
+}
+
+/// Why an upload was not taken, for the person who sent it.
+struct Refused(StatusCode, String);
+
+impl Refused {
+    fn new(status: StatusCode, why: impl Into<String>) -> Refused {
+        Refused(status, why.into())
+    }
+
+    fn response(self) -> http::Response<bulwark_http::Body> {
+        json_response(self.0, &json!({ "error": self.1 }))
+    }
+}
+
+fn category_of(mime: &str) -> &'static str {
+    match mime.split('/').next() {
+        Some("image") => "image",
+        Some("video") => "video",
+        Some("audio") => "audio",
+        _ => "document",
+    }
+}
+
+fn media_dir(req: &RequestCtx<'_>) -> PathBuf {
+    req.site.site.dir.join("data").join("media")
+}
+
+/// Where the file with this hash is kept.
+fn stored_path(media: &Path, sha256: &str) -> PathBuf {
+    media.join("files").join(&sha256[..2]).join(sha256)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A file being received: removed again unless [`Incoming::keep`] moved it.
+struct Incoming {
+    path: PathBuf,
+    kept: bool,
+}
+
+impl Drop for Incoming {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// What the `file` field held, on disk.
+struct Received {
+    incoming: Incoming,
+    name: String,
+    size: u64,
+    sha256: String,
+    head: Vec<u8>,
+}
+
+async fn receive(
+    field: &mut multer::Field<'static>,
+    tmp_dir: &Path,
+    max_bytes: u64,
+) -> Result<Received, Refused> {
+    let name = field
+        .file_name()
+        .map(|n| n.rsplit(['/', '\\']).next().unwrap_or(n).trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "upload".to_owned());
+    tokio::fs::create_dir_all(tmp_dir).await.map_err(disk)?;
+    let stamp = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let incoming = Incoming {
+        path: tmp_dir.join(format!("{stamp:x}-{:x}", rand_suffix())),
+        kept: false,
+    };
+    let mut out = tokio::fs::File::create(&incoming.path)
+        .await
+        .map_err(disk)?;
+    let (mut size, mut hasher, mut head) = (0u64, Sha256::new(), Vec::new());
+    loop {
+        let chunk = match tokio::time::timeout(IDLE, field.chunk()).await {
+            Err(_) => {
+                return Err(Refused::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "the upload stopped arriving; send it again",
+                ));
+            }
+            Ok(Err(e)) => return Err(multipart_error(e)),
+            Ok(Ok(None)) => break,
+            Ok(Ok(Some(chunk))) => chunk,
+        };
+        size += chunk.len() as u64;
+        if size > max_bytes {
+            return Err(too_large(max_bytes));
+        }
+        if head.len() < SNIFF_BYTES {
+            let take = (SNIFF_BYTES - head.len()).min(chunk.len());
+            head.extend_from_slice(&chunk[..take]);
+        }
+        hasher.update(&chunk);
+        out.write_all(&chunk).await.map_err(disk)?;
+    }
+    out.flush().await.map_err(disk)?;
+    out.sync_all().await.map_err(disk)?;
+    Ok(Received {
+        incoming,
+        name,
+        size,
+        sha256: hex(&hasher.finalize()),
+        head,
+    })
+}
+
+/// A random number for a temporary file's name (std's hasher keys are random).
+fn rand_suffix() -> u32 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::thread::current().id()) as u32
+}
+
+fn too_large(max_bytes: u64) -> Refused {
+    Refused::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("the file is larger than this site takes ({max_bytes} bytes)"),
+    )
+}
+
+fn disk(e: std::io::Error) -> Refused {
+    tracing::error!("storing an upload: {e}");
+    if e.raw_os_error() == Some(28) {
+        return Refused::new(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "the server's disk is full: nothing was stored",
+        );
+    }
+    Refused::new(StatusCode::INTERNAL_SERVER_ERROR, "storing the file failed")
+}
+
+fn multipart_error(e: multer::Error) -> Refused {
+    match e {
+        multer::Error::StreamReadFailed(_) => Refused::new(
+            StatusCode::BAD_REQUEST,
+            "the upload broke off before its end; send it again",
+        ),
+        e => Refused::new(StatusCode::BAD_REQUEST, format!("not a valid upload: {e}")),
+    }
+}
+
+async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json::Value, Refused> {
+    let who = req.principal().clone();
+    if who.is_anonymous() {
+        return Err(Refused::new(StatusCode::UNAUTHORIZED, "log on to upload"));
+    }
+    let may_upload = |category: &str| {
+        req.site
+            .policy
+            .may_insert(&who, category, Visibility::Public)
+    };
+    if !CATEGORIES.iter().any(|(c, _)| may_upload(c)) {
+        return Err(Refused::new(
+            StatusCode::FORBIDDEN,
+            "you may not upload media",
+        ));
+    }
+    let boundary = req
+        .parts
+        .headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| multer::parse_boundary(v).ok())
+        .ok_or_else(|| {
+            Refused::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "send the file as multipart/form-data, in a field called file",
+            )
+        })?;
+    let declared = req
+        .parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    // Room for the form's own lines around the file.
+    if declared.is_some_and(|n| n > settings.max_bytes + 64 * 1024) {
+        return Err(too_large(settings.max_bytes));
+    }
+    let body = req
+        .take_body_stream()
+        .ok_or_else(|| Refused::new(StatusCode::BAD_REQUEST, "no body"))?;
+    let stream = BodyStream::new(body).filter_map(|frame| async move {
+        match frame {
+            Ok(frame) => frame.into_data().ok().map(Ok::<Bytes, std::io::Error>),
+            Err(e) => Some(Err(std::io::Error::other(e))),
+        }
+    });
+    let mut multipart = multer::Multipart::new(stream, boundary);
+    let media = media_dir(req);
+    let mut received = None;
+    while let Some(mut field) = match tokio::time::timeout(IDLE, multipart.next_field()).await {
+        Err(_) => {
+            return Err(Refused::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "the upload stopped arriving; send it again",
+            ));
+        }
+        Ok(next) => next.map_err(multipart_error)?,
+    } {
+        if field.name() == Some("file") && received.is_none() {
+            received = Some(receive(&mut field, &media.join("tmp"), settings.max_bytes).await?);
+        }
+    }
+    let Some(mut received) = received else {
+        return Err(Refused::new(
+            StatusCode::BAD_REQUEST,
+            "no file: send it in a field called file",
+        ));
+    };
+    if received.size == 0 {
+        return Err(Refused::new(StatusCode::BAD_REQUEST, "the file is empty"));
+    }
+    let mime = infer::get(&received.head).map(|t| t.mime_type().to_owned());
+    let Some(mime) = mime.filter(|m| settings.types.iter().any(|t| t == m)) else {
+        return Err(Refused::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!(
+                "{} is {} (read from its content), which this site does not take; it takes {}",
+                received.name,
+                infer::get(&received.head).map_or("of no type known here", |t| t.mime_type()),
+                settings.types.join(", ")
+            ),
+        ));
+    };
+    let category = category_of(&mime);
+    if !may_upload(category) {
+        return Err(Refused::new(
+            StatusCode::FORBIDDEN,
+            format!("you may not upload a {category}"),
+        ));
+    }
+    let dimensions = if category == "image" {
+        let path = received.incoming.path.clone();
+        tokio::task::spawn_blocking(move || {
+            image::ImageReader::open(&path)
+                .and_then(|r| r.with_guessed_format())
+                .ok()
+                .and_then(|r| r.into_dimensions().ok())
+        })
+        .await
+        .ok()
+        .flatten()
+    } else {
+        None
+    };
+    if category == "image" && dimensions.is_none() {
+        return Err(Refused::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!(
+                "{} looks like {mime} but cannot be read as an image",
+                received.name
+            ),
+        ));
+    }
+    // Kept by content: a second upload of the same bytes shares the file.
+    let kept = stored_path(&media, &received.sha256);
+    if tokio::fs::try_exists(&kept).await.unwrap_or(false) {
+        drop(received.incoming);
+        received.incoming = Incoming {
+            path: PathBuf::new(),
+            kept: true,
+        };
+    } else {
+        if let Some(dir) = kept.parent() {
+            tokio::fs::create_dir_all(dir).await.map_err(disk)?;
+        }
+        tokio::fs::rename(&received.incoming.path, &kept)
+            .await
+            .map_err(disk)?;
+        received.incoming.kept = true;
+    }
+    let mut props = Props::new()
+        .with("title", received.name.as_str())
+        .with("original_name", received.name.as_str())
+        .with("mime", mime.as_str())
+        .with("size", received.size)
+        .with("sha256", received.sha256.as_str());
+    if let Some((width, height)) = dimensions {
+        props = props.with("width", width).with("height", height);
+    }
+    let mut new = NewResource::new(category, props).published(true);
+    if let Some(user) = who.user_id() {
+        new = new.created_by(user);
+    }
+    let made = req
+        .site
+        .models
+        .store
+        .run(move |s| s.create_resource(new))
+        .await
+        .map_err(|e| {
+            let resp = store_error_json(&e);
+            Refused::new(resp.status(), e.to_string())
+        })?;
+    Ok(json!({
+        "id": made.0,
+        "url": format!("/media/file/{}", made.0),
+        "category": category,
+        "mime": mime,
+        "size": received.size,
+        "sha256": received.sha256,
+        "width": dimensions.map(|d| d.0),
+        "height": dimensions.map(|d| d.1),
+    }))
+}
+
+/// `GET /media/file/{id}`: the file, to whoever may see its resource.
+async fn file(req: &RequestCtx<'_>) -> Outcome {
+    let Some(id) = req
+        .arg("id")
+        .and_then(|a| a.parse::<i64>().ok())
+        .filter(|id| *id > 0)
+    else {
+        return Outcome::NotFound;
+    };
+    let found = req
+        .site
+        .models
+        .store
+        .run(move |s| s.resource(ResourceId(id)))
+        .await;
+    let resource = match found {
+        Ok(Some(r)) => r,
+        Ok(None) => return Outcome::NotFound,
+        Err(e) => return Outcome::Response(store_error_json(&e)),
+    };
+    if !req.site.policy.may_see(req.principal(), &resource) {
+        return Outcome::NotFound;
+    }
+    let (Some(sha256), Some(mime)) = (resource.props.str("sha256"), resource.props.str("mime"))
+    else {
+        return Outcome::NotFound;
+    };
+    if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Outcome::NotFound;
+    }
+    let path = stored_path(&media_dir(req), sha256);
+    let Ok(meta) = tokio::fs::metadata(&path).await else {
+        return Outcome::NotFound;
+    };
+    let Ok(content_type) = http::HeaderValue::from_str(mime) else {
+        return Outcome::NotFound;
+    };
+    Outcome::Found(Representation {
+        status: StatusCode::OK,
+        content_type,
+        last_modified: Some(meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)),
+        // Private: what a resource may show can change with the rules.
+        cache_control: "private, max-age=60",
+        per_language: false,
+        stale: false,
+        content: Content::File {
+            path,
+            len: meta.len(),
+        },
+    })
+}

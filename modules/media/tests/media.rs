@@ -1,0 +1,265 @@
+//! Uploads over real HTTP on the starter site with the media module: the type
+//! comes from the content, limits and rights are kept with a clear answer,
+//! files are kept once per content, and a file is served to whoever may see
+//! its resource.
+
+#[path = "../../../crates/web/tests/accounts/mod.rs"]
+mod accounts;
+#[path = "../../../crates/web/tests/common/mod.rs"]
+mod common;
+
+use accounts::*;
+use serde_json::Value;
+
+async fn media_site(settings: &str) -> common::TestServer {
+    let mut files = common::starter_site();
+    for (path, text) in files.iter_mut() {
+        if path == "default/site.toml" {
+            *text = text.replacen(
+                r#"modules = ["seo", "push", "auth", "mail", "admin"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media"]"#,
+                1,
+            );
+            text.push_str(settings);
+        }
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let mut modules = common::modules();
+    modules.push(bulwark_module_media::module());
+    common::start_with_modules(&files, |_| {}, modules).await
+}
+
+/// A PNG of noise (it does not compress much).
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let mut seed = 0x2545_f491_u32;
+    let img = image::RgbImage::from_fn(width, height, |_, _| {
+        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let [a, b, c, _] = seed.to_le_bytes();
+        image::Rgb([a, b, c])
+    });
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut out, image::ImageFormat::Png).unwrap();
+    out.into_inner()
+}
+
+const BOUNDARY: &str = "bulwark-test-boundary-7f3a";
+
+fn multipart(name: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut body = format!(
+        "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\nignored\r\n--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+    )
+    .into_bytes();
+    body.extend_from_slice(bytes);
+    body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+    body
+}
+
+async fn upload(
+    s: &common::TestServer,
+    who: Option<&Session>,
+    name: &str,
+    bytes: &[u8],
+) -> (u16, Value) {
+    let mut req = client()
+        .post(url(s, "/media/upload"))
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={BOUNDARY}"),
+        )
+        .body(multipart(name, bytes));
+    if let Some(who) = who {
+        req = req
+            .header("cookie", &who.cookie)
+            .header("x-csrf-token", &who.csrf);
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(files_under(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_uploads_an_image_named_wrongly_and_it_is_what_its_bytes_say() {
+    let s = media_site("").await;
+    add_user(&s, "ed", "editors").await;
+    let ed = session(&s, "ed").await;
+    let bytes = png(3, 2);
+
+    let (status, made) = upload(&s, Some(&ed), "holiday/../cat.jpg", &bytes).await;
+    assert_eq!(status, 201, "{made}");
+    assert_eq!(made["mime"], "image/png", "from the bytes, not the name");
+    assert_eq!(made["category"], "image");
+    assert_eq!(
+        (made["width"].as_u64(), made["height"].as_u64()),
+        (Some(3), Some(2))
+    );
+    assert_eq!(made["size"], bytes.len());
+    let id = made["id"].as_i64().unwrap();
+    let r = store(&s)
+        .resource(bulwark_store::ResourceId(id))
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.category_name, "image");
+    assert_eq!(r.props.str("original_name"), Some("cat.jpg"));
+    assert_eq!(r.props.str("sha256"), made["sha256"].as_str());
+
+    // Served as what it is, to anyone who may see it.
+    let resp = client()
+        .get(url(&s, &format!("/media/file/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["content-type"], "image/png");
+    assert_eq!(resp.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(resp.bytes().await.unwrap().as_ref(), bytes.as_slice());
+    // A range of it.
+    let resp = client()
+        .get(url(&s, &format!("/media/file/{id}")))
+        .header("range", "bytes=0-7")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 206);
+    assert_eq!(resp.bytes().await.unwrap().as_ref(), &bytes[..8]);
+
+    // The same bytes again: a second resource, one file.
+    let (status, again) = upload(&s, Some(&ed), "copy.png", &bytes).await;
+    assert_eq!(status, 201, "{again}");
+    assert_ne!(again["id"], made["id"]);
+    let media = s.sites().join("default/data/media");
+    assert_eq!(files_under(&media.join("files")).len(), 1);
+    assert!(
+        files_under(&media.join("tmp")).is_empty(),
+        "nothing left behind"
+    );
+
+    // Unpublished: gone for anonymous visitors, there for the editor.
+    let version = r.version;
+    store(&s)
+        .update_resource(bulwark_store::ResourceUpdate::new(r.id, version).published(false))
+        .unwrap();
+    let resp = client()
+        .get(url(&s, &format!("/media/file/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+    let (status, _) = get(&s, &format!("/media/file/{id}"), Some(&ed.cookie)).await;
+    assert_eq!(status, 200);
+    for bad in ["0", "-1", "x", "99999"] {
+        let resp = client()
+            .get(url(&s, &format!("/media/file/{bad}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 404, "{bad}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_that_break_a_rule_are_refused_with_the_reason_and_leave_nothing() {
+    let s = media_site("\n[media]\nmax_bytes = 2000\n").await;
+    add_user(&s, "ed", "editors").await;
+    add_user(&s, "mia", "members").await;
+    let (ed, mia) = (session(&s, "ed").await, session(&s, "mia").await);
+    let small = png(2, 2);
+
+    // Who: nobody, a member, a session without its CSRF token.
+    assert_eq!(upload(&s, None, "a.png", &small).await.0, 401);
+    let (status, body) = upload(&s, Some(&mia), "a.png", &small).await;
+    assert_eq!(status, 403, "{body}");
+    let no_csrf = Session {
+        cookie: ed.cookie.clone(),
+        csrf: "wrong".into(),
+    };
+    assert_eq!(upload(&s, Some(&no_csrf), "a.png", &small).await.0, 403);
+
+    // What: HTML whatever its name, a fake image, nothing, too much.
+    let (status, body) = upload(
+        &s,
+        Some(&ed),
+        "photo.png",
+        b"<!doctype html><script>alert(1)</script>",
+    )
+    .await;
+    assert_eq!(status, 415, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("photo.png"),
+        "{body}"
+    );
+    let mut fake = small.clone();
+    fake.truncate(20);
+    let (status, body) = upload(&s, Some(&ed), "broken.png", &fake).await;
+    assert_eq!(status, 422, "{body}");
+    let (status, body) = upload(&s, Some(&ed), "empty.png", b"").await;
+    assert_eq!(status, 400, "{body}");
+    let large = png(200, 200);
+    assert!(large.len() > 2000);
+    let (status, body) = upload(&s, Some(&ed), "large.png", &large).await;
+    assert_eq!(status, 413, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("2000"), "{body}");
+
+    // How: not multipart, no file field, a form cut short.
+    let resp = client()
+        .post(url(&s, "/media/upload"))
+        .header("cookie", &ed.cookie)
+        .header("x-csrf-token", &ed.csrf)
+        .header("content-type", "application/json")
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 415);
+    let resp = client()
+        .post(url(&s, "/media/upload"))
+        .header("cookie", &ed.cookie)
+        .header("x-csrf-token", &ed.csrf)
+        .header("content-type", format!("multipart/form-data; boundary={BOUNDARY}"))
+        .body(format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"other\"\r\n\r\nx\r\n--{BOUNDARY}--\r\n"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    let mut cut = multipart("cut.png", &small);
+    cut.truncate(cut.len() - 30);
+    let resp = client()
+        .post(url(&s, "/media/upload"))
+        .header("cookie", &ed.cookie)
+        .header("x-csrf-token", &ed.csrf)
+        .header(
+            "content-type",
+            format!("multipart/form-data; boundary={BOUNDARY}"),
+        )
+        .body(cut)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+
+    // Nothing of any of them was kept, and the site still takes a good one.
+    let media = s.sites().join("default/data/media");
+    assert!(files_under(&media).is_empty(), "{:?}", files_under(&media));
+    assert_eq!(upload(&s, Some(&ed), "ok.png", &small).await.0, 201);
+}
