@@ -14,9 +14,12 @@
 //! right on the category) and who may fetch the file (`GET
 //! /media/file/{id}`: whoever may see the resource).
 //!
+//! Deleting a media resource removes its file when no other resource uses it
+//! (the `media_file` table knows which resource uses which file).
+//!
 //! Not yet (issue "Media"): previews and their resize pool, EXIF orientation
-//! and location stripping, per-group limits and quotas, removing a file with
-//! the last resource that uses it, the admin's media library.
+//! and location stripping, per-group limits and quotas, the admin's media
+//! library.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -34,13 +37,26 @@ use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
 use bulwark_site::{ModuleManifest, Site};
-use bulwark_store::{NewResource, Props, ResourceId, Store, StoreError, Visibility};
+use bulwark_store::{
+    ChangeKind, Migration, NewResource, Props, ResourceId, Store, StoreError, Visibility,
+};
+use bulwark_web::events::ResourceChanged;
 use bulwark_web::{
     Content, Controller, Module, ModuleError, Outcome, Representation, RequestCtx, SiteSetup,
     json_response, read_settings, store_error_json,
 };
 
 pub const PRIORITY: i32 = 350;
+
+const MIGRATIONS: &[Migration] = &[Migration {
+    version: 1,
+    name: "media_file",
+    sqlite: include_str!("../migrations/0001_media_file.sql"),
+    postgres: include_str!("../migrations/0001_media_file.sql"),
+}];
+
+/// Among this module's observers.
+const OBSERVER_PRIORITY: i32 = 500;
 
 /// The media categories, under `media`, and what goes in each.
 const CATEGORIES: [(&str, &str); 4] = [
@@ -138,6 +154,10 @@ impl Module for MediaModule {
         manifest()
     }
 
+    fn migrations(&self) -> &'static [Migration] {
+        MIGRATIONS
+    }
+
     fn open_store(&self, _site: &Site, store: &Store) -> Result<(), StoreError> {
         for (name, title) in CATEGORIES {
             if store.category(name).is_err() {
@@ -149,6 +169,16 @@ impl Module for MediaModule {
 
     fn setup(&self, setup: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
         let settings = Arc::new(Settings::read(setup.settings())?);
+        let store = setup.models().store.clone();
+        let media = setup.site().dir.join("data").join("media");
+        setup
+            .observers()
+            .on_notify(OBSERVER_PRIORITY, move |c: &ResourceChanged| {
+                if c.kind == ChangeKind::Deleted {
+                    let (store, media, id) = (store.clone(), media.clone(), c.id);
+                    tokio::task::spawn_blocking(move || forget(&store, &media, id));
+                }
+            });
         setup.add_controller("media", move |options| {
             MediaController::from_rule(options, settings.clone())
                 .map(|c| Box::new(c) as Box<dyn Controller>)
@@ -512,6 +542,24 @@ async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json:
             let resp = store_error_json(&e);
             Refused::new(resp.status(), e.to_string())
         })?;
+    let sha256 = received.sha256.clone();
+    let recorded = req
+        .site
+        .models
+        .store
+        .run(move |s| {
+            s.module_write(|sql| {
+                sql.execute(
+                    "INSERT INTO media_file (rsc_id, sha256) VALUES ($1, $2)",
+                    &[made.0.into(), sha256.as_str().into()],
+                )
+            })
+        })
+        .await;
+    if let Err(e) = recorded {
+        // The resource stands; its file just stays when it is deleted.
+        tracing::warn!("recording the file of media {}: {e}", made.0);
+    }
     Ok(json!({
         "id": made.0,
         "url": format!("/media/file/{}", made.0),
@@ -522,6 +570,39 @@ async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json:
         "width": dimensions.map(|d| d.0),
         "height": dimensions.map(|d| d.1),
     }))
+}
+
+/// A media resource was deleted: its row goes, and its file with the last
+/// resource that used it.
+fn forget(store: &Store, media: &Path, id: ResourceId) {
+    let last = store.module_write(|sql| {
+        let Some(row) = sql.query_one(
+            "SELECT sha256 FROM media_file WHERE rsc_id = $1",
+            &[id.0.into()],
+        )?
+        else {
+            return Ok(None);
+        };
+        let sha256 = row.text(0);
+        sql.execute("DELETE FROM media_file WHERE rsc_id = $1", &[id.0.into()])?;
+        let others = sql.query_one(
+            "SELECT count(*) FROM media_file WHERE sha256 = $1",
+            &[sha256.as_str().into()],
+        )?;
+        Ok((others.map_or(0, |r| r.int(0)) == 0).then_some(sha256))
+    });
+    match last {
+        Ok(Some(sha256)) if sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            let path = stored_path(media, &sha256);
+            if let Err(e) = std::fs::remove_file(&path)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                tracing::warn!("removing {}: {e}", path.display());
+            }
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!("forgetting the file of media {}: {e}", id.0),
+    }
 }
 
 /// `GET /media/file/{id}`: the file, to whoever may see its resource.

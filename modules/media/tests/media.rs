@@ -168,6 +168,28 @@ async fn an_editor_uploads_an_image_named_wrongly_and_it_is_what_its_bytes_say()
     assert_eq!(resp.status(), 404);
     let (status, _) = get(&s, &format!("/media/file/{id}"), Some(&ed.cookie)).await;
     assert_eq!(status, 200);
+    // Deleting one of the two keeps the shared file; deleting the other removes it.
+    let ids = [id, again["id"].as_i64().unwrap()];
+    let gone = |s: &common::TestServer| {
+        files_under(&s.sites().join("default/data/media/files")).is_empty()
+    };
+    store(&s)
+        .delete_resource(bulwark_store::ResourceId(ids[0]), None)
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!gone(&s), "the other resource still uses it");
+    let (status, _) = get(&s, &format!("/media/file/{}", ids[1]), None).await;
+    assert_eq!(status, 200);
+    store(&s)
+        .delete_resource(bulwark_store::ResourceId(ids[1]), None)
+        .unwrap();
+    for _ in 0..50 {
+        if gone(&s) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(gone(&s), "the last one took the file along");
     for bad in ["0", "-1", "x", "99999"] {
         let resp = client()
             .get(url(&s, &format!("/media/file/{bad}")))
