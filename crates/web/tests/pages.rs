@@ -215,6 +215,32 @@ async fn settle() {
     tokio::time::sleep(Duration::from_millis(300)).await;
 }
 
+/// The site flushes what a creation touched when its change event comes by,
+/// and again when the pivot indexes the new resource; a render before either
+/// is not kept. Waits for the creation's event (late on a busy machine), then
+/// until the store has been quiet for a while.
+async fn until_quiet_after(
+    changes: &mut tokio::sync::broadcast::Receiver<bulwark_store::ChangeEvent>,
+    x: bulwark_store::ResourceId,
+) {
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while !changes
+            .recv()
+            .await
+            .unwrap()
+            .resources
+            .iter()
+            .any(|r| r.id == x)
+        {}
+    })
+    .await
+    .expect("the creation's change event");
+    while tokio::time::timeout(Duration::from_millis(500), changes.recv())
+        .await
+        .is_ok()
+    {}
+}
+
 fn renders(s: &TestServer) -> u64 {
     s.models["news"]
         .renders
@@ -258,27 +284,7 @@ async fn concurrent_requests_for_an_uncached_page_cause_one_render() {
     let store = s.models["news"].store.clone();
     let mut changes = store.subscribe();
     let x = create(&store, "article", "Rush", true);
-    // The site flushes what the creation touched when its change event comes
-    // by, and again when the pivot indexes the new article (the page lists
-    // articles); a rush rendered before either would render twice. Wait for
-    // the creation's event (late on a busy machine), then until the store has
-    // been quiet for a while, then a moment for the site's own task.
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while !changes
-            .recv()
-            .await
-            .unwrap()
-            .resources
-            .iter()
-            .any(|r| r.id == x)
-        {}
-    })
-    .await
-    .expect("the creation's change event");
-    while tokio::time::timeout(Duration::from_millis(500), changes.recv())
-        .await
-        .is_ok()
-    {}
+    until_quiet_after(&mut changes, x).await;
     settle().await;
     let path = format!("/page/{x}");
     let before = renders(&s);
@@ -400,7 +406,10 @@ async fn a_fragment_is_cached_until_what_it_shows_changes() {
     ));
     let s = start(&files, |_| {}).await;
     let store = s.models["news"].store.clone();
+    let mut changes = store.subscribe();
     let x = create(&store, "article", "Frag", true);
+    until_quiet_after(&mut changes, x).await;
+    settle().await;
     let path = format!("/frag?id={x}");
     let first = page(&s, &path).await.1;
     let second = page(&s, &path).await.1;

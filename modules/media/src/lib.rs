@@ -21,8 +21,12 @@
 //! and location stripping, per-group limits and quotas, the admin's media
 //! library.
 
+mod preview;
+
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -40,11 +44,13 @@ use bulwark_site::{ModuleManifest, Site};
 use bulwark_store::{
     ChangeKind, Migration, NewResource, Props, ResourceId, Store, StoreError, Visibility,
 };
-use bulwark_web::events::ResourceChanged;
+use bulwark_web::events::{GatherFigures, ResourceChanged};
+
 use bulwark_web::{
     Content, Controller, Module, ModuleError, Outcome, Representation, RequestCtx, SiteSetup,
     json_response, read_settings, store_error_json,
 };
+pub use preview::{Format, Preset, Previews, default_presets};
 
 pub const PRIORITY: i32 = 350;
 
@@ -97,6 +103,16 @@ struct MediaSection {
     /// The types (as sniffed from the content) a site takes.
     #[serde(default)]
     types: Option<Vec<String>>,
+    /// Named preview sizes (default: thumbnail, medium, large).
+    #[serde(default)]
+    presets: Option<BTreeMap<String, Preset>>,
+    /// Resizes made at once (default 2).
+    #[serde(default)]
+    resize_workers: Option<usize>,
+    /// How long a preview request waits for a worker before it is answered
+    /// 503 (default 2000 ms).
+    #[serde(default)]
+    resize_queue_ms: Option<u64>,
 }
 
 fn default_max_bytes() -> u64 {
@@ -107,6 +123,9 @@ fn default_max_bytes() -> u64 {
 struct Settings {
     max_bytes: u64,
     types: Vec<String>,
+    presets: BTreeMap<String, Preset>,
+    resize_workers: usize,
+    resize_queue: Duration,
 }
 
 impl Settings {
@@ -116,22 +135,62 @@ impl Settings {
             None => MediaSection {
                 max_bytes: default_max_bytes(),
                 types: None,
+                presets: None,
+                resize_workers: None,
+                resize_queue_ms: None,
             },
         };
+        let presets = section.presets.unwrap_or_else(default_presets);
+        for (name, p) in &presets {
+            let valid_name = !name.is_empty()
+                && name
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+            if !valid_name || p.width == 0 || p.height == 0 || p.width > 8000 || p.height > 8000 {
+                return Err(ModuleError::new(
+                    format!("presets.{name}"),
+                    "a preset is named with a-z, 0-9, _ and -, and is 1 to 8000 pixels each way",
+                ));
+            }
+        }
         Ok(Settings {
             max_bytes: section.max_bytes,
             types: section
                 .types
                 .unwrap_or_else(|| DEFAULT_TYPES.iter().map(|t| t.to_string()).collect()),
+            presets,
+            resize_workers: section.resize_workers.unwrap_or(2).clamp(1, 64),
+            resize_queue: Duration::from_millis(section.resize_queue_ms.unwrap_or(2000)),
         })
     }
 }
 
-pub struct MediaModule;
+#[derive(Default)]
+pub struct MediaModule {
+    /// Each site's preview signing key, read when its store opened.
+    keys: Mutex<HashMap<String, Vec<u8>>>,
+    /// Each site's previews, as last loaded.
+    previews: Mutex<HashMap<String, Arc<Previews>>>,
+}
+
+impl MediaModule {
+    pub fn new() -> Arc<MediaModule> {
+        Arc::new(MediaModule::default())
+    }
+
+    /// The resizes made for `site` since it last loaded.
+    pub fn resizes(&self, site: &str) -> u64 {
+        self.previews
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(site)
+            .map_or(0, |p| p.resizes.load(Ordering::Relaxed))
+    }
+}
 
 /// The module, for the binary's registry.
 pub fn module() -> Arc<dyn Module> {
-    Arc::new(MediaModule)
+    MediaModule::new()
 }
 
 pub fn manifest() -> &'static Arc<ModuleManifest> {
@@ -158,12 +217,17 @@ impl Module for MediaModule {
         MIGRATIONS
     }
 
-    fn open_store(&self, _site: &Site, store: &Store) -> Result<(), StoreError> {
+    fn open_store(&self, site: &Site, store: &Store) -> Result<(), StoreError> {
         for (name, title) in CATEGORIES {
             if store.category(name).is_err() {
                 store.create_category(name, Some("media"), title)?;
             }
         }
+        let key = preview::signing_key(store)?;
+        self.keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(site.name().to_string(), key);
         Ok(())
     }
 
@@ -171,6 +235,42 @@ impl Module for MediaModule {
         let settings = Arc::new(Settings::read(setup.settings())?);
         let store = setup.models().store.clone();
         let media = setup.site().dir.join("data").join("media");
+        let site_name = setup.site().name().to_string();
+        let key = self
+            .keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&site_name)
+            .cloned()
+            .ok_or_else(|| ModuleError::new("media", "the site's store was not opened"))?;
+        let previews = Arc::new(Previews::new(
+            settings.presets.clone(),
+            key,
+            settings.resize_workers,
+            settings.resize_queue,
+        ));
+        self.previews
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(site_name, previews.clone());
+        let for_templates = previews.clone();
+        setup.add_template_extension(move |env| preview::register(env, for_templates.clone()));
+        let for_figures = previews.clone();
+        setup.observers().on_fold(
+            OBSERVER_PRIORITY,
+            move |_: &GatherFigures, mut figures: bulwark_web::Figures| {
+                let p = &for_figures;
+                figures.more.insert(
+                    "media_resizes".to_owned(),
+                    p.resizes.load(Ordering::Relaxed),
+                );
+                figures.refused.insert(
+                    "media_resizes".to_owned(),
+                    p.refused.load(Ordering::Relaxed),
+                );
+                figures
+            },
+        );
         setup
             .observers()
             .on_notify(OBSERVER_PRIORITY, move |c: &ResourceChanged| {
@@ -180,7 +280,7 @@ impl Module for MediaModule {
                 }
             });
         setup.add_controller("media", move |options| {
-            MediaController::from_rule(options, settings.clone())
+            MediaController::from_rule(options, settings.clone(), previews.clone())
                 .map(|c| Box::new(c) as Box<dyn Controller>)
         });
         Ok(())
@@ -192,6 +292,7 @@ impl Module for MediaModule {
 enum Action {
     Upload,
     File,
+    Preview,
 }
 
 #[derive(Deserialize)]
@@ -203,14 +304,20 @@ struct Options {
 pub struct MediaController {
     action: Action,
     settings: Arc<Settings>,
+    previews: Arc<Previews>,
 }
 
 impl MediaController {
-    fn from_rule(options: &toml::Table, settings: Arc<Settings>) -> Result<Self, ModuleError> {
+    fn from_rule(
+        options: &toml::Table,
+        settings: Arc<Settings>,
+        previews: Arc<Previews>,
+    ) -> Result<Self, ModuleError> {
         let options: Options = read_settings(options)?;
         Ok(MediaController {
             action: options.action,
             settings,
+            previews,
         })
     }
 }
@@ -219,7 +326,7 @@ impl Controller for MediaController {
     fn allowed_methods(&self) -> &'static [Method] {
         match self.action {
             Action::Upload => &[Method::POST],
-            Action::File => bulwark_web::GET_HEAD,
+            Action::File | Action::Preview => bulwark_web::GET_HEAD,
         }
     }
 
@@ -235,6 +342,7 @@ impl Controller for MediaController {
                     Err(refused) => refused.response(),
                 }),
                 Action::File => file(req).await,
+                Action::Preview => preview::serve(req, &self.previews, &media_dir(req)).await,
             }
         })
     }
@@ -264,6 +372,11 @@ fn category_of(mime: &str) -> &'static str {
 
 fn media_dir(req: &RequestCtx<'_>) -> PathBuf {
     req.site.site.dir.join("data").join("media")
+}
+
+/// A SHA-256 as this module writes it: 64 hex digits.
+fn is_hash(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Where the file with this hash is kept.

@@ -285,3 +285,162 @@ async fn uploads_that_break_a_rule_are_refused_with_the_reason_and_leave_nothing
     assert!(files_under(&media).is_empty(), "{:?}", files_under(&media));
     assert_eq!(upload(&s, Some(&ed), "ok.png", &small).await.0, 201);
 }
+
+/// A site with the media module, and the module itself, to count resizes.
+async fn media_site_counting(
+    settings: &str,
+    extra: &[(&str, &str)],
+) -> (
+    common::TestServer,
+    std::sync::Arc<bulwark_module_media::MediaModule>,
+) {
+    let mut files = common::starter_site();
+    for (path, text) in files.iter_mut() {
+        if path == "default/site.toml" {
+            *text = text.replacen(
+                r#"modules = ["seo", "push", "auth", "mail", "admin"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media"]"#,
+                1,
+            );
+            text.push_str(settings);
+        }
+    }
+    let mut files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    files.extend_from_slice(extra);
+    let media = bulwark_module_media::MediaModule::new();
+    let mut modules = common::modules();
+    modules.push(media.clone());
+    (
+        common::start_with_modules(&files, |_| {}, modules).await,
+        media,
+    )
+}
+
+fn img_src(html: &str) -> String {
+    let at = html.find("src=\"").expect("an img") + 5;
+    html[at..].split('"').next().unwrap().replace("&#x2f;", "/")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_preview_is_made_once_for_a_rush_signed_and_kept() {
+    let (s, media) = media_site_counting(
+        "\n[[dispatch]]\nname = \"pic\"\npath = \"/pic/{id}\"\ncontroller = \"template\"\ntemplate = \"pic.tpl\"\n",
+        &[("default/templates/pic.tpl", "{{ image(id, \"thumbnail\") }}|{{ image(id, \"medium\") }}")],
+    )
+    .await;
+    add_user(&s, "ed", "editors").await;
+    let ed = session(&s, "ed").await;
+    let (status, made) = upload(&s, Some(&ed), "big.png", &png(640, 480)).await;
+    assert_eq!(status, 201, "{made}");
+    let id = made["id"].as_i64().unwrap();
+
+    // The template writes the img with its size, alt and lazy loading.
+    let (status, page) = get(&s, &format!("/pic/{id}"), None).await;
+    assert_eq!(status, 200, "{page}");
+    let (thumb, medium) = page.split_once('|').unwrap();
+    assert!(thumb.contains(r#"width="200" height="200""#), "{thumb}");
+    assert!(
+        medium.contains(r#"width="640" height="480""#),
+        "never larger: {medium}"
+    );
+    assert!(
+        thumb.contains(r#"loading="lazy""#) && thumb.contains(r#"alt="big.png""#),
+        "{thumb}"
+    );
+    let src = img_src(thumb);
+    assert!(
+        src.starts_with(&format!("/media/preview/{id}/thumbnail/")),
+        "{src}"
+    );
+
+    // 500 at once for the new preview: one resize, all answered.
+    let before = media.resizes("default");
+    let rush: Vec<_> = (0..500)
+        .map(|_| {
+            let u = url(&s, &src);
+            tokio::spawn(async move { client().get(u).send().await.unwrap().status().as_u16() })
+        })
+        .collect();
+    for r in rush {
+        assert_eq!(r.await.unwrap(), 200);
+    }
+    assert_eq!(
+        media.resizes("default") - before,
+        1,
+        "one resize for the rush"
+    );
+    let resp = client().get(url(&s, &src)).send().await.unwrap();
+    assert_eq!(resp.headers()["content-type"], "image/jpeg");
+    assert!(
+        resp.headers()["cache-control"]
+            .to_str()
+            .unwrap()
+            .contains("immutable")
+    );
+    let bytes = resp.bytes().await.unwrap();
+    let decoded = image::load_from_memory(&bytes).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (200, 200));
+    let kept = files_under(&s.sites().join("default/data/media/previews"));
+    assert_eq!(kept.len(), 1, "kept on disk: {kept:?}");
+
+    // A signature changed by one character, or moved to another preset or
+    // resource, names nothing.
+    let mut tampered = src.clone();
+    let last = tampered.pop().unwrap();
+    tampered.push(if last == '0' { '1' } else { '0' });
+    let other_preset = src.replace("/thumbnail/", "/large/");
+    let other_id = src.replace(&format!("/{id}/"), &format!("/{}/", id + 1));
+    for bad in [
+        tampered,
+        other_preset,
+        other_id,
+        format!("/media/preview/{id}/huge/{}", "0".repeat(24)),
+    ] {
+        let resp = client().get(url(&s, &bad)).send().await.unwrap();
+        assert_eq!(resp.status(), 404, "{bad}");
+    }
+    assert_eq!(
+        media.resizes("default") - before,
+        1,
+        "no resize for any of them"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saturated_resize_pool_answers_503_while_pages_keep_their_speed() {
+    // One worker and a deadline of 1 ms: the second of two new previews asked
+    // at once waits past it.
+    let (s, _media) = media_site_counting(
+        "\n[media]\nresize_workers = 1\nresize_queue_ms = 1\n[media.presets.big]\nwidth = 3000\nheight = 3000\n[media.presets.big2]\nwidth = 2900\nheight = 2900\n\n[[dispatch]]\nname = \"pic\"\npath = \"/pic/{id}\"\ncontroller = \"template\"\ntemplate = \"pic.tpl\"\n",
+        &[("default/templates/pic.tpl", "{{ image(id, \"big\") }}|{{ image(id, \"big2\") }}")],
+    )
+    .await;
+    add_user(&s, "ed", "editors").await;
+    let ed = session(&s, "ed").await;
+    let (status, made) = upload(&s, Some(&ed), "huge.png", &png(2400, 2400)).await;
+    assert_eq!(status, 201, "{made}");
+    let id = made["id"].as_i64().unwrap();
+    let (_, page) = get(&s, &format!("/pic/{id}"), None).await;
+    let (a, b) = page.split_once('|').unwrap();
+    let (a, b) = (img_src(a), img_src(b));
+    let ask = |src: String| {
+        let u = url(&s, &src);
+        tokio::spawn(async move { client().get(u).send().await.unwrap() })
+    };
+    let (first, second) = (ask(a), ask(b));
+    // While the worker resizes, a page is answered as ever.
+    assert_eq!(get(&s, "/about", None).await.0, 200);
+    let (first, second) = (first.await.unwrap(), second.await.unwrap());
+    let statuses = [first.status().as_u16(), second.status().as_u16()];
+    assert!(statuses.contains(&503), "{statuses:?}");
+    assert!(statuses.contains(&200), "{statuses:?}");
+    let busy = if first.status() == 503 {
+        &first
+    } else {
+        &second
+    };
+    assert!(busy.headers().contains_key("retry-after"));
+}

@@ -1,0 +1,411 @@
+//! Previews: an image scaled (and cropped) to a named preset of the site's,
+//! made on demand, kept on disk, and served under a signed URL so that nobody
+//! can ask for sizes the site did not name.
+//!
+//! - `image(id, "thumbnail")` in a template writes the `<img>`: the signed URL,
+//!   `width` and `height`, `alt` (the title), `loading="lazy"`.
+//! - `GET /media/preview/{id}/{preset}/{signature}`: the preview, made by a
+//!   small pool of resize workers off the async workers. A request that waits
+//!   for a worker longer than the queue deadline gets 503 with `Retry-After`,
+//!   so a rush on new previews never slows pages and other files. Requests for
+//!   one preview share one resize (single flight). The URL names the image's
+//!   content (its hash is signed), so a changed image has new URLs and a
+//!   preview can be cached for good (`immutable`).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use hmac::{Hmac, KeyInit, Mac};
+use http::StatusCode;
+use minijinja::value::Value;
+use minijinja::{Environment, Error, ErrorKind, State};
+use serde::Deserialize;
+use sha2::Sha256;
+use tokio::sync::Semaphore;
+
+use bulwark_store::{ResourceId, Store, StoreError};
+use bulwark_web::{Content, Outcome, Representation, RequestCtx, busy_response, store_error_json};
+
+/// The config key of the site's signing key (a dotted key: Bulwark's own).
+const KEY_SETTING: &str = "media.preview_key";
+
+/// `[media.presets.<name>]`.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Preset {
+    pub width: u32,
+    pub height: u32,
+    /// Fill the box exactly, cutting what sticks out (else fit inside it).
+    #[serde(default)]
+    pub crop: bool,
+    #[serde(default)]
+    pub format: Format,
+    /// JPEG quality, 1 to 100.
+    #[serde(default = "default_quality")]
+    pub quality: u8,
+}
+
+fn default_quality() -> u8 {
+    82
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    #[default]
+    Jpeg,
+    Png,
+    /// Lossless WebP (what the `image` crate writes).
+    Webp,
+}
+
+impl Format {
+    fn mime(self) -> &'static str {
+        match self {
+            Format::Jpeg => "image/jpeg",
+            Format::Png => "image/png",
+            Format::Webp => "image/webp",
+        }
+    }
+    fn extension(self) -> &'static str {
+        match self {
+            Format::Jpeg => "jpg",
+            Format::Png => "png",
+            Format::Webp => "webp",
+        }
+    }
+}
+
+/// The presets a site has when `[media.presets]` names none.
+pub fn default_presets() -> BTreeMap<String, Preset> {
+    let preset = |width, height, crop| Preset {
+        width,
+        height,
+        crop,
+        format: Format::Jpeg,
+        quality: default_quality(),
+    };
+    BTreeMap::from([
+        ("thumbnail".to_owned(), preset(200, 200, true)),
+        ("medium".to_owned(), preset(800, 800, false)),
+        ("large".to_owned(), preset(1600, 1600, false)),
+    ])
+}
+
+/// A site's previews: its presets, key, workers and what is being made.
+pub struct Previews {
+    pub presets: BTreeMap<String, Preset>,
+    key: Vec<u8>,
+    workers: Semaphore,
+    queue_deadline: Duration,
+    /// Single flight: one resize per preview however many ask at once.
+    making: moka::future::Cache<PathBuf, PathBuf>,
+    /// Resizes done, and requests refused for want of a worker.
+    pub resizes: AtomicU64,
+    pub refused: AtomicU64,
+}
+
+impl Previews {
+    pub fn new(
+        presets: BTreeMap<String, Preset>,
+        key: Vec<u8>,
+        workers: usize,
+        queue_deadline: Duration,
+    ) -> Previews {
+        Previews {
+            presets,
+            key,
+            workers: Semaphore::new(workers.max(1)),
+            queue_deadline,
+            making: moka::future::Cache::builder()
+                .max_capacity(10_000)
+                .time_to_live(Duration::from_secs(60))
+                .build(),
+            resizes: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+        }
+    }
+
+    /// The signature of preview `preset` of resource `id` whose file is `sha256`.
+    fn sign(&self, id: i64, preset: &str, sha256: &str) -> String {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(&self.key).expect("any key");
+        mac.update(format!("{id}\n{preset}\n{sha256}").as_bytes());
+        crate::hex(&mac.finalize().into_bytes()[..12])
+    }
+
+    pub fn url(&self, id: i64, preset: &str, sha256: &str) -> String {
+        format!(
+            "/media/preview/{id}/{preset}/{}",
+            self.sign(id, preset, sha256)
+        )
+    }
+}
+
+/// The site's signing key, made the first time.
+pub fn signing_key(store: &Store) -> Result<Vec<u8>, StoreError> {
+    if let Some(key) = store.config_value(KEY_SETTING)? {
+        return Ok(key.into_bytes());
+    }
+    let key = crate::hex(&rand::random::<[u8; 32]>());
+    store.set_config_value(KEY_SETTING, &key)?;
+    // Another node may have made one at the same moment: use what is stored.
+    Ok(store.config_value(KEY_SETTING)?.unwrap_or(key).into_bytes())
+}
+
+/// The size a preset gives an image of `width` x `height`.
+fn fitted(preset: &Preset, width: u32, height: u32) -> (u32, u32) {
+    if preset.crop || width == 0 || height == 0 {
+        return (preset.width, preset.height);
+    }
+    let scale = (preset.width as f64 / width as f64)
+        .min(preset.height as f64 / height as f64)
+        .min(1.0);
+    (
+        ((width as f64 * scale).round() as u32).max(1),
+        ((height as f64 * scale).round() as u32).max(1),
+    )
+}
+
+/// `image(id, preset)`: the `<img>` of a preview, or nothing for what is not
+/// an image the visitor may see.
+pub fn register(env: &mut Environment<'static>, previews: Arc<Previews>) {
+    env.add_function(
+        "image",
+        move |state: &State, id: Value, preset: String| -> Result<Value, Error> {
+            let Some(settings) = previews.presets.get(&preset) else {
+                return Err(Error::new(
+                    ErrorKind::InvalidOperation,
+                    format!(
+                        "image(): no preset {preset:?}; the site has {}",
+                        previews.presets.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            };
+            // Through the model: the access rules and the page's dependencies.
+            let r = state
+                .lookup("m")
+                .and_then(|m| m.get_attr("rsc").ok())
+                .and_then(|rsc| rsc.get_item(&id).ok())
+                .filter(|r| !r.is_undefined() && !r.is_none());
+            let Some(r) = r else {
+                return Ok(Value::from(""));
+            };
+            let text = |k: &str| r.get_attr(k).ok().and_then(|v| v.as_str().map(str::to_owned));
+            let number = |k: &str| {
+                r.get_attr(k)
+                    .ok()
+                    .and_then(|v| i64::try_from(v).ok())
+                    .and_then(|n| u32::try_from(n).ok())
+            };
+            let (Some(sha256), Some(rid)) = (text("sha256"), r.get_attr("id").ok().and_then(|v| i64::try_from(v).ok()))
+            else {
+                return Ok(Value::from(""));
+            };
+            if !text("mime").is_some_and(|m| m.starts_with("image/")) {
+                return Ok(Value::from(""));
+            }
+            let (w, h) = fitted(settings, number("width").unwrap_or(0), number("height").unwrap_or(0));
+            let alt = text("title").unwrap_or_default();
+            Ok(Value::from_safe_string(format!(
+                r#"<img src="{}" width="{w}" height="{h}" alt="{}" loading="lazy" decoding="async">"#,
+                previews.url(rid, &preset, &sha256),
+                alt.replace('"', "&quot;").replace('<', "&lt;")
+            )))
+        },
+    );
+}
+
+/// `GET /media/preview/{id}/{preset}/{signature}`.
+pub async fn serve(req: &RequestCtx<'_>, previews: &Previews, media: &Path) -> Outcome {
+    let (Some(id), Some(preset_name), Some(signature)) = (
+        req.arg("id")
+            .and_then(|a| a.parse::<i64>().ok())
+            .filter(|id| *id > 0),
+        req.arg("preset"),
+        req.arg("signature"),
+    ) else {
+        return Outcome::NotFound;
+    };
+    let Some(preset) = previews.presets.get(preset_name).copied() else {
+        return Outcome::NotFound;
+    };
+    let found = req
+        .site
+        .models
+        .store
+        .run(move |s| s.resource(ResourceId(id)))
+        .await;
+    let resource = match found {
+        Ok(Some(r)) => r,
+        Ok(None) => return Outcome::NotFound,
+        Err(e) => return Outcome::Response(store_error_json(&e)),
+    };
+    if !req.site.policy.may_see(req.principal(), &resource) {
+        return Outcome::NotFound;
+    }
+    let Some(sha256) = resource.props.str("sha256").filter(|s| crate::is_hash(s)) else {
+        return Outcome::NotFound;
+    };
+    // A signature for another preset, image or version of it names nothing.
+    let expected = previews.sign(id, preset_name, sha256);
+    if !constant_time_eq(expected.as_bytes(), signature.as_bytes()) {
+        return Outcome::NotFound;
+    }
+    if !resource
+        .props
+        .str("mime")
+        .is_some_and(|m| m.starts_with("image/"))
+    {
+        return Outcome::NotFound;
+    }
+    let source = crate::stored_path(media, sha256);
+    let target = media.join("previews").join(&sha256[..2]).join(format!(
+        "{sha256}-{preset_name}.{}",
+        preset.format.extension()
+    ));
+    let made = previews
+        .making
+        .try_get_with(target.clone(), make(previews, preset, source, target))
+        .await;
+    let path = match made {
+        Ok(path) => path,
+        Err(e) => {
+            return match *e {
+                MakeError::Busy => Outcome::Response(busy_response()),
+                MakeError::Failed(ref why) => {
+                    tracing::warn!("preview {preset_name} of {id}: {why}");
+                    Outcome::NotFound
+                }
+            };
+        }
+    };
+    let Ok(meta) = tokio::fs::metadata(&path).await else {
+        return Outcome::NotFound;
+    };
+    let public = req
+        .site
+        .policy
+        .may_see(&bulwark_acl::Principal::anonymous(), &resource);
+    Outcome::Found(Representation {
+        status: StatusCode::OK,
+        content_type: http::HeaderValue::from_static(preset.format.mime()),
+        last_modified: Some(meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)),
+        cache_control: if public {
+            "public, max-age=31536000, immutable"
+        } else {
+            "private, max-age=31536000, immutable"
+        },
+        per_language: false,
+        stale: false,
+        content: Content::File {
+            path,
+            len: meta.len(),
+        },
+    })
+}
+
+#[derive(Debug)]
+enum MakeError {
+    /// No worker came free within the queue deadline.
+    Busy,
+    Failed(String),
+}
+
+/// The preview at `target`, made from `source` if it is not there yet.
+async fn make(
+    previews: &Previews,
+    preset: Preset,
+    source: PathBuf,
+    target: PathBuf,
+) -> Result<PathBuf, MakeError> {
+    if tokio::fs::try_exists(&target).await.unwrap_or(false) {
+        return Ok(target);
+    }
+    let Ok(permit) =
+        tokio::time::timeout(previews.queue_deadline, previews.workers.acquire()).await
+    else {
+        previews.refused.fetch_add(1, Ordering::Relaxed);
+        return Err(MakeError::Busy);
+    };
+    let _permit = permit.map_err(|e| MakeError::Failed(e.to_string()))?;
+    previews.resizes.fetch_add(1, Ordering::Relaxed);
+    let out = target.clone();
+    tokio::task::spawn_blocking(move || resize(&source, &out, &preset))
+        .await
+        .map_err(|e| MakeError::Failed(e.to_string()))?
+        .map_err(MakeError::Failed)?;
+    Ok(target)
+}
+
+/// Decodes, scales (and crops), encodes; written whole or not at all.
+fn resize(source: &Path, target: &Path, preset: &Preset) -> Result<(), String> {
+    let img = image::ImageReader::open(source)
+        .and_then(|r| r.with_guessed_format())
+        .map_err(|e| e.to_string())?
+        .decode()
+        .map_err(|e| e.to_string())?;
+    let filter = image::imageops::FilterType::Lanczos3;
+    let scaled = if preset.crop {
+        img.resize_to_fill(preset.width, preset.height, filter)
+    } else {
+        let (w, h) = fitted(preset, img.width(), img.height());
+        if (w, h) == (img.width(), img.height()) {
+            img
+        } else {
+            img.resize_exact(w, h, filter)
+        }
+    };
+    let dir = target.parent().ok_or("no folder")?;
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let tmp = target.with_extension("part");
+    let file = std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
+    let mut out = std::io::BufWriter::new(file);
+    let written =
+        match preset.format {
+            Format::Jpeg => scaled.to_rgb8().write_with_encoder(
+                image::codecs::jpeg::JpegEncoder::new_with_quality(
+                    &mut out,
+                    preset.quality.clamp(1, 100),
+                ),
+            ),
+            Format::Png => scaled.write_with_encoder(image::codecs::png::PngEncoder::new(&mut out)),
+            Format::Webp => scaled
+                .to_rgba8()
+                .write_with_encoder(image::codecs::webp::WebPEncoder::new_lossless(&mut out)),
+        };
+    written.map_err(|e| e.to_string())?;
+    drop(out);
+    std::fs::rename(&tmp, target).map_err(|e| e.to_string())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_preset_fits_an_image_inside_its_box_or_fills_it() {
+        let fit = Preset {
+            width: 800,
+            height: 800,
+            crop: false,
+            format: Format::Jpeg,
+            quality: 80,
+        };
+        assert_eq!(fitted(&fit, 1600, 1200), (800, 600));
+        assert_eq!(fitted(&fit, 300, 200), (300, 200), "never larger");
+        let fill = Preset {
+            crop: true,
+            width: 200,
+            height: 100,
+            ..fit
+        };
+        assert_eq!(fitted(&fill, 1600, 1200), (200, 100));
+    }
+}
