@@ -705,7 +705,7 @@ fn forget(store: &Store, media: &Path, id: ResourceId) {
         Ok((others.map_or(0, |r| r.int(0)) == 0).then_some(sha256))
     });
     match last {
-        Ok(Some(sha256)) if sha256.len() == 64 && sha256.bytes().all(|b| b.is_ascii_hexdigit()) => {
+        Ok(Some(sha256)) if is_hash(&sha256) => {
             let path = stored_path(media, &sha256);
             if let Err(e) = std::fs::remove_file(&path)
                 && e.kind() != std::io::ErrorKind::NotFound
@@ -718,36 +718,44 @@ fn forget(store: &Store, media: &Path, id: ResourceId) {
     }
 }
 
-/// `GET /media/file/{id}`: the file, to whoever may see its resource.
-async fn file(req: &RequestCtx<'_>) -> Outcome {
-    let Some(id) = req
+/// The media resource named by the path's `id`, if the caller may see it
+/// and it has a file; `Err` is the answer (404 for anything else).
+pub(crate) async fn visible_media(
+    req: &RequestCtx<'_>,
+) -> Result<bulwark_store::Resource, Outcome> {
+    let id = req
         .arg("id")
         .and_then(|a| a.parse::<i64>().ok())
         .filter(|id| *id > 0)
-    else {
-        return Outcome::NotFound;
-    };
+        .ok_or(Outcome::NotFound)?;
     let found = req
         .site
         .models
         .store
         .run(move |s| s.resource(ResourceId(id)))
         .await;
-    let resource = match found {
-        Ok(Some(r)) => r,
-        Ok(None) => return Outcome::NotFound,
-        Err(e) => return Outcome::Response(store_error_json(&e)),
-    };
-    if !req.site.policy.may_see(req.principal(), &resource) {
-        return Outcome::NotFound;
+    match found {
+        Ok(Some(r))
+            if req.site.policy.may_see(req.principal(), &r)
+                && r.props.str("sha256").is_some_and(is_hash) =>
+        {
+            Ok(r)
+        }
+        Ok(_) => Err(Outcome::NotFound),
+        Err(e) => Err(Outcome::Response(store_error_json(&e))),
     }
+}
+
+/// `GET /media/file/{id}`: the file, to whoever may see its resource.
+async fn file(req: &RequestCtx<'_>) -> Outcome {
+    let resource = match visible_media(req).await {
+        Ok(r) => r,
+        Err(answer) => return answer,
+    };
     let (Some(sha256), Some(mime)) = (resource.props.str("sha256"), resource.props.str("mime"))
     else {
         return Outcome::NotFound;
     };
-    if sha256.len() != 64 || !sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Outcome::NotFound;
-    }
     let path = stored_path(&media_dir(req), sha256);
     let Ok(meta) = tokio::fs::metadata(&path).await else {
         return Outcome::NotFound;

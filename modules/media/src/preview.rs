@@ -26,8 +26,8 @@ use serde::Deserialize;
 use sha2::Sha256;
 use tokio::sync::Semaphore;
 
-use bulwark_store::{ResourceId, Store, StoreError};
-use bulwark_web::{Content, Outcome, Representation, RequestCtx, busy_response, store_error_json};
+use bulwark_store::{Store, StoreError};
+use bulwark_web::{Content, Outcome, Representation, RequestCtx, busy_response};
 
 /// The config key of the site's signing key (a dotted key: Bulwark's own).
 const KEY_SETTING: &str = "media.preview_key";
@@ -220,35 +220,20 @@ pub fn register(env: &mut Environment<'static>, previews: Arc<Previews>) {
 
 /// `GET /media/preview/{id}/{preset}/{signature}`.
 pub async fn serve(req: &RequestCtx<'_>, previews: &Previews, media: &Path) -> Outcome {
-    let (Some(id), Some(preset_name), Some(signature)) = (
-        req.arg("id")
-            .and_then(|a| a.parse::<i64>().ok())
-            .filter(|id| *id > 0),
-        req.arg("preset"),
-        req.arg("signature"),
-    ) else {
+    let (Some(preset_name), Some(signature)) = (req.arg("preset"), req.arg("signature")) else {
         return Outcome::NotFound;
     };
     let Some(preset) = previews.presets.get(preset_name).copied() else {
         return Outcome::NotFound;
     };
-    let found = req
-        .site
-        .models
-        .store
-        .run(move |s| s.resource(ResourceId(id)))
-        .await;
-    let resource = match found {
-        Ok(Some(r)) => r,
-        Ok(None) => return Outcome::NotFound,
-        Err(e) => return Outcome::Response(store_error_json(&e)),
+    let resource = match crate::visible_media(req).await {
+        Ok(r) => r,
+        Err(answer) => return answer,
     };
-    if !req.site.policy.may_see(req.principal(), &resource) {
-        return Outcome::NotFound;
-    }
-    let Some(sha256) = resource.props.str("sha256").filter(|s| crate::is_hash(s)) else {
-        return Outcome::NotFound;
-    };
+    let (id, sha256) = (
+        resource.id.0,
+        resource.props.str("sha256").unwrap_or_default(),
+    );
     // A signature for another preset, image or version of it names nothing.
     let expected = previews.sign(id, preset_name, sha256);
     if !constant_time_eq(expected.as_bytes(), signature.as_bytes()) {

@@ -12,24 +12,7 @@ use accounts::*;
 use serde_json::Value;
 
 async fn media_site(settings: &str) -> common::TestServer {
-    let mut files = common::starter_site();
-    for (path, text) in files.iter_mut() {
-        if path == "default/site.toml" {
-            *text = text.replacen(
-                r#"modules = ["seo", "push", "auth", "mail", "admin"]"#,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media"]"#,
-                1,
-            );
-            text.push_str(settings);
-        }
-    }
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    let mut modules = common::modules();
-    modules.push(bulwark_module_media::module());
-    common::start_with_modules(&files, |_| {}, modules).await
+    media_site_counting(settings, &[]).await.0
 }
 
 /// A PNG of noise (it does not compress much).
