@@ -14,12 +14,17 @@
 //! right on the category) and who may fetch the file (`GET
 //! /media/file/{id}`: whoever may see the resource).
 //!
+//! An image with EXIF metadata is turned upright by its orientation and kept
+//! without any metadata, so a phone's photo does not give away where it was
+//! taken (`metadata_removed: true`).
+//!
 //! Deleting a media resource removes its file when no other resource uses it
 //! (the `media_file` table knows which resource uses which file).
 //!
-//! Not yet (issue "Media"): previews and their resize pool, EXIF orientation
-//! and location stripping, per-group limits and quotas, the admin's media
-//! library.
+//! Previews: `preview.rs`.
+//!
+//! Not yet (issue "Media"): srcset, per-group limits and quotas, files from
+//! memory, the admin's media library.
 
 mod preview;
 
@@ -592,17 +597,22 @@ async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json:
             format!("you may not upload a {category}"),
         ));
     }
+    let mut metadata_removed = false;
     let dimensions = if category == "image" {
         let path = received.incoming.path.clone();
-        tokio::task::spawn_blocking(move || {
-            image::ImageReader::open(&path)
-                .and_then(|r| r.with_guessed_format())
-                .ok()
-                .and_then(|r| r.into_dimensions().ok())
-        })
-        .await
-        .ok()
-        .flatten()
+        let cleaned = tokio::task::spawn_blocking(move || clean_image(&path))
+            .await
+            .ok()
+            .flatten();
+        if let Some(cleaned) = &cleaned
+            && let Some((size, sha256)) = &cleaned.rewritten
+        {
+            // What is kept is the cleaned file: its own size and hash.
+            received.size = *size;
+            received.sha256 = sha256.clone();
+            metadata_removed = true;
+        }
+        cleaned.map(|c| c.dimensions)
     } else {
         None
     };
@@ -640,6 +650,9 @@ async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json:
         .with("sha256", received.sha256.as_str());
     if let Some((width, height)) = dimensions {
         props = props.with("width", width).with("height", height);
+    }
+    if metadata_removed {
+        props = props.with("metadata_removed", true);
     }
     let mut new = NewResource::new(category, props).published(true);
     if let Some(user) = who.user_id() {
@@ -683,6 +696,61 @@ async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json:
         "width": dimensions.map(|d| d.0),
         "height": dimensions.map(|d| d.1),
     }))
+}
+
+/// An image as it is kept: its size, and whether it was written anew.
+struct Cleaned {
+    dimensions: (u32, u32),
+    /// The new file's size and hash, when it was rewritten.
+    rewritten: Option<(u64, String)>,
+}
+
+/// Reads an uploaded image; one with EXIF metadata is turned upright by its
+/// orientation and written anew without any metadata (the camera's location
+/// goes with it). `None`: it cannot be read as an image.
+fn clean_image(path: &Path) -> Option<Cleaned> {
+    use image::ImageDecoder;
+    let reader = image::ImageReader::open(path)
+        .and_then(|r| r.with_guessed_format())
+        .ok()?;
+    let format = reader.format()?;
+    let mut decoder = reader.into_decoder().ok()?;
+    let exif = decoder.exif_metadata().ok().flatten();
+    let orientation = decoder
+        .orientation()
+        .unwrap_or(image::metadata::Orientation::NoTransforms);
+    if exif.is_none() {
+        return Some(Cleaned {
+            dimensions: decoder.dimensions(),
+            rewritten: None,
+        });
+    }
+    let mut img = image::DynamicImage::from_decoder(decoder).ok()?;
+    img.apply_orientation(orientation);
+    let tmp = path.with_extension("clean");
+    let written = (|| -> image::ImageResult<()> {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        match format {
+            image::ImageFormat::Jpeg => img.to_rgb8().write_with_encoder(
+                image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, 92),
+            )?,
+            image::ImageFormat::WebP => img
+                .to_rgba8()
+                .write_with_encoder(image::codecs::webp::WebPEncoder::new_lossless(&mut out))?,
+            _ => img.write_with_encoder(image::codecs::png::PngEncoder::new(&mut out))?,
+        }
+        std::io::Write::flush(&mut out)?;
+        Ok(())
+    })();
+    if written.is_err() || std::fs::rename(&tmp, path).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    Some(Cleaned {
+        dimensions: (img.width(), img.height()),
+        rewritten: Some((bytes.len() as u64, hex(&Sha256::digest(&bytes)))),
+    })
 }
 
 /// A media resource was deleted: its row goes, and its file with the last

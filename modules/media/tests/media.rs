@@ -427,3 +427,77 @@ async fn a_saturated_resize_pool_answers_503_while_pages_keep_their_speed() {
     };
     assert!(busy.headers().contains_key("retry-after"));
 }
+
+/// A JPEG of `width` x `height` with an EXIF block: orientation `orientation`
+/// and a GPS pointer, as a phone writes it.
+fn jpeg_with_exif(width: u32, height: u32, orientation: u16) -> Vec<u8> {
+    let img = image::RgbImage::from_fn(width, height, |x, _| image::Rgb([(x * 60) as u8, 0, 0]));
+    let mut plain = std::io::Cursor::new(Vec::new());
+    img.write_to(&mut plain, image::ImageFormat::Jpeg).unwrap();
+    let plain = plain.into_inner();
+    // TIFF, big-endian: IFD0 with Orientation (0x0112) and GPSInfo (0x8825).
+    let mut tiff = b"MM\x00\x2a\x00\x00\x00\x08".to_vec();
+    tiff.extend_from_slice(&2u16.to_be_bytes());
+    tiff.extend_from_slice(&[0x01, 0x12, 0x00, 0x03, 0, 0, 0, 1]);
+    tiff.extend_from_slice(&orientation.to_be_bytes());
+    tiff.extend_from_slice(&[0, 0]);
+    tiff.extend_from_slice(&[0x88, 0x25, 0x00, 0x04, 0, 0, 0, 1, 0, 0, 0, 38]);
+    tiff.extend_from_slice(&[0, 0, 0, 0]);
+    // The GPS IFD: GPSLatitudeRef "N".
+    tiff.extend_from_slice(&1u16.to_be_bytes());
+    tiff.extend_from_slice(&[0x00, 0x01, 0x00, 0x02, 0, 0, 0, 2, b'N', 0, 0, 0]);
+    tiff.extend_from_slice(&[0, 0, 0, 0]);
+    let mut app1 = b"Exif\x00\x00".to_vec();
+    app1.extend_from_slice(&tiff);
+    let mut out = plain[..2].to_vec();
+    out.extend_from_slice(&[0xff, 0xe1]);
+    out.extend_from_slice(&((app1.len() + 2) as u16).to_be_bytes());
+    out.extend_from_slice(&app1);
+    out.extend_from_slice(&plain[2..]);
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_photo_is_turned_upright_and_loses_its_location() {
+    let s = media_site("").await;
+    add_user(&s, "ed", "editors").await;
+    let ed = session(&s, "ed").await;
+    let photo = jpeg_with_exif(8, 4, 6);
+    assert!(photo.windows(4).any(|w| w == b"Exif"));
+    let (status, made) = upload(&s, Some(&ed), "phone.jpg", &photo).await;
+    assert_eq!(status, 201, "{made}");
+    // Orientation 6 is a quarter turn: 8 x 4 as stored, 4 x 8 upright.
+    assert_eq!(
+        (made["width"].as_u64(), made["height"].as_u64()),
+        (Some(4), Some(8))
+    );
+    assert_eq!(made["mime"], "image/jpeg");
+    let id = made["id"].as_i64().unwrap();
+    let resp = client()
+        .get(url(&s, &format!("/media/file/{id}")))
+        .send()
+        .await
+        .unwrap();
+    let kept = resp.bytes().await.unwrap();
+    assert!(!kept.windows(4).any(|w| w == b"Exif"), "no metadata left");
+    let decoded = image::load_from_memory(&kept).unwrap();
+    assert_eq!((decoded.width(), decoded.height()), (4, 8));
+    assert_eq!(made["sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(made["size"], kept.len(), "the kept file's own size");
+    let r = store(&s)
+        .resource(bulwark_store::ResourceId(id))
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.props.0["metadata_removed"], true);
+
+    // A picture without metadata is kept byte for byte.
+    let plain = png(5, 3);
+    let (_, made) = upload(&s, Some(&ed), "plain.png", &plain).await;
+    let id = made["id"].as_i64().unwrap();
+    let resp = client()
+        .get(url(&s, &format!("/media/file/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.bytes().await.unwrap().as_ref(), plain.as_slice());
+}
