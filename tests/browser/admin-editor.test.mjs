@@ -132,6 +132,7 @@ test("connections are added, moved and removed", async () => {
   const order = async () =>
     (await (await page.request.get(`${env.server.url}/api/rsc/${id}/edges`)).json()).edges.map((e) => e.object);
   assert.deepEqual(await order(), [first, second]);
+  await page.locator("#edges").scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(SHOTS, "edges.png") });
 
   // Down with the keyboard's button: the order changes, on the server too.
@@ -164,6 +165,7 @@ test("an earlier version is compared with now and put back", async () => {
   await page.locator("#revision-list li button:has-text('Compare')").first().click();
   assert.match(await page.locator("#revision-diff del").allTextContents().then((t) => t.join(" ")), /first/);
   assert.match(await page.locator("#revision-diff ins").allTextContents().then((t) => t.join(" ")), /second/);
+  await page.locator("#revision-diff").scrollIntoViewIfNeeded();
   await page.screenshot({ path: join(SHOTS, "revisions.png") });
 
   page.once("dialog", (d) => d.accept());
