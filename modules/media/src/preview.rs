@@ -3,7 +3,9 @@
 //! can ask for sizes the site did not name.
 //!
 //! - `image(id, "thumbnail")` in a template writes the `<img>`: the signed URL,
-//!   `width` and `height`, `alt` (the title), `loading="lazy"`.
+//!   a `srcset` with the preset at twice the size (`thumbnail@2x`) when the
+//!   original is large enough, `width` and `height`, `alt` (the title),
+//!   `loading="lazy"`.
 //! - `GET /media/preview/{id}/{preset}/{signature}`: the preview, made by a
 //!   small pool of resize workers off the async workers. A request that waits
 //!   for a worker longer than the queue deadline gets 503 with `Retry-After`,
@@ -136,6 +138,20 @@ impl Previews {
         crate::hex(&mac.finalize().into_bytes()[..12])
     }
 
+    /// A preset by name; `name@2x` is `name` at twice the size (for screens
+    /// with twice the pixels), which `image()` offers in `srcset`.
+    pub fn preset(&self, name: &str) -> Option<Preset> {
+        if let Some(p) = self.presets.get(name) {
+            return Some(*p);
+        }
+        let base = self.presets.get(name.strip_suffix("@2x")?)?;
+        Some(Preset {
+            width: (base.width * 2).min(8000),
+            height: (base.height * 2).min(8000),
+            ..*base
+        })
+    }
+
     pub fn url(&self, id: i64, preset: &str, sha256: &str) -> String {
         format!(
             "/media/preview/{id}/{preset}/{}",
@@ -207,11 +223,21 @@ pub fn register(env: &mut Environment<'static>, previews: Arc<Previews>) {
             if !text("mime").is_some_and(|m| m.starts_with("image/")) {
                 return Ok(Value::from(""));
             }
-            let (w, h) = fitted(settings, number("width").unwrap_or(0), number("height").unwrap_or(0));
+            let (width, height) = (number("width").unwrap_or(0), number("height").unwrap_or(0));
+            let (w, h) = fitted(settings, width, height);
             let alt = text("title").unwrap_or_default();
+            let src = previews.url(rid, &preset, &sha256);
+            // Twice the pixels, when the original has them to give.
+            let double = format!("{preset}@2x");
+            let srcset = match previews.preset(&double) {
+                Some(twice) if fitted(&twice, width, height).0 > w => format!(
+                    r#" srcset="{src} 1x, {} 2x""#,
+                    previews.url(rid, &double, &sha256)
+                ),
+                _ => String::new(),
+            };
             Ok(Value::from_safe_string(format!(
-                r#"<img src="{}" width="{w}" height="{h}" alt="{}" loading="lazy" decoding="async">"#,
-                previews.url(rid, &preset, &sha256),
+                r#"<img src="{src}"{srcset} width="{w}" height="{h}" alt="{}" loading="lazy" decoding="async">"#,
                 alt.replace('"', "&quot;").replace('<', "&lt;")
             )))
         },
@@ -223,7 +249,7 @@ pub async fn serve(req: &RequestCtx<'_>, previews: &Previews, media: &Path) -> O
     let (Some(preset_name), Some(signature)) = (req.arg("preset"), req.arg("signature")) else {
         return Outcome::NotFound;
     };
-    let Some(preset) = previews.presets.get(preset_name).copied() else {
+    let Some(preset) = previews.preset(preset_name) else {
         return Outcome::NotFound;
     };
     let resource = match crate::visible_media(req).await {

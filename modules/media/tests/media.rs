@@ -338,6 +338,29 @@ async fn a_preview_is_made_once_for_a_rush_signed_and_kept() {
         src.starts_with(&format!("/media/preview/{id}/thumbnail/")),
         "{src}"
     );
+    // Twice the pixels for screens that have them, when the original has them.
+    let srcset = thumb
+        .split("srcset=\"")
+        .nth(1)
+        .expect("a srcset")
+        .split('"')
+        .next()
+        .unwrap()
+        .replace("&#x2f;", "/");
+    let double = srcset
+        .split(", ")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(" 2x")
+        .to_owned();
+    assert!(
+        double.starts_with(&format!("/media/preview/{id}/thumbnail@2x/")),
+        "{srcset}"
+    );
+    assert!(
+        !medium.contains("srcset"),
+        "a 640 px original has no 1280 px to give: {medium}"
+    );
 
     // 500 at once for the new preview: one resize, all answered.
     let before = media.resizes("default");
@@ -355,6 +378,11 @@ async fn a_preview_is_made_once_for_a_rush_signed_and_kept() {
         1,
         "one resize for the rush"
     );
+    let resp = client().get(url(&s, &double)).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let twice = image::load_from_memory(&resp.bytes().await.unwrap()).unwrap();
+    assert_eq!((twice.width(), twice.height()), (400, 400));
+    let before = before + 1;
     let resp = client().get(url(&s, &src)).send().await.unwrap();
     assert_eq!(resp.headers()["content-type"], "image/jpeg");
     assert!(
@@ -367,7 +395,7 @@ async fn a_preview_is_made_once_for_a_rush_signed_and_kept() {
     let decoded = image::load_from_memory(&bytes).unwrap();
     assert_eq!((decoded.width(), decoded.height()), (200, 200));
     let kept = files_under(&s.sites().join("default/data/media/previews"));
-    assert_eq!(kept.len(), 1, "kept on disk: {kept:?}");
+    assert_eq!(kept.len(), 2, "both kept on disk: {kept:?}");
 
     // A signature changed by one character, or moved to another preset or
     // resource, names nothing.
