@@ -679,6 +679,16 @@ async fn managers_add_users_and_give_only_the_groups_they_are_in() {
     .await;
     assert_eq!(status, 400, "{body}");
 
+    let (status, body, _) = call(
+        &s,
+        &manager,
+        "POST",
+        "/api/auth/users",
+        Some(json!(["cy", PASSWORD, "members", null])),
+        None,
+    )
+    .await;
+    assert_eq!(status, 400, "an array is not a user: {body}");
     for name in ["", "two words", &"x".repeat(81)] {
         let (status, body, _) = call(
             &s,

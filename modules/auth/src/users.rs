@@ -106,8 +106,13 @@ pub async fn users(req: &RequestCtx<'_>, passwords: &std::sync::Arc<Passwords>) 
             Err(e) => store_error_json(&e),
         };
     }
-    let new: NewUser = match serde_json::from_slice(&req.body) {
-        Ok(n) => n,
+    // An object and nothing else (serde would also read the fields from an array).
+    let new: NewUser = match serde_json::from_slice::<serde_json::Value>(&req.body) {
+        Ok(value) if value.is_object() => match serde_json::from_value(value) {
+            Ok(n) => n,
+            Err(e) => return refused(StatusCode::BAD_REQUEST, format!("bad JSON body: {e}")),
+        },
+        Ok(_) => return refused(StatusCode::BAD_REQUEST, "the body must be a JSON object"),
         Err(e) => return refused(StatusCode::BAD_REQUEST, format!("bad JSON body: {e}")),
     };
     let group = GroupName::new(&new.group);
