@@ -178,6 +178,10 @@ struct ServeArgs {
     /// bytes (builds beyond it wait, then get 503).
     #[arg(long, env = "BULWARK_LIB_BUILD_MEMORY", default_value_t = LibLimits::default().memory_bytes)]
     lib_build_memory: u64,
+    /// Bytes of hot files (files/, media, previews) each site holds in
+    /// memory; files above a thirty-second of it are streamed from disk.
+    #[arg(long, env = "BULWARK_FILE_MEMORY", default_value_t = SitesOptions::default().file_memory_bytes)]
+    file_memory: u64,
     /// Worker threads (default: one per core).
     #[arg(long, env = "BULWARK_THREADS")]
     threads: Option<usize>,
@@ -290,6 +294,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let sites_options = SitesOptions {
         dev: args.dev,
         max_body_bytes: args.max_body,
+        file_memory_bytes: args.file_memory,
         body_timeout: Duration::from_secs_f64(args.body_timeout),
         render_limits: RenderLimits {
             concurrency: args

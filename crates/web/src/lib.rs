@@ -27,6 +27,7 @@ mod error;
 mod error_page;
 pub mod events;
 mod figures;
+pub mod file_cache;
 mod language;
 mod module;
 mod options;

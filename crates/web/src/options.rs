@@ -17,6 +17,9 @@ pub struct SitesOptions {
     /// Concurrent builds of combined `/lib/` bodies per site, their memory, and how
     /// long one may queue (then 503).
     pub lib_limits: LibLimits,
+    /// Bytes of hot files each site holds in memory (its `files/`, media and
+    /// previews); files above a thirty-second of it are streamed from disk.
+    pub file_memory_bytes: u64,
     /// The largest request body a controller is handed (larger ones get 413).
     pub max_body_bytes: u64,
     /// How long a request body may take to arrive once the head is in (then 408,
@@ -31,6 +34,7 @@ impl Default for SitesOptions {
             fuel: TemplateOptions::default().fuel,
             render_limits: RenderLimits::default(),
             lib_limits: LibLimits::default(),
+            file_memory_bytes: 128 * 1024 * 1024,
             max_body_bytes: 8 * 1024 * 1024,
             body_timeout: Duration::from_secs(30),
         }

@@ -149,6 +149,8 @@ pub(crate) fn render_template(
             content: Content::Dynamic(Bytes::from(html)),
             per_language: true,
             stale: false,
+            etag: None,
+            attachment: false,
         }),
         Err(err) => Outcome::Failed(err),
     }

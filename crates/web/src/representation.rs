@@ -19,6 +19,9 @@ pub enum Content {
     Encoded(Arc<EncodedBody>),
     /// Produced for this request; compressed on the way out when large enough.
     Dynamic(Bytes),
+    /// Held in memory and sent as it is (images and other formats compressed
+    /// already), with range support.
+    Fixed(Bytes),
     /// Streamed from disk, with range support.
     File { path: PathBuf, len: u64 },
 }
@@ -35,6 +38,11 @@ pub struct Representation {
     /// A cached page served past its freshness because rendering it again failed
     /// (stale-if-error): the answer says so in `Cache-Status`.
     pub stale: bool,
+    /// A validator (`ETag`): `If-None-Match` with it is answered 304.
+    pub etag: Option<HeaderValue>,
+    /// Sent as a download (`Content-Disposition: attachment`): for types a
+    /// browser would run (HTML, SVG...) served from uploaded files.
+    pub attachment: bool,
 }
 
 pub enum Outcome {

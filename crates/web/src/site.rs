@@ -21,6 +21,8 @@ pub struct SiteRuntime {
     pub lib_cache: moka::future::Cache<String, Arc<EncodedBody>>,
     /// Building a body for `lib_cache` waits here (a 503 past the deadline).
     pub lib_builds: LibBuilds,
+    /// Hot files (the site's `files/`, media) held in memory within a budget.
+    pub files: crate::file_cache::FileCache,
     /// Renders wait here for a slot (a 503 past the deadline).
     pub renders: Bottleneck,
     /// The site's data: store and depcache.

@@ -248,6 +248,7 @@ async fn serve_site(
         templates,
         lib_cache: lib_cache(),
         lib_builds: LibBuilds::new(options.lib_limits),
+        files: crate::file_cache::FileCache::new(options.file_memory_bytes),
         models: open.models,
         renders: Bottleneck::new(options.render_limits),
         policy,

@@ -61,6 +61,8 @@ impl Controller for Greeting {
                 content: Content::Dynamic(Bytes::from(text)),
                 per_language: false,
                 stale: false,
+                etag: None,
+                attachment: false,
             })
         })
     }

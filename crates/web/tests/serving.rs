@@ -291,6 +291,100 @@ async fn file_controller_streams_with_range_requests() {
 }
 
 #[tokio::test]
+async fn files_are_answered_from_memory_with_validators_and_follow_the_disk() {
+    // A budget of 64 KiB: files up to 2 KiB are held, larger ones streamed.
+    let s = start(&two_sites(), |o| o.file_memory_bytes = 64 * 1024).await;
+    let files = s.sites().join("a/files");
+    let first = get(s.addr, "a.test", "/files/doc.txt").await;
+    let etag = first.header("etag").expect("an ETag").to_owned();
+    assert!(first.header("last-modified").is_some());
+    // The validator answers 304, a stale one the file; the tag decides over the date.
+    let same = get_with(
+        s.addr,
+        "a.test",
+        "/files/doc.txt",
+        &format!("If-None-Match: {etag}\r\n"),
+    )
+    .await;
+    assert_eq!((same.status, same.body.len()), (304, 0));
+    let other = get_with(
+        s.addr,
+        "a.test",
+        "/files/doc.txt",
+        "If-None-Match: \"old\"\r\nIf-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT\r\n",
+    )
+    .await;
+    assert_eq!(other.status, 200);
+    // A range of a held file.
+    let part = get_with(s.addr, "a.test", "/files/doc.txt", "Range: bytes=5-9\r\n").await;
+    assert_eq!((part.status, part.text().as_str()), (206, "56789"));
+
+    // Replaced on disk: served new within a second (and a new tag).
+    write(&files.join("doc.txt"), "replaced");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let new = get(s.addr, "a.test", "/files/doc.txt").await;
+    assert_eq!(new.text(), "replaced");
+    assert_ne!(new.header("etag"), Some(etag.as_str()));
+    // Removed: gone within a second.
+    std::fs::remove_file(files.join("doc.txt")).unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(get(s.addr, "a.test", "/files/doc.txt").await.status, 404);
+
+    // Text is sent compressed to whoever takes it; large files are streamed
+    // with ranges all the same.
+    write(&files.join("site.css"), &"body { color: red }\n".repeat(50));
+    let css = get_with(
+        s.addr,
+        "a.test",
+        "/files/site.css",
+        "Accept-Encoding: gzip\r\n",
+    )
+    .await;
+    assert_eq!(css.header("content-encoding"), Some("gzip"));
+    let big: String = (0..5000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    write(&files.join("big.txt"), &big);
+    let whole = get(s.addr, "a.test", "/files/big.txt").await;
+    assert_eq!(whole.text(), big);
+    let part = get_with(s.addr, "a.test", "/files/big.txt", "Range: bytes=4990-\r\n").await;
+    assert_eq!((part.status, part.text().as_str()), (206, &big[4990..]));
+    let tag = whole.header("etag").unwrap().to_owned();
+    let same = get_with(
+        s.addr,
+        "a.test",
+        "/files/big.txt",
+        &format!("If-None-Match: {tag}\r\n"),
+    )
+    .await;
+    assert_eq!(same.status, 304);
+
+    // What a browser would run is only ever a download, and never sniffed.
+    write(&files.join("page.html"), "<script>alert(1)</script>");
+    write(
+        &files.join("logo.svg"),
+        "<svg xmlns=\"http://www.w3.org/2000/svg\"><script>alert(1)</script></svg>",
+    );
+    for name in ["page.html", "logo.svg"] {
+        let r = get(s.addr, "a.test", &format!("/files/{name}")).await;
+        assert_eq!(r.status, 200);
+        assert_eq!(
+            r.header("content-disposition"),
+            Some("attachment"),
+            "{name}"
+        );
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    }
+    assert_eq!(
+        get(s.addr, "a.test", "/files/site.css")
+            .await
+            .header("content-disposition"),
+        None
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
 async fn large_lib_files_stream_from_disk() {
     let s = start(&two_sites(), |_| {}).await;
     let big = "x".repeat(2 * 1024 * 1024);

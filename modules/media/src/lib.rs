@@ -50,6 +50,7 @@ use bulwark_store::{
     ChangeKind, Migration, NewResource, Props, ResourceId, Store, StoreError, Visibility,
 };
 use bulwark_web::events::{GatherFigures, ResourceChanged};
+use bulwark_web::file_cache::Found;
 
 use bulwark_web::{
     Content, Controller, Module, ModuleError, Outcome, Representation, RequestCtx, SiteSetup,
@@ -59,12 +60,20 @@ pub use preview::{Format, Preset, Previews, default_presets};
 
 pub const PRIORITY: i32 = 350;
 
-const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "media_file",
-    sqlite: include_str!("../migrations/0001_media_file.sql"),
-    postgres: include_str!("../migrations/0001_media_file.sql"),
-}];
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "media_file",
+        sqlite: include_str!("../migrations/0001_media_file.sql"),
+        postgres: include_str!("../migrations/0001_media_file.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "media_file_size",
+        sqlite: include_str!("../migrations/0002_media_file_size.sql"),
+        postgres: include_str!("../migrations/0002_media_file_size.sql"),
+    },
+];
 
 /// Among this module's observers.
 const OBSERVER_PRIORITY: i32 = 500;
@@ -108,6 +117,15 @@ struct MediaSection {
     /// The types (as sniffed from the content) a site takes.
     #[serde(default)]
     types: Option<Vec<String>>,
+    /// What people of a user group may upload, where it differs from the
+    /// above (`[media.groups.<group>]`); someone in several such groups has
+    /// the most generous.
+    #[serde(default)]
+    groups: BTreeMap<String, GroupLimits>,
+    /// The most bytes the site's files may take together (each stored file
+    /// counted once); none when not set.
+    #[serde(default)]
+    quota_bytes: Option<u64>,
     /// Named preview sizes (default: thumbnail, medium, large).
     #[serde(default)]
     presets: Option<BTreeMap<String, Preset>>,
@@ -120,6 +138,16 @@ struct MediaSection {
     resize_queue_ms: Option<u64>,
 }
 
+/// `[media.groups.<group>]`: what the people of one user group may upload.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GroupLimits {
+    /// Their largest upload (default: the site's `max_bytes`).
+    max_bytes: Option<u64>,
+    /// The types they may upload (default: the site's `types`).
+    types: Option<Vec<String>>,
+}
+
 fn default_max_bytes() -> u64 {
     25 * 1024 * 1024
 }
@@ -128,6 +156,8 @@ fn default_max_bytes() -> u64 {
 struct Settings {
     max_bytes: u64,
     types: Vec<String>,
+    groups: BTreeMap<String, GroupLimits>,
+    quota_bytes: Option<u64>,
     presets: BTreeMap<String, Preset>,
     resize_workers: usize,
     resize_queue: Duration,
@@ -140,6 +170,8 @@ impl Settings {
             None => MediaSection {
                 max_bytes: default_max_bytes(),
                 types: None,
+                groups: BTreeMap::new(),
+                quota_bytes: None,
                 presets: None,
                 resize_workers: None,
                 resize_queue_ms: None,
@@ -163,10 +195,40 @@ impl Settings {
             types: section
                 .types
                 .unwrap_or_else(|| DEFAULT_TYPES.iter().map(|t| t.to_string()).collect()),
+            groups: section.groups,
+            quota_bytes: section.quota_bytes,
             presets,
             resize_workers: section.resize_workers.unwrap_or(2).clamp(1, 64),
             resize_queue: Duration::from_millis(section.resize_queue_ms.unwrap_or(2000)),
         })
+    }
+}
+
+impl Settings {
+    /// The largest upload and the types for `who`: the site's, or the most
+    /// generous of their groups' where `[media.groups]` names any.
+    fn limits_for(&self, who: &bulwark_acl::Principal) -> (u64, Vec<String>) {
+        let mine: Vec<&GroupLimits> = self
+            .groups
+            .iter()
+            .filter(|(group, _)| who.in_group(group))
+            .map(|(_, limits)| limits)
+            .collect();
+        if mine.is_empty() {
+            return (self.max_bytes, self.types.clone());
+        }
+        let max_bytes = mine
+            .iter()
+            .map(|l| l.max_bytes.unwrap_or(self.max_bytes))
+            .max()
+            .unwrap_or(self.max_bytes);
+        let mut types: Vec<String> = mine
+            .iter()
+            .flat_map(|l| l.types.clone().unwrap_or_else(|| self.types.clone()))
+            .collect();
+        types.sort();
+        types.dedup();
+        (max_bytes, types)
     }
 }
 
@@ -486,6 +548,39 @@ fn too_large(max_bytes: u64) -> Refused {
     )
 }
 
+fn over_quota(settings: &Settings) -> Refused {
+    Refused::new(
+        StatusCode::INSUFFICIENT_STORAGE,
+        format!(
+            "the site's media would take more than its quota ({} bytes): delete some first",
+            settings.quota_bytes.unwrap_or_default()
+        ),
+    )
+}
+
+/// The bytes the site's files take, each stored file once.
+async fn stored_bytes(req: &RequestCtx<'_>) -> Result<u64, Refused> {
+    req.site
+        .models
+        .store
+        .run(|s| {
+            s.module_read(|sql| {
+                let row = sql.query_one(
+                    "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM \
+                     (SELECT MAX(size) AS size FROM media_file GROUP BY sha256) AS files",
+                    &[],
+                )?;
+                Ok(row.map_or(0, |r| r.int(0)))
+            })
+        })
+        .await
+        .map(|n| n.max(0) as u64)
+        .map_err(|e| {
+            let resp = store_error_json(&e);
+            Refused::new(resp.status(), e.to_string())
+        })
+}
+
 fn disk(e: std::io::Error) -> Refused {
     tracing::error!("storing an upload: {e}");
     if e.raw_os_error() == Some(28) {
@@ -523,6 +618,12 @@ async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json:
             "you may not upload media",
         ));
     }
+    let (max_bytes, types) = settings.limits_for(&who);
+    let used = stored_bytes(req).await?;
+    let room = settings.quota_bytes.map(|q| q.saturating_sub(used));
+    if room == Some(0) {
+        return Err(over_quota(settings));
+    }
     let boundary = req
         .parts
         .headers
@@ -541,8 +642,14 @@ async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json:
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
     // Room for the form's own lines around the file.
-    if declared.is_some_and(|n| n > settings.max_bytes + 64 * 1024) {
-        return Err(too_large(settings.max_bytes));
+    if declared.is_some_and(|n| n > max_bytes + 64 * 1024) {
+        return Err(too_large(max_bytes));
+    }
+    if declared
+        .zip(room)
+        .is_some_and(|(n, room)| n > room + 64 * 1024)
+    {
+        return Err(over_quota(settings));
     }
     let body = req
         .take_body_stream()
@@ -566,7 +673,7 @@ async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json:
         Ok(next) => next.map_err(multipart_error)?,
     } {
         if field.name() == Some("file") && received.is_none() {
-            received = Some(receive(&mut field, &media.join("tmp"), settings.max_bytes).await?);
+            received = Some(receive(&mut field, &media.join("tmp"), max_bytes).await?);
         }
     }
     let Some(mut received) = received else {
@@ -579,14 +686,14 @@ async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json:
         return Err(Refused::new(StatusCode::BAD_REQUEST, "the file is empty"));
     }
     let mime = infer::get(&received.head).map(|t| t.mime_type().to_owned());
-    let Some(mime) = mime.filter(|m| settings.types.iter().any(|t| t == m)) else {
+    let Some(mime) = mime.filter(|m| types.iter().any(|t| t == m)) else {
         return Err(Refused::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             format!(
                 "{} is {} (read from its content), which this site does not take; it takes {}",
                 received.name,
                 infer::get(&received.head).map_or("of no type known here", |t| t.mime_type()),
-                settings.types.join(", ")
+                types.join(", ")
             ),
         ));
     };
@@ -627,7 +734,13 @@ async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json:
     }
     // Kept by content: a second upload of the same bytes shares the file.
     let kept = stored_path(&media, &received.sha256);
-    if tokio::fs::try_exists(&kept).await.unwrap_or(false) {
+    let shared = tokio::fs::try_exists(&kept).await.unwrap_or(false);
+    // Checked again with the file's own size (two uploads at the same moment
+    // may pass together: the quota can be passed by one file at most each).
+    if !shared && room.is_some_and(|room| received.size > room) {
+        return Err(over_quota(settings));
+    }
+    if shared {
         drop(received.incoming);
         received.incoming = Incoming {
             path: PathBuf::new(),
@@ -668,7 +781,7 @@ async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json:
             let resp = store_error_json(&e);
             Refused::new(resp.status(), e.to_string())
         })?;
-    let sha256 = received.sha256.clone();
+    let (sha256, size) = (received.sha256.clone(), received.size);
     let recorded = req
         .site
         .models
@@ -676,8 +789,8 @@ async fn upload(req: &RequestCtx<'_>, settings: &Settings) -> Result<serde_json:
         .run(move |s| {
             s.module_write(|sql| {
                 sql.execute(
-                    "INSERT INTO media_file (rsc_id, sha256) VALUES ($1, $2)",
-                    &[made.0.into(), sha256.as_str().into()],
+                    "INSERT INTO media_file (rsc_id, sha256, size) VALUES ($1, $2, $3)",
+                    &[made.0.into(), sha256.as_str().into(), (size as i64).into()],
                 )
             })
         })
@@ -780,9 +893,25 @@ fn forget(store: &Store, media: &Path, id: ResourceId) {
             {
                 tracing::warn!("removing {}: {e}", path.display());
             }
+            remove_previews(media, &sha256);
         }
         Ok(_) => {}
         Err(e) => tracing::warn!("forgetting the file of media {}: {e}", id.0),
+    }
+}
+
+/// Removes every preview made of the file with this hash.
+fn remove_previews(media: &Path, sha256: &str) {
+    let dir = media.join("previews").join(&sha256[..2]);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(sha256)
+            && let Err(e) = std::fs::remove_file(entry.path())
+        {
+            tracing::warn!("removing {}: {e}", entry.path().display());
+        }
     }
 }
 
@@ -824,24 +953,53 @@ async fn file(req: &RequestCtx<'_>) -> Outcome {
     else {
         return Outcome::NotFound;
     };
-    let path = stored_path(&media_dir(req), sha256);
-    let Ok(meta) = tokio::fs::metadata(&path).await else {
-        return Outcome::NotFound;
-    };
     let Ok(content_type) = http::HeaderValue::from_str(mime) else {
         return Outcome::NotFound;
     };
+    // A type a browser would run (a site that takes SVG) is only downloaded.
+    let attachment = ["html", "svg", "xml"].iter().any(|t| mime.contains(t));
+    // Private: what a resource may show can change with the rules.
+    held(
+        req,
+        stored_path(&media_dir(req), sha256),
+        sha256,
+        content_type,
+        "private, max-age=60",
+        attachment,
+    )
+    .await
+}
+
+/// A file of this module's (named by content: it never changes), from
+/// memory when hot.
+pub(crate) async fn held(
+    req: &RequestCtx<'_>,
+    path: PathBuf,
+    sha256: &str,
+    content_type: http::HeaderValue,
+    cache_control: &'static str,
+    attachment: bool,
+) -> Outcome {
+    let key = format!("media/{}", path.display());
+    let (content, modified, len) = match req.site.files.get(&key, move || Some(path)).await {
+        Found::Held(held) => (held.content(), held.modified, held.len),
+        Found::Disk {
+            path,
+            modified,
+            len,
+        } => (Content::File { path, len }, modified, len),
+        Found::Missing => return Outcome::NotFound,
+    };
+    let etag = http::HeaderValue::from_str(&format!("\"{}-{len:x}\"", &sha256[..16])).ok();
     Outcome::Found(Representation {
         status: StatusCode::OK,
         content_type,
-        last_modified: Some(meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)),
-        // Private: what a resource may show can change with the rules.
-        cache_control: "private, max-age=60",
+        last_modified: Some(modified),
+        cache_control,
         per_language: false,
         stale: false,
-        content: Content::File {
-            path,
-            len: meta.len(),
-        },
+        etag,
+        attachment,
+        content,
     })
 }

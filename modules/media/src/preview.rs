@@ -18,10 +18,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use hmac::{Hmac, KeyInit, Mac};
-use http::StatusCode;
 use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind, State};
 use serde::Deserialize;
@@ -29,7 +28,7 @@ use sha2::Sha256;
 use tokio::sync::Semaphore;
 
 use bulwark_store::{Store, StoreError};
-use bulwark_web::{Content, Outcome, Representation, RequestCtx, busy_response};
+use bulwark_web::{Outcome, RequestCtx, busy_response};
 
 /// The config key of the site's signing key (a dotted key: Bulwark's own).
 const KEY_SETTING: &str = "media.preview_key";
@@ -293,29 +292,17 @@ pub async fn serve(req: &RequestCtx<'_>, previews: &Previews, media: &Path) -> O
             };
         }
     };
-    let Ok(meta) = tokio::fs::metadata(&path).await else {
-        return Outcome::NotFound;
-    };
     let public = req
         .site
         .policy
         .may_see(&bulwark_acl::Principal::anonymous(), &resource);
-    Outcome::Found(Representation {
-        status: StatusCode::OK,
-        content_type: http::HeaderValue::from_static(preset.format.mime()),
-        last_modified: Some(meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)),
-        cache_control: if public {
-            "public, max-age=31536000, immutable"
-        } else {
-            "private, max-age=31536000, immutable"
-        },
-        per_language: false,
-        stale: false,
-        content: Content::File {
-            path,
-            len: meta.len(),
-        },
-    })
+    let cache_control = if public {
+        "public, max-age=31536000, immutable"
+    } else {
+        "private, max-age=31536000, immutable"
+    };
+    let content_type = http::HeaderValue::from_static(preset.format.mime());
+    crate::held(req, path, sha256, content_type, cache_control, false).await
 }
 
 #[derive(Debug)]

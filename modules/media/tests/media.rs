@@ -418,6 +418,32 @@ async fn a_preview_is_made_once_for_a_rush_signed_and_kept() {
         1,
         "no resize for any of them"
     );
+    // A validator: the browser's copy is current.
+    let resp = client().get(url(&s, &src)).send().await.unwrap();
+    let etag = resp.headers()["etag"].clone();
+    let resp = client()
+        .get(url(&s, &src))
+        .header("if-none-match", etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 304);
+
+    // Deleting the image takes its file and every preview along.
+    store(&s)
+        .delete_resource(bulwark_store::ResourceId(id), None)
+        .unwrap();
+    let left = || files_under(&s.sites().join("default/data/media"));
+    for _ in 0..50 {
+        if left().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(left().is_empty(), "{:?}", left());
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let resp = client().get(url(&s, &src)).send().await.unwrap();
+    assert_eq!(resp.status(), 404);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -528,4 +554,76 @@ async fn a_photo_is_turned_upright_and_loses_its_location() {
         .await
         .unwrap();
     assert_eq!(resp.bytes().await.unwrap().as_ref(), plain.as_slice());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn limits_follow_the_uploaders_groups_and_the_site_keeps_its_quota() {
+    let small = png(2, 2);
+    let other = png(3, 3);
+    let large = png(100, 100);
+    let quota = small.len() + other.len() / 2;
+    let s = media_site(&format!(
+        "\n[media]\nmax_bytes = 2000\nquota_bytes = {quota}\n\
+         [media.groups.editors]\ntypes = [\"image/png\"]\n\
+         [media.groups.managers]\nmax_bytes = 100000\n"
+    ))
+    .await;
+    add_user(&s, "ed", "editors").await;
+    add_user(&s, "max", "managers").await;
+    let (ed, max) = (session(&s, "ed").await, session(&s, "max").await);
+
+    // An editor is held to the site's size; a manager has their group's.
+    let (status, body) = upload(&s, Some(&ed), "large.png", &large).await;
+    assert_eq!(status, 413, "{body}");
+    assert!(large.len() > 2000 && large.len() as u64 > quota as u64);
+    // Editors may only upload PNG; a manager (an editor too) has the site's types.
+    let gif = {
+        let mut out = std::io::Cursor::new(Vec::new());
+        image::RgbImage::new(2, 2)
+            .write_to(&mut out, image::ImageFormat::Gif)
+            .unwrap();
+        out.into_inner()
+    };
+    let (status, body) = upload(&s, Some(&ed), "a.gif", &gif).await;
+    assert_eq!(status, 415, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("image/png"),
+        "{body}"
+    );
+
+    // The quota: the first file fits, a second does not, the same file again
+    // takes no room, and deleting makes room.
+    let (status, first) = upload(&s, Some(&ed), "small.png", &small).await;
+    assert_eq!(status, 201, "{first}");
+    let (status, body) = upload(&s, Some(&max), "other.png", &other).await;
+    assert_eq!(status, 507, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("quota"), "{body}");
+    let (status, again) = upload(&s, Some(&ed), "again.png", &small).await;
+    assert_eq!(status, 201, "{again}");
+    let (status, _) = upload(&s, Some(&max), "large.png", &large).await;
+    assert_eq!(
+        status, 507,
+        "over the quota, though not over the manager's size"
+    );
+    for made in [&first, &again] {
+        store(&s)
+            .delete_resource(
+                bulwark_store::ResourceId(made["id"].as_i64().unwrap()),
+                None,
+            )
+            .unwrap();
+    }
+    let mut status = 0;
+    for _ in 0..50 {
+        status = upload(&s, Some(&max), "other.png", &other).await.0;
+        if status == 201 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 201, "room again after deleting");
+    assert!(
+        files_under(&s.sites().join("default/data/media/tmp")).is_empty(),
+        "nothing of the refused uploads is left"
+    );
 }

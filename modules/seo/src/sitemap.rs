@@ -151,6 +151,8 @@ impl Controller for SitemapController {
                 content: Content::Dynamic(body),
                 per_language: false,
                 stale: false,
+                etag: None,
+                attachment: false,
             })
         })
     }

@@ -1,6 +1,7 @@
-//! `file`: files from a folder of the site (uploads), streamed, with ranges.
-
-use std::time::SystemTime;
+//! `file`: files from a folder of the site (uploads), hot ones from memory
+//! (`file_cache`), large ones streamed; with ranges and validators. Types a
+//! browser would run (HTML, SVG, XML) are sent as downloads, so an uploaded
+//! page can never run as the site's own.
 
 use futures_util::future::BoxFuture;
 use http::StatusCode;
@@ -8,10 +9,11 @@ use http::StatusCode;
 use bulwark_site::resolve_inside;
 
 use crate::controllers::{Controller, content_type_for};
+use crate::file_cache::{Found, etag_for};
 use crate::representation::{Content, Outcome, Representation};
 use crate::request::RequestCtx;
 
-/// Serves files from a folder of the site (uploads), streamed, with ranges.
+/// Serves files from a folder of the site (uploads).
 pub struct FileController {
     pub root: String,
 }
@@ -19,40 +21,64 @@ pub struct FileController {
 impl Controller for FileController {
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let Some(rel) = req
-                .args
-                .iter()
-                .find(|(k, _)| k == "path")
-                .map(|(_, v)| v.clone())
-            else {
+            let Some(rel) = req.arg("path") else {
                 return Outcome::NotFound;
             };
-            let Some(folder) = req.site.site.folder(&self.root) else {
-                return Outcome::NotFound;
+            let key = format!("{}/{rel}", self.root);
+            let (site, root, rel) = (req.site.site.clone(), self.root.clone(), rel.to_owned());
+            let found = req
+                .site
+                .files
+                .get(&key, move || resolve_inside(&site.folder(&root)?, &rel))
+                .await;
+            let (content, modified, etag) = match found {
+                Found::Held(held) => (held.content(), held.modified, held.etag()),
+                Found::Disk {
+                    path,
+                    modified,
+                    len,
+                } => (
+                    Content::File { path, len },
+                    modified,
+                    etag_for(modified, len),
+                ),
+                Found::Missing => return Outcome::NotFound,
             };
-            let found = tokio::task::spawn_blocking(move || {
-                let path = resolve_inside(&folder, &rel)?;
-                let meta = path.metadata().ok()?;
-                Some((path, meta))
-            })
-            .await
-            .ok()
-            .flatten();
-            let Some((path, meta)) = found else {
-                return Outcome::NotFound;
-            };
+            let name = key.rsplit('/').next().unwrap_or_default();
             Outcome::Found(Representation {
                 status: StatusCode::OK,
-                content_type: content_type_for(&path.to_string_lossy()),
-                last_modified: Some(meta.modified().unwrap_or(SystemTime::UNIX_EPOCH)),
+                content_type: content_type_for(name),
+                last_modified: Some(modified),
                 cache_control: "public, max-age=3600",
                 per_language: false,
                 stale: false,
-                content: Content::File {
-                    path,
-                    len: meta.len(),
-                },
+                etag: Some(etag),
+                attachment: runs_in_a_browser(name),
+                content,
             })
         })
     }
+}
+
+/// Whether a browser would run a file of this name as a page of the site
+/// (scripts in HTML, SVG, XML with a stylesheet).
+pub fn runs_in_a_browser(name: &str) -> bool {
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    matches!(
+        ext.as_str(),
+        "html"
+            | "htm"
+            | "xhtml"
+            | "shtml"
+            | "svg"
+            | "svgz"
+            | "xml"
+            | "xsl"
+            | "xslt"
+            | "mht"
+            | "mhtml"
+    )
 }

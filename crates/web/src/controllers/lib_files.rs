@@ -55,6 +55,8 @@ impl Controller for LibController {
                     cache_control,
                     per_language: false,
                     stale: false,
+                    etag: None,
+                    attachment: false,
                     content: Content::File {
                         path: path.clone(),
                         len: single.len,
@@ -96,6 +98,8 @@ impl Controller for LibController {
                     cache_control,
                     per_language: false,
                     stale: false,
+                    etag: None,
+                    attachment: false,
                     content: Content::Encoded(encoded),
                 }),
                 Err(e) => match &*e {

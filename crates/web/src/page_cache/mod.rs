@@ -92,6 +92,8 @@ fn found_as(page: &CachedPage, stale: bool) -> Outcome {
         content: Content::Encoded(page.body.clone()),
         per_language: true,
         stale,
+        etag: None,
+        attachment: false,
     })
 }
 

@@ -9,8 +9,8 @@ mod conditional;
 mod range;
 
 use http::header::{
-    ACCEPT_RANGES, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE,
-    LAST_MODIFIED, RANGE, VARY,
+    ACCEPT_RANGES, CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_ENCODING, CONTENT_LENGTH,
+    CONTENT_RANGE, CONTENT_TYPE, ETAG, LAST_MODIFIED, RANGE, VARY,
 };
 use http::{HeaderName, HeaderValue, Method, Response, StatusCode};
 use tokio::io::AsyncReadExt;
@@ -22,7 +22,7 @@ use crate::error_page::error_response;
 use crate::representation::{Content, Outcome};
 use crate::request::RequestCtx;
 
-use conditional::not_modified_since;
+use conditional::not_modified;
 use range::{open_at, parse_range};
 
 /// Bodies smaller than this are sent as they are: compressing them costs more than
@@ -58,22 +58,30 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
             HeaderValue::from_static("Bulwark; hit; detail=stale-if-error"),
         );
     }
+    if let Some(etag) = &repr.etag {
+        headers.insert(ETAG, etag.clone());
+    }
+    if repr.attachment {
+        headers.insert(CONTENT_DISPOSITION, HeaderValue::from_static("attachment"));
+    }
     if let Some(modified) = repr.last_modified {
         headers.insert(
             LAST_MODIFIED,
             HeaderValue::from_str(&httpdate::fmt_http_date(modified)).expect("dates are ASCII"),
         );
-        if repr.status == StatusCode::OK && not_modified_since(req.parts, modified) {
-            let mut resp = resp
-                .status(StatusCode::NOT_MODIFIED)
-                .body(Body::empty())
-                .expect("valid");
-            if matches!(repr.content, Content::Encoded(_)) {
-                resp.headers_mut()
-                    .insert(VARY, HeaderValue::from_static("Accept-Encoding"));
-            }
-            return resp;
+    }
+    if repr.status == StatusCode::OK
+        && not_modified(req.parts, repr.etag.as_ref(), repr.last_modified)
+    {
+        let mut resp = resp
+            .status(StatusCode::NOT_MODIFIED)
+            .body(Body::empty())
+            .expect("valid");
+        if matches!(repr.content, Content::Encoded(_)) {
+            resp.headers_mut()
+                .insert(VARY, HeaderValue::from_static("Accept-Encoding"));
         }
+        return resp;
     }
     let per_language = repr.per_language && req.site.site.config.languages.len() > 1;
     if per_language && let Ok(lang) = HeaderValue::from_str(req.language()) {
@@ -92,7 +100,28 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
     if per_language {
         vary(headers);
     }
+    let range_capable = !matches!(repr.content, Content::Dynamic(_));
     let (body, len) = match repr.content {
+        Content::Encoded(encoded) if req.parts.headers.contains_key(RANGE) => {
+            // A part of the file: of its bytes as they are.
+            vary(headers);
+            match ranged(req, &mut resp, encoded.identity.len() as u64) {
+                Ok((start, count)) => {
+                    let part = encoded
+                        .identity
+                        .slice(start as usize..(start + count) as usize);
+                    (Body::from(part), count)
+                }
+                Err(refused) => return refused,
+            }
+        }
+        Content::Fixed(bytes) => match ranged(req, &mut resp, bytes.len() as u64) {
+            Ok((start, count)) => {
+                let part = bytes.slice(start as usize..(start + count) as usize);
+                (Body::from(part), count)
+            }
+            Err(refused) => return refused,
+        },
         Content::Encoded(encoded) => {
             vary(headers);
             let encoding = negotiate(&req.parts.headers);
@@ -117,33 +146,9 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
             (Body::from(bytes), len)
         }
         Content::File { path, len } => {
-            headers.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-            let range = match req.parts.headers.get(RANGE).and_then(|r| r.to_str().ok()) {
-                None => None,
-                Some(r) => match parse_range(r, len) {
-                    Some(range) => Some(range),
-                    None => {
-                        let mut resp =
-                            error_response(req.site, StatusCode::RANGE_NOT_SATISFIABLE, None);
-                        resp.headers_mut().insert(
-                            CONTENT_RANGE,
-                            HeaderValue::from_str(&format!("bytes */{len}")).expect("ASCII"),
-                        );
-                        return resp;
-                    }
-                },
-            };
-            let (start, count) = match range {
-                Some((start, end)) => {
-                    resp = resp.status(StatusCode::PARTIAL_CONTENT);
-                    resp.headers_mut().expect("valid").insert(
-                        CONTENT_RANGE,
-                        HeaderValue::from_str(&format!("bytes {start}-{end}/{len}"))
-                            .expect("ASCII"),
-                    );
-                    (start, end - start + 1)
-                }
-                None => (0, len),
+            let (start, count) = match ranged(req, &mut resp, len) {
+                Ok(range) => range,
+                Err(refused) => return refused,
             };
             if head {
                 (Body::empty(), count)
@@ -160,6 +165,37 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
     };
     let headers = resp.headers_mut().expect("builder is valid");
     headers.insert(CONTENT_LENGTH, HeaderValue::from(len));
+    if range_capable {
+        headers.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    }
     let body = if head { Body::empty() } else { body };
     resp.body(body).expect("headers are valid")
+}
+
+/// The part of a body of `len` bytes the request asks for (`Range`), as
+/// `(start, count)`, with the response made partial; the whole body when it
+/// asks for none; `Err`: the 416 to send.
+fn ranged(
+    req: &RequestCtx<'_>,
+    resp: &mut http::response::Builder,
+    len: u64,
+) -> Result<(u64, u64), Response<Body>> {
+    let Some(header) = req.parts.headers.get(RANGE).and_then(|r| r.to_str().ok()) else {
+        return Ok((0, len));
+    };
+    let Some((start, end)) = parse_range(header, len) else {
+        let mut refused = error_response(req.site, StatusCode::RANGE_NOT_SATISFIABLE, None);
+        refused.headers_mut().insert(
+            CONTENT_RANGE,
+            HeaderValue::from_str(&format!("bytes */{len}")).expect("ASCII"),
+        );
+        return Err(refused);
+    };
+    let builder = std::mem::take(resp).status(StatusCode::PARTIAL_CONTENT);
+    *resp = builder;
+    resp.headers_mut().expect("valid").insert(
+        CONTENT_RANGE,
+        HeaderValue::from_str(&format!("bytes {start}-{end}/{len}")).expect("ASCII"),
+    );
+    Ok((start, end - start + 1))
 }

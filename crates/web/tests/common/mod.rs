@@ -51,6 +51,7 @@ pub struct Options {
     pub fuel: u64,
     pub render_limits: RenderLimits,
     pub lib_limits: bulwark_web::LibLimits,
+    pub file_memory_bytes: u64,
 }
 
 /// The modules the binary ships.
@@ -102,6 +103,7 @@ pub async fn start_with_modules(
         fuel: site_defaults.fuel,
         render_limits: site_defaults.render_limits,
         lib_limits: site_defaults.lib_limits,
+        file_memory_bytes: site_defaults.file_memory_bytes,
     };
     tweak(&mut options);
     let site_options = SitesOptions {
@@ -109,6 +111,7 @@ pub async fn start_with_modules(
         fuel: options.fuel,
         render_limits: options.render_limits,
         lib_limits: options.lib_limits,
+        file_memory_bytes: options.file_memory_bytes,
         max_body_bytes: options.max_body_bytes,
         body_timeout: options.body_timeout,
     };
