@@ -14,7 +14,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         Path::new("sites/default/site.toml"),
         text,
         Path::new("sites/default"),
-        &["core", "seo", "push", "auth", "mail", "admin"],
+        &["core", "seo", "push", "auth", "mail", "admin", "media"],
     )
     .expect("the starter site.toml is valid");
     let mut module_rules = Vec::new();
@@ -24,6 +24,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         ("auth", include_str!("../../modules/auth/module.toml")),
         ("mail", include_str!("../../modules/mail/module.toml")),
         ("admin", include_str!("../../modules/admin/module.toml")),
+        ("media", include_str!("../../modules/media/module.toml")),
         ("core", include_str!("../../modules/core/module.toml")),
     ] {
         let manifest = ModuleManifest::new(name, 0, &[], None, None, toml)

@@ -96,6 +96,8 @@ enum Page {
     Cache,
     Backups,
     Modules,
+    /// The media library (with the `media` module).
+    Media,
 }
 
 impl Page {
@@ -113,6 +115,7 @@ impl Page {
             Page::Cache => "admin_cache.tpl",
             Page::Backups => "admin_backups.tpl",
             Page::Modules => "admin_modules.tpl",
+            Page::Media => "admin_media.tpl",
         }
     }
 
@@ -127,7 +130,8 @@ impl Page {
             | Page::New
             | Page::Categories
             | Page::Predicates
-            | Page::Cache => ADMIN_GROUP,
+            | Page::Cache
+            | Page::Media => ADMIN_GROUP,
             Page::Users | Page::Rules | Page::Settings => MANAGERS,
             Page::Backups | Page::Modules => ADMINISTRATORS,
         }
@@ -153,11 +157,12 @@ impl AdminController {
 
 /// The module's own menu items that `who` may open, before other modules
 /// fold theirs in.
-fn own_menu(who: &Principal) -> Vec<MenuItem> {
+fn own_menu(who: &Principal, media: bool) -> Vec<MenuItem> {
     [
         ("Dashboard", "/admin", Page::Dashboard),
         ("Resources", "/admin/resources", Page::Resources),
         ("New", "/admin/new", Page::New),
+        ("Media", "/admin/media", Page::Media),
         ("Categories", "/admin/categories", Page::Categories),
         ("Predicates", "/admin/predicates", Page::Predicates),
         ("Users", "/admin/users", Page::Users),
@@ -168,7 +173,7 @@ fn own_menu(who: &Principal) -> Vec<MenuItem> {
         ("Backups", "/admin/backups", Page::Backups),
     ]
     .into_iter()
-    .filter(|(_, _, page)| who.in_group(page.group()))
+    .filter(|(_, _, page)| who.in_group(page.group()) && (media || *page != Page::Media))
     .map(|(label, url, _)| MenuItem {
         label: label.to_string(),
         url: url.to_string(),
@@ -210,10 +215,14 @@ impl Controller for AdminController {
             if who.is_anonymous() {
                 return to_logon(req);
             }
+            let media = req.site.site.modules.iter().any(|m| m.name == "media");
+            if self.page == Page::Media && !media {
+                return Outcome::NotFound;
+            }
             if !who.in_group(self.page.group()) {
                 return Outcome::Response(error_response(req.site, StatusCode::FORBIDDEN, None));
             }
-            let menu = req.site.notifier.fold(&AdminMenu, own_menu(who));
+            let menu = req.site.notifier.fold(&AdminMenu, own_menu(who, media));
             let menu: Vec<Value> = menu
                 .into_iter()
                 .map(|item| {

@@ -64,6 +64,46 @@
   <p id="status" role="status" aria-live="polite"></p>
 </form>
 
+{% if "media" in site_modules and r.category == "image" %}
+{% set fx = r.focus_x if r.focus_x is number else 0.5 %}{% set fy = r.focus_y if r.focus_y is number else 0.5 %}
+<section id="focus" aria-labelledby="focus-title" data-id="{{ r.id }}">
+  <h2 id="focus-title">Focal point</h2>
+  <p>Crops of this picture keep its focal point in view. Click on the picture where it is, or give it in per cent.</p>
+  <div class="focus-frame"><img id="focus-image" src="/media/file/{{ r.id }}" alt="{{ r.title or '' }}" width="{{ r.width }}" height="{{ r.height }}">
+    <span id="focus-mark" class="focus-mark" hidden></span></div>
+  <form id="focus-form" class="columns">
+    <p><label for="focus-x">From the left (%)</label><br><input id="focus-x" name="x" type="number" min="0" max="100" step="0.1" value="{{ (fx * 100)|round(1) }}"></p>
+    <p><label for="focus-y">From the top (%)</label><br><input id="focus-y" name="y" type="number" min="0" max="100" step="0.1" value="{{ (fy * 100)|round(1) }}"></p>
+    <p><br><button type="submit">Save the focal point</button></p>
+  </form>
+  <p id="focus-status" class="message" role="status" aria-live="polite"></p>
+  <p>As the thumbnail crops it: {{ image(r.id, "thumbnail") }}</p>
+</section>
+{% endif %}
+{% if "media" in site_modules %}
+{% set pictures = r.o.depiction %}
+<section id="depiction" aria-labelledby="depiction-title" data-id="{{ r.id }}" data-current="{% for p in pictures %}{{ p.id }}{% if not loop.last %},{% endif %}{% endfor %}">
+  <h2 id="depiction-title">Picture</h2>
+  <p id="depiction-status" class="message" role="status" aria-live="polite"></p>
+  {% if pictures %}
+  <div class="current-picture">{% for p in pictures %}{{ image(p.id, "thumbnail") }}{% endfor %}
+    <button type="button" id="depiction-remove">Remove the picture</button></div>
+  {% else %}<p>None yet.</p>{% endif %}
+  <details>
+    <summary>Choose from the library</summary>
+    <ul class="media-grid plain">
+    {% for img in m.search(cat="image", sort="-created", pagelen=24) %}
+      <li><button type="button" data-pick="{{ img.id }}" aria-label="Use {{ img.title or img.id }}">{{ image(img.id, "thumbnail") }}</button></li>
+    {% else %}
+      <li>The library has no images yet.</li>
+    {% endfor %}
+    </ul>
+  </details>
+  <p><label>Or upload one <input id="depiction-file" type="file" accept="image/*"></label>
+    <progress id="depiction-progress" max="1" value="0" hidden aria-label="Uploading"></progress></p>
+</section>
+{% endif %}
+
 <section id="edges" aria-labelledby="edges-title" data-id="{{ r.id }}">
   <h2 id="edges-title">Connections</h2>
   <p id="edges-status" class="message" role="status" aria-live="polite"></p>
@@ -85,4 +125,4 @@
 </section>
 {% endif %}
 {% endblock %}
-{% block scripts %}{% if r and m.acl.may("update", r.id) %}{{ lib("vendor/purify.min.js", "vendor/squire.js", "vendor/sortable.min.js", "vendor/diff.min.js", "js/admin-edit.js") }}{% endif %}{% endblock %}
+{% block scripts %}{% if r and m.acl.may("update", r.id) %}{{ lib("vendor/purify.min.js", "vendor/squire.js", "vendor/sortable.min.js", "vendor/diff.min.js", "js/admin-edit.js") }}{% if "media" in site_modules %}{{ lib("js/admin-media.js") }}{% endif %}{% endif %}{% endblock %}

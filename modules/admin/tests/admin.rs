@@ -44,8 +44,8 @@ async fn admin_site() -> common::TestServer {
     for (path, text) in files.iter_mut() {
         if path == "default/site.toml" {
             *text = text.replacen(
-                r#"modules = ["seo", "push", "auth", "mail", "admin"]"#,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "extra"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "extra"]"#,
                 1,
             );
         }

@@ -56,7 +56,7 @@ use bulwark_web::{
     Content, Controller, Module, ModuleError, Outcome, Representation, RequestCtx, SiteSetup,
     json_response, read_settings, store_error_json,
 };
-pub use preview::{Format, Preset, Previews, default_presets};
+pub use preview::{Format, Preset, Previews, default_presets, focus, render};
 
 pub const PRIORITY: i32 = 350;
 

@@ -112,7 +112,7 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
                         .slice(start as usize..(start + count) as usize);
                     (Body::from(part), count)
                 }
-                Err(refused) => return refused,
+                Err(refused) => return *refused,
             }
         }
         Content::Fixed(bytes) => match ranged(req, &mut resp, bytes.len() as u64) {
@@ -120,7 +120,7 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
                 let part = bytes.slice(start as usize..(start + count) as usize);
                 (Body::from(part), count)
             }
-            Err(refused) => return refused,
+            Err(refused) => return *refused,
         },
         Content::Encoded(encoded) => {
             vary(headers);
@@ -148,7 +148,7 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
         Content::File { path, len } => {
             let (start, count) = match ranged(req, &mut resp, len) {
                 Ok(range) => range,
-                Err(refused) => return refused,
+                Err(refused) => return *refused,
             };
             if head {
                 (Body::empty(), count)
@@ -179,7 +179,7 @@ fn ranged(
     req: &RequestCtx<'_>,
     resp: &mut http::response::Builder,
     len: u64,
-) -> Result<(u64, u64), Response<Body>> {
+) -> Result<(u64, u64), Box<Response<Body>>> {
     let Some(header) = req.parts.headers.get(RANGE).and_then(|r| r.to_str().ok()) else {
         return Ok((0, len));
     };
@@ -189,7 +189,7 @@ fn ranged(
             CONTENT_RANGE,
             HeaderValue::from_str(&format!("bytes */{len}")).expect("ASCII"),
         );
-        return Err(refused);
+        return Err(Box::new(refused));
     };
     let builder = std::mem::take(resp).status(StatusCode::PARTIAL_CONTENT);
     *resp = builder;

@@ -75,8 +75,8 @@ impl Site {
             };
             replace(
                 text,
-                r#"modules = ["seo", "push", "auth", "mail", "admin"]"#,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "ping"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "ping"]"#,
             );
             replace(
                 text,
