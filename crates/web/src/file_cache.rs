@@ -27,6 +27,7 @@ use http::HeaderValue;
 
 use bulwark_http::{Effort, EncodedBody};
 
+use crate::controllers::content_type_for;
 use crate::representation::Content;
 
 /// How long a file held in memory is served without looking at the disk.
@@ -38,6 +39,9 @@ pub struct HeldFile {
     pub modified: SystemTime,
     pub len: u64,
     pub body: HeldBody,
+    /// Made once, when the file is read: a hit formats nothing.
+    pub etag: HeaderValue,
+    pub content_type: HeaderValue,
     /// When the disk was last looked at, in milliseconds since [`epoch`].
     checked: AtomicU64,
 }
@@ -70,11 +74,6 @@ impl HeldFile {
             HeldBody::Encoded(e) => Content::Encoded(e.clone()),
             HeldBody::Plain(b) => Content::Fixed(b.clone()),
         }
-    }
-
-    /// A validator from the modification time and length, as nginx makes it.
-    pub fn etag(&self) -> HeaderValue {
-        etag_for(self.modified, self.len)
     }
 }
 
@@ -209,7 +208,13 @@ fn read(path: PathBuf, modified: SystemTime, len: u64) -> std::io::Result<Arc<He
     } else {
         HeldBody::Plain(bytes)
     };
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
     Ok(Arc::new(HeldFile {
+        etag: etag_for(modified, len),
+        content_type: content_type_for(name),
         path,
         modified,
         len,
@@ -300,6 +305,7 @@ mod tests {
             panic!("text is compressed");
         };
         assert!(encoded.gzip.len() < encoded.identity.len() / 10);
-        assert_eq!(held.etag(), etag_for(held.modified, 2000));
+        assert_eq!(held.etag, etag_for(held.modified, 2000));
+        assert_eq!(held.content_type, "text/css; charset=utf-8");
     }
 }

@@ -59,13 +59,13 @@ fn preset(format: Format) -> Preset {
 }
 
 /// Seconds for Bulwark to make every photo's previews, on `threads` threads.
-fn bulwark(photos: &[PathBuf], threads: usize) -> f64 {
+fn bulwark(photos: &[PathBuf], threads: usize, formats: &[Format]) -> f64 {
     let start = Instant::now();
     std::thread::scope(|scope| {
         for part in photos.chunks(photos.len().div_ceil(threads)) {
             scope.spawn(move || {
                 for photo in part {
-                    for format in [Format::Webp, Format::Jpeg] {
+                    for &format in formats {
                         let bytes = render(photo, &preset(format), (0.5, 0.5)).unwrap();
                         assert!(bytes.len() > 1000);
                     }
@@ -78,9 +78,9 @@ fn bulwark(photos: &[PathBuf], threads: usize) -> f64 {
 
 /// Seconds for vipsthumbnail to do the same (one process per format, every
 /// photo in it, so process start-up is paid twice, not forty times).
-fn vips(photos: &[PathBuf], out: &Path, concurrency: Option<usize>) -> f64 {
+fn vips(photos: &[PathBuf], out: &Path, concurrency: Option<usize>, formats: &[&str]) -> f64 {
     let start = Instant::now();
-    for format in ["webp", "jpg"] {
+    for format in formats {
         let mut cmd = Command::new("vipsthumbnail");
         cmd.arg("-s")
             .arg("400")
@@ -115,13 +115,15 @@ fn main() {
     let out = dir.path().join("vips");
     std::fs::create_dir_all(&out).unwrap();
     // Once each to warm the page cache and the code.
-    bulwark(&photos[..1], 1);
-    vips(&photos[..1], &out, Some(1));
+    const OURS: [Format; 2] = [Format::Webp, Format::Jpeg];
+    const VIPS: [&str; 2] = ["webp", "jpg"];
+    bulwark(&photos[..1], 1, &OURS);
+    vips(&photos[..1], &out, Some(1), &VIPS);
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let b1 = bulwark(&photos, 1);
-    let v1 = vips(&photos, &out, Some(1));
-    let bn = bulwark(&photos, cores);
-    let vn = vips(&photos, &out, None);
+    let b1 = bulwark(&photos, 1, &OURS);
+    let v1 = vips(&photos, &out, Some(1), &VIPS);
+    let bn = bulwark(&photos, cores, &OURS);
+    let vn = vips(&photos, &out, None, &VIPS);
     let per = |t: f64| t * 1000.0 / (2 * count) as f64;
     println!(
         "{count} photos 3000x2000 -> 400 px WebP + JPEG (Q 82), {} previews",
@@ -162,5 +164,17 @@ fn main() {
         size("webp"),
         ours(Format::Jpeg),
         size("jpg")
+    );
+    // AVIF alone, one core each: rav1e (speed 8) against libvips' encoder
+    // (libheif with aom).
+    let ba = bulwark(&photos, 1, &[Format::Avif]);
+    let va = vips(&photos, &out, Some(1), &["avif"]);
+    println!(
+        "AVIF, one core  {:7.2} s  {:7.2} s        {:.2}x   bytes {} vs {} (vips)",
+        ba,
+        va,
+        va / ba,
+        ours(Format::Avif),
+        size("avif")
     );
 }

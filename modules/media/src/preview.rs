@@ -59,8 +59,11 @@ pub enum Format {
     #[default]
     Jpeg,
     Png,
-    /// Lossless WebP (what the `image` crate writes).
+    /// Lossy WebP, with libwebp.
     Webp,
+    /// AVIF, with `rav1e` (through `image` and `ravif`): the smallest, and the
+    /// slowest to make.
+    Avif,
 }
 
 impl Format {
@@ -69,6 +72,7 @@ impl Format {
             Format::Jpeg => "image/jpeg",
             Format::Png => "image/png",
             Format::Webp => "image/webp",
+            Format::Avif => "image/avif",
         }
     }
     fn extension(self) -> &'static str {
@@ -76,6 +80,7 @@ impl Format {
             Format::Jpeg => "jpg",
             Format::Png => "png",
             Format::Webp => "webp",
+            Format::Avif => "avif",
         }
     }
 }
@@ -445,6 +450,18 @@ pub fn render(source: &Path, preset: &Preset, focus: (f64, f64)) -> Result<Vec<u
             };
             out = encoded.to_vec();
         }
+        Format::Avif => {
+            // Speed 8 of 10: a 400 px preview in tens of milliseconds with
+            // most of the size gain of the slower settings.
+            let encoder =
+                image::codecs::avif::AvifEncoder::new_with_speed_quality(&mut out, 8, quality);
+            if scaled.color().has_alpha() {
+                scaled.to_rgba8().write_with_encoder(encoder)
+            } else {
+                scaled.to_rgb8().write_with_encoder(encoder)
+            }
+            .map_err(|e| e.to_string())?
+        }
     }
     Ok(out)
 }
@@ -573,5 +590,17 @@ mod tests {
             let out = image::load_from_memory(&bytes).unwrap();
             assert_eq!((out.width(), out.height()), (100, 50), "{format:?}");
         }
+        // AVIF: nothing here decodes it (that takes dav1d), so its container
+        // is read: the brand and the picture's size (`ispe`).
+        let avif = Preset {
+            crop: false,
+            format: Format::Avif,
+            ..square
+        };
+        let bytes = render(&source, &avif, (0.5, 0.5)).unwrap();
+        assert_eq!(&bytes[4..12], b"ftypavif");
+        let ispe = bytes.windows(4).position(|w| w == b"ispe").expect("ispe") + 8;
+        let size = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+        assert_eq!((size(ispe), size(ispe + 4)), (100, 50));
     }
 }

@@ -31,8 +31,14 @@ impl Controller for FileController {
                 .files
                 .get(&key, move || resolve_inside(&site.folder(&root)?, &rel))
                 .await;
-            let (content, modified, etag) = match found {
-                Found::Held(held) => (held.content(), held.modified, held.etag()),
+            let name = key.rsplit('/').next().unwrap_or_default();
+            let (content, modified, etag, content_type) = match found {
+                Found::Held(held) => (
+                    held.content(),
+                    held.modified,
+                    held.etag.clone(),
+                    held.content_type.clone(),
+                ),
                 Found::Disk {
                     path,
                     modified,
@@ -41,13 +47,13 @@ impl Controller for FileController {
                     Content::File { path, len },
                     modified,
                     etag_for(modified, len),
+                    content_type_for(name),
                 ),
                 Found::Missing => return Outcome::NotFound,
             };
-            let name = key.rsplit('/').next().unwrap_or_default();
             Outcome::Found(Representation {
                 status: StatusCode::OK,
-                content_type: content_type_for(name),
+                content_type,
                 last_modified: Some(modified),
                 cache_control: "public, max-age=3600",
                 per_language: false,
