@@ -628,3 +628,43 @@ async fn limits_follow_the_uploaders_groups_and_the_site_keeps_its_quota() {
         "nothing of the refused uploads is left"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_arriving_together_cannot_pass_the_quota_between_them() {
+    // Six different files of about one size; the quota holds two of them.
+    let files: Vec<Vec<u8>> = [(40, 40), (40, 41), (41, 40), (41, 41), (40, 42), (42, 40)]
+        .iter()
+        .map(|&(w, h)| png(w, h))
+        .collect();
+    let largest = files.iter().map(Vec::len).max().unwrap();
+    let smallest = files.iter().map(Vec::len).min().unwrap();
+    assert!(2 * largest < 3 * smallest, "any two fit, no three");
+    let s = media_site(&format!("\n[media]\nquota_bytes = {}\n", 2 * largest)).await;
+    add_user(&s, "ed", "editors").await;
+    let ed = session(&s, "ed").await;
+
+    let names: Vec<String> = (0..files.len()).map(|i| format!("{i}.png")).collect();
+    let answers = futures_util::future::join_all(
+        names
+            .iter()
+            .zip(&files)
+            .map(|(name, bytes)| upload(&s, Some(&ed), name, bytes)),
+    )
+    .await;
+    let statuses: Vec<u16> = answers.iter().map(|(status, _)| *status).collect();
+    assert_eq!(
+        statuses.iter().filter(|&&s| s == 201).count(),
+        2,
+        "{answers:?}"
+    );
+    assert_eq!(
+        statuses.iter().filter(|&&s| s == 507).count(),
+        4,
+        "{answers:?}"
+    );
+    let kept = files_under(&s.sites().join("default/data/media/files"));
+    assert_eq!(kept.len(), 2, "only what was taken is kept: {kept:?}");
+    let stored: u64 = kept.iter().map(|p| p.metadata().unwrap().len()).sum();
+    assert!(stored <= 2 * largest as u64);
+    assert!(files_under(&s.sites().join("default/data/media/tmp")).is_empty());
+}
