@@ -430,12 +430,33 @@ pub fn render(source: &Path, preset: &Preset, focus: (f64, f64)) -> Result<Vec<u
     let mut out = Vec::new();
     let quality = preset.quality.clamp(1, 100);
     match preset.format {
-        Format::Jpeg => scaled
-            .to_rgb8()
-            .write_with_encoder(image::codecs::jpeg::JpegEncoder::new_with_quality(
-                &mut out, quality,
-            ))
-            .map_err(|e| e.to_string())?,
+        Format::Jpeg => {
+            // `jpeg-encoder` rather than the `image` crate's encoder, which
+            // keeps colour at full resolution with the standard Huffman
+            // tables: about 40% larger than libjpeg at the same quality. Here,
+            // as libjpeg does by default: colour at half resolution below
+            // quality 90 (averaged), and Huffman tables made for the picture.
+            let mut encoder = jpeg_encoder::Encoder::new(&mut out, quality);
+            encoder.set_chroma_subsampling_method(jpeg_encoder::ChromaSubsamplingMethod::Average);
+            encoder.set_optimized_huffman_tables(true);
+            let (w, h) = (to_u16(scaled.width())?, to_u16(scaled.height())?);
+            if scaled.color().has_color() {
+                encoder.encode(
+                    scaled.to_rgb8().as_raw(),
+                    w,
+                    h,
+                    jpeg_encoder::ColorType::Rgb,
+                )
+            } else {
+                encoder.encode(
+                    scaled.to_luma8().as_raw(),
+                    w,
+                    h,
+                    jpeg_encoder::ColorType::Luma,
+                )
+            }
+            .map_err(|e| e.to_string())?
+        }
         Format::Png => scaled
             .write_with_encoder(image::codecs::png::PngEncoder::new(&mut out))
             .map_err(|e| e.to_string())?,
@@ -464,6 +485,11 @@ pub fn render(source: &Path, preset: &Preset, focus: (f64, f64)) -> Result<Vec<u
         }
     }
     Ok(out)
+}
+
+/// A side in the range a JPEG can hold.
+fn to_u16(side: u32) -> Result<u16, String> {
+    u16::try_from(side).map_err(|_| format!("{side} pixels is too large for a JPEG"))
 }
 
 /// The source picture, a JPEG decoded straight at a reduced scale when the
@@ -602,5 +628,48 @@ mod tests {
         let ispe = bytes.windows(4).position(|w| w == b"ispe").expect("ispe") + 8;
         let size = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
         assert_eq!((size(ispe), size(ispe + 4)), (100, 50));
+    }
+
+    #[test]
+    fn a_jpeg_preview_is_written_as_libjpeg_would() {
+        let dir = tempfile::tempdir().unwrap();
+        let red = dir.path().join("red.png");
+        image::RgbImage::from_pixel(300, 200, image::Rgb([200, 30, 40]))
+            .save(&red)
+            .unwrap();
+        let grey = dir.path().join("grey.png");
+        image::GrayImage::from_pixel(300, 200, image::Luma([120]))
+            .save(&grey)
+            .unwrap();
+        let preset = |quality| Preset {
+            width: 150,
+            height: 150,
+            crop: false,
+            format: Format::Jpeg,
+            quality,
+        };
+        // The frame header (SOF0): its component count, and the first
+        // component's sampling (0x22: colour is kept at half resolution).
+        let frame = |bytes: &[u8]| {
+            let at = bytes.windows(2).position(|w| w == [0xff, 0xc0]).unwrap();
+            (bytes[at + 9], bytes[at + 11])
+        };
+        let bytes = render(&red, &preset(82), (0.5, 0.5)).unwrap();
+        assert_eq!(frame(&bytes), (3, 0x22), "4:2:0 below quality 90");
+        // Read with `jpeg-decoder`: it and libjpeg-turbo's `djpeg` read this
+        // file red, where the `image` crate's decoder (zune-jpeg 0.5.15)
+        // reads it green (the Huffman tables made for a flat picture hold one
+        // or two codes each, and are valid).
+        let mut decoder = jpeg_decoder::Decoder::new(bytes.as_slice());
+        let pixels = decoder.decode().unwrap();
+        let info = decoder.info().unwrap();
+        assert_eq!((info.width, info.height), (150, 100));
+        let at = (50 * 150 + 75) * 3;
+        let [r, g, b] = [pixels[at], pixels[at + 1], pixels[at + 2]];
+        assert!(r > 180 && g < 60 && b < 70, "still red: {r} {g} {b}");
+        let bytes = render(&red, &preset(95), (0.5, 0.5)).unwrap();
+        assert_eq!(frame(&bytes), (3, 0x11), "full colour at 90 and above");
+        let bytes = render(&grey, &preset(82), (0.5, 0.5)).unwrap();
+        assert_eq!(frame(&bytes).0, 1, "a grey picture stays grey");
     }
 }
