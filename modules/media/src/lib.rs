@@ -292,6 +292,7 @@ impl Module for MediaModule {
                 store.create_category(name, Some("media"), title)?;
             }
         }
+        weigh_files(store, &site.dir.join("data").join("media"))?;
         let key = preview::signing_key(store)?;
         self.keys
             .lock()
@@ -890,6 +891,28 @@ fn clean_image(path: &Path) -> Option<Cleaned> {
 
 /// A media resource was deleted: its row goes, and its file with the last
 /// resource that used it.
+/// Gives files recorded before the store knew sizes (`media_file` before its
+/// second migration) their size from the disk, so the quota counts them.
+fn weigh_files(store: &Store, media: &Path) -> Result<(), StoreError> {
+    store.module_write(|sql| {
+        let unweighed = sql.query("SELECT DISTINCT sha256 FROM media_file WHERE size = 0", &[])?;
+        for row in unweighed {
+            let sha256 = row.text(0);
+            if !is_hash(&sha256) {
+                continue;
+            }
+            let Ok(meta) = std::fs::metadata(stored_path(media, &sha256)) else {
+                continue;
+            };
+            sql.execute(
+                "UPDATE media_file SET size = $1 WHERE sha256 = $2 AND size = 0",
+                &[(meta.len() as i64).into(), sha256.as_str().into()],
+            )?;
+        }
+        Ok(())
+    })
+}
+
 fn forget(store: &Store, media: &Path, id: ResourceId) {
     let last = store.module_write(|sql| {
         let Some(row) = sql.query_one(

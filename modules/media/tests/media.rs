@@ -668,3 +668,39 @@ async fn uploads_arriving_together_cannot_pass_the_quota_between_them() {
     assert!(stored <= 2 * largest as u64);
     assert!(files_under(&s.sites().join("default/data/media/tmp")).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_recorded_before_sizes_were_are_weighed_when_the_store_opens() {
+    use bulwark_web::Module;
+    let (s, media) = media_site_counting("", &[]).await;
+    add_user(&s, "ed", "editors").await;
+    let ed = session(&s, "ed").await;
+    let bytes = png(20, 20);
+    let (status, made) = upload(&s, Some(&ed), "a.png", &bytes).await;
+    assert_eq!(status, 201, "{made}");
+    let store = store(&s);
+    let sizes = |store: &bulwark_store::Store| {
+        store
+            .module_read(|sql| sql.query("SELECT size FROM media_file", &[]))
+            .unwrap()
+            .iter()
+            .map(|r| r.int(0))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sizes(&store), [bytes.len() as i64]);
+    // As the table was before it had sizes; then the site starts again.
+    store
+        .module_write(|sql| sql.execute("UPDATE media_file SET size = 0", &[]))
+        .unwrap();
+    let manifests: Vec<_> = common::modules()
+        .iter()
+        .map(|m| m.manifest().clone())
+        .collect();
+    let site = bulwark_site::Site::load(&s.sites().join("default"), false, &manifests).unwrap();
+    let reopened = store.clone();
+    tokio::task::spawn_blocking(move || media.open_store(&site, &reopened))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(sizes(&store), [bytes.len() as i64]);
+}
