@@ -861,7 +861,23 @@ fn clean_image(path: &Path) -> Option<Cleaned> {
             rewritten: None,
         });
     }
-    let mut img = image::DynamicImage::from_decoder(decoder).ok()?;
+    // A JPEG's pixels with `jpeg-decoder` (`preview::read_jpeg` says why);
+    // what it leaves (CMYK), and other formats, the `image` crate's.
+    drop(decoder);
+    let jpeg = if format == image::ImageFormat::Jpeg {
+        let file = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+        preview::read_jpeg(file, |_| 1.0).ok()?.map(|(img, _)| img)
+    } else {
+        None
+    };
+    let mut img = match jpeg {
+        Some(img) => img,
+        None => image::ImageReader::open(path)
+            .and_then(|r| r.with_guessed_format())
+            .ok()?
+            .decode()
+            .ok()?,
+    };
     img.apply_orientation(orientation);
     let tmp = path.with_extension("clean");
     let written = (|| -> image::ImageResult<()> {

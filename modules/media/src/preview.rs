@@ -432,13 +432,16 @@ pub fn render(source: &Path, preset: &Preset, focus: (f64, f64)) -> Result<Vec<u
     match preset.format {
         Format::Jpeg => {
             // `jpeg-encoder` rather than the `image` crate's encoder, which
-            // keeps colour at full resolution with the standard Huffman
-            // tables: about 40% larger than libjpeg at the same quality. Here,
-            // as libjpeg does by default: colour at half resolution below
-            // quality 90 (averaged), and Huffman tables made for the picture.
+            // keeps colour at full resolution: about 40% larger than libjpeg
+            // at the same quality. Here, as libjpeg does by default: colour at
+            // half resolution below quality 90, averaged. Not its optimised
+            // Huffman tables (about 14% smaller still): with them it writes
+            // each colour component in a scan of its own, valid but rare, and
+            // the `image` crate's own decoder (zune-jpeg 0.5.15) reads such a
+            // file in the wrong colours. One interleaved scan, as here, is
+            // what every decoder reads.
             let mut encoder = jpeg_encoder::Encoder::new(&mut out, quality);
             encoder.set_chroma_subsampling_method(jpeg_encoder::ChromaSubsamplingMethod::Average);
-            encoder.set_optimized_huffman_tables(true);
             let (w, h) = (to_u16(scaled.width())?, to_u16(scaled.height())?);
             if scaled.color().has_color() {
                 encoder.encode(
@@ -492,49 +495,32 @@ fn to_u16(side: u32) -> Result<u16, String> {
     u16::try_from(side).map_err(|_| format!("{side} pixels is too large for a JPEG"))
 }
 
+/// A picture as read, and the original's size.
+type Read = (image::DynamicImage, (u32, u32));
+
 /// The source picture, a JPEG decoded straight at a reduced scale when the
 /// preset needs no more pixels than that; and the original's size.
-fn decode(source: &Path, preset: &Preset) -> Result<(image::DynamicImage, (u32, u32)), String> {
+fn decode(source: &Path, preset: &Preset) -> Result<Read, String> {
     let file = std::fs::File::open(source).map_err(|e| e.to_string())?;
     let mut reader = std::io::BufReader::new(file);
     let mut magic = [0u8; 3];
     std::io::Read::read_exact(&mut reader, &mut magic).map_err(|e| e.to_string())?;
     std::io::Seek::rewind(&mut reader).map_err(|e| e.to_string())?;
     if magic == [0xFF, 0xD8, 0xFF] {
-        let mut decoder = jpeg_decoder::Decoder::new(&mut reader);
-        decoder.read_info().map_err(|e| e.to_string())?;
-        let info = decoder.info().ok_or("a JPEG without a header")?;
-        let (sw, sh) = (info.width as f64, info.height as f64);
-        // The scale the preset needs: covering its box, or fitting in it.
-        let (bw, bh) = (preset.width as f64, preset.height as f64);
-        let need = if preset.crop {
-            (bw / sw).max(bh / sh)
-        } else {
-            (bw / sw).min(bh / sh)
-        };
-        if need < 1.0
-            && matches!(
-                info.pixel_format,
-                jpeg_decoder::PixelFormat::RGB24 | jpeg_decoder::PixelFormat::L8
-            )
-        {
-            let want = |n: f64| ((n * need).ceil() as u16).max(1);
-            let (w, h) = decoder
-                .scale(want(sw), want(sh))
-                .map_err(|e| e.to_string())?;
-            let pixels = decoder.decode().map_err(|e| e.to_string())?;
-            let (w, h) = (u32::from(w), u32::from(h));
-            let img = match info.pixel_format {
-                jpeg_decoder::PixelFormat::L8 => {
-                    image::GrayImage::from_raw(w, h, pixels).map(image::DynamicImage::ImageLuma8)
-                }
-                _ => image::RgbImage::from_raw(w, h, pixels).map(image::DynamicImage::ImageRgb8),
+        let fit = |(sw, sh): (f64, f64)| {
+            // The scale the preset needs: covering its box, or fitting in it.
+            let (bw, bh) = (preset.width as f64, preset.height as f64);
+            if preset.crop {
+                (bw / sw).max(bh / sh)
+            } else {
+                (bw / sw).min(bh / sh)
             }
-            .ok_or("a JPEG shorter than its header says")?;
-            return Ok((img, (u32::from(info.width), u32::from(info.height))));
+        };
+        if let Some(read) = read_jpeg(&mut reader, fit)? {
+            return Ok(read);
         }
+        std::io::Seek::rewind(&mut reader).map_err(|e| e.to_string())?;
     }
-    std::io::Seek::rewind(&mut reader).map_err(|e| e.to_string())?;
     let img = image::ImageReader::new(reader)
         .with_guessed_format()
         .map_err(|e| e.to_string())?
@@ -542,6 +528,51 @@ fn decode(source: &Path, preset: &Preset) -> Result<(image::DynamicImage, (u32, 
         .map_err(|e| e.to_string())?;
     let size = (img.width(), img.height());
     Ok((img, size))
+}
+
+/// A JPEG's pixels, read with `jpeg-decoder`, and its size. `scale` says,
+/// from the size, how much of it is needed: under 1, the picture is decoded
+/// straight at the smallest of 1/2, 1/4 or 1/8 that still gives that.
+/// `None` for a JPEG it gives neither as RGB nor grey (CMYK): the `image`
+/// crate reads those.
+///
+/// Every JPEG goes through here rather than the `image` crate's decoder
+/// (zune-jpeg 0.5.15): that one reads a baseline JPEG whose colour components
+/// come in scans of their own (valid, if rare: libjpeg writes it when told
+/// to) in the wrong colours.
+pub(crate) fn read_jpeg(
+    reader: impl std::io::BufRead,
+    scale: impl FnOnce((f64, f64)) -> f64,
+) -> Result<Option<Read>, String> {
+    let mut decoder = jpeg_decoder::Decoder::new(reader);
+    decoder.read_info().map_err(|e| e.to_string())?;
+    let info = decoder.info().ok_or("a JPEG without a header")?;
+    if !matches!(
+        info.pixel_format,
+        jpeg_decoder::PixelFormat::RGB24 | jpeg_decoder::PixelFormat::L8
+    ) {
+        return Ok(None);
+    }
+    let (sw, sh) = (f64::from(info.width), f64::from(info.height));
+    let need = scale((sw, sh));
+    let (w, h) = if need < 1.0 {
+        let want = |n: f64| ((n * need).ceil() as u16).max(1);
+        decoder
+            .scale(want(sw), want(sh))
+            .map_err(|e| e.to_string())?
+    } else {
+        (info.width, info.height)
+    };
+    let pixels = decoder.decode().map_err(|e| e.to_string())?;
+    let (w, h) = (u32::from(w), u32::from(h));
+    let img = match info.pixel_format {
+        jpeg_decoder::PixelFormat::L8 => {
+            image::GrayImage::from_raw(w, h, pixels).map(image::DynamicImage::ImageLuma8)
+        }
+        _ => image::RgbImage::from_raw(w, h, pixels).map(image::DynamicImage::ImageRgb8),
+    }
+    .ok_or("a JPEG shorter than its header says")?;
+    Ok(Some((img, (u32::from(info.width), u32::from(info.height)))))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -649,27 +680,53 @@ mod tests {
             quality,
         };
         // The frame header (SOF0): its component count, and the first
-        // component's sampling (0x22: colour is kept at half resolution).
+        // component's sampling (0x22: colour is kept at half resolution);
+        // and the components in the first scan (SOS): all, interleaved.
+        let marker = |bytes: &[u8], code: u8| {
+            bytes
+                .windows(2)
+                .position(|w| w == [0xff, code])
+                .expect("marker")
+        };
         let frame = |bytes: &[u8]| {
-            let at = bytes.windows(2).position(|w| w == [0xff, 0xc0]).unwrap();
+            let at = marker(bytes, 0xc0);
             (bytes[at + 9], bytes[at + 11])
         };
         let bytes = render(&red, &preset(82), (0.5, 0.5)).unwrap();
         assert_eq!(frame(&bytes), (3, 0x22), "4:2:0 below quality 90");
-        // Read with `jpeg-decoder`: it and libjpeg-turbo's `djpeg` read this
-        // file red, where the `image` crate's decoder (zune-jpeg 0.5.15)
-        // reads it green (the Huffman tables made for a flat picture hold one
-        // or two codes each, and are valid).
-        let mut decoder = jpeg_decoder::Decoder::new(bytes.as_slice());
-        let pixels = decoder.decode().unwrap();
-        let info = decoder.info().unwrap();
-        assert_eq!((info.width, info.height), (150, 100));
-        let at = (50 * 150 + 75) * 3;
-        let [r, g, b] = [pixels[at], pixels[at + 1], pixels[at + 2]];
+        assert_eq!(bytes[marker(&bytes, 0xda) + 4], 3, "one interleaved scan");
+        let out = image::load_from_memory(&bytes).unwrap().to_rgb8();
+        assert_eq!(out.dimensions(), (150, 100));
+        let [r, g, b] = out.get_pixel(75, 50).0;
         assert!(r > 180 && g < 60 && b < 70, "still red: {r} {g} {b}");
         let bytes = render(&red, &preset(95), (0.5, 0.5)).unwrap();
         assert_eq!(frame(&bytes), (3, 0x11), "full colour at 90 and above");
         let bytes = render(&grey, &preset(82), (0.5, 0.5)).unwrap();
         assert_eq!(frame(&bytes).0, 1, "a grey picture stays grey");
+
+        // A source whose colour components come in scans of their own (as
+        // `jpeg-encoder` writes with optimised tables), its colour at half
+        // resolution: read in its colours,
+        // scaled down on reading (a 150 px box) or not (400 px).
+        let separate = dir.path().join("separate.jpg");
+        let mut encoder = jpeg_encoder::Encoder::new_file(&separate, 82).unwrap();
+        encoder.set_optimized_huffman_tables(true);
+        let red_pixels = [200u8, 30, 40].repeat(300 * 200);
+        encoder
+            .encode(&red_pixels, 300, 200, jpeg_encoder::ColorType::Rgb)
+            .unwrap();
+        let source = std::fs::read(&separate).unwrap();
+        assert_eq!(source[marker(&source, 0xda) + 4], 1, "a scan per component");
+        for side in [150, 400] {
+            let boxed = Preset {
+                width: side,
+                height: side,
+                ..preset(82)
+            };
+            let bytes = render(&separate, &boxed, (0.5, 0.5)).unwrap();
+            let out = image::load_from_memory(&bytes).unwrap().to_rgb8();
+            let [r, g, b] = out.get_pixel(10, 10).0;
+            assert!(r > 180 && g < 60 && b < 70, "{side} px: {r} {g} {b}");
+        }
     }
 }

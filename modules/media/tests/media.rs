@@ -489,7 +489,11 @@ fn jpeg_with_exif(width: u32, height: u32, orientation: u16) -> Vec<u8> {
     let img = image::RgbImage::from_fn(width, height, |x, _| image::Rgb([(x * 60) as u8, 0, 0]));
     let mut plain = std::io::Cursor::new(Vec::new());
     img.write_to(&mut plain, image::ImageFormat::Jpeg).unwrap();
-    let plain = plain.into_inner();
+    with_exif(&plain.into_inner(), orientation)
+}
+
+/// `plain` (a JPEG) with EXIF metadata: an orientation and a location.
+fn with_exif(plain: &[u8], orientation: u16) -> Vec<u8> {
     // TIFF, big-endian: IFD0 with Orientation (0x0112) and GPSInfo (0x8825).
     let mut tiff = b"MM\x00\x2a\x00\x00\x00\x08".to_vec();
     tiff.extend_from_slice(&2u16.to_be_bytes());
@@ -544,6 +548,34 @@ async fn a_photo_is_turned_upright_and_loses_its_location() {
         .unwrap()
         .unwrap();
     assert_eq!(r.props.0["metadata_removed"], true);
+
+    // A photo whose colour components come in scans of their own (valid, if
+    // rare), its colour at half resolution, keeps its colours when turned.
+    let mut separate = Vec::new();
+    let mut encoder = jpeg_encoder::Encoder::new(&mut separate, 82);
+    encoder.set_optimized_huffman_tables(true);
+    encoder
+        .encode(
+            &[200u8, 30, 40].repeat(300 * 200),
+            300,
+            200,
+            jpeg_encoder::ColorType::Rgb,
+        )
+        .unwrap();
+    let (status, made) = upload(&s, Some(&ed), "red.jpg", &with_exif(&separate, 6)).await;
+    assert_eq!(status, 201, "{made}");
+    let id = made["id"].as_i64().unwrap();
+    let resp = client()
+        .get(url(&s, &format!("/media/file/{id}")))
+        .send()
+        .await
+        .unwrap();
+    let kept = image::load_from_memory(&resp.bytes().await.unwrap())
+        .unwrap()
+        .to_rgb8();
+    assert_eq!(kept.dimensions(), (200, 300));
+    let [r, g, b] = kept.get_pixel(100, 150).0;
+    assert!(r > 180 && g < 60 && b < 70, "still red: {r} {g} {b}");
 
     // A picture without metadata is kept byte for byte.
     let plain = png(5, 3);
