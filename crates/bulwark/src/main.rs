@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 mod user;
 
-use bulwark_http::{AccessLogTarget, Server, ServerOptions};
+use bulwark_http::{AccessLogTarget, Server, ServerOptions, TrustedProxies};
 use bulwark_web::{LibLimits, Module, RenderLimits, Sites, SitesOptions};
 
 // Many small, short-lived allocations per request: mimalloc handles them with less
@@ -185,6 +185,15 @@ struct ServeArgs {
     /// Worker threads (default: one per core).
     #[arg(long, env = "BULWARK_THREADS")]
     threads: Option<usize>,
+    /// A proxy or balancer in front (an address or a network, such as
+    /// 10.0.0.0/8; repeat it, or separate with commas): its
+    /// `X-Forwarded-For` names the visitor, its `X-Forwarded-Proto` the scheme.
+    #[arg(
+        long = "trusted-proxy",
+        env = "BULWARK_TRUSTED_PROXIES",
+        value_delimiter = ','
+    )]
+    trusted_proxies: Vec<String>,
 }
 
 /// mimalloc's `arena_eager_commit` (option 4), turned off: memory
@@ -290,6 +299,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "-" => AccessLogTarget::Stdout,
             path => AccessLogTarget::File(path.into()),
         },
+        trusted_proxies: TrustedProxies::parse(&args.trusted_proxies)
+            .map_err(|e| anyhow::anyhow!("--trusted-proxy: {e}"))?,
     };
     let sites_options = SitesOptions {
         dev: args.dev,

@@ -224,6 +224,22 @@ fn a_bad_config_stops_serve_with_a_message_naming_file_and_key() {
 }
 
 #[test]
+fn a_trusted_proxy_that_is_no_address_stops_serve_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = bulwark(dir.path())
+        .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port())])
+        .args(["--trusted-proxy", "10.0.0.0/8,balancer.internal"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--trusted-proxy") && err.contains("\"balancer.internal\" is not an address"),
+        "{err}"
+    );
+}
+
+#[test]
 fn sighup_reloads_the_sites_and_a_broken_config_leaves_them_serving() {
     let dir = tempfile::tempdir().unwrap();
     let site = dir.path().join("sites/news");

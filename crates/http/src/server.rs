@@ -35,6 +35,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::TrustedProxies;
 use crate::access_log::{AccessEntry, AccessLog, AccessLogTarget};
 use crate::body::Body;
 use crate::response::{html_response, plain_error_page};
@@ -52,6 +53,8 @@ pub struct ServerOptions {
     /// How long in-flight requests may finish after a shutdown signal.
     pub shutdown_grace: Duration,
     pub access_log: AccessLogTarget,
+    /// Proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed.
+    pub trusted_proxies: TrustedProxies,
 }
 
 impl Default for ServerOptions {
@@ -63,6 +66,7 @@ impl Default for ServerOptions {
             header_read_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(10),
             access_log: AccessLogTarget::Off,
+            trusted_proxies: TrustedProxies::default(),
         }
     }
 }
@@ -426,6 +430,7 @@ async fn handle<H: Handler>(
     peer: Peer,
 ) -> Response<Body> {
     let start = Instant::now();
+    let peer = state.options.trusted_proxies.resolve(peer, req.headers());
     let logged = state.log.enabled().then(|| {
         // Copied, not kept: a header value is a slice of the connection's read buffer.
         let header = |name| {

@@ -519,6 +519,28 @@ async fn access_log_gets_one_line_per_request() {
 }
 
 #[tokio::test]
+async fn behind_a_trusted_proxy_the_access_log_and_hsts_follow_the_visitor() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    let log2 = log.clone();
+    let s = start(&two_sites(), move |o| {
+        o.access_log = bulwark_http::AccessLogTarget::File(log2);
+        o.trusted_proxies = bulwark_http::TrustedProxies::parse(&["127.0.0.0/8"]).unwrap();
+    })
+    .await;
+    let forwarded = "X-Forwarded-For: 198.51.100.1, 203.0.113.7\r\nX-Forwarded-Proto: https\r\n";
+    let resp = get_with(s.addr, "a.test", "/page/x", forwarded).await;
+    assert!(resp.header("strict-transport-security").is_some());
+    let resp = get(s.addr, "a.test", "/page/x").await;
+    assert!(resp.header("strict-transport-security").is_none());
+    s.shutdown().await;
+    let text = logged(&log, 2).await;
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("203.0.113.7 - - ["), "{text}");
+    assert!(lines[1].starts_with("127.0.0.1 - - ["), "{text}");
+}
+
+#[tokio::test]
 async fn client_fields_in_the_access_log_are_escaped_so_no_line_or_field_can_be_forged() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("access.log");

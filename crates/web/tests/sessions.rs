@@ -219,6 +219,72 @@ async fn the_nth_wrong_password_waits_and_an_unknown_user_looks_the_same() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_a_trusted_proxy_each_visitor_has_their_own_attempts_and_scheme() {
+    let settings = "\n[auth]\nlogon_attempts = 2\nlogon_window = 60\n";
+    let s = starter_served(
+        |text| text.push_str(settings),
+        |o| o.trusted_proxies = bulwark_http::TrustedProxies::parse(&["127.0.0.1"]).unwrap(),
+    )
+    .await;
+    add_user(&s, "mia", "members").await;
+    // Attempts count against the user name and the address: the wrong ones
+    // here are for a name nobody has, so only the address is held back.
+    for _ in 0..2 {
+        assert_eq!(logon_at(&s, "203.0.113.7", "ghost", "wrong").await.0, 401);
+    }
+    assert_eq!(logon_at(&s, "203.0.113.7", "mia", PASSWORD).await.0, 429);
+    // Naming another visitor in front (as the visitor may, the proxy adding
+    // the address it saw after it) does not shake the throttle off.
+    let spoofed = logon_at(&s, "198.51.100.1, 203.0.113.7", "mia", PASSWORD).await;
+    assert_eq!(spoofed.0, 429);
+    // Another visitor through the same proxy logs on, and over "HTTPS", as
+    // the proxy says: the cookie is the secure one.
+    let (status, cookie) = logon_at(&s, "198.51.100.1", "mia", PASSWORD).await;
+    assert_eq!(status, 200);
+    let cookie = cookie.expect("a session cookie");
+    assert!(
+        cookie.starts_with("__Host-") && cookie.contains("; Secure"),
+        "{cookie}"
+    );
+    s.shutdown().await;
+
+    // Nobody trusted (the default): the headers change nothing, and every
+    // visitor is the one address the requests come from.
+    let s = starter_with(settings).await;
+    add_user(&s, "mia", "members").await;
+    for forwarded_for in ["203.0.113.7", "203.0.113.8"] {
+        assert_eq!(logon_at(&s, forwarded_for, "ghost", "wrong").await.0, 401);
+    }
+    let (status, cookie) = logon_at(&s, "198.51.100.1", "mia", PASSWORD).await;
+    assert_eq!((status, cookie), (429, None));
+    s.shutdown().await;
+}
+
+/// A logon as a proxy sends it on, for a visitor who came over HTTPS: the
+/// status and the cookie set.
+async fn logon_at(
+    s: &common::TestServer,
+    forwarded_for: &str,
+    user: &str,
+    password: &str,
+) -> (u16, Option<String>) {
+    let resp = client()
+        .post(url(s, "/api/auth/logon"))
+        .header("content-type", "application/json")
+        .header("x-forwarded-for", forwarded_for)
+        .header("x-forwarded-proto", "https")
+        .body(serde_json::json!({ "username": user, "password": password }).to_string())
+        .send()
+        .await
+        .unwrap();
+    let cookie = resp
+        .headers()
+        .get("set-cookie")
+        .map(|v| v.to_str().unwrap().to_owned());
+    (resp.status().as_u16(), cookie)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cached_anonymous_pages_and_members_pages_never_mix() {
     let s = starter_with("").await;
     let mia = add_user(&s, "mia", "members").await;

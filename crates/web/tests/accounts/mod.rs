@@ -18,6 +18,14 @@ pub async fn starter_with(extra_settings: &str) -> TestServer {
 
 /// The starter site with its site.toml changed by `edit`.
 pub async fn starter_edited(edit: impl FnOnce(&mut String)) -> TestServer {
+    starter_served(edit, |_| {}).await
+}
+
+/// The same, served with the server's options changed by `tweak`.
+pub async fn starter_served(
+    edit: impl FnOnce(&mut String),
+    tweak: impl FnOnce(&mut crate::common::Options),
+) -> TestServer {
     let mut files = crate::common::starter_site();
     let mut edit = Some(edit);
     for (path, text) in files.iter_mut() {
@@ -29,7 +37,7 @@ pub async fn starter_edited(edit: impl FnOnce(&mut String)) -> TestServer {
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
-    start(&files, |_| {}).await
+    start(&files, tweak).await
 }
 
 pub fn store(s: &TestServer) -> Store {

@@ -52,6 +52,7 @@ pub struct Options {
     pub render_limits: RenderLimits,
     pub lib_limits: bulwark_web::LibLimits,
     pub file_memory_bytes: u64,
+    pub trusted_proxies: bulwark_http::TrustedProxies,
 }
 
 /// The modules the binary ships.
@@ -105,6 +106,7 @@ pub async fn start_with_modules(
         render_limits: site_defaults.render_limits,
         lib_limits: site_defaults.lib_limits,
         file_memory_bytes: site_defaults.file_memory_bytes,
+        trusted_proxies: bulwark_http::TrustedProxies::default(),
     };
     tweak(&mut options);
     let site_options = SitesOptions {
@@ -122,6 +124,7 @@ pub async fn start_with_modules(
         header_read_timeout: options.header_read_timeout,
         shutdown_grace: options.shutdown_grace,
         access_log: options.access_log,
+        trusted_proxies: options.trusted_proxies,
         ..server_defaults
     };
     let sites_handler = Sites::load(&sites, site_options, modules)
