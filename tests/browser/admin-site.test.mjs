@@ -220,12 +220,18 @@ test("a manager views the site as anonymous visitors see it, and stops", async (
   await opened.waitForLoadState();
   await status(page, "#view-as-status", /as anonymous see it/);
   await shoot(page, "view-as.png");
+  // The site that opened says whose view it is, with the way back.
+  const bar = opened.locator(".viewing-as");
+  assert.match(await bar.innerText(), /Viewing the site as the group anonymous/);
+  assert.equal(await bar.locator("a").getAttribute("href"), "/admin/rules#view-as");
   const viewer = await context.newPage();
   assert.equal((await viewer.goto(draft)).status(), 404, "hidden from anonymous visitors");
   // The admin stays theirs, and Stop brings the site back.
   await page.click("#view-as-stop");
   await status(page, "#view-as-status", /as you see it/);
   assert.equal((await viewer.goto(draft)).status(), 200);
+  await viewer.goto(env.server.url + "/");
+  assert.equal(await viewer.locator(".viewing-as").count(), 0, "no bar once stopped");
   await context.close();
 });
 

@@ -29,6 +29,10 @@ pub struct Authenticated {
     /// A `Set-Cookie` value for the answer: a cookie that named no live
     /// session is dropped this way.
     pub set_cookie: Option<HeaderValue>,
+    /// The group a manager is viewing the site as ("view the site as"):
+    /// `principal` is then someone of that group, not the manager. Templates
+    /// see it as `request.viewing_as`, to say so on the page.
+    pub viewing_as: Option<Arc<str>>,
 }
 
 impl Authenticated {

@@ -108,6 +108,7 @@ pub(crate) fn render_template(
         language => req.language(),
         csrf_token => req.auth().csrf_token.as_deref(),
         user_id => req.principal().user_id().map(|id| id.0),
+        viewing_as => req.auth().viewing_as.as_deref(),
     };
     scope.set_request(request.clone());
     vars.insert("request".into(), request);

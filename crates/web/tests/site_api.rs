@@ -778,9 +778,12 @@ async fn a_manager_views_the_site_as_one_of_their_groups_everywhere_but_the_admi
     let as_group =
         |session: &Session, group: &str| format!("{}; bulwark_view_as={group}", session.cookie);
 
-    // As themselves, a manager sees both the members' article and the draft.
+    // As themselves, a manager sees both the members' article and the draft,
+    // and no bar saying they view the site as anyone else.
     for id in [members_only, draft] {
-        assert_eq!(get(&s, &page(id), Some(&maxs.cookie)).await.0, 200);
+        let (status, body) = get(&s, &page(id), Some(&maxs.cookie)).await;
+        assert_eq!(status, 200);
+        assert!(!body.contains("viewing-as"), "{body}");
     }
     // As an anonymous visitor: neither, on pages and in the API alike.
     let anonymous = as_group(&maxs, "anonymous");
@@ -796,7 +799,12 @@ async fn a_manager_views_the_site_as_one_of_their_groups_everywhere_but_the_admi
     }
     // As a member: the members' article, not the draft; search agrees.
     let members = as_group(&maxs, "members");
-    assert_eq!(get(&s, &page(members_only), Some(&members)).await.0, 200);
+    let (status, body) = get(&s, &page(members_only), Some(&members)).await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("Viewing the site as the group <strong>members</strong>"),
+        "every page says so: {body}"
+    );
     assert_eq!(get(&s, &page(draft), Some(&members)).await.0, 404);
     let found = client()
         .get(url(&s, "/api/search?text=Draft"))

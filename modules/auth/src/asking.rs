@@ -32,8 +32,12 @@ impl Authenticator for Asking {
                 let mut asking = session.await;
                 if let Some(group) = view_as::requested(parts, &asking.principal) {
                     let store = self.sessions.store().clone();
+                    let name: Arc<str> = Arc::from(group.as_str());
                     match store.run(move |s| view_as::principal_in(s, &group)).await {
-                        Ok(principal) => asking.principal = principal,
+                        Ok(principal) => {
+                            asking.principal = principal;
+                            asking.viewing_as = Some(name);
+                        }
                         Err(e) => tracing::warn!("viewing the site as a group: {e}"),
                     }
                 }

@@ -348,6 +348,7 @@ impl Sessions {
             csrf_token: Some(live.csrf_token.clone()),
             session: Some(id_hash.into()),
             set_cookie: None,
+            viewing_as: None,
         }
     }
 

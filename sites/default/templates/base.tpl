@@ -7,6 +7,7 @@
 {{ lib("css/bulwark.css", "css/site.css") }}
 </head>
 <body>
+{% if request.viewing_as %}<p class="viewing-as" role="status">Viewing the site as the group <strong>{{ request.viewing_as }}</strong>. <a href="/admin/rules#view-as">Back to your own view</a></p>{% endif %}
 <header class="top">
   <div class="wrap">
     <a class="brand" href="{{ url('home') }}">{{ site.settings.title }}</a>

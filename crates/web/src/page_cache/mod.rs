@@ -54,6 +54,9 @@ pub fn cacheable(req: &RequestCtx<'_>) -> bool {
     let parts = req.parts;
     !req.site.dev
         && req.principal().is_anonymous()
+        // A manager viewing the site as anonymous visitors gets a page that
+        // says so (a session cookie keeps them out too).
+        && req.auth().viewing_as.is_none()
         && (parts.method == Method::GET || parts.method == Method::HEAD)
         && !parts.headers.contains_key(AUTHORIZATION)
         && !parts
