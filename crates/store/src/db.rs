@@ -28,6 +28,8 @@ pub enum Param {
     Int(Option<i64>),
     Text(Option<String>),
     Bool(bool),
+    /// Bytes as they are (a BLOB in SQLite, a BYTEA in PostgreSQL).
+    Bytes(Vec<u8>),
 }
 
 impl From<i64> for Param {
@@ -65,6 +67,11 @@ impl From<bool> for Param {
         Param::Bool(v)
     }
 }
+impl From<Vec<u8>> for Param {
+    fn from(v: Vec<u8>) -> Self {
+        Param::Bytes(v)
+    }
+}
 
 /// `params![a, b, c]` builds a `[Param; N]`.
 macro_rules! params {
@@ -81,6 +88,7 @@ pub(crate) enum Cell {
     Float(f64),
     Text(String),
     Bool(bool),
+    Bytes(Vec<u8>),
 }
 
 pub struct Row(pub(crate) Vec<Cell>);
@@ -106,6 +114,7 @@ impl Row {
     pub fn text(&self, i: usize) -> String {
         match &self.0[i] {
             Cell::Text(s) => s.clone(),
+            Cell::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
             other => panic!("column {i}: expected text, got {other:?}"),
         }
     }
@@ -113,6 +122,14 @@ impl Row {
         match &self.0[i] {
             Cell::Null => None,
             _ => Some(self.text(i)),
+        }
+    }
+    /// A BLOB (SQLite) or BYTEA (PostgreSQL) column, taken out of the row.
+    pub fn take_bytes(&mut self, i: usize) -> Vec<u8> {
+        match std::mem::replace(&mut self.0[i], Cell::Null) {
+            Cell::Bytes(b) => b,
+            Cell::Text(s) => s.into_bytes(),
+            other => panic!("column {i}: expected bytes, got {other:?}"),
         }
     }
 }
@@ -220,6 +237,7 @@ fn bind_sqlite(stmt: &mut rusqlite::Statement<'_>, params: &[Param]) -> DbResult
             Param::Int(v) => stmt.raw_bind_parameter(i + 1, v),
             Param::Text(v) => stmt.raw_bind_parameter(i + 1, v),
             Param::Bool(v) => stmt.raw_bind_parameter(i + 1, v),
+            Param::Bytes(v) => stmt.raw_bind_parameter(i + 1, v),
         };
         r.map_err(sqlite_error)?;
     }
@@ -257,9 +275,8 @@ impl Conn for SqliteConn<'_> {
                     ValueRef::Null => Cell::Null,
                     ValueRef::Integer(v) => Cell::Int(v),
                     ValueRef::Real(v) => Cell::Float(v),
-                    ValueRef::Text(t) | ValueRef::Blob(t) => {
-                        Cell::Text(String::from_utf8_lossy(t).into_owned())
-                    }
+                    ValueRef::Text(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
+                    ValueRef::Blob(b) => Cell::Bytes(b.to_vec()),
                 });
             }
             out.push(Row(cells));
@@ -328,6 +345,7 @@ fn bind_pg<'q>(
             Param::Int(v) => q.bind(*v),
             Param::Text(v) => q.bind(v.clone()),
             Param::Bool(v) => q.bind(*v),
+            Param::Bytes(v) => q.bind(v.clone()),
         };
     }
     q
@@ -349,6 +367,9 @@ fn pg_cell(row: &sqlx::postgres::PgRow, i: usize) -> DbResult<Cell> {
         "FLOAT4" => row
             .try_get::<Option<f32>, _>(i)
             .map(|v| v.map(|v| Cell::Float(v as f64))),
+        "BYTEA" => row
+            .try_get::<Option<Vec<u8>>, _>(i)
+            .map(|v| v.map(Cell::Bytes)),
         _ => row
             .try_get::<Option<String>, _>(i)
             .map(|v| v.map(Cell::Text)),

@@ -16,6 +16,7 @@ on_both_backends!(
     modules_with_the_same_versions_do_not_collide,
     migration_lists_out_of_order_are_refused,
     nodes_migrating_at_once_apply_each_migration_once,
+    a_modules_bytes_come_back_as_they_went_in,
 );
 
 const NOTES: &[Migration] = &[
@@ -173,4 +174,38 @@ fn nodes_migrating_at_once_apply_each_migration_once(s: &Store) {
         }
     });
     assert!(applied(s, "notes.v1") && applied(s, "notes.v2"));
+}
+
+/// Bytes (a BLOB in SQLite, a BYTEA in PostgreSQL) come back byte for byte,
+/// with every value a byte can take and no text encoding in between.
+fn a_modules_bytes_come_back_as_they_went_in(s: &Store) {
+    s.migrate_module(
+        "blobs",
+        &[Migration {
+            version: 1,
+            name: "blobs",
+            sqlite: "CREATE TABLE blobs_blob (id BIGINT PRIMARY KEY, bytes BLOB NOT NULL);",
+            postgres: "CREATE TABLE blobs_blob (id BIGINT PRIMARY KEY, bytes BYTEA NOT NULL);",
+        }],
+    )
+    .unwrap();
+    let all: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
+    let written = all.clone();
+    s.module_write(move |sql| {
+        sql.execute(
+            "INSERT INTO blobs_blob (id, bytes) VALUES ($1, $2), ($3, $4)",
+            &[
+                1_i64.into(),
+                written.into(),
+                2_i64.into(),
+                Vec::new().into(),
+            ],
+        )
+    })
+    .unwrap();
+    let mut rows = s
+        .module_read(|sql| sql.query("SELECT bytes FROM blobs_blob ORDER BY id", &[]))
+        .unwrap();
+    assert_eq!(rows[0].take_bytes(0), all);
+    assert_eq!(rows[1].take_bytes(0), Vec::<u8>::new());
 }

@@ -19,15 +19,18 @@
 //! taken (`metadata_removed: true`).
 //!
 //! Deleting a media resource removes its file when no other resource uses it
-//! (the `media_file` table knows which resource uses which file).
+//! (the `media_file` table knows which resource uses which file), on every
+//! node.
 //!
 //! A site may hold its media to a quota (`[media] quota_bytes`): an upload
 //! is admitted under the site's one lock, which counts what is stored and
 //! keeps the file in one step, so uploads arriving together cannot pass the
 //! quota between them.
 //!
-//! Previews: `preview.rs`.
+//! On several nodes (PostgreSQL) each file is kept in the database too, and
+//! a node fetches what it lacks: `originals.rs`. Previews: `preview.rs`.
 
+mod originals;
 mod preview;
 
 use std::collections::{BTreeMap, HashMap};
@@ -58,6 +61,7 @@ use bulwark_web::{
     Content, Controller, Module, ModuleError, Outcome, Representation, RequestCtx, SiteSetup,
     json_response, read_settings, store_error_json,
 };
+use originals::{Originals, is_hash, stored_path};
 pub use preview::{Format, Preset, Previews, default_presets, focus, render};
 
 pub const PRIORITY: i32 = 350;
@@ -74,6 +78,12 @@ const MIGRATIONS: &[Migration] = &[
         name: "media_file_size",
         sqlite: include_str!("../migrations/0002_media_file_size.sql"),
         postgres: include_str!("../migrations/0002_media_file_size.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "media_blob",
+        sqlite: include_str!("../migrations/0003_media_blob.sqlite.sql"),
+        postgres: include_str!("../migrations/0003_media_blob.sql"),
     },
 ];
 
@@ -138,6 +148,10 @@ struct MediaSection {
     /// 503 (default 2000 ms).
     #[serde(default)]
     resize_queue_ms: Option<u64>,
+    /// Whether each file is kept in the database as well as on the disk, so
+    /// every node of a site has it (default: on PostgreSQL, yes).
+    #[serde(default)]
+    files_in_database: Option<bool>,
 }
 
 /// `[media.groups.<group>]`: what the people of one user group may upload.
@@ -163,6 +177,7 @@ struct Settings {
     presets: BTreeMap<String, Preset>,
     resize_workers: usize,
     resize_queue: Duration,
+    files_in_database: Option<bool>,
 }
 
 impl Settings {
@@ -177,6 +192,7 @@ impl Settings {
                 presets: None,
                 resize_workers: None,
                 resize_queue_ms: None,
+                files_in_database: None,
             },
         };
         let presets = section.presets.unwrap_or_else(default_presets);
@@ -202,6 +218,7 @@ impl Settings {
             presets,
             resize_workers: section.resize_workers.unwrap_or(2).clamp(1, 64),
             resize_queue: Duration::from_millis(section.resize_queue_ms.unwrap_or(2000)),
+            files_in_database: section.files_in_database,
         })
     }
 }
@@ -304,7 +321,23 @@ impl Module for MediaModule {
     fn setup(&self, setup: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
         let settings = Arc::new(Settings::read(setup.settings())?);
         let store = setup.models().store.clone();
-        let media = setup.site().dir.join("data").join("media");
+        let in_database = settings
+            .files_in_database
+            .unwrap_or(store.backend_name() == "postgres");
+        let originals = Arc::new(Originals::new(
+            setup.site().dir.join("data").join("media"),
+            store,
+            in_database,
+        ));
+        if in_database {
+            // Files kept before this node kept them in the database, and
+            // files other nodes deleted while this one was down.
+            let originals = originals.clone();
+            tokio::spawn(async move {
+                originals.keep_unkept().await;
+                originals.sweep_soon();
+            });
+        }
         let site_name = setup.site().name().to_string();
         let key = self
             .keys
@@ -341,21 +374,21 @@ impl Module for MediaModule {
                 figures
             },
         );
+        let forgetting = originals.clone();
         setup
             .observers()
             .on_notify(OBSERVER_PRIORITY, move |c: &ResourceChanged| {
                 if c.kind == ChangeKind::Deleted {
-                    let (store, media, id) = (store.clone(), media.clone(), c.id);
-                    tokio::task::spawn_blocking(move || forget(&store, &media, id));
+                    let (originals, id) = (forgetting.clone(), c.id);
+                    tokio::task::spawn_blocking(move || originals.forget(id));
                 }
             });
-        let admitting = Arc::new(tokio::sync::Mutex::new(()));
         setup.add_controller("media", move |options| {
             MediaController::from_rule(
                 options,
                 settings.clone(),
                 previews.clone(),
-                admitting.clone(),
+                originals.clone(),
             )
             .map(|c| Box::new(c) as Box<dyn Controller>)
         });
@@ -381,9 +414,7 @@ pub struct MediaController {
     action: Action,
     settings: Arc<Settings>,
     previews: Arc<Previews>,
-    /// Held while an upload is counted against the quota and kept: one
-    /// for the site, shared by every rule's controller.
-    admitting: Arc<tokio::sync::Mutex<()>>,
+    originals: Arc<Originals>,
 }
 
 impl MediaController {
@@ -391,14 +422,14 @@ impl MediaController {
         options: &toml::Table,
         settings: Arc<Settings>,
         previews: Arc<Previews>,
-        admitting: Arc<tokio::sync::Mutex<()>>,
+        originals: Arc<Originals>,
     ) -> Result<Self, ModuleError> {
         let options: Options = read_settings(options)?;
         Ok(MediaController {
             action: options.action,
             settings,
             previews,
-            admitting,
+            originals,
         })
     }
 }
@@ -422,8 +453,8 @@ impl Controller for MediaController {
                     Ok(made) => json_response(StatusCode::CREATED, &made),
                     Err(refused) => refused.response(),
                 }),
-                Action::File => file(req).await,
-                Action::Preview => preview::serve(req, &self.previews, &media_dir(req)).await,
+                Action::File => file(req, &self.originals).await,
+                Action::Preview => preview::serve(req, &self.previews, &self.originals).await,
             }
         })
     }
@@ -449,20 +480,6 @@ fn category_of(mime: &str) -> &'static str {
         Some("audio") => "audio",
         _ => "document",
     }
-}
-
-fn media_dir(req: &RequestCtx<'_>) -> PathBuf {
-    req.site.site.dir.join("data").join("media")
-}
-
-/// A SHA-256 as this module writes it: 64 hex digits.
-fn is_hash(s: &str) -> bool {
-    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// Where the file with this hash is kept.
-fn stored_path(media: &Path, sha256: &str) -> PathBuf {
-    media.join("files").join(&sha256[..2]).join(sha256)
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -572,6 +589,26 @@ fn over_quota(settings: &Settings) -> Refused {
     )
 }
 
+/// Whether a resource records the file with this hash already (then it
+/// takes no more room).
+async fn recorded(req: &RequestCtx<'_>, sha256: &str) -> Result<bool, Refused> {
+    let sha256 = sha256.to_owned();
+    req.site
+        .models
+        .store
+        .run(move |s| {
+            s.module_read(|sql| {
+                let row = sql.query_one(
+                    "SELECT count(*) FROM media_file WHERE sha256 = $1",
+                    &[sha256.as_str().into()],
+                )?;
+                Ok(row.is_some_and(|r| r.int(0) > 0))
+            })
+        })
+        .await
+        .map_err(store_refused)
+}
+
 /// The bytes the site's files take, each stored file once.
 async fn stored_bytes(req: &RequestCtx<'_>) -> Result<u64, Refused> {
     req.site
@@ -589,10 +626,12 @@ async fn stored_bytes(req: &RequestCtx<'_>) -> Result<u64, Refused> {
         })
         .await
         .map(|n| n.max(0) as u64)
-        .map_err(|e| {
-            let resp = store_error_json(&e);
-            Refused::new(resp.status(), e.to_string())
-        })
+        .map_err(store_refused)
+}
+
+fn store_refused(e: StoreError) -> Refused {
+    let resp = store_error_json(&e);
+    Refused::new(resp.status(), e.to_string())
 }
 
 fn disk(e: std::io::Error) -> Refused {
@@ -679,7 +718,7 @@ async fn upload(
         }
     });
     let mut multipart = multer::Multipart::new(stream, boundary);
-    let media = media_dir(req);
+    let originals = &controller.originals;
     let mut received = None;
     while let Some(mut field) = match tokio::time::timeout(IDLE, multipart.next_field()).await {
         Err(_) => {
@@ -691,7 +730,7 @@ async fn upload(
         Ok(next) => next.map_err(multipart_error)?,
     } {
         if field.name() == Some("file") && received.is_none() {
-            received = Some(receive(&mut field, &media.join("tmp"), max_bytes).await?);
+            received = Some(receive(&mut field, &originals.dir.join("tmp"), max_bytes).await?);
         }
     }
     let Some(mut received) = received else {
@@ -753,15 +792,27 @@ async fn upload(
     // From here to the end one upload of the site at a time: what is stored
     // is counted again and the file kept before the next is counted (on one
     // node; nodes sharing a store each count for themselves).
-    let _admitting = controller.admitting.lock().await;
+    let _admitting = originals.admitting.lock().await;
     // Kept by content: a second upload of the same bytes shares the file.
-    let kept = stored_path(&media, &received.sha256);
+    let kept = originals.path(&received.sha256);
     let shared = tokio::fs::try_exists(&kept).await.unwrap_or(false);
     if let Some(quota) = settings.quota_bytes
-        && !shared
+        && !recorded(req, &received.sha256).await?
         && stored_bytes(req).await? + received.size > quota
     {
         return Err(over_quota(settings));
+    }
+    let bytes = if shared {
+        &kept
+    } else {
+        &received.incoming.path
+    };
+    if let Err(why) = originals.keep_in_database(bytes, &received.sha256).await {
+        tracing::error!("keeping an upload in the database: {why}");
+        return Err(Refused::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the file could not be kept in the database; send it again in a moment",
+        ));
     }
     if shared {
         drop(received.incoming);
@@ -800,10 +851,7 @@ async fn upload(
         .store
         .run(move |s| s.create_resource(new))
         .await
-        .map_err(|e| {
-            let resp = store_error_json(&e);
-            Refused::new(resp.status(), e.to_string())
-        })?;
+        .map_err(store_refused)?;
     let (sha256, size) = (received.sha256.clone(), received.size);
     let recorded = req
         .site
@@ -819,8 +867,19 @@ async fn upload(
         })
         .await;
     if let Err(e) = recorded {
-        // The resource stands; its file just stays when it is deleted.
-        tracing::warn!("recording the file of media {}: {e}", made.0);
+        // A resource whose file is not recorded could lose its file (a sweep
+        // takes what nothing records), so it does not stand.
+        tracing::error!("recording the file of media {}: {e}", made.0);
+        let undone = req
+            .site
+            .models
+            .store
+            .run(move |s| s.delete_resource(made, None))
+            .await;
+        if let Err(e) = undone {
+            tracing::error!("taking back media {} after that: {e}", made.0);
+        }
+        return Err(store_refused(e));
     }
     Ok(json!({
         "id": made.0,
@@ -905,8 +964,6 @@ fn clean_image(path: &Path) -> Option<Cleaned> {
     })
 }
 
-/// A media resource was deleted: its row goes, and its file with the last
-/// resource that used it.
 /// Gives files recorded before the store knew sizes (`media_file` before its
 /// second migration) their size from the disk, so the quota counts them.
 fn weigh_files(store: &Store, media: &Path) -> Result<(), StoreError> {
@@ -927,53 +984,6 @@ fn weigh_files(store: &Store, media: &Path) -> Result<(), StoreError> {
         }
         Ok(())
     })
-}
-
-fn forget(store: &Store, media: &Path, id: ResourceId) {
-    let last = store.module_write(|sql| {
-        let Some(row) = sql.query_one(
-            "SELECT sha256 FROM media_file WHERE rsc_id = $1",
-            &[id.0.into()],
-        )?
-        else {
-            return Ok(None);
-        };
-        let sha256 = row.text(0);
-        sql.execute("DELETE FROM media_file WHERE rsc_id = $1", &[id.0.into()])?;
-        let others = sql.query_one(
-            "SELECT count(*) FROM media_file WHERE sha256 = $1",
-            &[sha256.as_str().into()],
-        )?;
-        Ok((others.map_or(0, |r| r.int(0)) == 0).then_some(sha256))
-    });
-    match last {
-        Ok(Some(sha256)) if is_hash(&sha256) => {
-            let path = stored_path(media, &sha256);
-            if let Err(e) = std::fs::remove_file(&path)
-                && e.kind() != std::io::ErrorKind::NotFound
-            {
-                tracing::warn!("removing {}: {e}", path.display());
-            }
-            remove_previews(media, &sha256);
-        }
-        Ok(_) => {}
-        Err(e) => tracing::warn!("forgetting the file of media {}: {e}", id.0),
-    }
-}
-
-/// Removes every preview made of the file with this hash.
-fn remove_previews(media: &Path, sha256: &str) {
-    let dir = media.join("previews").join(&sha256[..2]);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        if entry.file_name().to_string_lossy().starts_with(sha256)
-            && let Err(e) = std::fs::remove_file(entry.path())
-        {
-            tracing::warn!("removing {}: {e}", entry.path().display());
-        }
-    }
 }
 
 /// The media resource named by the path's `id`, if the caller may see it
@@ -1005,7 +1015,7 @@ pub(crate) async fn visible_media(
 }
 
 /// `GET /media/file/{id}`: the file, to whoever may see its resource.
-async fn file(req: &RequestCtx<'_>) -> Outcome {
+async fn file(req: &RequestCtx<'_>, originals: &Originals) -> Outcome {
     let resource = match visible_media(req).await {
         Ok(r) => r,
         Err(answer) => return answer,
@@ -1020,15 +1030,48 @@ async fn file(req: &RequestCtx<'_>) -> Outcome {
     // A type a browser would run (a site that takes SVG) is only downloaded.
     let attachment = ["html", "svg", "xml"].iter().any(|t| mime.contains(t));
     // Private: what a resource may show can change with the rules.
-    held(
+    let found = held(
         req,
-        stored_path(&media_dir(req), sha256),
+        originals.path(sha256),
         sha256,
-        content_type,
+        content_type.clone(),
         "private, max-age=60",
         attachment,
     )
-    .await
+    .await;
+    if !matches!(found, Outcome::NotFound) {
+        return found;
+    }
+    // Not on this node's disk: from the database, where files are kept too.
+    match originals.local(sha256).await {
+        Ok(path) => {
+            held(
+                req,
+                path,
+                sha256,
+                content_type,
+                "private, max-age=60",
+                attachment,
+            )
+            .await
+        }
+        Err(missing) => missing_file(resource.id, missing),
+    }
+}
+
+/// The answer for a file this node cannot have: 404 when it is gone, 503
+/// when the database could not give it now.
+pub(crate) fn missing_file(id: ResourceId, missing: originals::Missing) -> Outcome {
+    match missing {
+        originals::Missing::Gone => Outcome::NotFound,
+        originals::Missing::Failed(why) => {
+            tracing::warn!("the file of media {}: {why}", id.0);
+            Outcome::Response(json_response(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &json!({ "error": "the file cannot be read now; try again in a moment" }),
+            ))
+        }
+    }
 }
 
 /// A file of this module's (named by content: it never changes), from

@@ -30,6 +30,8 @@ use tokio::sync::Semaphore;
 use bulwark_store::{Store, StoreError};
 use bulwark_web::{Outcome, RequestCtx, busy_response};
 
+use crate::originals::{Missing, Originals};
+
 /// The config key of the site's signing key (a dotted key: Bulwark's own).
 const KEY_SETTING: &str = "media.preview_key";
 
@@ -271,7 +273,7 @@ pub fn register(env: &mut Environment<'static>, previews: Arc<Previews>) {
 }
 
 /// `GET /media/preview/{id}/{preset}/{signature}`.
-pub async fn serve(req: &RequestCtx<'_>, previews: &Previews, media: &Path) -> Outcome {
+pub async fn serve(req: &RequestCtx<'_>, previews: &Previews, originals: &Originals) -> Outcome {
     let (Some(preset_name), Some(signature)) = (req.arg("preset"), req.arg("signature")) else {
         return Outcome::NotFound;
     };
@@ -300,7 +302,7 @@ pub async fn serve(req: &RequestCtx<'_>, previews: &Previews, media: &Path) -> O
     {
         return Outcome::NotFound;
     }
-    let source = crate::stored_path(media, sha256);
+    let media = &originals.dir;
     let focused = if preset.crop && focus != (0.5, 0.5) {
         format!("-at-{:.3}-{:.3}", focus.0, focus.1)
     } else {
@@ -314,7 +316,7 @@ pub async fn serve(req: &RequestCtx<'_>, previews: &Previews, media: &Path) -> O
         .making
         .try_get_with(
             target.clone(),
-            make(previews, preset, focus, source, target),
+            make(previews, preset, focus, originals, sha256, target),
         )
         .await;
     let path = match made {
@@ -322,6 +324,9 @@ pub async fn serve(req: &RequestCtx<'_>, previews: &Previews, media: &Path) -> O
         Err(e) => {
             return match *e {
                 MakeError::Busy => Outcome::Response(busy_response()),
+                MakeError::Missing(ref missing) => {
+                    crate::missing_file(resource.id, missing.clone())
+                }
                 MakeError::Failed(ref why) => {
                     tracing::warn!("preview {preset_name} of {id}: {why}");
                     Outcome::NotFound
@@ -346,6 +351,8 @@ pub async fn serve(req: &RequestCtx<'_>, previews: &Previews, media: &Path) -> O
 enum MakeError {
     /// No worker came free within the queue deadline.
     Busy,
+    /// The original could not be had.
+    Missing(Missing),
     Failed(String),
 }
 
@@ -354,12 +361,14 @@ async fn make(
     previews: &Previews,
     preset: Preset,
     focus: (f64, f64),
-    source: PathBuf,
+    originals: &Originals,
+    sha256: &str,
     target: PathBuf,
 ) -> Result<PathBuf, MakeError> {
     if tokio::fs::try_exists(&target).await.unwrap_or(false) {
         return Ok(target);
     }
+    let source = originals.local(sha256).await.map_err(MakeError::Missing)?;
     let Ok(permit) =
         tokio::time::timeout(previews.queue_deadline, previews.workers.acquire()).await
     else {

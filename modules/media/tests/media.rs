@@ -106,6 +106,8 @@ async fn an_editor_uploads_an_image_named_wrongly_and_it_is_what_its_bytes_say()
     assert_eq!(r.category_name, "image");
     assert_eq!(r.props.str("original_name"), Some("cat.jpg"));
     assert_eq!(r.props.str("sha256"), made["sha256"].as_str());
+    // On SQLite (one node) a file is kept on the disk only.
+    assert_eq!(blob_parts(&store(&s), made["sha256"].as_str().unwrap()), 0);
 
     // Served as what it is, to anyone who may see it.
     let resp = client()
@@ -735,4 +737,188 @@ async fn files_recorded_before_sizes_were_are_weighed_when_the_store_opens() {
         .unwrap()
         .unwrap();
     assert_eq!(sizes(&store), [bytes.len() as i64]);
+}
+
+/// A node of the starter site on PostgreSQL `schema`, with the cluster
+/// module: each node has its own `data/` folder, as on its own machine.
+async fn node(schema: &str, name: &str) -> common::TestServer {
+    let mut files = common::starter_site();
+    for (path, text) in files.iter_mut() {
+        if path == "default/site.toml" {
+            *text = text
+                .replacen(r#""admin", "media"]"#, r#""admin", "media", "cluster"]"#, 1)
+                .replacen(
+                    "[database]\n",
+                    &format!(
+                        "[database]\nurl = \"{}\"\nschema = \"{schema}\"\n",
+                        pg_url()
+                    ),
+                    1,
+                );
+            text.push_str(&format!(
+                "\n[cluster]\nnode = \"{name}\"\nheartbeat_ms = 100\n\n\
+                 [[dispatch]]\nname = \"pic\"\npath = \"/pic/{{id}}\"\n\
+                 controller = \"template\"\ntemplate = \"pic.tpl\"\n"
+            ));
+        }
+    }
+    files.push((
+        "default/templates/pic.tpl".to_owned(),
+        "{{ image(id, \"thumbnail\") }}".to_owned(),
+    ));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let mut modules = common::modules();
+    modules.push(bulwark_module_cluster::module());
+    let node = common::start_with_modules(&files, |_| {}, modules).await;
+    eventually(|| async { get(&node, "/cluster/health", None).await.0 == 200 }).await;
+    node
+}
+
+async fn eventually<F, Fut>(mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !check().await {
+        assert!(std::time::Instant::now() < until, "not within 10 s");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+fn blob_parts(store: &bulwark_store::Store, sha256: &str) -> i64 {
+    store
+        .module_read(|sql| {
+            sql.query_one(
+                "SELECT count(*) FROM media_blob WHERE sha256 = $1",
+                &[sha256.into()],
+            )
+        })
+        .unwrap()
+        .map_or(0, |r| r.int(0))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_uploaded_to_one_node_is_served_by_every_node_and_deleted_from_all() {
+    let schema = format!(
+        "media_nodes_{}_{:x}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let a = node(&schema, &format!("a-{schema}")).await;
+    let b = node(&schema, &format!("b-{schema}")).await;
+    add_user(&a, "ed", "editors").await;
+    let ed_a = session(&a, "ed").await;
+    // More than one part in the database: 1 MiB each.
+    let bytes = png(900, 500);
+    assert!(bytes.len() > 1024 * 1024, "{}", bytes.len());
+    let (status, made) = upload(&a, Some(&ed_a), "wide.png", &bytes).await;
+    assert_eq!(status, 201, "{made}");
+    let id = made["id"].as_i64().unwrap();
+    let sha256 = made["sha256"].as_str().unwrap().to_owned();
+    assert_eq!(blob_parts(&store(&a), &sha256), 2);
+    let on_disk = |s: &common::TestServer| {
+        files_under(&s.sites().join("default/data/media"))
+            .into_iter()
+            .filter(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(&sha256))
+            })
+            .count()
+    };
+    assert_eq!((on_disk(&a), on_disk(&b)), (1, 0));
+
+    // Node B has never seen the file: it fetches it from the database, whole.
+    let ed_b = session(&b, "ed").await;
+    let resp = client()
+        .get(url(&b, &format!("/media/file/{id}")))
+        .header("cookie", &ed_b.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["content-type"], "image/png");
+    assert_eq!(resp.bytes().await.unwrap(), bytes);
+    assert_eq!(on_disk(&b), 1);
+
+    // And makes its previews from it.
+    let (status, page) = get(&b, &format!("/pic/{id}"), None).await;
+    assert_eq!(status, 200, "{page}");
+    let resp = client().get(url(&b, &img_src(&page))).send().await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["content-type"], "image/jpeg");
+    assert_eq!(on_disk(&b), 2);
+
+    let (a_store, shared_id) = (store(&a), bulwark_store::ResourceId(id));
+    tokio::task::spawn_blocking(move || a_store.delete_resource(shared_id, None))
+        .await
+        .unwrap()
+        .unwrap();
+    // Gone from the database and from both nodes' disks.
+    eventually(|| async { on_disk(&a) == 0 && on_disk(&b) == 0 }).await;
+    assert_eq!(blob_parts(&store(&b), &sha256), 0);
+
+    // The node that records a deletion removes its copy; a node that finds
+    // the record gone (another node took it first) sweeps its disk. As if
+    // another node had recorded this one's deletion: both nodes sweep.
+    let (status, made) = upload(&a, Some(&ed_a), "second.png", &png(40, 30)).await;
+    assert_eq!(status, 201, "{made}");
+    let second = made["id"].as_i64().unwrap();
+    let sha256 = made["sha256"].as_str().unwrap().to_owned();
+    let resp = client()
+        .get(url(&b, &format!("/media/file/{second}")))
+        .header("cookie", &ed_b.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let count = |s: &common::TestServer| {
+        files_under(&s.sites().join("default/data/media/files"))
+            .into_iter()
+            .filter(|p| p.ends_with(&sha256))
+            .count()
+    };
+    assert_eq!((count(&a), count(&b)), (1, 1));
+    let gone = sha256.clone();
+    store(&a)
+        .module_write(move |sql| {
+            sql.execute("DELETE FROM media_file WHERE rsc_id = $1", &[second.into()])?;
+            sql.execute("DELETE FROM media_blob WHERE sha256 = $1", &[gone.into()])
+        })
+        .unwrap();
+    let b_store = store(&b);
+    tokio::task::spawn_blocking(move || {
+        b_store.delete_resource(bulwark_store::ResourceId(second), None)
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    eventually(|| async { count(&a) == 0 && count(&b) == 0 }).await;
+
+    // A file the database lost (by hand) and this node never had: 404.
+    let (status, made) = upload(&a, Some(&ed_a), "third.png", &png(30, 30)).await;
+    assert_eq!(status, 201, "{made}");
+    let third = made["id"].as_i64().unwrap();
+    store(&a)
+        .module_write(|sql| sql.execute("DELETE FROM media_blob", &[]))
+        .unwrap();
+    let resp = client()
+        .get(url(&b, &format!("/media/file/{third}")))
+        .header("cookie", &ed_b.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+
+    let kept = store(&a);
+    a.shutdown().await;
+    b.shutdown().await;
+    kept.module_write(|sql| sql.execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"), &[]))
+        .unwrap();
 }

@@ -1,0 +1,519 @@
+//! The files behind media resources, and how every node of a site gets them.
+//!
+//! A file is kept by its content hash in the site's `data/media/files/`.
+//! Nodes sharing one PostgreSQL store do not share that folder, so with
+//! `[media] files_in_database` (the default on PostgreSQL) each file is also
+//! kept in the database (`media_blob`, in parts of [`PART_BYTES`], written in
+//! the upload's one transaction: a file is there whole or not at all). A node
+//! asked for a file it does not have fetches it from there once (one fetch
+//! however many ask at once), checks its hash, and keeps it on its disk; its
+//! previews it makes itself, like any node.
+//!
+//! Deleting a media resource removes its file and previews on the node that
+//! records the deletion (the last resource using a file takes its parts out
+//! of the database too). Another node hears of the deletion through the
+//! cluster after the record is gone, so it sweeps instead: its files that no
+//! resource uses any more go, with their previews.
+
+use std::collections::HashSet;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use bulwark_store::{ResourceId, Store, StoreError};
+
+/// The size of one part of a file kept in the database.
+pub const PART_BYTES: usize = 1024 * 1024;
+
+/// How long a burst of deletions heard from other nodes is gathered before
+/// one sweep answers them all.
+const SWEEP_DELAY: Duration = Duration::from_secs(1);
+
+/// A site's media files: its folder, and the database when files are kept
+/// there too.
+pub struct Originals {
+    /// The site's `data/media`.
+    pub dir: PathBuf,
+    store: Store,
+    /// Whether files are kept in the database as well (`files_in_database`).
+    pub in_database: bool,
+    /// Held while an upload is counted against the quota and kept, and while
+    /// this node sweeps: one for the site, shared by every rule's controller.
+    pub admitting: tokio::sync::Mutex<()>,
+    /// Single flight: one fetch from the database per file.
+    fetching: moka::future::Cache<String, PathBuf>,
+    sweep_pending: AtomicBool,
+}
+
+/// Why a file could not be had.
+#[derive(Debug, Clone)]
+pub enum Missing {
+    /// Neither on this disk nor in the database.
+    Gone,
+    /// The database could not be read now (or the disk written).
+    Failed(String),
+}
+
+impl Originals {
+    pub fn new(dir: PathBuf, store: Store, in_database: bool) -> Originals {
+        Originals {
+            dir,
+            store,
+            in_database,
+            admitting: tokio::sync::Mutex::new(()),
+            fetching: moka::future::Cache::builder().max_capacity(10_000).build(),
+            sweep_pending: AtomicBool::new(false),
+        }
+    }
+
+    /// Where the file with this hash is kept on this node.
+    pub fn path(&self, sha256: &str) -> PathBuf {
+        stored_path(&self.dir, sha256)
+    }
+
+    /// The file with this hash on this node's disk, fetched from the database
+    /// first if it is kept there and this node does not have it yet.
+    pub async fn local(&self, sha256: &str) -> Result<PathBuf, Missing> {
+        let path = self.path(sha256);
+        if tokio::fs::try_exists(&path).await.unwrap_or(false) {
+            return Ok(path);
+        }
+        if !self.in_database {
+            return Err(Missing::Gone);
+        }
+        let fetched = self
+            .fetching
+            .try_get_with(sha256.to_owned(), self.fetch(sha256.to_owned()))
+            .await
+            .map_err(|e| (*e).clone());
+        // Those who asked together have their answer; the next asks the disk.
+        self.fetching.invalidate(sha256).await;
+        fetched
+    }
+
+    async fn fetch(&self, sha256: String) -> Result<PathBuf, Missing> {
+        let (dir, path) = (self.dir.clone(), self.path(&sha256));
+        self.store
+            .run(move |s| Ok(fetch_blocking(s, &dir, &sha256, &path)))
+            .await
+            .map_err(|e| Missing::Failed(e.to_string()))?
+    }
+
+    /// Keeps the file at `path` (whose hash is `sha256`) in the database, in
+    /// one transaction; nothing to do when it is there already. A no-op unless
+    /// files are kept in the database.
+    pub async fn keep_in_database(&self, path: &Path, sha256: &str) -> Result<(), String> {
+        if !self.in_database {
+            return Ok(());
+        }
+        let (path, sha256) = (path.to_owned(), sha256.to_owned());
+        self.store
+            .run(move |s| {
+                let mut failed_read = None;
+                let written = s.module_write(|sql| {
+                    let there = sql.query_one(
+                        "SELECT count(*) FROM media_blob WHERE sha256 = $1",
+                        &[sha256.as_str().into()],
+                    )?;
+                    if there.is_some_and(|r| r.int(0) > 0) {
+                        return Ok(());
+                    }
+                    let mut file = match std::fs::File::open(&path) {
+                        Ok(f) => f,
+                        Err(e) => {
+                            failed_read = Some(e);
+                            return Err(read_failed());
+                        }
+                    };
+                    let mut part = vec![0u8; PART_BYTES];
+                    for n in 0i64.. {
+                        let len = match read_full(&mut file, &mut part) {
+                            Ok(len) => len,
+                            Err(e) => {
+                                failed_read = Some(e);
+                                return Err(read_failed());
+                            }
+                        };
+                        if len == 0 && n > 0 {
+                            break;
+                        }
+                        // Two nodes keeping the same file at once: the second
+                        // waits for the first, then finds its parts there.
+                        sql.execute(
+                            "INSERT INTO media_blob (sha256, part, bytes) VALUES ($1, $2, $3) \
+                             ON CONFLICT DO NOTHING",
+                            &[
+                                sha256.as_str().into(),
+                                n.into(),
+                                part[..len].to_vec().into(),
+                            ],
+                        )?;
+                        if len < PART_BYTES {
+                            break;
+                        }
+                    }
+                    Ok(())
+                });
+                Ok(match (written, failed_read) {
+                    (_, Some(e)) => Err(format!("reading {}: {e}", path.display())),
+                    (Err(e), None) => Err(e.to_string()),
+                    (Ok(()), None) => Ok(()),
+                })
+            })
+            .await
+            .map_err(|e| e.to_string())?
+    }
+
+    /// Keeps in the database the files of this node's disk that resources
+    /// use and the database lacks (kept before files were kept there).
+    pub async fn keep_unkept(&self) {
+        let unkept = self
+            .store
+            .run(|s| {
+                s.module_read(|sql| {
+                    Ok(sql
+                        .query(
+                            "SELECT DISTINCT f.sha256 FROM media_file f WHERE NOT EXISTS \
+                             (SELECT 1 FROM media_blob b WHERE b.sha256 = f.sha256)",
+                            &[],
+                        )?
+                        .into_iter()
+                        .map(|r| r.text(0))
+                        .collect::<Vec<_>>())
+                })
+            })
+            .await;
+        let unkept = match unkept {
+            Ok(unkept) => unkept,
+            Err(e) => {
+                tracing::warn!("listing the media files the database lacks: {e}");
+                return;
+            }
+        };
+        for sha256 in unkept.iter().filter(|s| is_hash(s)) {
+            let path = self.path(sha256);
+            if !tokio::fs::try_exists(&path).await.unwrap_or(false) {
+                continue;
+            }
+            if let Err(why) = self.keep_in_database(&path, sha256).await {
+                tracing::warn!("keeping media file {sha256} in the database: {why}");
+            }
+        }
+    }
+
+    /// A media resource was deleted: its record goes, and with the last
+    /// resource using its file, the file's parts in the database, the file and
+    /// its previews. When the record is gone already (another node recorded
+    /// the deletion), this node sweeps.
+    pub fn forget(self: &Arc<Self>, id: ResourceId) {
+        let last = self.store.module_write(|sql| {
+            let Some(row) = sql.query_one(
+                "SELECT sha256 FROM media_file WHERE rsc_id = $1",
+                &[id.0.into()],
+            )?
+            else {
+                return Ok(Forgot::NotRecorded);
+            };
+            let sha256 = row.text(0);
+            sql.execute("DELETE FROM media_file WHERE rsc_id = $1", &[id.0.into()])?;
+            let others = sql.query_one(
+                "SELECT count(*) FROM media_file WHERE sha256 = $1",
+                &[sha256.as_str().into()],
+            )?;
+            if others.is_some_and(|r| r.int(0) > 0) {
+                return Ok(Forgot::Shared);
+            }
+            sql.execute(
+                "DELETE FROM media_blob WHERE sha256 = $1",
+                &[sha256.as_str().into()],
+            )?;
+            Ok(Forgot::Last(sha256))
+        });
+        match last {
+            Ok(Forgot::Last(sha256)) if is_hash(&sha256) => self.remove(&sha256),
+            Ok(Forgot::NotRecorded) => self.sweep_soon(),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("forgetting the file of media {}: {e}", id.0),
+        }
+    }
+
+    /// Removes this node's copy of a file and every preview made of it.
+    fn remove(&self, sha256: &str) {
+        let path = self.path(sha256);
+        if let Err(e) = std::fs::remove_file(&path)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!("removing {}: {e}", path.display());
+        }
+        remove_previews(&self.dir, sha256);
+    }
+
+    /// Sweeps this node's files after a short while, once for a burst of
+    /// deletions. Only where files are kept in the database: elsewhere the
+    /// node that records a deletion is the only one with the file.
+    pub fn sweep_soon(self: &Arc<Self>) {
+        if !self.in_database || self.sweep_pending.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let me = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(SWEEP_DELAY).await;
+            me.sweep_pending.store(false, Ordering::Release);
+            // No upload of this node between keeping its file and recording
+            // it, so every file on the disk that is not recorded is unused.
+            let _admitting = me.admitting.lock().await;
+            let sweeper = me.clone();
+            match tokio::task::spawn_blocking(move || sweeper.sweep()).await {
+                Ok(Ok(n)) if n > 0 => {
+                    tracing::info!("removed {n} media files no resource uses any more")
+                }
+                Ok(Err(e)) => tracing::warn!("sweeping the media files: {e}"),
+                _ => {}
+            }
+        });
+    }
+
+    /// Removes this node's files that no media resource uses; how many.
+    fn sweep(&self) -> Result<usize, StoreError> {
+        let used: HashSet<String> = self.store.module_read(|sql| {
+            Ok(sql
+                .query("SELECT DISTINCT sha256 FROM media_file", &[])?
+                .into_iter()
+                .map(|r| r.text(0))
+                .collect())
+        })?;
+        let mut removed = 0;
+        let Ok(prefixes) = std::fs::read_dir(self.dir.join("files")) else {
+            return Ok(0);
+        };
+        for prefix in prefixes.flatten() {
+            let Ok(files) = std::fs::read_dir(prefix.path()) else {
+                continue;
+            };
+            for file in files.flatten() {
+                let name = file.file_name().to_string_lossy().into_owned();
+                if is_hash(&name) && !used.contains(&name) {
+                    self.remove(&name);
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
+    }
+}
+
+enum Forgot {
+    /// No record of the resource: not a media resource, or another node
+    /// recorded its deletion first.
+    NotRecorded,
+    /// Another resource still uses the file.
+    Shared,
+    /// The file's last resource: the file goes.
+    Last(String),
+}
+
+/// Reads the file's parts in order into a temporary file, checks its hash,
+/// and puts it in its place. Each part is its own query, so a large file
+/// never sits whole in memory.
+fn fetch_blocking(
+    store: &Store,
+    dir: &Path,
+    sha256: &str,
+    path: &Path,
+) -> Result<PathBuf, Missing> {
+    let failed = |e: &dyn std::fmt::Display| Missing::Failed(format!("fetching {sha256}: {e}"));
+    let tmp_dir = dir.join("tmp");
+    std::fs::create_dir_all(&tmp_dir).map_err(|e| failed(&e))?;
+    let tmp = tmp_dir.join(format!("fetch-{sha256}"));
+    let written = (|| {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(|e| failed(&e))?);
+        let mut hasher = Sha256::new();
+        for n in 0i64.. {
+            let part = store
+                .module_read(|sql| {
+                    sql.query_one(
+                        "SELECT bytes FROM media_blob WHERE sha256 = $1 AND part = $2",
+                        &[sha256.into(), n.into()],
+                    )
+                })
+                .map_err(|e| failed(&e))?;
+            let Some(mut row) = part else {
+                if n == 0 {
+                    return Err(Missing::Gone);
+                }
+                break;
+            };
+            let bytes = row.take_bytes(0);
+            hasher.update(&bytes);
+            out.write_all(&bytes).map_err(|e| failed(&e))?;
+            if bytes.len() < PART_BYTES {
+                break;
+            }
+        }
+        let file = out.into_inner().map_err(|e| failed(&e))?;
+        file.sync_all().map_err(|e| failed(&e))?;
+        // A file deleted while it was read, or damaged, is not kept.
+        if crate::hex(&hasher.finalize()) != sha256 {
+            return Err(Missing::Gone);
+        }
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| failed(&e))?;
+        }
+        std::fs::rename(&tmp, path).map_err(|e| failed(&e))?;
+        Ok(path.to_owned())
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// Fills `buf` as far as the file goes; how many bytes that was.
+fn read_full(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+/// The error that rolls a transaction back when the file could not be read
+/// (the reason travels beside it).
+fn read_failed() -> StoreError {
+    StoreError::InvalidInput {
+        field: "file".to_owned(),
+        reason: "could not be read".to_owned(),
+    }
+}
+
+/// A SHA-256 as this module writes it: 64 hex digits.
+pub fn is_hash(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Where the file with this hash is kept under `media` (`data/media`).
+pub fn stored_path(media: &Path, sha256: &str) -> PathBuf {
+    media.join("files").join(&sha256[..2]).join(sha256)
+}
+
+/// Removes every preview made of the file with this hash.
+fn remove_previews(media: &Path, sha256: &str) {
+    let dir = media.join("previews").join(&sha256[..2]);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(sha256)
+            && let Err(e) = std::fs::remove_file(entry.path())
+        {
+            tracing::warn!("removing {}: {e}", entry.path().display());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bulwark_store::StoreConfig;
+
+    fn parts(store: &Store, sha256: &str) -> i64 {
+        store
+            .module_read(|sql| {
+                sql.query_one(
+                    "SELECT count(*) FROM media_blob WHERE sha256 = $1",
+                    &[sha256.into()],
+                )
+            })
+            .unwrap()
+            .map_or(0, |r| r.int(0))
+    }
+
+    /// Kept before files were kept in the database, put there when the node
+    /// starts, fetched back whole by a node without it, never kept damaged,
+    /// and swept from the disk once nothing uses it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_file_goes_into_the_database_comes_back_whole_and_is_swept_when_unused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(StoreConfig::sqlite(dir.path().join("site.db")))
+            .await
+            .unwrap();
+        store
+            .run(|s| s.migrate_module("media", crate::MIGRATIONS))
+            .await
+            .unwrap();
+        let originals = Arc::new(Originals::new(
+            dir.path().join("media"),
+            store.clone(),
+            true,
+        ));
+        let bytes: Vec<u8> = (0..PART_BYTES * 2 + 10).map(|i| (i % 251) as u8).collect();
+        let sha256 = crate::hex(&Sha256::digest(&bytes));
+        let path = originals.path(&sha256);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        let recorded = sha256.clone();
+        store
+            .run(move |s| {
+                s.module_write(|sql| {
+                    sql.execute(
+                        "INSERT INTO media_file (rsc_id, sha256, size) VALUES (7, $1, 0)",
+                        &[recorded.into()],
+                    )
+                })
+            })
+            .await
+            .unwrap();
+
+        originals.keep_unkept().await;
+        assert_eq!(parts(&store, &sha256), 3);
+        // Again: nothing more to keep.
+        originals.keep_unkept().await;
+        assert_eq!(parts(&store, &sha256), 3);
+
+        std::fs::remove_file(&path).unwrap();
+        let fetched = originals.local(&sha256).await.unwrap();
+        assert_eq!(std::fs::read(&fetched).unwrap(), bytes);
+
+        // A damaged part: the file is not kept, and nothing is left behind.
+        std::fs::remove_file(&path).unwrap();
+        let damaged = sha256.clone();
+        store
+            .module_write(|sql| {
+                sql.execute(
+                    "UPDATE media_blob SET bytes = $1 WHERE sha256 = $2 AND part = 1",
+                    &[vec![0u8; PART_BYTES].into(), damaged.into()],
+                )
+            })
+            .unwrap();
+        assert!(matches!(originals.local(&sha256).await, Err(Missing::Gone)));
+        assert!(!path.exists());
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("media/tmp"))
+                .unwrap()
+                .count(),
+            0
+        );
+
+        // Used: the sweep keeps it. Unused: it goes, with its previews.
+        std::fs::write(&path, &bytes).unwrap();
+        let previews = dir.path().join("media/previews").join(&sha256[..2]);
+        std::fs::create_dir_all(&previews).unwrap();
+        let preview = previews.join(format!("{sha256}-thumbnail.jpg"));
+        std::fs::write(&preview, b"jpeg").unwrap();
+        assert_eq!(originals.sweep().unwrap(), 0);
+        store
+            .module_write(|sql| sql.execute("DELETE FROM media_file", &[]))
+            .unwrap();
+        assert_eq!(originals.sweep().unwrap(), 1);
+        assert!(!path.exists() && !preview.exists());
+    }
+}
