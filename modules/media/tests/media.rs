@@ -789,6 +789,16 @@ where
     }
 }
 
+/// `GET /media/file/{id}` as `who`.
+async fn file_as(s: &common::TestServer, id: i64, who: &Session) -> reqwest::Response {
+    client()
+        .get(url(s, &format!("/media/file/{id}")))
+        .header("cookie", &who.cookie)
+        .send()
+        .await
+        .unwrap()
+}
+
 fn blob_parts(store: &bulwark_store::Store, sha256: &str) -> i64 {
     store
         .module_read(|sql| {
@@ -836,12 +846,7 @@ async fn a_file_uploaded_to_one_node_is_served_by_every_node_and_deleted_from_al
 
     // Node B has never seen the file: it fetches it from the database, whole.
     let ed_b = session(&b, "ed").await;
-    let resp = client()
-        .get(url(&b, &format!("/media/file/{id}")))
-        .header("cookie", &ed_b.cookie)
-        .send()
-        .await
-        .unwrap();
+    let resp = file_as(&b, id, &ed_b).await;
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()["content-type"], "image/png");
     assert_eq!(resp.bytes().await.unwrap(), bytes);
@@ -871,12 +876,7 @@ async fn a_file_uploaded_to_one_node_is_served_by_every_node_and_deleted_from_al
     assert_eq!(status, 201, "{made}");
     let second = made["id"].as_i64().unwrap();
     let sha256 = made["sha256"].as_str().unwrap().to_owned();
-    let resp = client()
-        .get(url(&b, &format!("/media/file/{second}")))
-        .header("cookie", &ed_b.cookie)
-        .send()
-        .await
-        .unwrap();
+    let resp = file_as(&b, second, &ed_b).await;
     assert_eq!(resp.status(), 200);
     let count = |s: &common::TestServer| {
         files_under(&s.sites().join("default/data/media/files"))
@@ -908,12 +908,7 @@ async fn a_file_uploaded_to_one_node_is_served_by_every_node_and_deleted_from_al
     store(&a)
         .module_write(|sql| sql.execute("DELETE FROM media_blob", &[]))
         .unwrap();
-    let resp = client()
-        .get(url(&b, &format!("/media/file/{third}")))
-        .header("cookie", &ed_b.cookie)
-        .send()
-        .await
-        .unwrap();
+    let resp = file_as(&b, third, &ed_b).await;
     assert_eq!(resp.status(), 404);
 
     let kept = store(&a);
