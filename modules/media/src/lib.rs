@@ -23,9 +23,9 @@
 //! node.
 //!
 //! A site may hold its media to a quota (`[media] quota_bytes`): an upload
-//! is admitted under the site's one lock, which counts what is stored and
-//! keeps the file in one step, so uploads arriving together cannot pass the
-//! quota between them.
+//! is admitted in one transaction that counts what is stored and records the
+//! file under a reservation, one admission at a time on every node, so
+//! uploads arriving together cannot pass the quota between them.
 //!
 //! On several nodes (PostgreSQL) each file is kept in the database too, and
 //! a node fetches what it lacks: `originals.rs`. Previews: `preview.rs`.
@@ -84,6 +84,12 @@ const MIGRATIONS: &[Migration] = &[
         name: "media_blob",
         sqlite: include_str!("../migrations/0003_media_blob.sqlite.sql"),
         postgres: include_str!("../migrations/0003_media_blob.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "media_file_reserved",
+        sqlite: include_str!("../migrations/0004_media_file_reserved.sql"),
+        postgres: include_str!("../migrations/0004_media_file_reserved.sql"),
     },
 ];
 
@@ -310,6 +316,7 @@ impl Module for MediaModule {
             }
         }
         weigh_files(store, &site.dir.join("data").join("media"))?;
+        originals::forget_stale_reservations(store)?;
         let key = preview::signing_key(store)?;
         self.keys
             .lock()
@@ -589,46 +596,6 @@ fn over_quota(settings: &Settings) -> Refused {
     )
 }
 
-/// Whether a resource records the file with this hash already (then it
-/// takes no more room).
-async fn recorded(req: &RequestCtx<'_>, sha256: &str) -> Result<bool, Refused> {
-    let sha256 = sha256.to_owned();
-    req.site
-        .models
-        .store
-        .run(move |s| {
-            s.module_read(|sql| {
-                let row = sql.query_one(
-                    "SELECT count(*) FROM media_file WHERE sha256 = $1",
-                    &[sha256.as_str().into()],
-                )?;
-                Ok(row.is_some_and(|r| r.int(0) > 0))
-            })
-        })
-        .await
-        .map_err(store_refused)
-}
-
-/// The bytes the site's files take, each stored file once.
-async fn stored_bytes(req: &RequestCtx<'_>) -> Result<u64, Refused> {
-    req.site
-        .models
-        .store
-        .run(|s| {
-            s.module_read(|sql| {
-                let row = sql.query_one(
-                    "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM \
-                     (SELECT MAX(size) AS size FROM media_file GROUP BY sha256) AS files",
-                    &[],
-                )?;
-                Ok(row.map_or(0, |r| r.int(0)))
-            })
-        })
-        .await
-        .map(|n| n.max(0) as u64)
-        .map_err(store_refused)
-}
-
 fn store_refused(e: StoreError) -> Refused {
     let resp = store_error_json(&e);
     Refused::new(resp.status(), e.to_string())
@@ -676,7 +643,11 @@ async fn upload(
         ));
     }
     let (max_bytes, types) = settings.limits_for(&who);
-    let used = stored_bytes(req).await?;
+    let used = controller
+        .originals
+        .stored_bytes()
+        .await
+        .map_err(store_refused)?;
     let room = settings.quota_bytes.map(|q| q.saturating_sub(used));
     if room == Some(0) {
         return Err(over_quota(settings));
@@ -789,31 +760,18 @@ async fn upload(
             ),
         ));
     }
-    // From here to the end one upload of the site at a time: what is stored
-    // is counted again and the file kept before the next is counted (on one
-    // node; nodes sharing a store each count for themselves).
-    let _admitting = originals.admitting.lock().await;
+    // Admitted against the quota, on every node at once (a reservation that
+    // the resource takes over, or that goes back if anything below fails),
+    // and put in its place while this node does not sweep.
+    let admitting = originals.admitting.lock().await;
+    let reservation = originals
+        .admit(&received.sha256, received.size, settings.quota_bytes)
+        .await
+        .map_err(store_refused)?
+        .ok_or_else(|| over_quota(settings))?;
     // Kept by content: a second upload of the same bytes shares the file.
     let kept = originals.path(&received.sha256);
     let shared = tokio::fs::try_exists(&kept).await.unwrap_or(false);
-    if let Some(quota) = settings.quota_bytes
-        && !recorded(req, &received.sha256).await?
-        && stored_bytes(req).await? + received.size > quota
-    {
-        return Err(over_quota(settings));
-    }
-    let bytes = if shared {
-        &kept
-    } else {
-        &received.incoming.path
-    };
-    if let Err(why) = originals.keep_in_database(bytes, &received.sha256).await {
-        tracing::error!("keeping an upload in the database: {why}");
-        return Err(Refused::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the file could not be kept in the database; send it again in a moment",
-        ));
-    }
     if shared {
         drop(received.incoming);
         received.incoming = Incoming {
@@ -828,6 +786,14 @@ async fn upload(
             .await
             .map_err(disk)?;
         received.incoming.kept = true;
+    }
+    drop(admitting);
+    if let Err(why) = originals.keep_in_database(&kept, &received.sha256).await {
+        tracing::error!("keeping an upload in the database: {why}");
+        return Err(Refused::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the file could not be kept in the database; send it again in a moment",
+        ));
     }
     let mut props = Props::new()
         .with("title", received.name.as_str())
@@ -852,21 +818,7 @@ async fn upload(
         .run(move |s| s.create_resource(new))
         .await
         .map_err(store_refused)?;
-    let (sha256, size) = (received.sha256.clone(), received.size);
-    let recorded = req
-        .site
-        .models
-        .store
-        .run(move |s| {
-            s.module_write(|sql| {
-                sql.execute(
-                    "INSERT INTO media_file (rsc_id, sha256, size) VALUES ($1, $2, $3)",
-                    &[made.0.into(), sha256.as_str().into(), (size as i64).into()],
-                )
-            })
-        })
-        .await;
-    if let Err(e) = recorded {
+    if let Err(e) = reservation.confirm(made).await {
         // A resource whose file is not recorded could lose its file (a sweep
         // takes what nothing records), so it does not stand.
         tracing::error!("recording the file of media {}: {e}", made.0);

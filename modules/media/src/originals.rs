@@ -41,8 +41,8 @@ pub struct Originals {
     store: Store,
     /// Whether files are kept in the database as well (`files_in_database`).
     pub in_database: bool,
-    /// Held while an upload is counted against the quota and kept, and while
-    /// this node sweeps: one for the site, shared by every rule's controller.
+    /// Held from an upload's admission until its file is in its place, and
+    /// while this node sweeps (so a sweep never takes a file just put there).
     pub admitting: tokio::sync::Mutex<()>,
     /// Single flight: one fetch from the database per file.
     fetching: moka::future::Cache<String, PathBuf>,
@@ -205,6 +205,65 @@ impl Originals {
         }
     }
 
+    /// The bytes the site's files take, each stored file once (those being
+    /// uploaded too).
+    pub async fn stored_bytes(&self) -> Result<u64, StoreError> {
+        self.store.run(|s| s.module_read(stored_bytes)).await
+    }
+
+    /// Admits a file of `size` bytes against `quota`. In one transaction
+    /// that no other admission runs beside, on any node (PostgreSQL: the
+    /// table is locked against other writers; SQLite has one writer), what
+    /// is stored is counted and the file recorded under a reservation. A
+    /// file recorded already takes no more room. `None`: over the quota.
+    pub async fn admit(
+        &self,
+        sha256: &str,
+        size: u64,
+        quota: Option<u64>,
+    ) -> Result<Option<Reservation>, StoreError> {
+        let sha256 = sha256.to_owned();
+        // Negative: never a resource's id.
+        let id = -((rand::random::<u64>() >> 1) as i64) - 1;
+        let admitted = self
+            .store
+            .run(move |s| {
+                s.module_write(|sql| {
+                    if sql.is_postgres() {
+                        sql.execute("LOCK TABLE media_file IN SHARE ROW EXCLUSIVE MODE", &[])?;
+                    }
+                    if let Some(quota) = quota {
+                        let recorded = sql
+                            .query_one(
+                                "SELECT count(*) FROM media_file WHERE sha256 = $1",
+                                &[sha256.as_str().into()],
+                            )?
+                            .is_some_and(|r| r.int(0) > 0);
+                        if !recorded && stored_bytes(sql)? + size > quota {
+                            return Ok(false);
+                        }
+                    }
+                    sql.execute(
+                        "INSERT INTO media_file (rsc_id, sha256, size, reserved_at) \
+                         VALUES ($1, $2, $3, $4)",
+                        &[
+                            id.into(),
+                            sha256.as_str().into(),
+                            (size as i64).into(),
+                            unix_seconds().into(),
+                        ],
+                    )?;
+                    Ok(true)
+                })
+            })
+            .await?;
+        Ok(admitted.then(|| Reservation {
+            store: self.store.clone(),
+            id,
+            taken: false,
+        }))
+    }
+
     /// A media resource was deleted: its record goes, and with the last
     /// resource using its file, the file's parts in the database, the file and
     /// its previews. When the record is gone already (another node recorded
@@ -304,6 +363,90 @@ impl Originals {
         }
         Ok(removed)
     }
+}
+
+/// A file's room in the quota, held from its upload's admission until its
+/// resource takes it over ([`Reservation::confirm`]); given back when dropped
+/// unconfirmed.
+pub struct Reservation {
+    store: Store,
+    id: i64,
+    taken: bool,
+}
+
+impl Reservation {
+    /// The resource made for the file takes over its record.
+    pub async fn confirm(mut self, resource: ResourceId) -> Result<(), StoreError> {
+        let id = self.id;
+        self.store
+            .run(move |s| {
+                s.module_write(|sql| {
+                    sql.execute(
+                        "UPDATE media_file SET rsc_id = $1, reserved_at = NULL WHERE rsc_id = $2",
+                        &[resource.0.into(), id.into()],
+                    )
+                })
+            })
+            .await
+            .and_then(|changed| match changed {
+                1 => Ok(()),
+                // Taken for stale: the upload took an hour.
+                _ => Err(StoreError::InvalidInput {
+                    field: "file".to_owned(),
+                    reason: "the upload's room in the quota was given back; send it again"
+                        .to_owned(),
+                }),
+            })?;
+        self.taken = true;
+        Ok(())
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if self.taken {
+            return;
+        }
+        let (store, id) = (self.store.clone(), self.id);
+        let give_back = move || {
+            let given = store.module_write(|sql| {
+                sql.execute("DELETE FROM media_file WHERE rsc_id = $1", &[id.into()])
+            });
+            if let Err(e) = given {
+                // It goes when the site next starts and it is an hour old.
+                tracing::warn!("giving back an upload's room in the quota: {e}");
+            }
+        };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tokio::task::spawn_blocking(give_back);
+        }
+    }
+}
+
+/// Reservations older than an hour: their uploads died with their node.
+pub fn forget_stale_reservations(store: &Store) -> Result<(), StoreError> {
+    store.module_write(|sql| {
+        sql.execute(
+            "DELETE FROM media_file WHERE reserved_at IS NOT NULL AND reserved_at < $1",
+            &[(unix_seconds() - 3600).into()],
+        )
+    })?;
+    Ok(())
+}
+
+fn stored_bytes(sql: &mut bulwark_store::ModuleSql<'_>) -> Result<u64, StoreError> {
+    let row = sql.query_one(
+        "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM \
+         (SELECT MAX(size) AS size FROM media_file GROUP BY sha256) AS files",
+        &[],
+    )?;
+    Ok(row.map_or(0, |r| r.int(0)).max(0) as u64)
+}
+
+fn unix_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 enum Forgot {
@@ -515,5 +658,116 @@ mod tests {
             .unwrap();
         assert_eq!(originals.sweep().unwrap(), 1);
         assert!(!path.exists() && !preview.exists());
+    }
+
+    /// Two nodes on one PostgreSQL admitting twenty files at once keep the
+    /// quota between them: each admission counts what the others recorded.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn admissions_on_two_nodes_at_once_keep_the_quota() {
+        let url = std::env::var("BULWARK_TEST_PG_URL")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
+        let schema = format!(
+            "media_admit_{}_{:x}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        );
+        let open = || Store::open(StoreConfig::postgres(&url, Some(&schema)));
+        let one = open().await.unwrap_or_else(|e| {
+            panic!("PostgreSQL is required at {url} ({e}); `source scripts/ensure-postgres.sh`")
+        });
+        one.run(|s| s.migrate_module("media", crate::MIGRATIONS))
+            .await
+            .unwrap();
+        let two = open().await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let nodes = [
+            Originals::new(dir.path().join("one"), one.clone(), true),
+            Originals::new(dir.path().join("two"), two, true),
+        ];
+        let hashes: Vec<String> = (0..20).map(|i| format!("{i:064x}")).collect();
+        let admitted = futures_util::future::join_all(
+            hashes
+                .iter()
+                .enumerate()
+                .map(|(i, sha256)| nodes[i % 2].admit(sha256, 100, Some(500))),
+        )
+        .await;
+        let held: Vec<Reservation> = admitted.into_iter().flat_map(Result::unwrap).collect();
+        assert_eq!(held.len(), 5);
+        assert_eq!(nodes[0].stored_bytes().await.unwrap(), 500);
+        // They stand (no giving back beside the schema's drop).
+        std::mem::forget(held);
+        one.module_write(|sql| sql.execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"), &[]))
+            .unwrap();
+    }
+
+    /// An admission holds the file's room until its resource takes it, gives
+    /// it back when the upload fails, and lapses after an hour.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_admission_holds_the_room_until_taken_or_given_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(StoreConfig::sqlite(dir.path().join("site.db")))
+            .await
+            .unwrap();
+        store
+            .run(|s| s.migrate_module("media", crate::MIGRATIONS))
+            .await
+            .unwrap();
+        let originals = Originals::new(dir.path().join("media"), store.clone(), false);
+        let (a, b) = ("a".repeat(64), "b".repeat(64));
+        let held = originals.admit(&a, 600, Some(1000)).await.unwrap().unwrap();
+        assert!(
+            originals
+                .admit(&b, 600, Some(1000))
+                .await
+                .unwrap()
+                .is_none()
+        );
+        // The same file again takes no more room.
+        let again = originals.admit(&a, 600, Some(1000)).await.unwrap().unwrap();
+        assert_eq!(originals.stored_bytes().await.unwrap(), 600);
+        held.confirm(ResourceId(42)).await.unwrap();
+        drop(again);
+        let rows = || {
+            store
+                .module_read(|sql| sql.query("SELECT rsc_id, reserved_at FROM media_file", &[]))
+                .unwrap()
+                .iter()
+                .map(|r| (r.int(0), r.opt_int(1)))
+                .collect::<Vec<_>>()
+        };
+        for _ in 0..100 {
+            if rows().len() == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(
+            rows(),
+            [(42, None)],
+            "taken, and the dropped one given back"
+        );
+
+        // A reservation whose node died: gone after an hour.
+        store
+            .module_write(|sql| {
+                sql.execute(
+                    "INSERT INTO media_file (rsc_id, sha256, size, reserved_at) \
+                     VALUES (-5, $1, 100, $2), (-6, $1, 100, $3)",
+                    &[
+                        b.as_str().into(),
+                        (unix_seconds() - 3601).into(),
+                        unix_seconds().into(),
+                    ],
+                )
+            })
+            .unwrap();
+        forget_stale_reservations(&store).unwrap();
+        assert_eq!(rows().len(), 2);
+        assert!(rows().iter().any(|r| r.0 == -6));
+        assert!(!rows().iter().any(|r| r.0 == -5));
     }
 }

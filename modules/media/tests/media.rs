@@ -739,9 +739,32 @@ async fn files_recorded_before_sizes_were_are_weighed_when_the_store_opens() {
     assert_eq!(sizes(&store), [bytes.len() as i64]);
 }
 
+/// A fresh PostgreSQL schema's name for a test of several nodes.
+fn fresh_schema(test: &str) -> String {
+    format!(
+        "{test}_{}_{:x}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+/// Stops the nodes, then drops their schema.
+async fn stop_nodes(nodes: Vec<common::TestServer>, schema: &str) {
+    let kept = store(&nodes[0]);
+    for node in nodes {
+        node.shutdown().await;
+    }
+    kept.module_write(|sql| sql.execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"), &[]))
+        .unwrap();
+}
+
 /// A node of the starter site on PostgreSQL `schema`, with the cluster
-/// module: each node has its own `data/` folder, as on its own machine.
-async fn node(schema: &str, name: &str) -> common::TestServer {
+/// module and `settings` added to its `site.toml`: each node has its own
+/// `data/` folder, as on its own machine.
+async fn node(schema: &str, name: &str, settings: &str) -> common::TestServer {
     let mut files = common::starter_site();
     for (path, text) in files.iter_mut() {
         if path == "default/site.toml" {
@@ -758,7 +781,7 @@ async fn node(schema: &str, name: &str) -> common::TestServer {
             text.push_str(&format!(
                 "\n[cluster]\nnode = \"{name}\"\nheartbeat_ms = 100\n\n\
                  [[dispatch]]\nname = \"pic\"\npath = \"/pic/{{id}}\"\n\
-                 controller = \"template\"\ntemplate = \"pic.tpl\"\n"
+                 controller = \"template\"\ntemplate = \"pic.tpl\"\n{settings}"
             ));
         }
     }
@@ -813,16 +836,9 @@ fn blob_parts(store: &bulwark_store::Store, sha256: &str) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_uploaded_to_one_node_is_served_by_every_node_and_deleted_from_all() {
-    let schema = format!(
-        "media_nodes_{}_{:x}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    );
-    let a = node(&schema, &format!("a-{schema}")).await;
-    let b = node(&schema, &format!("b-{schema}")).await;
+    let schema = fresh_schema("media_nodes");
+    let a = node(&schema, &format!("a-{schema}"), "").await;
+    let b = node(&schema, &format!("b-{schema}"), "").await;
     add_user(&a, "ed", "editors").await;
     let ed_a = session(&a, "ed").await;
     // More than one part in the database: 1 MiB each.
@@ -911,9 +927,52 @@ async fn a_file_uploaded_to_one_node_is_served_by_every_node_and_deleted_from_al
     let resp = file_as(&b, third, &ed_b).await;
     assert_eq!(resp.status(), 404);
 
-    let kept = store(&a);
-    a.shutdown().await;
-    b.shutdown().await;
-    kept.module_write(|sql| sql.execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"), &[]))
-        .unwrap();
+    stop_nodes(vec![a, b], &schema).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_to_two_nodes_at_once_cannot_pass_the_quota_between_them() {
+    // Six different files of about one size, three to each node at once;
+    // the quota holds two of them.
+    let files: Vec<Vec<u8>> = [(40, 40), (40, 41), (41, 40), (41, 41), (40, 42), (42, 40)]
+        .iter()
+        .map(|&(w, h)| png(w, h))
+        .collect();
+    let largest = files.iter().map(Vec::len).max().unwrap();
+    let smallest = files.iter().map(Vec::len).min().unwrap();
+    assert!(2 * largest < 3 * smallest, "any two fit, no three");
+    let quota = format!("\n[media]\nquota_bytes = {}\n", 2 * largest);
+    let schema = fresh_schema("media_quota");
+    let a = node(&schema, &format!("a-{schema}"), &quota).await;
+    let b = node(&schema, &format!("b-{schema}"), &quota).await;
+    add_user(&a, "ed", "editors").await;
+    let (ed_a, ed_b) = (session(&a, "ed").await, session(&b, "ed").await);
+
+    let names: Vec<String> = (0..files.len()).map(|i| format!("{i}.png")).collect();
+    let answers = futures_util::future::join_all(names.iter().zip(&files).enumerate().map(
+        |(i, (name, bytes))| {
+            let (node, who) = if i % 2 == 0 { (&a, &ed_a) } else { (&b, &ed_b) };
+            upload(node, Some(who), name, bytes)
+        },
+    ))
+    .await;
+    let statuses: Vec<u16> = answers.iter().map(|(status, _)| *status).collect();
+    assert_eq!(
+        (
+            statuses.iter().filter(|&&s| s == 201).count(),
+            statuses.iter().filter(|&&s| s == 507).count()
+        ),
+        (2, 4),
+        "{answers:?}"
+    );
+    let recorded: Vec<(i64, Option<i64>)> = store(&a)
+        .module_read(|sql| sql.query("SELECT size, reserved_at FROM media_file", &[]))
+        .unwrap()
+        .iter()
+        .map(|r| (r.int(0), r.opt_int(1)))
+        .collect();
+    assert_eq!(recorded.len(), 2, "{recorded:?}");
+    assert!(recorded.iter().all(|(_, reserved)| reserved.is_none()));
+    assert!(recorded.iter().map(|(size, _)| *size).sum::<i64>() <= 2 * largest as i64);
+    stop_nodes(vec![a, b], &schema).await;
 }
