@@ -7,11 +7,11 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { serverAndBrowser } from "./helpers.mjs";
+import { join } from "node:path";
+import { screenshotsDir, serverAndBrowser } from "./helpers.mjs";
 
 const PASSWORD = "browser-test-admin-password";
-const SHOTS = resolve(import.meta.dirname, "../../docs/admin");
+const SHOTS = screenshotsDir("admin");
 const env = serverAndBrowser({ env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
 
 async function logOn(context, username = "admin", password = PASSWORD) {

@@ -1,7 +1,7 @@
 // Starts a real `bulwark serve` on a free port in a temporary folder, and a headless
 // Debian Chromium driven by playwright-core.
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -9,6 +9,18 @@ import { after, before } from "node:test";
 import { chromium } from "playwright-core";
 
 const root = resolve(import.meta.dirname, "../..");
+
+/// Where a test's screenshots go: `docs/{folder}` (the pictures the docs show)
+/// with `BULWARK_SCREENSHOTS=1`, else a folder under the system's temporary
+/// one, so a test run leaves the checkout as it was. Taken either way.
+export function screenshotsDir(folder) {
+  const dir =
+    process.env.BULWARK_SCREENSHOTS === "1"
+      ? join(root, "docs", folder)
+      : join(tmpdir(), "bulwark-screenshots", folder);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
 
 function freePort() {
   return new Promise((ok) => {

@@ -5,11 +5,11 @@
 // page shows the preview. Screenshots for docs/media.md (docs/media/*.png).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { join, resolve } from "node:path";
-import { serverAndBrowser } from "./helpers.mjs";
+import { join } from "node:path";
+import { screenshotsDir, serverAndBrowser } from "./helpers.mjs";
 
 const PASSWORD = "browser-test-admin-password";
-const SHOTS = resolve(import.meta.dirname, "../../docs/media");
+const SHOTS = screenshotsDir("media");
 const env = serverAndBrowser({ env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
 
 async function logOn(context) {
