@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use bulwark_store::{ResourceId, Store, StoreError};
+use bulwark_store::{ModuleSql, ResourceId, Store, StoreError};
 
 /// The size of one part of a file kept in the database.
 pub const PART_BYTES: usize = 1024 * 1024;
@@ -229,9 +229,7 @@ impl Originals {
             .store
             .run(move |s| {
                 s.module_write(|sql| {
-                    if sql.is_postgres() {
-                        sql.execute("LOCK TABLE media_file IN SHARE ROW EXCLUSIVE MODE", &[])?;
-                    }
+                    one_at_a_time(sql)?;
                     if let Some(quota) = quota {
                         let recorded = sql
                             .query_one(
@@ -269,30 +267,7 @@ impl Originals {
     /// its previews. When the record is gone already (another node recorded
     /// the deletion), this node sweeps.
     pub fn forget(self: &Arc<Self>, id: ResourceId) {
-        let last = self.store.module_write(|sql| {
-            let Some(row) = sql.query_one(
-                "SELECT sha256 FROM media_file WHERE rsc_id = $1",
-                &[id.0.into()],
-            )?
-            else {
-                return Ok(Forgot::NotRecorded);
-            };
-            let sha256 = row.text(0);
-            sql.execute("DELETE FROM media_file WHERE rsc_id = $1", &[id.0.into()])?;
-            let others = sql.query_one(
-                "SELECT count(*) FROM media_file WHERE sha256 = $1",
-                &[sha256.as_str().into()],
-            )?;
-            if others.is_some_and(|r| r.int(0) > 0) {
-                return Ok(Forgot::Shared);
-            }
-            sql.execute(
-                "DELETE FROM media_blob WHERE sha256 = $1",
-                &[sha256.as_str().into()],
-            )?;
-            Ok(Forgot::Last(sha256))
-        });
-        match last {
+        match self.store.module_write(|sql| unrecord(sql, id.0)) {
             Ok(Forgot::Last(sha256)) if is_hash(&sha256) => self.remove(&sha256),
             Ok(Forgot::NotRecorded) => self.sweep_soon(),
             Ok(_) => {}
@@ -409,9 +384,7 @@ impl Drop for Reservation {
         }
         let (store, id) = (self.store.clone(), self.id);
         let give_back = move || {
-            let given = store.module_write(|sql| {
-                sql.execute("DELETE FROM media_file WHERE rsc_id = $1", &[id.into()])
-            });
+            let given = store.module_write(|sql| unrecord(sql, id));
             if let Err(e) = given {
                 // It goes when the site next starts and it is an hour old.
                 tracing::warn!("giving back an upload's room in the quota: {e}");
@@ -434,7 +407,45 @@ pub fn forget_stale_reservations(store: &Store) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn stored_bytes(sql: &mut bulwark_store::ModuleSql<'_>) -> Result<u64, StoreError> {
+/// Within a transaction: no other node admits, gives back or forgets a
+/// file until it ends (PostgreSQL; SQLite has one writer anyway), so a count
+/// of a file's records and what follows from it stay true.
+fn one_at_a_time(sql: &mut ModuleSql<'_>) -> Result<(), StoreError> {
+    if sql.is_postgres() {
+        sql.execute("LOCK TABLE media_file IN SHARE ROW EXCLUSIVE MODE", &[])?;
+    }
+    Ok(())
+}
+
+/// Takes out the record `rsc_id` (a resource's, or a reservation's), and the
+/// file's parts in the database with the last record of the file.
+fn unrecord(sql: &mut ModuleSql<'_>, rsc_id: i64) -> Result<Forgot, StoreError> {
+    let Some(row) = sql.query_one(
+        "SELECT sha256 FROM media_file WHERE rsc_id = $1",
+        &[rsc_id.into()],
+    )?
+    else {
+        return Ok(Forgot::NotRecorded);
+    };
+    let sha256 = row.text(0);
+    // Not before: most deletions are of resources that are not media.
+    one_at_a_time(sql)?;
+    sql.execute("DELETE FROM media_file WHERE rsc_id = $1", &[rsc_id.into()])?;
+    let others = sql.query_one(
+        "SELECT count(*) FROM media_file WHERE sha256 = $1",
+        &[sha256.as_str().into()],
+    )?;
+    if others.is_some_and(|r| r.int(0) > 0) {
+        return Ok(Forgot::Shared);
+    }
+    sql.execute(
+        "DELETE FROM media_blob WHERE sha256 = $1",
+        &[sha256.as_str().into()],
+    )?;
+    Ok(Forgot::Last(sha256))
+}
+
+fn stored_bytes(sql: &mut ModuleSql<'_>) -> Result<u64, StoreError> {
     let row = sql.query_one(
         "SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT) FROM \
          (SELECT MAX(size) AS size FROM media_file GROUP BY sha256) AS files",
@@ -750,6 +761,29 @@ mod tests {
             [(42, None)],
             "taken, and the dropped one given back"
         );
+
+        // An upload that fails after its file went into the database: the
+        // file's parts go back with its room, when nothing else records it.
+        let c = "c".repeat(64);
+        let failing = originals.admit(&c, 100, Some(1000)).await.unwrap().unwrap();
+        let part = c.clone();
+        store
+            .module_write(move |sql| {
+                sql.execute(
+                    "INSERT INTO media_blob (sha256, part, bytes) VALUES ($1, 0, $2)",
+                    &[part.into(), vec![1u8, 2, 3].into()],
+                )
+            })
+            .unwrap();
+        drop(failing);
+        for _ in 0..100 {
+            if parts(&store, &c) == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert_eq!(parts(&store, &c), 0);
+        assert_eq!(rows(), [(42, None)]);
 
         // A reservation whose node died: gone after an hour.
         store
