@@ -245,6 +245,20 @@ test("the dashboard shows the site's figures live", async () => {
   assert.match(await page.locator('[data-figure="push_clients"]').textContent(), /^\d+$/);
   assert.match(await page.locator('[data-figure="refused"]').textContent(), /renders: \d+/);
   await shoot(page, "dashboard.png");
+  // Several nodes' figures (each node sends its own) are shown as one.
+  const summed = await page.evaluate(() => Admin.sumFigures([
+    { node: "web1", requests_per_s: 30, renders_per_s: 2, page_cache_hit_ratio: 0.9, database: { busy: 1, open: 4 }, more: { push_clients: 3 }, refused: { renders: 1, database: 0 } },
+    { node: "web2", requests_per_s: 10, renders_per_s: 1, page_cache_hit_ratio: 0.5, database: { busy: 0, open: 2 }, more: { push_clients: 5 }, refused: { renders: 2, media_resizes: 4 } },
+    { node: "web3", requests_per_s: 0, renders_per_s: 0, page_cache_hit_ratio: null, database: { busy: 0, open: 1 }, more: {}, refused: {} },
+  ]));
+  assert.deepEqual(summed, {
+    requests_per_s: 40,
+    renders_per_s: 3,
+    page_cache_hit_ratio: 0.8,
+    database: { busy: 1, open: 7 },
+    more: { push_clients: 8 },
+    refused: { renders: 3, database: 0, media_resizes: 4 },
+  });
   await context.close();
 });
 

@@ -154,8 +154,10 @@ impl Event for GatherFigures {
     type Delivery = Fold<crate::figures::Figures>;
 }
 
-/// **notify**: the site's figures of the last second, gathered. The admin
-/// module publishes them to its dashboard over push.
+/// **notify**: the site's figures of the last second, gathered: this node's
+/// once a second, and, with the cluster module, each other node's as they
+/// arrive (`node` names whose they are). The admin module publishes them to
+/// its dashboard over push.
 #[derive(Debug, Clone)]
 pub struct SiteFigures(pub std::sync::Arc<crate::figures::Figures>);
 impl Event for SiteFigures {

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::events::{GatherFigures, SiteFigures};
 use crate::site::SiteRuntime;
@@ -38,16 +38,20 @@ impl Counters {
 }
 
 /// Database connections: open, and busy with a query or transaction.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PoolUse {
     pub open: u32,
     pub busy: u32,
 }
 
-/// One second of a site.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// One second of a site (on one node).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
     pub site: String,
+    /// The node they are of, where the site runs on several (the cluster
+    /// module names it, and brings the other nodes' figures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
     pub requests_per_s: f64,
     pub renders_per_s: f64,
     /// Of the pages looked up in the page cache in the last second, the part
@@ -92,6 +96,7 @@ fn figures(site: &SiteRuntime, before: Totals, now: Totals) -> Figures {
     let pool = site.models.store.connections();
     Figures {
         site: site.site.name().to_string(),
+        node: None,
         requests_per_s: per_s(before.requests, now.requests),
         renders_per_s: per_s(before.renders, now.renders),
         page_cache_hit_ratio: (hits + misses > 0).then(|| hits as f64 / (hits + misses) as f64),

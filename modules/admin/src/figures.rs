@@ -1,6 +1,7 @@
 //! The dashboard's live figures: the site's [`SiteFigures`], published once a
 //! second on the push topic `admin/figures` for editors (and the groups above
-//! them) only. A browser may subscribe to the topic only as an editor, never
+//! them) only; on several nodes, every node's (each named by `node`: the
+//! cluster module brings the others', and the dashboard sums them). A browser may subscribe to the topic only as an editor, never
 //! publish on it, and a wildcard subscription (`admin/#`, `#`) of anyone else
 //! receives nothing of it: the messages carry their audience.
 

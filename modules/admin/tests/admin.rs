@@ -288,3 +288,101 @@ async fn the_dashboards_live_figures_reach_editors_and_nobody_else() {
         "{heard:?}"
     );
 }
+
+/// The starter site on PostgreSQL `schema` with the cluster module, as the
+/// node `name`.
+async fn node(schema: &str, name: &str) -> common::TestServer {
+    let mut files = common::starter_site();
+    for (path, text) in files.iter_mut() {
+        if path == "default/site.toml" {
+            *text = text
+                .replacen(r#""admin", "media"]"#, r#""admin", "media", "cluster"]"#, 1)
+                .replacen(
+                    "[database]\n",
+                    &format!(
+                        "[database]\nurl = \"{}\"\nschema = \"{schema}\"\n",
+                        pg_url()
+                    ),
+                    1,
+                );
+            text.push_str(&format!(
+                "\n[cluster]\nnode = \"{name}\"\nheartbeat_ms = 100\n"
+            ));
+        }
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let mut modules = common::modules();
+    modules.push(bulwark_module_cluster::module());
+    let node = common::start_with_modules(&files, |_| {}, modules).await;
+    for _ in 0..200 {
+        if get(&node, "/cluster/health", None).await.0 == 200 {
+            return node;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("node {name} does not hear the others");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_several_nodes_the_dashboard_hears_every_nodes_figures_and_only_editors_do() {
+    let schema = format!(
+        "admin_nodes_{}_{:x}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    );
+    let (name_a, name_b) = (format!("a-{schema}"), format!("b-{schema}"));
+    let a = node(&schema, &name_a).await;
+    let b = node(&schema, &name_b).await;
+    add_user(&a, "ed", "editors").await;
+    add_user(&a, "mia", "members").await;
+    let ed = PushClient::connect(&a, &logon(&a, "ed").await).await;
+    let mia = PushClient::connect(&a, &logon(&a, "mia").await).await;
+    let subscribe = |topic: &str| serde_json::json!({"op": "subscribe", "topic": topic});
+    assert_eq!(
+        ed.command(&a, subscribe("admin/figures")).await["type"],
+        "subscribed"
+    );
+    assert_eq!(mia.command(&a, subscribe("#")).await["type"], "subscribed");
+
+    // Traffic on node B only; the editor on node A sees it, named B's.
+    for _ in 0..5 {
+        assert_eq!(get(&b, "/about", None).await.0, 200);
+    }
+    let (mut from_a, mut from_b) = (false, None);
+    for _ in 0..10 {
+        for m in ed.poll(&a, std::time::Duration::from_secs(3)).await {
+            assert_eq!(m["topic"], "admin/figures", "{m}");
+            let f = &m["payload"];
+            if f["node"] == name_a.as_str() {
+                from_a = true;
+            } else if f["node"] == name_b.as_str() && f["requests_per_s"].as_f64() > Some(0.0) {
+                from_b = Some(f.clone());
+            }
+        }
+        if from_a && from_b.is_some() {
+            break;
+        }
+    }
+    assert!(from_a, "node A's own figures, with its name");
+    let from_b = from_b.expect("node B's figures, with its requests, on node A");
+    assert_eq!(from_b["site"], "default");
+    assert!(from_b["database"]["open"].as_u64() >= Some(1), "{from_b}");
+
+    // Relayed figures keep their audience: the member's wildcard hears none.
+    let heard = mia.poll(&a, std::time::Duration::from_millis(2500)).await;
+    assert!(
+        heard.iter().all(|m| m["topic"] != "admin/figures"),
+        "{heard:?}"
+    );
+    let kept = store(&a);
+    a.shutdown().await;
+    b.shutdown().await;
+    kept.module_write(|sql| sql.execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"), &[]))
+        .unwrap();
+}

@@ -12,9 +12,11 @@
 //! the rest follow on every node. Push publications made on a node (except
 //! `rsc/{id}`, which every node derives itself) go to the others batched, through
 //! the same channel; one too large for a notification is kept in the outbox and
-//! only its id travels. A node that is not sure it heard everything (its
-//! listening connection broke, or stopped answering its own heartbeat) flushes
-//! everything it caches (the reasons are at the top of `node.rs`).
+//! only its id travels. Each node's live figures (the admin's dashboard) go to
+//! the others once a second and arrive as `SiteFigures` naming their node. A
+//! node that is not sure it heard everything (its listening connection broke,
+//! or stopped answering its own heartbeat) flushes everything it caches (the
+//! reasons are at the top of `node.rs`).
 //!
 //! `/cluster/health` answers 200 while the node hears the others and 503 while it
 //! does not, for a load balancer's health check (docs/cluster.md).
@@ -41,9 +43,10 @@ use serde_json::json;
 use bulwark_module_push::PushHub;
 use bulwark_site::ModuleManifest;
 use bulwark_store::Migration;
-use bulwark_web::events::SiteLoaded;
+use bulwark_web::events::{GatherFigures, SiteFigures, SiteLoaded};
 use bulwark_web::{
-    Controller, Module, ModuleError, Outcome, RequestCtx, SiteNotifier, SiteSetup, json_response,
+    Controller, Figures, Module, ModuleError, Outcome, RequestCtx, SiteNotifier, SiteSetup,
+    json_response,
 };
 
 pub use node::{ClusterError, Node, NodeState};
@@ -144,10 +147,28 @@ impl Module for ClusterModule {
         let settings = ClusterSettings::parse(site.settings())?;
         let node = self.node_for(site, settings)?;
         if let Some(node) = &node {
-            let (node, notifier) = (node.clone(), site.notifier());
+            let (loaded, notifier) = (node.clone(), site.notifier());
             site.observers()
                 .on_notify(OBSERVER_PRIORITY, move |_: &SiteLoaded| {
-                    node.attach_hub(notifier.current().first(&PushHub));
+                    loaded.attach_hub(notifier.current().first(&PushHub));
+                    loaded.attach_notifier(notifier.clone());
+                });
+            // This node's figures carry its name and go to the other nodes;
+            // theirs come back as SiteFigures with their names.
+            let name = node.settings().node.clone();
+            site.observers().on_fold(
+                OBSERVER_PRIORITY,
+                move |_: &GatherFigures, mut figures: Figures| {
+                    figures.node = Some(name.clone());
+                    figures
+                },
+            );
+            let (sending, name) = (node.clone(), node.settings().node.clone());
+            site.observers()
+                .on_notify(OBSERVER_PRIORITY, move |f: &SiteFigures| {
+                    if f.0.node.as_deref() == Some(name.as_str()) {
+                        sending.send_figures(&f.0);
+                    }
                 });
         }
         site.add_controller("cluster_health", move |_options| {

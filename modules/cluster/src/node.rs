@@ -32,6 +32,8 @@ use tokio::task::JoinHandle;
 
 use bulwark_push::{Hub, Relay, Topic};
 use bulwark_store::{ChangeEvent, Database, Store};
+use bulwark_web::events::SiteFigures;
+use bulwark_web::{Figures, SiteNotifier};
 
 use crate::outbox::{KEEP_MILLIS, Outbox, now_millis};
 use crate::settings::ClusterSettings;
@@ -103,6 +105,8 @@ struct Shared {
     listen_options: PgConnectOptions,
     state: NodeState,
     hub: RwLock<Option<Arc<Hub>>>,
+    /// The site's observers, told of the other nodes' figures.
+    notifier: RwLock<Option<SiteNotifier>>,
     publications: mpsc::UnboundedSender<(Topic, String)>,
 }
 
@@ -143,6 +147,7 @@ impl Node {
             listen_options,
             state: NodeState::default(),
             hub: RwLock::new(None),
+            notifier: RwLock::new(None),
             publications,
         });
         store.set_commit_hook(Some(Arc::new(Outbox { origin, channel })));
@@ -185,6 +190,36 @@ impl Node {
             ))));
         }
         *current = hub;
+    }
+}
+
+impl Node {
+    /// The site's observers, which hear of the other nodes' figures
+    /// ([`SiteFigures`] with their node's name).
+    pub fn attach_notifier(&self, notifier: SiteNotifier) {
+        *self.shared.notifier.write() = Some(notifier);
+    }
+
+    /// Sends this node's figures of the last second to the other nodes; lost
+    /// quietly when the database does not take them (the next second's come).
+    pub fn send_figures(&self, figures: &Figures) {
+        let Ok(json) = serde_json::value::to_raw_value(figures) else {
+            return;
+        };
+        let note = Envelope {
+            origin: self.shared.origin.clone(),
+            body: Body::Figures(json),
+        }
+        .to_json();
+        if note.len() > INLINE_LIMIT {
+            return;
+        }
+        let shared = self.shared.clone();
+        tokio::spawn(async move {
+            if let Err(e) = shared.notify(&note).await {
+                tracing::debug!(error = %e, "figures not sent to the other nodes");
+            }
+        });
     }
 }
 
@@ -292,6 +327,17 @@ impl Shared {
                     {
                         tracing::warn!(topic = %p.topic, error = %e, "a publication from another node");
                     }
+                }
+            }
+            Body::Figures(json) => {
+                let notifier = self.notifier.read().clone();
+                match serde_json::from_str::<Figures>(json.get()) {
+                    Ok(figures) => {
+                        if let Some(notifier) = notifier {
+                            notifier.current().notify(&SiteFigures(Arc::new(figures)));
+                        }
+                    }
+                    Err(e) => tracing::debug!(error = %e, "another node's figures unread"),
                 }
             }
             // Another node's ping, or a reference inside a reference.

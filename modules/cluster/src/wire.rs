@@ -35,6 +35,9 @@ pub enum Body {
     Stored(i64),
     /// A listener's proof that its connection still delivers.
     Ping(u64),
+    /// The sending node's live figures of the last second (the site's
+    /// `Figures`, for the other nodes' dashboards).
+    Figures(Box<RawValue>),
 }
 
 #[derive(Debug, Serialize, Deserialize)]

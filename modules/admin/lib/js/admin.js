@@ -440,6 +440,35 @@ var Admin = (function () {
   load().catch(function (e) { Admin.say(status, "Could not list the backups: " + e.message, "error"); });
 })();
 
+// Several nodes' figures of one second as one: each count summed, and the
+// page cache's hit ratio the nodes' weighed by their requests.
+Admin.sumFigures = function (all) {
+  function sum(list, get) {
+    return list.reduce(function (total, f) { return total + (get(f) || 0); }, 0);
+  }
+  var asked = all.filter(function (f) { return f.page_cache_hit_ratio !== null; });
+  var weight = sum(asked, function (f) { return f.requests_per_s; });
+  var ratio = asked.length === 0 ? null : weight > 0
+    ? sum(asked, function (f) { return f.page_cache_hit_ratio * f.requests_per_s; }) / weight
+    : sum(asked, function (f) { return f.page_cache_hit_ratio; }) / asked.length;
+  var clients = all.filter(function (f) { return f.more.push_clients !== undefined; });
+  var refused = {};
+  all.forEach(function (f) {
+    Object.keys(f.refused).forEach(function (k) { refused[k] = (refused[k] || 0) + f.refused[k]; });
+  });
+  return {
+    requests_per_s: sum(all, function (f) { return f.requests_per_s; }),
+    renders_per_s: sum(all, function (f) { return f.renders_per_s; }),
+    page_cache_hit_ratio: ratio,
+    database: {
+      busy: sum(all, function (f) { return f.database.busy; }),
+      open: sum(all, function (f) { return f.database.open; }),
+    },
+    more: clients.length === 0 ? {} : { push_clients: sum(clients, function (f) { return f.more.push_clients; }) },
+    refused: refused,
+  };
+};
+
 // Dashboard: the site's figures, pushed once a second on admin/figures.
 // (After the page's own scripts, which bring the push client.)
 document.addEventListener("DOMContentLoaded", function () {
@@ -453,16 +482,27 @@ document.addEventListener("DOMContentLoaded", function () {
     var dd = list.querySelector('[data-figure="' + name + '"]');
     if (dd) dd.textContent = text;
   }
+  // On several nodes each sends its own figures (named by `node`): the
+  // dashboard shows the sum of the latest of each node heard from lately.
+  var latest = {};
   var push = window.Bulwark.push();
   push.on("reset", function () {});
-  push.subscribe("admin/figures", function (f) {
+  push.subscribe("admin/figures", function (one) {
+    var now = Date.now();
+    latest[one.node || ""] = { at: now, figures: one };
+    Object.keys(latest).forEach(function (node) {
+      if (now - latest[node].at > 3500) delete latest[node];
+    });
+    var nodes = Object.keys(latest).sort();
+    var f = Admin.sumFigures(nodes.map(function (node) { return latest[node].figures; }));
     show("requests_per_s", number(f.requests_per_s, 1) + "/s");
     show("renders_per_s", number(f.renders_per_s, 1) + "/s");
     show("page_cache_hit_ratio", f.page_cache_hit_ratio === null ? "no pages asked for" : number(100 * f.page_cache_hit_ratio, 1) + "%");
     show("database", f.database.busy + " of " + f.database.open);
     show("push_clients", f.more.push_clients === undefined ? "–" : number(f.more.push_clients, 0));
     show("refused", Object.keys(f.refused).map(function (k) { return k.replace(/_/g, " ") + ": " + f.refused[k]; }).join(", "));
-    Admin.say(status, "Live, as of " + new Date().toLocaleTimeString() + ".", "ok");
+    var on = nodes.length > 1 ? " Summed over " + nodes.length + " nodes: " + nodes.join(", ") + "." : "";
+    Admin.say(status, "Live, as of " + new Date().toLocaleTimeString() + "." + on, "ok");
   });
   push.on("error", function () { Admin.say(status, "The live figures are not coming in; they resume by themselves.", "error"); });
 });
