@@ -289,56 +289,13 @@ async fn the_dashboards_live_figures_reach_editors_and_nobody_else() {
     );
 }
 
-/// The starter site on PostgreSQL `schema` with the cluster module, as the
-/// node `name`.
-async fn node(schema: &str, name: &str) -> common::TestServer {
-    let mut files = common::starter_site();
-    for (path, text) in files.iter_mut() {
-        if path == "default/site.toml" {
-            *text = text
-                .replacen(r#""admin", "media"]"#, r#""admin", "media", "cluster"]"#, 1)
-                .replacen(
-                    "[database]\n",
-                    &format!(
-                        "[database]\nurl = \"{}\"\nschema = \"{schema}\"\n",
-                        pg_url()
-                    ),
-                    1,
-                );
-            text.push_str(&format!(
-                "\n[cluster]\nnode = \"{name}\"\nheartbeat_ms = 100\n"
-            ));
-        }
-    }
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    let mut modules = common::modules();
-    modules.push(bulwark_module_cluster::module());
-    let node = common::start_with_modules(&files, |_| {}, modules).await;
-    for _ in 0..200 {
-        if get(&node, "/cluster/health", None).await.0 == 200 {
-            return node;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("node {name} does not hear the others");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_several_nodes_the_dashboard_hears_every_nodes_figures_and_only_editors_do() {
-    let schema = format!(
-        "admin_nodes_{}_{:x}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    );
+    let schema = fresh_schema("admin_nodes");
     let (name_a, name_b) = (format!("a-{schema}"), format!("b-{schema}"));
-    let a = node(&schema, &name_a).await;
-    let b = node(&schema, &name_b).await;
+    let cluster = bulwark_module_cluster::module;
+    let a = starter_node(&schema, &name_a, "", &[], cluster()).await;
+    let b = starter_node(&schema, &name_b, "", &[], cluster()).await;
     add_user(&a, "ed", "editors").await;
     add_user(&a, "mia", "members").await;
     let ed = PushClient::connect(&a, &logon(&a, "ed").await).await;
@@ -380,9 +337,5 @@ async fn on_several_nodes_the_dashboard_hears_every_nodes_figures_and_only_edito
         heard.iter().all(|m| m["topic"] != "admin/figures"),
         "{heard:?}"
     );
-    let kept = store(&a);
-    a.shutdown().await;
-    b.shutdown().await;
-    kept.module_write(|sql| sql.execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"), &[]))
-        .unwrap();
+    stop_nodes(vec![a, b], &schema).await;
 }

@@ -579,6 +579,19 @@ mod tests {
     use super::*;
     use bulwark_store::StoreConfig;
 
+    /// A store with this module's tables. PostgreSQL is required where asked
+    /// for (never skipped): `scripts/ensure-postgres.sh`.
+    async fn media_store(config: StoreConfig) -> Store {
+        let store = Store::open(config)
+            .await
+            .unwrap_or_else(|e| panic!("{e}; for PostgreSQL: `source scripts/ensure-postgres.sh`"));
+        store
+            .run(|s| s.migrate_module("media", crate::MIGRATIONS))
+            .await
+            .unwrap();
+        store
+    }
+
     fn parts(store: &Store, sha256: &str) -> i64 {
         store
             .module_read(|sql| {
@@ -597,13 +610,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_file_goes_into_the_database_comes_back_whole_and_is_swept_when_unused() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(StoreConfig::sqlite(dir.path().join("site.db")))
-            .await
-            .unwrap();
-        store
-            .run(|s| s.migrate_module("media", crate::MIGRATIONS))
-            .await
-            .unwrap();
+        let store = media_store(StoreConfig::sqlite(dir.path().join("site.db"))).await;
         let originals = Arc::new(Originals::new(
             dir.path().join("media"),
             store.clone(),
@@ -685,14 +692,9 @@ mod tests {
                 .unwrap()
                 .as_nanos()
         );
-        let open = || Store::open(StoreConfig::postgres(&url, Some(&schema)));
-        let one = open().await.unwrap_or_else(|e| {
-            panic!("PostgreSQL is required at {url} ({e}); `source scripts/ensure-postgres.sh`")
-        });
-        one.run(|s| s.migrate_module("media", crate::MIGRATIONS))
-            .await
-            .unwrap();
-        let two = open().await.unwrap();
+        let config = StoreConfig::postgres(&url, Some(&schema));
+        let one = media_store(config.clone()).await;
+        let two = media_store(config).await;
         let dir = tempfile::tempdir().unwrap();
         let nodes = [
             Originals::new(dir.path().join("one"), one.clone(), true),
@@ -720,13 +722,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_admission_holds_the_room_until_taken_or_given_back() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(StoreConfig::sqlite(dir.path().join("site.db")))
-            .await
-            .unwrap();
-        store
-            .run(|s| s.migrate_module("media", crate::MIGRATIONS))
-            .await
-            .unwrap();
+        let store = media_store(StoreConfig::sqlite(dir.path().join("site.db"))).await;
         let originals = Originals::new(dir.path().join("media"), store.clone(), false);
         let (a, b) = ("a".repeat(64), "b".repeat(64));
         let held = originals.admit(&a, 600, Some(1000)).await.unwrap().unwrap();

@@ -663,9 +663,9 @@ async fn limits_follow_the_uploaders_groups_and_the_site_keeps_its_quota() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn uploads_arriving_together_cannot_pass_the_quota_between_them() {
-    // Six different files of about one size; the quota holds two of them.
+/// Six different PNGs of about one size, and the largest's size: any two of
+/// them fit in twice that, no three do.
+fn six_files_of_which_two_fit() -> (Vec<Vec<u8>>, usize) {
     let files: Vec<Vec<u8>> = [(40, 40), (40, 41), (41, 40), (41, 41), (40, 42), (42, 40)]
         .iter()
         .map(|&(w, h)| png(w, h))
@@ -673,6 +673,13 @@ async fn uploads_arriving_together_cannot_pass_the_quota_between_them() {
     let largest = files.iter().map(Vec::len).max().unwrap();
     let smallest = files.iter().map(Vec::len).min().unwrap();
     assert!(2 * largest < 3 * smallest, "any two fit, no three");
+    (files, largest)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uploads_arriving_together_cannot_pass_the_quota_between_them() {
+    // Six different files of about one size; the quota holds two of them.
+    let (files, largest) = six_files_of_which_two_fit();
     let s = media_site(&format!("\n[media]\nquota_bytes = {}\n", 2 * largest)).await;
     add_user(&s, "ed", "editors").await;
     let ed = session(&s, "ed").await;
@@ -739,65 +746,23 @@ async fn files_recorded_before_sizes_were_are_weighed_when_the_store_opens() {
     assert_eq!(sizes(&store), [bytes.len() as i64]);
 }
 
-/// A fresh PostgreSQL schema's name for a test of several nodes.
-fn fresh_schema(test: &str) -> String {
-    format!(
-        "{test}_{}_{:x}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
-}
-
-/// Stops the nodes, then drops their schema.
-async fn stop_nodes(nodes: Vec<common::TestServer>, schema: &str) {
-    let kept = store(&nodes[0]);
-    for node in nodes {
-        node.shutdown().await;
-    }
-    kept.module_write(|sql| sql.execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"), &[]))
-        .unwrap();
-}
-
-/// A node of the starter site on PostgreSQL `schema`, with the cluster
-/// module and `settings` added to its `site.toml`: each node has its own
-/// `data/` folder, as on its own machine.
+/// A node of the starter site on PostgreSQL `schema` with `settings`, and
+/// a page that shows an image's thumbnail: each node has its own `data/`
+/// folder, as on its own machine.
 async fn node(schema: &str, name: &str, settings: &str) -> common::TestServer {
-    let mut files = common::starter_site();
-    for (path, text) in files.iter_mut() {
-        if path == "default/site.toml" {
-            *text = text
-                .replacen(r#""admin", "media"]"#, r#""admin", "media", "cluster"]"#, 1)
-                .replacen(
-                    "[database]\n",
-                    &format!(
-                        "[database]\nurl = \"{}\"\nschema = \"{schema}\"\n",
-                        pg_url()
-                    ),
-                    1,
-                );
-            text.push_str(&format!(
-                "\n[cluster]\nnode = \"{name}\"\nheartbeat_ms = 100\n\n\
-                 [[dispatch]]\nname = \"pic\"\npath = \"/pic/{{id}}\"\n\
-                 controller = \"template\"\ntemplate = \"pic.tpl\"\n{settings}"
-            ));
-        }
-    }
-    files.push((
-        "default/templates/pic.tpl".to_owned(),
-        "{{ image(id, \"thumbnail\") }}".to_owned(),
-    ));
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    let mut modules = common::modules();
-    modules.push(bulwark_module_cluster::module());
-    let node = common::start_with_modules(&files, |_| {}, modules).await;
-    eventually(|| async { get(&node, "/cluster/health", None).await.0 == 200 }).await;
-    node
+    let pic = "\n[[dispatch]]\nname = \"pic\"\npath = \"/pic/{id}\"\n\
+               controller = \"template\"\ntemplate = \"pic.tpl\"\n";
+    starter_node(
+        schema,
+        name,
+        &format!("{pic}{settings}"),
+        &[(
+            "default/templates/pic.tpl",
+            "{{ image(id, \"thumbnail\") }}",
+        )],
+        bulwark_module_cluster::module(),
+    )
+    .await
 }
 
 async fn eventually<F, Fut>(mut check: F)
@@ -934,13 +899,7 @@ async fn a_file_uploaded_to_one_node_is_served_by_every_node_and_deleted_from_al
 async fn uploads_to_two_nodes_at_once_cannot_pass_the_quota_between_them() {
     // Six different files of about one size, three to each node at once;
     // the quota holds two of them.
-    let files: Vec<Vec<u8>> = [(40, 40), (40, 41), (41, 40), (41, 41), (40, 42), (42, 40)]
-        .iter()
-        .map(|&(w, h)| png(w, h))
-        .collect();
-    let largest = files.iter().map(Vec::len).max().unwrap();
-    let smallest = files.iter().map(Vec::len).min().unwrap();
-    assert!(2 * largest < 3 * smallest, "any two fit, no three");
+    let (files, largest) = six_files_of_which_two_fit();
     let quota = format!("\n[media]\nquota_bytes = {}\n", 2 * largest);
     let schema = fresh_schema("media_quota");
     let a = node(&schema, &format!("a-{schema}"), &quota).await;

@@ -119,18 +119,79 @@ pub fn pg_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
 }
 
-/// The starter site on a fresh PostgreSQL schema (its name starts with `prefix`).
-pub async fn starter_on_postgres(prefix: &str) -> TestServer {
+/// A fresh PostgreSQL schema's name, starting with `prefix`.
+pub fn fresh_schema(prefix: &str) -> String {
     let n = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
+    format!("{prefix}_{}_{n:x}", std::process::id())
+}
+
+/// `[database]` on PostgreSQL `schema`, in place of the starter's.
+fn on_postgres(site_toml: &str, schema: &str) -> String {
     let database = format!(
-        "[database]\nurl = \"{}\"\nschema = \"{prefix}_{}_{n:x}\"\n",
-        pg_url(),
-        std::process::id()
+        "[database]\nurl = \"{}\"\nschema = \"{schema}\"\n",
+        pg_url()
     );
-    starter_edited(|text| *text = text.replacen("[database]\n", &database, 1)).await
+    site_toml.replacen("[database]\n", &database, 1)
+}
+
+/// The starter site on a fresh PostgreSQL schema (its name starts with `prefix`).
+pub async fn starter_on_postgres(prefix: &str) -> TestServer {
+    let schema = fresh_schema(prefix);
+    starter_edited(|text| *text = on_postgres(text, &schema)).await
+}
+
+/// The starter site as node `name` of a cluster on PostgreSQL `schema`, with
+/// `settings` added to its `site.toml` and `extra` files beside it; back once
+/// the node hears the others. `cluster` is the cluster module (the caller's
+/// to bring: not every test crate depends on it).
+pub async fn starter_node(
+    schema: &str,
+    name: &str,
+    settings: &str,
+    extra: &[(&str, &str)],
+    cluster: std::sync::Arc<dyn bulwark_web::Module>,
+) -> TestServer {
+    let mut files = crate::common::starter_site();
+    for (path, text) in files.iter_mut() {
+        if path == "default/site.toml" {
+            *text = on_postgres(text, schema).replacen(
+                r#""admin", "media"]"#,
+                r#""admin", "media", "cluster"]"#,
+                1,
+            );
+            text.push_str(&format!(
+                "\n[cluster]\nnode = \"{name}\"\nheartbeat_ms = 100\n{settings}"
+            ));
+        }
+    }
+    let mut files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    files.extend_from_slice(extra);
+    let mut modules = crate::common::modules();
+    modules.push(cluster);
+    let node = crate::common::start_with_modules(&files, |_| {}, modules).await;
+    for _ in 0..200 {
+        if get(&node, "/cluster/health", None).await.0 == 200 {
+            return node;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("node {name} does not hear the others");
+}
+
+/// Stops the nodes, then drops their schema.
+pub async fn stop_nodes(nodes: Vec<TestServer>, schema: &str) {
+    let kept = store(&nodes[0]);
+    for node in nodes {
+        node.shutdown().await;
+    }
+    kept.module_write(|sql| sql.execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"), &[]))
+        .unwrap();
 }
 
 /// A logged-on user as a script sees them: cookie and CSRF token.
