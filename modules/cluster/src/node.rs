@@ -37,7 +37,7 @@ use bulwark_web::{Figures, SiteNotifier};
 
 use crate::outbox::{KEEP_MILLIS, Outbox, now_millis};
 use crate::settings::ClusterSettings;
-use crate::wire::{Body, Envelope, INLINE_LIMIT, Publication};
+use crate::wire::{self, Body, Envelope, INLINE_LIMIT, Publication};
 
 /// Why a node could not start.
 #[derive(Debug, thiserror::Error)]
@@ -281,6 +281,10 @@ impl Shared {
         for note in notes {
             let envelope = match serde_json::from_str::<Envelope>(&note) {
                 Ok(e) => e,
+                Err(e) if let Some(kind) = wire::unknown_kind(&note) => {
+                    tracing::debug!(kind, error = %e, "a newer node's notification, passed over");
+                    continue;
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "a cluster notification that is not ours to read");
                     self.flush_everything("unreadable notification");

@@ -105,6 +105,27 @@ impl Envelope {
     }
 }
 
+/// The kinds of [`Body`] this node reads, as they are named on the wire.
+const KNOWN_KINDS: &[&str] = &["change", "push", "stored", "ping", "figures"];
+
+/// For a notification that is not an [`Envelope`] this node can read: the
+/// kind of its body when it is a well-formed envelope of a kind this node
+/// does not know (a newer node's, during a rolling upgrade), which carries no
+/// change for it (changes always travel as `change`); `None` for anything
+/// else, which may have been a change.
+pub fn unknown_kind(note: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Loose {
+        #[allow(dead_code)]
+        origin: String,
+        body: serde_json::Map<String, serde_json::Value>,
+    }
+    let loose: Loose = serde_json::from_str(note).ok()?;
+    let mut kinds = loose.body.keys();
+    let kind = kinds.next()?;
+    (kinds.next().is_none() && !KNOWN_KINDS.contains(&kind.as_str())).then(|| kind.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +157,40 @@ mod tests {
             panic!("{json}")
         };
         assert_eq!(change.into_event(), Some(event));
+    }
+
+    #[test]
+    fn a_newer_nodes_kind_of_body_is_told_from_garbage() {
+        let newer = r#"{"origin":"web2/1","body":{"weather":{"sunny":true}}}"#;
+        assert!(serde_json::from_str::<Envelope>(newer).is_err());
+        assert_eq!(unknown_kind(newer).as_deref(), Some("weather"));
+        // What could have been a change is never passed over.
+        for unread in [
+            r#"{"origin":"web2/1","body":{"change":{"keys":7}}}"#,
+            r#"{"origin":"web2/1","body":{"a":1,"b":2}}"#,
+            r#"{"origin":"web2/1","body":"change"}"#,
+            r#"{"body":{"weather":{}}}"#,
+            "not json",
+        ] {
+            assert_eq!(unknown_kind(unread), None, "{unread}");
+        }
+        // Every kind this node sends, it knows.
+        for body in [Body::Ping(1), Body::Stored(2)] {
+            let json = Envelope {
+                origin: "x".into(),
+                body,
+            }
+            .to_json();
+            let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+            let kind = value["body"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .next()
+                .unwrap()
+                .clone();
+            assert!(KNOWN_KINDS.contains(&kind.as_str()), "{kind}");
+        }
     }
 
     #[test]
