@@ -643,12 +643,17 @@ async fn upload(
         ));
     }
     let (max_bytes, types) = settings.limits_for(&who);
-    let used = controller
-        .originals
-        .stored_bytes()
-        .await
-        .map_err(store_refused)?;
-    let room = settings.quota_bytes.map(|q| q.saturating_sub(used));
+    let room = match settings.quota_bytes {
+        Some(quota) => {
+            let used = controller
+                .originals
+                .stored_bytes()
+                .await
+                .map_err(store_refused)?;
+            Some(quota.saturating_sub(used))
+        }
+        None => None,
+    };
     if room == Some(0) {
         return Err(over_quota(settings));
     }

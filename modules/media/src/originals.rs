@@ -54,8 +54,37 @@ pub struct Originals {
 pub enum Missing {
     /// Neither on this disk nor in the database.
     Gone,
-    /// The database could not be read now (or the disk written).
-    Failed(String),
+    /// The database could not be read now, or the disk written (shared by
+    /// all who asked at once).
+    Failed(Arc<DiskOrStore>),
+}
+
+/// A failure of the disk or of the database, with its cause.
+#[derive(Debug, thiserror::Error)]
+pub enum DiskOrStore {
+    #[error("{path}: {source}")]
+    Disk {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl DiskOrStore {
+    fn disk(path: &Path) -> impl FnOnce(std::io::Error) -> DiskOrStore + '_ {
+        move |source| DiskOrStore::Disk {
+            path: path.to_owned(),
+            source,
+        }
+    }
+}
+
+impl From<DiskOrStore> for Missing {
+    fn from(e: DiskOrStore) -> Missing {
+        Missing::Failed(Arc::new(e))
+    }
 }
 
 impl Originals {
@@ -100,13 +129,13 @@ impl Originals {
         self.store
             .run(move |s| Ok(fetch_blocking(s, &dir, &sha256, &path)))
             .await
-            .map_err(|e| Missing::Failed(e.to_string()))?
+            .map_err(|e| Missing::from(DiskOrStore::from(e)))?
     }
 
     /// Keeps the file at `path` (whose hash is `sha256`) in the database, in
     /// one transaction; nothing to do when it is there already. A no-op unless
     /// files are kept in the database.
-    pub async fn keep_in_database(&self, path: &Path, sha256: &str) -> Result<(), String> {
+    pub async fn keep_in_database(&self, path: &Path, sha256: &str) -> Result<(), DiskOrStore> {
         if !self.in_database {
             return Ok(());
         }
@@ -159,13 +188,12 @@ impl Originals {
                     Ok(())
                 });
                 Ok(match (written, failed_read) {
-                    (_, Some(e)) => Err(format!("reading {}: {e}", path.display())),
-                    (Err(e), None) => Err(e.to_string()),
+                    (_, Some(e)) => Err(DiskOrStore::disk(&path)(e)),
+                    (Err(e), None) => Err(e.into()),
                     (Ok(()), None) => Ok(()),
                 })
             })
-            .await
-            .map_err(|e| e.to_string())?
+            .await?
     }
 
     /// Keeps in the database the files of this node's disk that resources
@@ -231,12 +259,7 @@ impl Originals {
                 s.module_write(|sql| {
                     one_at_a_time(sql)?;
                     if let Some(quota) = quota {
-                        let recorded = sql
-                            .query_one(
-                                "SELECT count(*) FROM media_file WHERE sha256 = $1",
-                                &[sha256.as_str().into()],
-                            )?
-                            .is_some_and(|r| r.int(0) > 0);
+                        let recorded = records_of(sql, &sha256)? > 0;
                         if !recorded && stored_bytes(sql)? + size > quota {
                             return Ok(false);
                         }
@@ -431,11 +454,7 @@ fn unrecord(sql: &mut ModuleSql<'_>, rsc_id: i64) -> Result<Forgot, StoreError> 
     // Not before: most deletions are of resources that are not media.
     one_at_a_time(sql)?;
     sql.execute("DELETE FROM media_file WHERE rsc_id = $1", &[rsc_id.into()])?;
-    let others = sql.query_one(
-        "SELECT count(*) FROM media_file WHERE sha256 = $1",
-        &[sha256.as_str().into()],
-    )?;
-    if others.is_some_and(|r| r.int(0) > 0) {
+    if records_of(sql, &sha256)? > 0 {
         return Ok(Forgot::Shared);
     }
     sql.execute(
@@ -443,6 +462,15 @@ fn unrecord(sql: &mut ModuleSql<'_>, rsc_id: i64) -> Result<Forgot, StoreError> 
         &[sha256.as_str().into()],
     )?;
     Ok(Forgot::Last(sha256))
+}
+
+/// How many records (resources' and reservations') the file with this hash has.
+fn records_of(sql: &mut ModuleSql<'_>, sha256: &str) -> Result<i64, StoreError> {
+    let row = sql.query_one(
+        "SELECT count(*) FROM media_file WHERE sha256 = $1",
+        &[sha256.into()],
+    )?;
+    Ok(row.map_or(0, |r| r.int(0)))
 }
 
 fn stored_bytes(sql: &mut ModuleSql<'_>) -> Result<u64, StoreError> {
@@ -479,12 +507,12 @@ fn fetch_blocking(
     sha256: &str,
     path: &Path,
 ) -> Result<PathBuf, Missing> {
-    let failed = |e: &dyn std::fmt::Display| Missing::Failed(format!("fetching {sha256}: {e}"));
     let tmp_dir = dir.join("tmp");
-    std::fs::create_dir_all(&tmp_dir).map_err(|e| failed(&e))?;
+    std::fs::create_dir_all(&tmp_dir).map_err(DiskOrStore::disk(&tmp_dir))?;
     let tmp = tmp_dir.join(format!("fetch-{sha256}"));
+    let on_tmp = || DiskOrStore::disk(&tmp);
     let written = (|| {
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(|e| failed(&e))?);
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(on_tmp())?);
         let mut hasher = Sha256::new();
         for n in 0i64.. {
             let part = store
@@ -494,7 +522,7 @@ fn fetch_blocking(
                         &[sha256.into(), n.into()],
                     )
                 })
-                .map_err(|e| failed(&e))?;
+                .map_err(DiskOrStore::from)?;
             let Some(mut row) = part else {
                 if n == 0 {
                     return Err(Missing::Gone);
@@ -503,21 +531,21 @@ fn fetch_blocking(
             };
             let bytes = row.take_bytes(0);
             hasher.update(&bytes);
-            out.write_all(&bytes).map_err(|e| failed(&e))?;
+            out.write_all(&bytes).map_err(on_tmp())?;
             if bytes.len() < PART_BYTES {
                 break;
             }
         }
-        let file = out.into_inner().map_err(|e| failed(&e))?;
-        file.sync_all().map_err(|e| failed(&e))?;
+        let file = out.into_inner().map_err(|e| on_tmp()(e.into_error()))?;
+        file.sync_all().map_err(on_tmp())?;
         // A file deleted while it was read, or damaged, is not kept.
         if crate::hex(&hasher.finalize()) != sha256 {
             return Err(Missing::Gone);
         }
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| failed(&e))?;
+            std::fs::create_dir_all(parent).map_err(DiskOrStore::disk(parent))?;
         }
-        std::fs::rename(&tmp, path).map_err(|e| failed(&e))?;
+        std::fs::rename(&tmp, path).map_err(DiskOrStore::disk(path))?;
         Ok(path.to_owned())
     })();
     if written.is_err() {
