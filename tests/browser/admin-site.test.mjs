@@ -84,7 +84,7 @@ test("a category moves under another, with everything below it", async () => {
   assert.equal(await page.locator('li[data-name="text"] select[name="parent"]').first().locator('option[value="article"]').count(), 0);
   const refused = await api(page, "PATCH", "/api/categories/text", { parent: "article" });
   assert.equal(refused.status, 400);
-  assert.match(refused.body.error, /cycle/);
+  assert.match(refused.body.detail, /cycle/);
   await context.close();
 });
 

@@ -147,7 +147,7 @@ fn a_full_disk_refuses_writes_with_507_loses_nothing_and_recovers() {
         }
     }
     let refused = refused.expect("a write is refused once the disk is full");
-    let message = refused["error"].as_str().unwrap();
+    let message = refused["detail"].as_str().unwrap();
     assert!(message.contains("disk is full"), "{message}");
     // Reads and pages go on.
     assert_eq!(

@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use std::collections::BTreeMap;
 
-use crate::dispatch::{ApiEndpoint, Controller, DispatchRule, PatternError, RulePattern};
+use crate::dispatch::{Controller, DispatchRule, PatternError, RulePattern};
 use crate::error::SiteError;
 
 /// The validated contents of a `site.toml`.
@@ -305,9 +305,10 @@ struct TemplateOptions {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ApiOptions {
+struct EndpointOptions {
+    /// The endpoint's name, when the rule has another.
     #[serde(default)]
-    endpoint: ApiEndpoint,
+    endpoint: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -640,10 +641,10 @@ pub(crate) fn parse_dispatch_rules(
                 }
                 Controller::File { root: o.root }
             }
-            "api" => {
-                let o: ApiOptions = options.try_into().map_err(unknown)?;
-                Controller::Api {
-                    endpoint: o.endpoint,
+            "endpoint" => {
+                let o: EndpointOptions = options.try_into().map_err(unknown)?;
+                Controller::Endpoint {
+                    name: o.endpoint.unwrap_or_else(|| name.clone()),
                 }
             }
             "page" => {

@@ -29,59 +29,14 @@ pub enum Controller {
     /// A resource's page (`id` argument: a number or a unique name), rendered with
     /// `page.<category>.tpl`, falling back up the category tree to `page.tpl`.
     Page { cache: bool },
-    /// The JSON API: which part of it is the rule's `endpoint` option.
-    Api { endpoint: ApiEndpoint },
+    /// An endpoint a module declared in code (method, rights, handler and
+    /// OpenAPI description together), known here only by its name: the rule's
+    /// `endpoint` option, or the rule's own name. A module's endpoint comes with
+    /// a rule of its name; a site rule of that name moves or replaces it.
+    Endpoint { name: String },
     /// A controller kind that a module brings (`controller = "push"`), with the
     /// rule's other keys as its options, checked by the module when the site loads.
     Module { kind: String, options: toml::Table },
-}
-
-/// The parts of the JSON API (`docs/api.md`), one per dispatch rule, named by
-/// the rule's `endpoint` option.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ApiEndpoint {
-    /// `/api/rsc/{id}`: read, change, delete one resource.
-    #[default]
-    Resource,
-    /// `/api/rsc`: create a resource.
-    Resources,
-    /// `/api/rsc/{id}/edges`: a resource's outgoing edges; add one.
-    Edges,
-    /// `/api/rsc/{id}/edges/{predicate}/{object}`: move or remove one edge.
-    Edge,
-    /// `/api/search`: resources by category, text and order.
-    Search,
-    /// `/api/rsc/{id}/revisions`: earlier versions of a resource.
-    Revisions,
-    /// `/api/rsc/{id}/revisions/{revision}/restore`: put one back.
-    Restore,
-    /// `/api/access/rules`: the site's access rules, stored in its database.
-    AccessRules,
-    /// `/api/openapi.json`: the OpenAPI 3 description of all of the above.
-    Openapi,
-    /// `/api/stats`: the site's render and cache figures (with the API token).
-    Stats,
-    /// `/api/categories`: the category tree; add a category.
-    Categories,
-    /// `/api/categories/{name}`: move a category.
-    Category,
-    /// `/api/predicates`: the predicates; add one.
-    Predicates,
-    /// `/api/predicates/{name}`: change which categories a predicate connects.
-    Predicate,
-    /// `/api/config`: the site's run-time settings (`m.config`).
-    Settings,
-    /// `/api/cache`: purge a page, what shows a resource, or everything.
-    Cache,
-    /// `/api/backups`: the site's backups; make one.
-    Backups,
-    /// `/api/backups/{name}`: download one.
-    Backup,
-    /// `/api/backups/{name}/restore`: put one back.
-    BackupRestore,
-    /// `/api/modules`: the modules of the binary; which ones the site enables.
-    Modules,
 }
 
 #[derive(Debug, Clone, PartialEq)]

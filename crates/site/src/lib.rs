@@ -46,8 +46,8 @@ pub use config::{
     load_site_config, normalize_host, parse_site_config, toml_error_key,
 };
 pub use dispatch::{
-    ApiEndpoint, Controller, DispatchRule, PatternError, RouteMatch, RuleConflict, RulePattern,
-    SiteRouter, UrlError, UrlErrorKind,
+    Controller, DispatchRule, PatternError, RouteMatch, RuleConflict, RulePattern, SiteRouter,
+    UrlError, UrlErrorKind,
 };
 pub use error::SiteError;
 pub use files::{

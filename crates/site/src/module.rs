@@ -13,7 +13,7 @@ use include_dir::Dir;
 use serde::Deserialize;
 
 use crate::config::parse_dispatch_rules;
-use crate::dispatch::DispatchRule;
+use crate::dispatch::{Controller, DispatchRule, RulePattern};
 
 /// A module as the site layer sees it.
 #[derive(Debug)]
@@ -73,6 +73,35 @@ impl ModuleManifest {
             lib,
             rules,
         })
+    }
+}
+
+impl ModuleManifest {
+    /// Adds a rule for each endpoint the module declares in code, named like the
+    /// endpoint (`(name, path)`), after the rules of its `module.toml`.
+    pub fn with_endpoints<'e>(
+        mut self,
+        endpoints: impl IntoIterator<Item = (&'e str, &'e str)>,
+    ) -> Result<ModuleManifest, ManifestError> {
+        for (name, path) in endpoints {
+            let error = |problem: String| ManifestError {
+                module: self.name,
+                key: format!("endpoint {name:?}"),
+                problem,
+            };
+            if self.rules.iter().any(|r| r.name == name) {
+                return Err(error("a rule of this name exists already".into()));
+            }
+            let pattern = RulePattern::parse(path).map_err(|e| error(e.to_string()))?;
+            self.rules.push(DispatchRule {
+                name: name.to_string(),
+                pattern,
+                controller: Controller::Endpoint {
+                    name: name.to_string(),
+                },
+            });
+        }
+        Ok(self)
     }
 }
 

@@ -13,9 +13,11 @@ use hyper::body::Incoming;
 use bulwark_http::{Body, BodyError, Peer, plain_response, read_body};
 
 use crate::authenticate::{Authenticated, carries_csrf_token, is_safe};
-use crate::error_page::{error_response, json_response};
+use crate::controllers::Controller;
+use crate::error_page::error_response;
 use crate::events::{RequestDispatch, Rewrite};
 use crate::options::SitesOptions;
+use crate::problem::{Problem, ProblemKind};
 use crate::request::RequestCtx;
 use crate::respond::respond;
 use crate::site::SiteRuntime;
@@ -77,17 +79,42 @@ async fn serve(
         .as_ref()
         .map_or(parts.uri.path(), |r| r.0.as_str());
     let Some(matched) = site.site.router.route(path) else {
-        return error_response(site, StatusCode::NOT_FOUND, None);
+        return refuse(
+            site,
+            wants_json(&parts),
+            Problem::not_found("nothing is served at this path"),
+        );
     };
     let controller = served.controllers[matched.index].as_ref();
+    let json = answers_json(controller, &parts);
     let allowed = controller.allowed_methods();
     if !allowed.contains(&parts.method) {
-        return method_not_allowed(site, allowed);
+        return method_not_allowed(site, json, allowed);
+    }
+    // Who is asking, and whether they may, before a byte of the body is read:
+    // a refused write is refused whatever it sends.
+    let auth = match site
+        .authenticator
+        .as_ref()
+        .and_then(|a| a.authenticate(&parts, peer))
+    {
+        Some(asking) => asking.await,
+        None => Authenticated::anonymous(),
+    };
+    let set_cookie = auth.set_cookie.clone();
+    let with_cookie = |mut resp: Response<Body>| {
+        if let Some(cookie) = &set_cookie {
+            resp.headers_mut().append(SET_COOKIE, cookie.clone());
+        }
+        resp
+    };
+    if let Err(refused) = controller.admit(&parts, site, &auth.principal) {
+        return with_cookie(refuse(site, json, refused));
     }
     // A controller that streams the body (uploads) keeps its own limits.
-    let streams = controller.streams_body();
+    let streams = controller.streams_body(&parts.method);
     if !streams && declared_len.is_some_and(|n| n > max_body_bytes) {
-        return too_large(site);
+        return with_cookie(too_large(site, json, max_body_bytes));
     }
     let mut stream = None;
     let body = if streams {
@@ -97,7 +124,9 @@ async fn serve(
     {
         match read_body(body, max_body_bytes as usize, options.body_timeout).await {
             Ok(bytes) => bytes,
-            Err(BodyError::TooLarge { .. }) => return too_large(site),
+            Err(BodyError::TooLarge { .. }) => {
+                return with_cookie(too_large(site, json, max_body_bytes));
+            }
             Err(BodyError::TimedOut(_)) => {
                 return plain_response(StatusCode::REQUEST_TIMEOUT, true);
             }
@@ -112,34 +141,17 @@ async fn serve(
     } else {
         body
     };
-    let auth = match site
-        .authenticator
-        .as_ref()
-        .and_then(|a| a.authenticate(&parts, peer))
-    {
-        Some(asking) => asking.await,
-        None => Authenticated::anonymous(),
-    };
-    let set_cookie = auth.set_cookie.clone();
     if let Some(expected) = &auth.csrf_token
         && !is_safe(&parts.method)
         && !carries_csrf_token(&parts, &body, expected)
     {
-        let mut resp = csrf_refused(site, &parts);
-        if let Some(cookie) = set_cookie {
-            resp.headers_mut().append(SET_COOKIE, cookie);
-        }
-        return resp;
+        return with_cookie(csrf_refused(site, json));
     }
     let ctx = RequestCtx::new(&parts, &matched.args, site, body, upgrade, peer)
         .authenticated(auth)
         .with_body_stream(stream);
     let outcome = controller.resolve(&ctx).await;
-    let mut resp = respond(&ctx, outcome).await;
-    if let Some(cookie) = set_cookie {
-        resp.headers_mut().append(SET_COOKIE, cookie);
-    }
-    resp
+    with_cookie(respond(&ctx, outcome).await)
 }
 
 /// Asks the site's modules whether this path is to be routed as another
@@ -156,13 +168,17 @@ fn rewrite(site: &SiteRuntime, host: &str, path: &str) -> Option<Rewrite> {
         .filter(|r| r.0.starts_with('/'))
 }
 
-fn method_not_allowed(site: &SiteRuntime, allowed: &[Method]) -> Response<Body> {
+fn method_not_allowed(site: &SiteRuntime, json: bool, allowed: &[Method]) -> Response<Body> {
     let allow = allowed
         .iter()
         .map(Method::as_str)
         .collect::<Vec<_>>()
         .join(", ");
-    let mut resp = error_response(site, StatusCode::METHOD_NOT_ALLOWED, None);
+    let problem = Problem::new(
+        ProblemKind::MethodNotAllowed,
+        format!("this path answers {allow}"),
+    );
+    let mut resp = refuse(site, json, problem);
     resp.headers_mut().insert(
         ALLOW,
         HeaderValue::from_str(&allow).expect("method names are ASCII"),
@@ -201,27 +217,47 @@ fn detach_from_read_buffer(parts: &mut http::request::Parts, body: Bytes) -> Byt
     }
 }
 
-/// 403 for a state-changing request without the session's CSRF token: JSON for
-/// scripts, the site's `403.tpl` for browsers.
-fn csrf_refused(site: &SiteRuntime, parts: &http::request::Parts) -> Response<Body> {
-    let wants_json = [http::header::ACCEPT, http::header::CONTENT_TYPE]
+/// Whether an error is said as a problem (JSON) rather than the site's error
+/// page: for endpoints, and for clients that send or ask for JSON.
+fn answers_json(controller: &dyn Controller, parts: &http::request::Parts) -> bool {
+    controller.answers_json() || wants_json(parts)
+}
+
+/// A client that sends or asks for JSON.
+fn wants_json(parts: &http::request::Parts) -> bool {
+    [http::header::ACCEPT, http::header::CONTENT_TYPE]
         .iter()
         .filter_map(|h| parts.headers.get(h)?.to_str().ok())
-        .any(|v| v.contains("json"));
-    if wants_json {
-        json_response(
-            StatusCode::FORBIDDEN,
-            &serde_json::json!({
-                "error": "a request with a session cookie needs its CSRF token (header X-CSRF-Token)"
-            }),
-        )
+        .any(|v| v.contains("json"))
+}
+
+/// An error answer: `problem` for JSON clients, the site's error page with its
+/// status for browsers.
+fn refuse(site: &SiteRuntime, json: bool, problem: Problem) -> Response<Body> {
+    if json {
+        problem.into_response()
     } else {
-        error_response(site, StatusCode::FORBIDDEN, None)
+        error_response(site, problem.status(), None)
     }
 }
 
-fn too_large(site: &SiteRuntime) -> Response<Body> {
-    let mut resp = error_response(site, StatusCode::PAYLOAD_TOO_LARGE, None);
+/// 403 for a state-changing request without the session's CSRF token.
+fn csrf_refused(site: &SiteRuntime, json: bool) -> Response<Body> {
+    refuse(
+        site,
+        json,
+        Problem::forbidden(
+            "a request with a session cookie needs its CSRF token (header X-CSRF-Token)",
+        ),
+    )
+}
+
+fn too_large(site: &SiteRuntime, json: bool, limit: u64) -> Response<Body> {
+    let problem = Problem::new(
+        ProblemKind::TooLarge,
+        format!("the body is larger than this server takes ({limit} bytes)"),
+    );
+    let mut resp = refuse(site, json, problem);
     // The unread body is still on the wire: this connection cannot be reused.
     resp.headers_mut()
         .insert(CONNECTION, HeaderValue::from_static("close"));

@@ -2,12 +2,11 @@
 //! a detailed page in development mode, and a plain fallback when even the error
 //! template fails.
 
-use http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, RETRY_AFTER};
+use http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE};
 use http::{HeaderValue, Response, StatusCode};
 use minijinja::context;
 
 use bulwark_http::{Body, html_response, plain_error_page};
-use bulwark_store::StoreError;
 use bulwark_template::{Location, RenderError};
 
 use crate::site::SiteRuntime;
@@ -49,56 +48,6 @@ pub fn error_response(
         }
     };
     html_response(status, html)
-}
-
-/// The one place that decides what a store error means to a client: the request
-/// was wrong (4xx), the database is busy (503, try again) or broken (500).
-pub fn store_error_status(e: &StoreError) -> StatusCode {
-    if e.is_temporary() {
-        return StatusCode::SERVICE_UNAVAILABLE;
-    }
-    match e {
-        StoreError::ResourceNotFound(_)
-        | StoreError::EdgeNotFound
-        | StoreError::RevisionNotFound(_)
-        | StoreError::IdentityNotFound => StatusCode::NOT_FOUND,
-        StoreError::Conflict { .. } => StatusCode::CONFLICT,
-        StoreError::InvalidInput { .. }
-        | StoreError::UnknownCategory(_)
-        | StoreError::UnknownPredicate(_)
-        | StoreError::PredicateNotAllowed { .. }
-        | StoreError::Duplicate(_)
-        | StoreError::InUse(_) => StatusCode::BAD_REQUEST,
-        StoreError::StorageFull { .. } => StatusCode::INSUFFICIENT_STORAGE,
-        // A backup or restore refused for a reason of its own (a restore into a
-        // PostgreSQL site that serves, a backup of other migrations): said as such.
-        StoreError::Backup { source: None, .. } => StatusCode::CONFLICT,
-        // Well-formed, and refused for what cleaning it would cost.
-        StoreError::HtmlTooComplex { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    }
-}
-
-/// A store error as a JSON answer: what went wrong for 4xx, `Retry-After` for a
-/// busy database, and nothing about the database for a 500 (that is logged).
-pub fn store_error_json(e: &StoreError) -> Response<Body> {
-    let status = store_error_status(e);
-    let message = if status == StatusCode::INTERNAL_SERVER_ERROR {
-        tracing::error!("{e}");
-        "the database failed".to_string()
-    } else if let StoreError::StorageFull { .. } = e {
-        tracing::error!("{e}");
-        "the server's disk is full: the change was not saved, and nothing was lost; try again later"
-            .to_string()
-    } else {
-        e.to_string()
-    };
-    let mut resp = json_response(status, &serde_json::json!({"error": message}));
-    if status == StatusCode::SERVICE_UNAVAILABLE {
-        resp.headers_mut()
-            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-    }
-    resp
 }
 
 /// A JSON answer for the API and push endpoints; never stored by browsers.

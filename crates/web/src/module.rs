@@ -20,12 +20,20 @@ use bulwark_template::{SiteModels, TemplateExtension};
 
 use crate::authenticate::Authenticator;
 use crate::controllers::{Controller, ControllerFactory, ModuleKinds};
+use crate::endpoint::Api;
 use crate::error::ModuleError;
 use crate::stores::SiteNotifier;
 
 pub trait Module: Send + Sync + 'static {
     /// Name, priority, dependencies, templates, static files and dispatch rules.
     fn manifest(&self) -> &Arc<ModuleManifest>;
+
+    /// The module's JSON endpoints and the schemas their descriptions use
+    /// (`crate::endpoint`). Its manifest must add their rules
+    /// (`ModuleManifest::with_endpoints(api.routes())`).
+    fn api(&self) -> Option<&'static Api> {
+        None
+    }
 
     /// The module's own tables, applied in order when a site's store opens.
     fn migrations(&self) -> &'static [Migration] {
@@ -88,6 +96,7 @@ pub struct SiteSetup<'a> {
     pub(crate) observers: &'a mut Observers,
     pub(crate) template_extensions: &'a mut Vec<TemplateExtension>,
     pub(crate) authenticator: &'a mut Option<Arc<dyn Authenticator>>,
+    pub(crate) state: &'a mut http::Extensions,
 }
 
 impl SiteSetup<'_> {
@@ -142,6 +151,14 @@ impl SiteSetup<'_> {
     /// it; a second module setting one replaces the first).
     pub fn set_authenticator(&mut self, authenticator: Arc<dyn Authenticator>) {
         *self.authenticator = Some(authenticator);
+    }
+
+    /// Keeps `value` with the running site, for the module's endpoints and
+    /// controllers to find ([`SiteRuntime::state`](crate::SiteRuntime::state)):
+    /// the module's per-site state (its stores, limits, settings). One value
+    /// per type: a second replaces the first.
+    pub fn provide<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
+        self.state.insert(value);
     }
 
     /// Template functions, filters or globals: `extend` runs on the site's

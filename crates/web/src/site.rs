@@ -42,9 +42,21 @@ pub struct SiteRuntime {
     pub reload: crate::sites::ReloadHandle,
     /// What the site counts as it serves, for its live figures.
     pub counters: crate::figures::Counters,
+    /// The OpenAPI document of the endpoints this site serves.
+    pub openapi: bytes::Bytes,
+    /// What the site's modules keep per site (`SiteSetup::provide`).
+    pub(crate) state: http::Extensions,
     /// `[headers]`, ready to add to every response.
     pub(crate) security_headers: SecurityHeaders,
     pub dev: bool,
+}
+
+impl SiteRuntime {
+    /// What a module kept for this site with `SiteSetup::provide`; `None` when
+    /// no enabled module did.
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.state.get::<T>()
+    }
 }
 
 /// A module of the binary, as the admin lists it.

@@ -17,6 +17,7 @@ use bulwark_template::SiteTemplates;
 
 use crate::bottleneck::{Bottleneck, LibBuilds};
 use crate::controllers::{self, Controller, ModuleKinds};
+use crate::endpoint::{Api, Endpoint};
 use crate::module::{Module, SiteSetup, enabled_modules};
 use crate::options::SitesOptions;
 use crate::security_headers::SecurityHeaders;
@@ -213,6 +214,7 @@ async fn serve_site(
     let mut observers = Observers::new();
     let mut template_extensions = Vec::new();
     let mut authenticator = None;
+    let mut state = http::Extensions::new();
     for module in &enabled {
         let name = module.manifest().name;
         module
@@ -226,19 +228,22 @@ async fn serve_site(
                 observers: &mut observers,
                 template_extensions: &mut template_extensions,
                 authenticator: &mut authenticator,
+                state: &mut state,
             })
             .map_err(|e| SiteError::invalid(&file, &format!("{name}.{}", e.key), e.problem))?;
     }
     let notifier = Arc::new(observers.build());
     open.notifier.replace(notifier.clone());
     notifier.notify(&crate::events::SiteLoaded);
+    let apis: Vec<&'static Api> = enabled.iter().filter_map(|m| m.api()).collect();
     let controllers = site
         .router
         .rules()
         .iter()
-        .map(|rule| controllers::build(rule, &kinds))
+        .map(|rule| controllers::build(rule, &kinds, &apis))
         .collect::<Result<Vec<_>, String>>()
         .map_err(|problem| SiteError::invalid(&file, "dispatch", problem))?;
+    let openapi = openapi_document(&site, &apis);
     let templates = SiteTemplates::with_extensions(
         site.clone(),
         options.template_options(),
@@ -269,6 +274,8 @@ async fn serve_site(
             })
             .collect(),
         reload: reload.clone(),
+        openapi,
+        state,
         dev: options.dev,
         site,
     });
@@ -277,4 +284,24 @@ async fn serve_site(
         runtime,
         controllers,
     })
+}
+
+/// The site's OpenAPI document, as served: every rule that names an endpoint,
+/// at the rule's path.
+fn openapi_document(site: &Site, apis: &[&'static Api]) -> bytes::Bytes {
+    let routes: Vec<(&str, &'static Endpoint)> = site
+        .router
+        .rules()
+        .iter()
+        .filter_map(|rule| match &rule.controller {
+            bulwark_site::Controller::Endpoint { name } => apis
+                .iter()
+                .flat_map(|a| a.endpoints())
+                .find(|e| e.name() == name)
+                .map(|e| (rule.pattern.as_str(), e)),
+            _ => None,
+        })
+        .collect();
+    let doc = crate::endpoint::openapi_document(site, &routes, apis);
+    bytes::Bytes::from(serde_json::to_vec_pretty(&doc).expect("a JSON value serialises"))
 }

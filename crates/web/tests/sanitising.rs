@@ -64,7 +64,7 @@ async fn deeply_nested_html_is_refused_with_422_and_a_clear_message() {
     assert_eq!(r.status, 422, "{}", r.text());
     let error: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
     assert_eq!(
-        error["error"],
+        error["detail"],
         "body: this HTML cannot be stored: elements are nested deeper than 256 levels"
     );
     // Nothing was written; nesting within the limit is fine.

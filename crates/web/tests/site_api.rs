@@ -106,7 +106,7 @@ async fn categories_and_predicates(s: &TestServer) {
     )
     .await;
     assert_eq!(status, 400, "{body}");
-    assert!(body["error"].as_str().unwrap().contains("cycle"), "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("cycle"), "{body}");
     let (_, tree, _) = call(s, &manager, "GET", "/api/categories", None, None).await;
     assert_eq!(
         tree["categories"]
@@ -130,7 +130,7 @@ async fn categories_and_predicates(s: &TestServer) {
             status == 400 || status == 404,
             "{path} {body}: {status} {answer}"
         );
-        assert!(answer["error"].is_string(), "{answer}");
+        assert!(answer["detail"].is_string(), "{answer}");
     }
 
     // A new category, where it was asked for.
@@ -528,7 +528,7 @@ async fn administrators_make_download_and_restore_backups() {
     .await;
     assert_eq!(status, 400, "{body}");
     assert!(
-        body["error"].as_str().unwrap().contains("\"default\""),
+        body["detail"].as_str().unwrap().contains("\"default\""),
         "{body}"
     );
     let (status, _, _) = call(
@@ -601,7 +601,7 @@ async fn a_postgresql_site_makes_backups_and_refuses_to_restore_while_serving() 
     .await;
     assert_eq!(status, 409, "{body}");
     assert!(
-        body["error"].as_str().unwrap().contains("PostgreSQL"),
+        body["detail"].as_str().unwrap().contains("PostgreSQL"),
         "{body}"
     );
 }
@@ -725,7 +725,7 @@ async fn managers_add_users_and_give_only_the_groups_they_are_in() {
     .await;
     assert_eq!(status, 403, "{body}");
     assert!(
-        body["error"].as_str().unwrap().contains("administrators"),
+        body["detail"].as_str().unwrap().contains("administrators"),
         "{body}"
     );
     let (status, body, _) = call(&s, &manager, "POST", &edges, membership("managers"), None).await;
@@ -908,7 +908,7 @@ async fn administrators_turn_modules_on_and_off_and_the_site_follows() {
             call(&s, &admin, "PUT", "/api/modules", Some(bad.clone()), None).await;
         assert_eq!(status, 400, "{bad}: {body}");
         assert!(
-            body["error"].as_str().unwrap().contains(why),
+            body["detail"].as_str().unwrap().contains(why),
             "{bad}: {body}"
         );
     }

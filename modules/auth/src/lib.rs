@@ -33,6 +33,7 @@
 //! password ends every session of the account.
 
 pub mod accounts;
+mod api;
 pub mod api_tokens;
 mod asking;
 mod hashing_cores;
@@ -122,7 +123,8 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             Some(&TEMPLATES),
             None,
             include_str!("../module.toml"),
-        );
+        )
+        .and_then(|m| m.with_endpoints(api::api().routes()));
         Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
     })
 }
@@ -137,6 +139,10 @@ impl Auth {
 impl Module for Auth {
     fn manifest(&self) -> &Arc<ModuleManifest> {
         manifest()
+    }
+
+    fn api(&self) -> Option<&'static bulwark_web::Api> {
+        Some(api::api())
     }
 
     fn migrations(&self) -> &'static [Migration] {
@@ -196,6 +202,8 @@ impl Module for Auth {
         });
         setup.set_authenticator(Arc::new(asking::Asking { sessions, tokens }));
         setup.observers().on_first(500, users::membership_change);
+        setup.provide(site.clone());
+        setup.provide(reset.clone());
         setup.add_controller("auth", move |options| {
             AuthController::from_rule(site.clone(), options)
                 .map(|c| Box::new(c) as Box<dyn Controller>)

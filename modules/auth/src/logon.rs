@@ -18,8 +18,8 @@ use serde_json::json;
 use bulwark_http::Body;
 use bulwark_web::events::{Logoff, Logon};
 use bulwark_web::{
-    Controller, ModuleError, Outcome, RequestCtx, busy_response, json_response, parse_form,
-    read_settings, render_page, store_error_json,
+    Controller, ModuleError, Outcome, Problem, ProblemKind, RequestCtx, busy_response,
+    json_response, parse_form, read_settings, render_page,
 };
 
 use crate::api_tokens::ApiTokens;
@@ -38,7 +38,7 @@ pub struct AuthSite {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-enum Action {
+pub(crate) enum Action {
     Logon,
     Logoff,
     Sessions,
@@ -70,6 +70,15 @@ pub struct AuthController {
 }
 
 impl AuthController {
+    /// The JSON form of an action, for the module's endpoints (`api.rs`).
+    pub(crate) fn json(site: Arc<AuthSite>, action: Action) -> AuthController {
+        AuthController {
+            site,
+            action,
+            format: Format::Json,
+        }
+    }
+
     pub fn from_rule(site: Arc<AuthSite>, options: &toml::Table) -> Result<Self, ModuleError> {
         let options: Options = read_settings(options)?;
         Ok(AuthController {
@@ -191,10 +200,18 @@ impl AuthController {
         retry_after: Option<Duration>,
     ) -> Outcome {
         match self.format {
-            Format::Json => with_retry_after(
-                Outcome::Response(json(status, json!({ "error": message }))),
-                retry_after,
-            ),
+            Format::Json => {
+                let kind = match status {
+                    StatusCode::TOO_MANY_REQUESTS => ProblemKind::TooManyRequests,
+                    StatusCode::FORBIDDEN => ProblemKind::Forbidden,
+                    _ => ProblemKind::Unauthenticated,
+                };
+                let problem = Problem::new(kind, message);
+                match retry_after {
+                    Some(wait) => problem.with_retry_after(wait.as_secs()).into(),
+                    None => problem.into(),
+                }
+            }
             Format::Html => {
                 let mut v = BTreeMap::new();
                 v.insert("error".into(), Value::from(message));
@@ -210,10 +227,10 @@ impl AuthController {
             Format::Json => match serde_json::from_slice::<Credentials>(&req.body) {
                 Ok(c) => c,
                 Err(e) => {
-                    return Outcome::Response(json(
-                        StatusCode::BAD_REQUEST,
-                        json!({ "error": format!("expected {{\"username\", \"password\", \"remember\"}}: {e}") }),
-                    ));
+                    return Problem::bad_request(format!(
+                        "expected {{\"username\", \"password\", \"remember\"}}: {e}"
+                    ))
+                    .into();
                 }
             },
             Format::Html => {
@@ -250,7 +267,7 @@ impl AuthController {
         let lookup = username.clone();
         let stored = match store.run(move |s| s.password_hash(&lookup)).await {
             Ok(stored) => stored,
-            Err(e) => return Outcome::Response(store_error_json(&e)),
+            Err(e) => return Problem::from(e).into(),
         };
         let (person, hash) = match stored {
             Some((person, hash)) => (Some(person), Some(hash)),
@@ -262,14 +279,13 @@ impl AuthController {
             .unwrap_or_else(|_| Password::new("-".repeat(8)).expect("a valid password"));
         let matches = match self.site.passwords.verify_or_dummy(password, hash).await {
             Ok(ok) => ok && !creds.password.is_empty(),
-            Err(PasswordError::Busy { .. }) => return Outcome::Response(busy_response()),
-            Err(e) => {
-                tracing::error!("checking a password: {e}");
-                return Outcome::Response(json(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    json!({ "error": "the password could not be checked" }),
-                ));
+            Err(PasswordError::Busy { .. }) if self.format == Format::Html => {
+                return Outcome::Response(busy_response());
             }
+            Err(PasswordError::Busy { .. }) => {
+                return Problem::busy("too many logons at once: try again in a moment", 1).into();
+            }
+            Err(e) => return Problem::internal("checking the password", &e).into(),
         };
         let Some(person) = person.filter(|_| matches) else {
             self.site.throttle.failed(&keys);
@@ -285,10 +301,9 @@ impl AuthController {
                 let mut v = BTreeMap::new();
                 let message = "Enter the code from your authenticator app (or a recovery code).";
                 return match self.format {
-                    Format::Json => Outcome::Response(json(
-                        StatusCode::UNAUTHORIZED,
-                        json!({ "error": message, "second_factor": true }),
-                    )),
+                    Format::Json => Problem::unauthenticated(message)
+                        .with("second_factor", json!(true))
+                        .into(),
                     Format::Html => {
                         v.insert("second_factor".into(), Value::from(true));
                         v.insert("error".into(), Value::from(message));
@@ -312,7 +327,7 @@ impl AuthController {
                     .refused(req, StatusCode::FORBIDDEN, message, &creds, None)
                     .await;
             }
-            Err(e) => return Outcome::Response(store_error_json(&e)),
+            Err(e) => return Problem::from(e).into(),
         }
         self.site.throttle.succeeded(&keys[0]);
         let previous = req.auth().session.as_deref();
@@ -323,7 +338,7 @@ impl AuthController {
             .await
         {
             Ok(s) => s,
-            Err(e) => return Outcome::Response(store_error_json(&e)),
+            Err(e) => return Problem::from(e).into(),
         };
         req.site.notifier.notify(&Logon { user: person });
         let cookie = set_cookie(&started.token, req.peer().secure, started.max_age);
@@ -377,7 +392,7 @@ impl AuthController {
     async fn logoff(&self, req: &RequestCtx<'_>) -> Outcome {
         if let Some(session) = &req.auth().session {
             if let Err(e) = self.site.sessions.end(session).await {
-                return Outcome::Response(store_error_json(&e));
+                return Problem::from(e).into();
             }
             if let Some(user) = req.principal().user_id() {
                 req.site.notifier.notify(&Logoff { user });
@@ -397,10 +412,7 @@ impl AuthController {
     async fn sessions(&self, req: &RequestCtx<'_>, post: bool) -> Outcome {
         let (Some(person), Some(current)) = (req.principal().user_id(), &req.auth().session) else {
             return match self.format {
-                Format::Json => Outcome::Response(json(
-                    StatusCode::UNAUTHORIZED,
-                    json!({ "error": "log on first" }),
-                )),
+                Format::Json => Problem::unauthenticated("log on first").into(),
                 Format::Html => Outcome::Response(see_other("/logon?next=/logon/sessions")),
             };
         };
@@ -422,7 +434,7 @@ impl AuthController {
                 None => Ok(()),
             };
             if let Err(e) = ended {
-                return Outcome::Response(store_error_json(&e));
+                return Problem::from(e).into();
             }
             if self.format == Format::Html {
                 return Outcome::Response(see_other("/logon/sessions"));
@@ -430,7 +442,7 @@ impl AuthController {
         }
         let sessions = match self.site.sessions.list(person).await {
             Ok(s) => s,
-            Err(e) => return Outcome::Response(store_error_json(&e)),
+            Err(e) => return Problem::from(e).into(),
         };
         let list: Vec<serde_json::Value> = sessions
             .iter()
@@ -480,10 +492,8 @@ impl AuthController {
     /// an id revokes one. Only with a session: a token cannot make tokens.
     async fn tokens(&self, req: &RequestCtx<'_>) -> Response<Body> {
         let (Some(person), Some(_)) = (req.principal().user_id(), &req.auth().session) else {
-            return json(
-                StatusCode::UNAUTHORIZED,
-                json!({ "error": "log on (with a session) to manage API tokens" }),
-            );
+            return Problem::unauthenticated("log on (with a session) to manage API tokens")
+                .into_response();
         };
         let store = self.site.sessions.store().clone();
         let info_json = |t: &crate::api_tokens::ApiTokenInfo| {
@@ -504,10 +514,10 @@ impl AuthController {
                 let new: NewToken = match serde_json::from_slice(&req.body) {
                     Ok(n) => n,
                     Err(e) => {
-                        return json(
-                            StatusCode::BAD_REQUEST,
-                            json!({ "error": format!("expected {{\"label\": \"...\"}}: {e}") }),
-                        );
+                        return Problem::bad_request(format!(
+                            "expected {{\"label\": \"...\"}}: {e}"
+                        ))
+                        .into_response();
                     }
                 };
                 match store
@@ -519,12 +529,12 @@ impl AuthController {
                         body["token"] = json!(token);
                         json(StatusCode::CREATED, body)
                     }
-                    Err(e) => store_error_json(&e),
+                    Err(e) => Problem::from(e).into_response(),
                 }
             }
             Method::DELETE => {
                 let Some(id) = req.arg("id").and_then(|id| id.parse::<i64>().ok()) else {
-                    return json(StatusCode::NOT_FOUND, json!({ "error": "no such token" }));
+                    return Problem::not_found("no such token").into_response();
                 };
                 match self.site.tokens.revoke(person, id).await {
                     Ok(true) => {
@@ -532,8 +542,8 @@ impl AuthController {
                         *resp.status_mut() = StatusCode::NO_CONTENT;
                         resp
                     }
-                    Ok(false) => json(StatusCode::NOT_FOUND, json!({ "error": "no such token" })),
-                    Err(e) => store_error_json(&e),
+                    Ok(false) => Problem::not_found("no such token").into_response(),
+                    Err(e) => Problem::from(e).into_response(),
                 }
             }
             _ => match store
@@ -544,7 +554,7 @@ impl AuthController {
                     StatusCode::OK,
                     json!({ "tokens": list.iter().map(info_json).collect::<Vec<_>>() }),
                 ),
-                Err(e) => store_error_json(&e),
+                Err(e) => Problem::from(e).into_response(),
             },
         }
     }

@@ -31,8 +31,8 @@ use serde_json::json;
 use bulwark_module_mail::{Mail, MailError, SendMail};
 use bulwark_store::{ResourceId, Store, StoreError};
 use bulwark_web::{
-    Controller, ModuleError, Outcome, RenderCost, RequestCtx, SiteNotifier, busy_response,
-    error_response, json_response, parse_form, read_settings, render_uncached,
+    Controller, ModuleError, Outcome, Problem, ProblemKind, RenderCost, RequestCtx, SiteNotifier,
+    busy_response, error_response, json_response, parse_form, read_settings, render_uncached,
 };
 
 use crate::accounts::{self, UserContact};
@@ -256,7 +256,7 @@ fn split_subject(text: &str) -> (&str, &str) {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-enum Step {
+pub(crate) enum Step {
     Request,
     Confirm,
 }
@@ -268,6 +268,18 @@ struct RuleOptions {
     step: Step,
     /// The page's template; without one the rule answers JSON.
     template: Option<String>,
+}
+
+impl ResetController {
+    /// The JSON form of a step, for the module's endpoints (`api.rs`).
+    pub(crate) fn json(reset: Arc<SiteReset>, step: Step) -> ResetController {
+        ResetController {
+            reset,
+            step,
+            template: None,
+            cost: RenderCost::default(),
+        }
+    }
 }
 
 pub(crate) struct ResetController {
@@ -522,7 +534,7 @@ impl ResetController {
             Err(ConfirmError::Password(e)) => {
                 json_error(StatusCode::BAD_REQUEST, &e.to_string(), "password")
             }
-            Err(ConfirmError::Store(e)) => Outcome::Response(bulwark_web::store_error_json(&e)),
+            Err(ConfirmError::Store(e)) => bulwark_web::Problem::from(e).into(),
         }
     }
 }
@@ -536,15 +548,21 @@ fn too_often(wait: Duration) -> String {
 }
 
 fn json_error(status: StatusCode, message: &str, reason: &str) -> Outcome {
-    Outcome::Response(json_response(
-        status,
-        &json!({"error": message, "reason": reason}),
-    ))
+    let kind = match status {
+        StatusCode::GONE => ProblemKind::Gone,
+        StatusCode::TOO_MANY_REQUESTS => ProblemKind::TooManyRequests,
+        _ => ProblemKind::Invalid,
+    };
+    let problem = Problem::new(kind, message).with("reason", json!(reason));
+    match kind {
+        ProblemKind::Invalid => problem.with_field(reason),
+        _ => problem,
+    }
+    .into()
 }
 
 fn store_failure_page(req: &RequestCtx<'_>, e: &StoreError) -> Outcome {
-    let status = bulwark_web::store_error_status(e);
-    if status == StatusCode::SERVICE_UNAVAILABLE {
+    if e.is_temporary() {
         return Outcome::Response(busy_response());
     }
     tracing::error!(site = %req.site.site.name(), "password reset: {e}");

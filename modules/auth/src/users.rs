@@ -15,7 +15,7 @@ use serde_json::json;
 use bulwark_acl::{ADMINISTRATORS, MANAGERS, Principal};
 use bulwark_http::Body;
 use bulwark_web::events::{EdgeChange, EdgeRefused};
-use bulwark_web::{RequestCtx, json_response, store_error_json};
+use bulwark_web::{Problem, ProblemKind, RequestCtx, json_response};
 use http::Response;
 
 use crate::accounts::{self, AccountError, GroupName, HAS_PARENT_GROUP, HAS_USER_GROUP};
@@ -41,12 +41,25 @@ fn answer(status: StatusCode, value: serde_json::Value) -> Response<Body> {
 }
 
 fn refused(status: StatusCode, message: impl std::fmt::Display) -> Response<Body> {
-    answer(status, json!({ "error": message.to_string() }))
+    let kind = match status {
+        StatusCode::UNAUTHORIZED => ProblemKind::Unauthenticated,
+        StatusCode::FORBIDDEN => ProblemKind::Forbidden,
+        StatusCode::CONFLICT => ProblemKind::Conflict,
+        StatusCode::SERVICE_UNAVAILABLE => ProblemKind::Busy,
+        StatusCode::INTERNAL_SERVER_ERROR => ProblemKind::Internal,
+        _ => ProblemKind::BadRequest,
+    };
+    let problem = Problem::new(kind, message.to_string());
+    match kind {
+        ProblemKind::Busy => problem.with_retry_after(1),
+        _ => problem,
+    }
+    .into_response()
 }
 
 fn account_error(e: AccountError) -> Response<Body> {
     match e {
-        AccountError::Store(e) => store_error_json(&e),
+        AccountError::Store(e) => Problem::from(e).into_response(),
         e => refused(StatusCode::BAD_REQUEST, e),
     }
 }
@@ -103,7 +116,7 @@ pub async fn users(req: &RequestCtx<'_>, passwords: &std::sync::Arc<Passwords>) 
                     .collect();
                 answer(StatusCode::OK, json!({ "users": users }))
             }
-            Err(e) => store_error_json(&e),
+            Err(e) => Problem::from(e).into_response(),
         };
     }
     // An object and nothing else (serde would also read the fields from an array).
@@ -171,6 +184,6 @@ pub async fn users(req: &RequestCtx<'_>, passwords: &std::sync::Arc<Passwords>) 
             )
         }
         Ok(Err(e)) => account_error(e),
-        Err(e) => store_error_json(&e),
+        Err(e) => Problem::from(e).into_response(),
     }
 }

@@ -3,6 +3,7 @@
 //! the dispatch rules for static files, uploads, resource pages and the JSON API,
 //! and the demo content a new site can start with (`[database] demo_content`).
 
+mod api;
 mod demo;
 
 use std::sync::{Arc, OnceLock};
@@ -11,7 +12,7 @@ use include_dir::{Dir, include_dir};
 
 use bulwark_site::{ModuleManifest, Site};
 use bulwark_store::{Store, StoreError};
-use bulwark_web::Module;
+use bulwark_web::{Api, Module};
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
@@ -38,7 +39,8 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             Some(&TEMPLATES),
             Some(&LIB),
             include_str!("../module.toml"),
-        );
+        )
+        .and_then(|m| m.with_endpoints(api::api().routes()));
         Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
     })
 }
@@ -46,6 +48,10 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
 impl Module for Core {
     fn manifest(&self) -> &Arc<ModuleManifest> {
         manifest()
+    }
+
+    fn api(&self) -> Option<&'static Api> {
+        Some(api::api())
     }
 
     fn open_store(&self, site: &Site, store: &Store) -> Result<(), StoreError> {

@@ -58,8 +58,8 @@ use bulwark_web::events::{GatherFigures, ResourceChanged};
 use bulwark_web::file_cache::Found;
 
 use bulwark_web::{
-    Content, Controller, Module, ModuleError, Outcome, Representation, RequestCtx, SiteSetup,
-    json_response, read_settings, store_error_json,
+    Access, Api, Content, Controller, Endpoint, Module, ModuleError, Outcome, Problem, ProblemKind,
+    Representation, RequestCtx, SiteSetup, json_response, read_settings,
 };
 use originals::{Originals, is_hash, stored_path};
 pub use preview::{Format, Preset, Previews, default_presets, focus, render};
@@ -295,7 +295,8 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             None,
             None,
             include_str!("../module.toml"),
-        );
+        )
+        .and_then(|m| m.with_endpoints(api().routes()));
         Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
     })
 }
@@ -303,6 +304,10 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
 impl Module for MediaModule {
     fn manifest(&self) -> &Arc<ModuleManifest> {
         manifest()
+    }
+
+    fn api(&self) -> Option<&'static Api> {
+        Some(api())
     }
 
     fn migrations(&self) -> &'static [Migration] {
@@ -390,6 +395,12 @@ impl Module for MediaModule {
                     tokio::task::spawn_blocking(move || originals.forget(id));
                 }
             });
+        setup.provide(Arc::new(MediaController {
+            action: Action::Upload,
+            settings: settings.clone(),
+            previews: previews.clone(),
+            originals: originals.clone(),
+        }));
         setup.add_controller("media", move |options| {
             MediaController::from_rule(
                 options,
@@ -449,17 +460,13 @@ impl Controller for MediaController {
         }
     }
 
-    fn streams_body(&self) -> bool {
-        self.action == Action::Upload
-    }
-
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
             match self.action {
-                Action::Upload => Outcome::Response(match upload(req, self).await {
-                    Ok(made) => json_response(StatusCode::CREATED, &made),
-                    Err(refused) => refused.response(),
-                }),
+                Action::Upload => match upload(req, self).await {
+                    Ok(made) => Outcome::Response(json_response(StatusCode::CREATED, &made)),
+                    Err(refused) => refused.into(),
+                },
                 Action::File => file(req, &self.originals).await,
                 Action::Preview => preview::serve(req, &self.previews, &self.originals).await,
             }
@@ -467,17 +474,73 @@ impl Controller for MediaController {
     }
 }
 
+/// The module's endpoints: `POST /media/upload`.
+fn api() -> &'static Api {
+    static API: std::sync::LazyLock<Api> = std::sync::LazyLock::new(|| {
+        Api::new().endpoint(
+            Endpoint::new("media_upload", "/media/upload")
+                .post(
+                    Access::Known,
+                    json!({
+                        "operationId": "uploadMedia",
+                        "summary": "Upload a file",
+                        "description": "A multipart form with the file in the field `file` (and \
+                            optionally `title`): a new media resource, its type found from its bytes. \
+                            The body is read as it arrives, within the caller's size limit and the \
+                            site's quota. A session sends its CSRF token in the X-CSRF-Token header.",
+                        "tags": ["media"],
+                        "requestBody": {
+                            "required": true,
+                            "content": {"multipart/form-data": {"schema": {
+                                "type": "object",
+                                "required": ["file"],
+                                "properties": {
+                                    "file": {"type": "string", "format": "binary"},
+                                    "title": {"type": "string"},
+                                },
+                            }}},
+                        },
+                        "responses": {
+                            "201": {
+                                "description": "The new media resource",
+                                "content": {"application/json": {"schema": {"type": "object"}}},
+                            },
+                        },
+                    }),
+                    |req, _| Box::pin(upload_endpoint(req)),
+                )
+                .streaming_body(),
+        )
+    });
+    &API
+}
+
+async fn upload_endpoint(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
+    let media = req
+        .site
+        .state::<Arc<MediaController>>()
+        .ok_or_else(|| Problem::internal("the media module", &"it is not set up on this site"))?;
+    let made = upload(req, media).await?;
+    Ok(Outcome::Response(json_response(StatusCode::CREATED, &made)))
+}
+
 /// Why an upload was not taken, for the person who sent it.
-struct Refused(StatusCode, String);
+type Refused = Problem;
 
-impl Refused {
-    fn new(status: StatusCode, why: impl Into<String>) -> Refused {
-        Refused(status, why.into())
-    }
-
-    fn response(self) -> http::Response<bulwark_http::Body> {
-        json_response(self.0, &json!({ "error": self.1 }))
-    }
+/// A refusal with its status (each status is one kind of problem here).
+fn refused(status: StatusCode, why: impl Into<String>) -> Refused {
+    let kind = match status {
+        StatusCode::UNAUTHORIZED => ProblemKind::Unauthenticated,
+        StatusCode::FORBIDDEN => ProblemKind::Forbidden,
+        StatusCode::PAYLOAD_TOO_LARGE => ProblemKind::TooLarge,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ProblemKind::UnsupportedType,
+        StatusCode::INSUFFICIENT_STORAGE => ProblemKind::StorageFull,
+        StatusCode::UNPROCESSABLE_ENTITY => ProblemKind::Unprocessable,
+        StatusCode::SERVICE_UNAVAILABLE => ProblemKind::Busy,
+        StatusCode::INTERNAL_SERVER_ERROR => ProblemKind::Internal,
+        _ => ProblemKind::BadRequest,
+    };
+    Problem::new(kind, why).with_status(status)
 }
 
 fn category_of(mime: &str) -> &'static str {
@@ -542,7 +605,7 @@ async fn receive(
     loop {
         let chunk = match tokio::time::timeout(IDLE, field.chunk()).await {
             Err(_) => {
-                return Err(Refused::new(
+                return Err(refused(
                     StatusCode::REQUEST_TIMEOUT,
                     "the upload stopped arriving; send it again",
                 ));
@@ -580,14 +643,14 @@ fn rand_suffix() -> u32 {
 }
 
 fn too_large(max_bytes: u64) -> Refused {
-    Refused::new(
+    refused(
         StatusCode::PAYLOAD_TOO_LARGE,
         format!("the file is larger than this site takes ({max_bytes} bytes)"),
     )
 }
 
 fn over_quota(settings: &Settings) -> Refused {
-    Refused::new(
+    refused(
         StatusCode::INSUFFICIENT_STORAGE,
         format!(
             "the site's media would take more than its quota ({} bytes): delete some first",
@@ -597,28 +660,27 @@ fn over_quota(settings: &Settings) -> Refused {
 }
 
 fn store_refused(e: StoreError) -> Refused {
-    let resp = store_error_json(&e);
-    Refused::new(resp.status(), e.to_string())
+    Problem::from(e)
 }
 
 fn disk(e: std::io::Error) -> Refused {
     tracing::error!("storing an upload: {e}");
     if e.raw_os_error() == Some(28) {
-        return Refused::new(
+        return refused(
             StatusCode::INSUFFICIENT_STORAGE,
             "the server's disk is full: nothing was stored",
         );
     }
-    Refused::new(StatusCode::INTERNAL_SERVER_ERROR, "storing the file failed")
+    refused(StatusCode::INTERNAL_SERVER_ERROR, "storing the file failed")
 }
 
 fn multipart_error(e: multer::Error) -> Refused {
     match e {
-        multer::Error::StreamReadFailed(_) => Refused::new(
+        multer::Error::StreamReadFailed(_) => refused(
             StatusCode::BAD_REQUEST,
             "the upload broke off before its end; send it again",
         ),
-        e => Refused::new(StatusCode::BAD_REQUEST, format!("not a valid upload: {e}")),
+        e => refused(StatusCode::BAD_REQUEST, format!("not a valid upload: {e}")),
     }
 }
 
@@ -629,7 +691,7 @@ async fn upload(
     let settings = &controller.settings;
     let who = req.principal().clone();
     if who.is_anonymous() {
-        return Err(Refused::new(StatusCode::UNAUTHORIZED, "log on to upload"));
+        return Err(refused(StatusCode::UNAUTHORIZED, "log on to upload"));
     }
     let may_upload = |category: &str| {
         req.site
@@ -637,10 +699,7 @@ async fn upload(
             .may_insert(&who, category, Visibility::Public)
     };
     if !CATEGORIES.iter().any(|(c, _)| may_upload(c)) {
-        return Err(Refused::new(
-            StatusCode::FORBIDDEN,
-            "you may not upload media",
-        ));
+        return Err(refused(StatusCode::FORBIDDEN, "you may not upload media"));
     }
     let (max_bytes, types) = settings.limits_for(&who);
     let room = match settings.quota_bytes {
@@ -664,7 +723,7 @@ async fn upload(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| multer::parse_boundary(v).ok())
         .ok_or_else(|| {
-            Refused::new(
+            refused(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "send the file as multipart/form-data, in a field called file",
             )
@@ -686,7 +745,7 @@ async fn upload(
     }
     let body = req
         .take_body_stream()
-        .ok_or_else(|| Refused::new(StatusCode::BAD_REQUEST, "no body"))?;
+        .ok_or_else(|| refused(StatusCode::BAD_REQUEST, "no body"))?;
     let stream = BodyStream::new(body).filter_map(|frame| async move {
         match frame {
             Ok(frame) => frame.into_data().ok().map(Ok::<Bytes, std::io::Error>),
@@ -698,7 +757,7 @@ async fn upload(
     let mut received = None;
     while let Some(mut field) = match tokio::time::timeout(IDLE, multipart.next_field()).await {
         Err(_) => {
-            return Err(Refused::new(
+            return Err(refused(
                 StatusCode::REQUEST_TIMEOUT,
                 "the upload stopped arriving; send it again",
             ));
@@ -710,17 +769,17 @@ async fn upload(
         }
     }
     let Some(mut received) = received else {
-        return Err(Refused::new(
+        return Err(refused(
             StatusCode::BAD_REQUEST,
             "no file: send it in a field called file",
         ));
     };
     if received.size == 0 {
-        return Err(Refused::new(StatusCode::BAD_REQUEST, "the file is empty"));
+        return Err(refused(StatusCode::BAD_REQUEST, "the file is empty"));
     }
     let mime = infer::get(&received.head).map(|t| t.mime_type().to_owned());
     let Some(mime) = mime.filter(|m| types.iter().any(|t| t == m)) else {
-        return Err(Refused::new(
+        return Err(refused(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             format!(
                 "{} is {} (read from its content), which this site does not take; it takes {}",
@@ -732,7 +791,7 @@ async fn upload(
     };
     let category = category_of(&mime);
     if !may_upload(category) {
-        return Err(Refused::new(
+        return Err(refused(
             StatusCode::FORBIDDEN,
             format!("you may not upload a {category}"),
         ));
@@ -757,7 +816,7 @@ async fn upload(
         None
     };
     if category == "image" && dimensions.is_none() {
-        return Err(Refused::new(
+        return Err(refused(
             StatusCode::UNPROCESSABLE_ENTITY,
             format!(
                 "{} looks like {mime} but cannot be read as an image",
@@ -795,7 +854,7 @@ async fn upload(
     drop(admitting);
     if let Err(why) = originals.keep_in_database(&kept, &received.sha256).await {
         tracing::error!("keeping an upload in the database: {why}");
-        return Err(Refused::new(
+        return Err(refused(
             StatusCode::SERVICE_UNAVAILABLE,
             "the file could not be kept in the database; send it again in a moment",
         ));
@@ -967,7 +1026,7 @@ pub(crate) async fn visible_media(
             Ok(r)
         }
         Ok(_) => Err(Outcome::NotFound),
-        Err(e) => Err(Outcome::Response(store_error_json(&e))),
+        Err(e) => Err(bulwark_web::Problem::from(e).into()),
     }
 }
 
@@ -1023,10 +1082,7 @@ pub(crate) fn missing_file(id: ResourceId, missing: originals::Missing) -> Outco
         originals::Missing::Gone => Outcome::NotFound,
         originals::Missing::Failed(why) => {
             tracing::warn!("the file of media {}: {why}", id.0);
-            Outcome::Response(json_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &json!({ "error": "the file cannot be read now; try again in a moment" }),
-            ))
+            Problem::busy("the file cannot be read now; try again in a moment", 1).into()
         }
     }
 }

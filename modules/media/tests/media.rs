@@ -213,7 +213,7 @@ async fn uploads_that_break_a_rule_are_refused_with_the_reason_and_leave_nothing
     .await;
     assert_eq!(status, 415, "{body}");
     assert!(
-        body["error"].as_str().unwrap().contains("photo.png"),
+        body["detail"].as_str().unwrap().contains("photo.png"),
         "{body}"
     );
     let mut fake = small.clone();
@@ -226,7 +226,7 @@ async fn uploads_that_break_a_rule_are_refused_with_the_reason_and_leave_nothing
     assert!(large.len() > 2000);
     let (status, body) = upload(&s, Some(&ed), "large.png", &large).await;
     assert_eq!(status, 413, "{body}");
-    assert!(body["error"].as_str().unwrap().contains("2000"), "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("2000"), "{body}");
 
     // How: not multipart, no file field, a form cut short.
     let resp = client()
@@ -622,7 +622,7 @@ async fn limits_follow_the_uploaders_groups_and_the_site_keeps_its_quota() {
     let (status, body) = upload(&s, Some(&ed), "a.gif", &gif).await;
     assert_eq!(status, 415, "{body}");
     assert!(
-        body["error"].as_str().unwrap().contains("image/png"),
+        body["detail"].as_str().unwrap().contains("image/png"),
         "{body}"
     );
 
@@ -632,7 +632,7 @@ async fn limits_follow_the_uploaders_groups_and_the_site_keeps_its_quota() {
     assert_eq!(status, 201, "{first}");
     let (status, body) = upload(&s, Some(&max), "other.png", &other).await;
     assert_eq!(status, 507, "{body}");
-    assert!(body["error"].as_str().unwrap().contains("quota"), "{body}");
+    assert!(body["detail"].as_str().unwrap().contains("quota"), "{body}");
     let (status, again) = upload(&s, Some(&ed), "again.png", &small).await;
     assert_eq!(status, 201, "{again}");
     let (status, _) = upload(&s, Some(&max), "large.png", &large).await;

@@ -16,7 +16,6 @@ use bulwark_acl::Principal;
 use bulwark_store::{ResourceId, SearchQuery, SortKey};
 use bulwark_web::{
     Content, Controller, ModuleError, Outcome, Representation, RequestCtx, read_settings,
-    store_error_json,
 };
 
 /// The built document, shared by a site's sitemap rules and its change observer.
@@ -84,7 +83,7 @@ impl SitemapController {
                 Ok(found)
             })
             .await
-            .map_err(|e| Outcome::Response(store_error_json(&e)))?;
+            .map_err(|e| Outcome::from(bulwark_web::Problem::from(e)))?;
         let site = &req.site.site;
         let scheme = if site.config.tls.is_some() {
             "https"

@@ -5,7 +5,6 @@
 //! [`SiteSetup::add_controller`](crate::SiteSetup::add_controller). [`build`] is the
 //! one place where a dispatch rule becomes a controller.
 
-mod api;
 mod file;
 mod lib_files;
 mod page;
@@ -17,7 +16,12 @@ use std::collections::HashMap;
 use futures_util::future::BoxFuture;
 use http::{HeaderValue, Method};
 
+use bulwark_acl::Principal;
 use bulwark_site::{Controller as Kind, DispatchRule};
+
+use crate::endpoint::{Api, EndpointController};
+use crate::problem::Problem;
+use crate::site::SiteRuntime;
 
 use crate::error::ModuleError;
 use crate::representation::Outcome;
@@ -27,7 +31,7 @@ pub const GET_HEAD: &[Method] = &[Method::GET, Method::HEAD];
 
 pub trait Controller: Send + Sync {
     /// Methods this controller answers; others get `405` with an `Allow` header.
-    fn allowed_methods(&self) -> &'static [Method] {
+    fn allowed_methods(&self) -> &[Method] {
         GET_HEAD
     }
 
@@ -40,7 +44,25 @@ pub trait Controller: Send + Sync {
     /// `RequestCtx::take_body_stream`) instead of the server reading it whole
     /// first. Such a controller keeps its own size and time limits, and a
     /// session's CSRF token must come in the `X-CSRF-Token` header.
-    fn streams_body(&self) -> bool {
+    fn streams_body(&self, _method: &Method) -> bool {
+        false
+    }
+
+    /// Whether the request may go on, decided from its head and who is asking
+    /// before its body is read (an endpoint's declared access): `Err` is the
+    /// refusal (a problem for JSON clients, the error page for browsers).
+    fn admit(
+        &self,
+        _parts: &http::request::Parts,
+        _site: &SiteRuntime,
+        _principal: &Principal,
+    ) -> Result<(), Problem> {
+        Ok(())
+    }
+
+    /// Whether every answer, errors included, is JSON (an endpoint): a 405 or
+    /// 413 before the controller runs is then a problem, not the error page.
+    fn answers_json(&self) -> bool {
         false
     }
 
@@ -64,10 +86,12 @@ pub type ControllerFactory =
 /// The controller kinds modules brought to one site, by the name rules use.
 pub(crate) type ModuleKinds = HashMap<String, ControllerFactory>;
 
-/// The controller for a rule: a built-in kind, or one an enabled module brought.
+/// The controller for a rule: a built-in kind, an endpoint of an enabled
+/// module, or a kind an enabled module brought.
 pub(crate) fn build(
     rule: &DispatchRule,
     kinds: &ModuleKinds,
+    apis: &[&'static Api],
 ) -> Result<Box<dyn Controller>, String> {
     Ok(match &rule.controller {
         Kind::Template {
@@ -86,18 +110,31 @@ pub(crate) fn build(
             to: to.clone(),
             permanent: *permanent,
         }),
-        Kind::Api { endpoint } => Box::new(api::ApiController {
-            endpoint: *endpoint,
-        }),
+        Kind::Endpoint { name } => {
+            match apis
+                .iter()
+                .flat_map(|a| a.endpoints())
+                .find(|e| e.name() == name)
+            {
+                Some(endpoint) => Box::new(EndpointController::new(endpoint)),
+                None => {
+                    return Err(format!(
+                        "rule {:?}: no endpoint named {name:?} (is its module enabled?)",
+                        rule.name
+                    ));
+                }
+            }
+        }
         Kind::Module { kind, options } => match kinds.get(kind) {
             Some(factory) => factory(options).map_err(|problem| {
                 format!("rule {:?}, controller {kind:?}: {problem}", rule.name)
             })?,
             None => {
-                let mut known: Vec<&str> = ["template", "page", "lib", "file", "redirect", "api"]
-                    .into_iter()
-                    .chain(kinds.keys().map(String::as_str))
-                    .collect();
+                let mut known: Vec<&str> =
+                    ["template", "page", "lib", "file", "redirect", "endpoint"]
+                        .into_iter()
+                        .chain(kinds.keys().map(String::as_str))
+                        .collect();
                 known.sort();
                 return Err(format!(
                     "rule {:?}: unknown controller {kind:?} (is its module enabled?); known: {}",

@@ -250,5 +250,22 @@ pub async fn call(
     } else {
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("{method} {path}: {e}: {text}"))
     };
+    if status >= 400 {
+        assert_problem(status, &headers, &value);
+    }
     (status, value, headers)
+}
+
+/// Every JSON error is a problem (RFC 9457): `application/problem+json` with
+/// `type`, `title`, `status` (the answer's) and `detail`.
+pub fn assert_problem(status: u16, headers: &reqwest::header::HeaderMap, body: &Value) {
+    assert_eq!(
+        headers["content-type"], "application/problem+json",
+        "a {status} answer: {body}"
+    );
+    let kind = body["type"].as_str().unwrap_or_default();
+    assert!(kind.starts_with("urn:bulwark:problem:"), "{body}");
+    assert!(body["title"].is_string(), "{body}");
+    assert!(body["detail"].is_string(), "{body}");
+    assert_eq!(body["status"], status, "{body}");
 }

@@ -123,7 +123,7 @@
           say("Someone else changed this page since you opened it. Your change was not saved: " +
             "reload the page to see their version, then make your change again.", "conflict");
         } else {
-          say("Not saved: " + (r.answer.error || r.res.status), "error");
+          say("Not saved: " + (r.answer.detail || r.res.status), "error");
         }
       })
       .catch(function () { say("Not saved: the server could not be reached. Try again.", "error"); });
@@ -325,7 +325,7 @@
             return res.json().then(function (answer) {
               Admin.say(revStatus, res.status === 409
                 ? "Someone else changed this page meanwhile: reload it, then restore again."
-                : "Not restored: " + (answer.error || res.status), "error");
+                : "Not restored: " + (answer.detail || res.status), "error");
             });
           }).catch(function () { Admin.say(revStatus, "Not restored: the server could not be reached.", "error"); });
         });

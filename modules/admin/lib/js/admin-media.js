@@ -15,7 +15,7 @@
         var answer = null;
         try { answer = JSON.parse(xhr.responseText); } catch (e) { answer = null; }
         if (xhr.status === 201 && answer) return resolve(answer);
-        var why = answer && answer.error ? answer.error : xhr.status + " " + xhr.statusText;
+        var why = answer && answer.detail ? answer.detail : xhr.status + " " + xhr.statusText;
         if (xhr.status === 503) why = "the server is busy; try again in a moment";
         reject(new Error(why));
       };
@@ -132,7 +132,7 @@
           } else if (res.status === 409) {
             Admin.say(focusStatus, "Someone else changed this since you opened it: reload, then set it again.", "error");
           } else {
-            Admin.say(focusStatus, "Not saved: " + (answer.error || res.status), "error");
+            Admin.say(focusStatus, "Not saved: " + (answer.detail || res.status), "error");
           }
         });
       }).catch(function () { Admin.say(focusStatus, "Not saved: the server could not be reached.", "error"); });

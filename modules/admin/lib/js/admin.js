@@ -22,7 +22,7 @@ var Admin = (function () {
         var answer = null;
         try { answer = text ? JSON.parse(text) : null; } catch (e) { answer = null; }
         if (!res.ok) {
-          var why = answer && answer.error ? answer.error : res.status + " " + res.statusText;
+          var why = answer && answer.detail ? answer.detail : res.status + " " + res.statusText;
           if (res.status === 503) why = "the server is busy; try again in a moment (" + why + ")";
           throw new Error(why);
         }

@@ -18,10 +18,9 @@ use serde_json::json;
 use bulwark_acl::ADMINISTRATORS;
 
 use super::input::json_body;
-use super::{Caller, error, reply};
-use crate::representation::Outcome;
-use crate::request::RequestCtx;
-use crate::site::ModuleInfo;
+
+use bulwark_web::ModuleInfo;
+use bulwark_web::{Access, Caller, Endpoint, Outcome, Problem, RequestCtx};
 
 /// Always on, whatever `site.toml` says.
 const CORE: &str = "core";
@@ -46,7 +45,10 @@ fn listing(available: &[ModuleInfo], enabled: impl Fn(&ModuleInfo) -> bool) -> O
             })
         })
         .collect();
-    reply(StatusCode::OK, json!({ "modules": modules }))
+    Outcome::Response(bulwark_web::json_response(
+        StatusCode::OK,
+        &json!({ "modules": modules }),
+    ))
 }
 
 /// What is wrong with enabling exactly `wanted`, if anything.
@@ -122,18 +124,12 @@ fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-pub(super) async fn modules(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome {
-    if !caller.in_group(ADMINISTRATORS) {
-        return caller.refused("see or change the site's modules");
-    }
+pub(super) async fn modules(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outcome, Problem> {
     let available = &req.site.available_modules;
     if req.parts.method != Method::PUT {
-        return listing(available, |m| m.enabled);
+        return Ok(listing(available, |m| m.enabled));
     }
-    let change: Enabled = match json_body(req) {
-        Ok(c) => c,
-        Err(bad) => return bad,
-    };
+    let change: Enabled = json_body(req)?;
     let wanted: BTreeSet<&str> = change
         .enabled
         .iter()
@@ -141,46 +137,136 @@ pub(super) async fn modules(req: &RequestCtx<'_>, caller: Caller<'_>) -> Outcome
         .filter(|n| *n != CORE)
         .collect();
     if let Err(problem) = check(available, &wanted) {
-        return error(StatusCode::BAD_REQUEST, problem);
+        return Err(Problem::bad_request(problem));
     }
     let reload = req.site.reload.clone();
     let file = req.site.site.dir.join("site.toml");
     let before = match tokio::fs::read_to_string(&file).await {
         Ok(text) => text,
         Err(e) => {
-            tracing::error!("reading {}: {e}", file.display());
-            return error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "reading site.toml failed",
-            );
+            return Err(Problem::internal(
+                &format!("reading {}", file.display()),
+                &e,
+            ));
         }
     };
     let after = match with_modules(&before, &wanted) {
         Ok(text) => text,
-        Err(problem) => return error(StatusCode::CONFLICT, problem),
+        Err(problem) => return Err(Problem::conflict(problem)),
     };
     if let Err(e) = write_whole(&file, &after) {
-        tracing::error!("writing {}: {e}", file.display());
-        return error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "writing site.toml failed",
-        );
+        return Err(Problem::internal(
+            &format!("writing {}", file.display()),
+            &e,
+        ));
     }
     if let Err(problems) = reload.reload().await {
         // Put the file back as it was; the running sites never changed.
         if let Err(e) = write_whole(&file, &before) {
             tracing::error!("putting {} back: {e}", file.display());
         }
-        return error(
-            StatusCode::BAD_REQUEST,
-            format!(
-                "the site does not load with these modules: {}",
-                problems.join("; ")
-            ),
-        );
+        return Err(Problem::bad_request(format!(
+            "the site does not load with these modules: {}",
+            problems.join("; ")
+        )));
     }
     tracing::info!(site = %req.site.site.name(), "modules now: {:?}", wanted);
-    listing(available, |m| wanted.contains(m.name))
+    Ok(listing(available, |m| wanted.contains(m.name)))
+}
+
+/// This file's endpoints, with their OpenAPI descriptions.
+pub(super) fn endpoints() -> Vec<Endpoint> {
+    vec![
+        Endpoint::new("api_modules", "/api/modules")
+            .get(
+                Access::Group(ADMINISTRATORS),
+                json!({
+                    "operationId": "listModules",
+                    "summary": "The modules of this Bulwark, and which the site enables",
+                    "tags": [
+                        "site"
+                    ],
+                    "description": "Administrators only.",
+                    "responses": {
+                        "200": {
+                            "description": "The modules",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "$ref": "#/components/schemas/Modules"
+                                    }
+                                }
+                            }
+                        },
+                        "403": {
+                            "$ref": "#/components/responses/Forbidden"
+                        },
+                        "400": {
+                            "$ref": "#/components/responses/BadRequest"
+                        },
+                        "401": {
+                            "$ref": "#/components/responses/Unauthorized"
+                        }
+                    }
+                }),
+                |req, caller| Box::pin(modules(req, caller)),
+            )
+            .put(
+                Access::Group(ADMINISTRATORS),
+                json!({
+                    "operationId": "setModules",
+                    "summary": "Enable exactly these modules",
+                    "tags": [
+                        "site"
+                    ],
+                    "description": "Writes the list into the site's site.toml (the rest of the file kept) and loads the sites again; a list that would not load changes nothing (400). core is always on; auth and admin stay on. Administrators only.",
+                    "requestBody": {
+                        "required": true,
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "additionalProperties": false,
+                                    "required": [
+                                        "enabled"
+                                    ],
+                                    "properties": {
+                                        "enabled": {
+                                            "type": "array",
+                                            "items": {
+                                                "type": "string"
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    },
+                    "responses": {
+                        "200": {
+                            "description": "The modules now",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "$ref": "#/components/schemas/Modules"
+                                    }
+                                }
+                            }
+                        },
+                        "403": {
+                            "$ref": "#/components/responses/Forbidden"
+                        },
+                        "400": {
+                            "$ref": "#/components/responses/BadRequest"
+                        },
+                        "401": {
+                            "$ref": "#/components/responses/Unauthorized"
+                        }
+                    }
+                }),
+                |req, caller| Box::pin(modules(req, caller)),
+            ),
+    ]
 }
 
 #[cfg(test)]

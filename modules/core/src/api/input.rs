@@ -2,23 +2,17 @@
 //! typo is a 400 that names it rather than a change silently not made.
 
 use chrono::{DateTime, Utc};
-use http::StatusCode;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use bulwark_store::{Props, ResourceId, Visibility};
 
-use super::error;
-use crate::representation::Outcome;
-use crate::request::RequestCtx;
+use bulwark_web::{Problem, RequestCtx};
 
 /// The body as `T`; `Err` is a 400 saying what is wrong.
-pub(super) fn json_body<T: DeserializeOwned>(req: &RequestCtx<'_>) -> Result<T, Outcome> {
+pub(super) fn json_body<T: DeserializeOwned>(req: &RequestCtx<'_>) -> Result<T, Problem> {
     if req.body.is_empty() {
-        return Err(error(
-            StatusCode::BAD_REQUEST,
-            "the body must be a JSON object",
-        ));
+        return Err(Problem::bad_request("the body must be a JSON object"));
     }
     // An object and nothing else: serde would also take a struct's fields
     // from an array in order (`[null, 0]`), which no client means.
@@ -28,14 +22,11 @@ pub(super) fn json_body<T: DeserializeOwned>(req: &RequestCtx<'_>) -> Result<T, 
         } else {
             ""
         };
-        error(StatusCode::BAD_REQUEST, format!("bad JSON body: {e}{hint}"))
+        Problem::bad_request(format!("bad JSON body: {e}{hint}"))
     };
     let value: serde_json::Value = serde_json::from_slice(&req.body).map_err(bad)?;
     if !value.is_object() {
-        return Err(error(
-            StatusCode::BAD_REQUEST,
-            "the body must be a JSON object",
-        ));
+        return Err(Problem::bad_request("the body must be a JSON object"));
     }
     T::deserialize(value).map_err(bad)
 }
@@ -62,8 +53,8 @@ pub(super) fn visibility(
     name: Option<VisibilityName>,
     content_group: Option<i64>,
     current: Visibility,
-) -> Result<Visibility, Outcome> {
-    let bad = |m: &str| Err(error(StatusCode::BAD_REQUEST, m));
+) -> Result<Visibility, Problem> {
+    let bad = |m: &str| Err(Problem::bad_request(m));
     match (name, content_group) {
         (None, None) => Ok(current),
         (Some(VisibilityName::Public), None) => Ok(Visibility::Public),
