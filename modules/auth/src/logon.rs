@@ -418,9 +418,22 @@ impl AuthController {
         };
         if post {
             let end = match self.format {
-                Format::Json => serde_json::from_slice::<serde_json::Value>(&req.body)
-                    .ok()
-                    .and_then(|v| v.get("end")?.as_str().map(str::to_string)),
+                Format::Json => {
+                    #[derive(Deserialize)]
+                    #[serde(deny_unknown_fields)]
+                    struct End {
+                        end: Option<String>,
+                    }
+                    match serde_json::from_slice::<End>(&req.body) {
+                        Ok(End { end }) => end,
+                        Err(e) => {
+                            return Problem::bad_request(format!(
+                                "expected {{\"end\": \"<session id>\" or \"others\"}}: {e}"
+                            ))
+                            .into();
+                        }
+                    }
+                }
                 Format::Html => form(&req.body).remove("end"),
             };
             let ended = match end.as_deref() {
