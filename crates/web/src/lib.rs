@@ -10,9 +10,12 @@
 //! `lib/` and `files/` -> `respond/` makes every HTTP decision (304, ranges,
 //! encoding, HEAD, `Content-Language`) in one place.
 //!
-//! Modules plug in through [`Module`]: controller kinds, observers of the core
-//! [`events`], template functions, migrations. Dependencies point one way: this
-//! crate knows no module; the binary registers them.
+//! Modules plug in through [`Module`]: JSON endpoints (declared once beside
+//! their handlers, [`Endpoint`]; the OpenAPI document is made from them),
+//! controller kinds, observers of the core [`events`], template functions,
+//! migrations. Every JSON error is one [`Problem`] (`application/problem+json`).
+//! Dependencies point one way: this crate knows no module; the binary
+//! registers them.
 //!
 //! Deliberately not here: the protocol (accepting, limits, TLS handshakes, the
 //! access log: `bulwark-http`), push (the `push` module), parsing `site.toml`
