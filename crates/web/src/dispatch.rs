@@ -86,10 +86,11 @@ async fn serve(
         );
     };
     let controller = served.controllers[matched.index].as_ref();
-    let json = answers_json(controller, &parts);
+    // Whether an error is said in JSON is only worked out for an error.
+    let json = |parts: &http::request::Parts| answers_json(controller, parts);
     let allowed = controller.allowed_methods();
     if !allowed.contains(&parts.method) {
-        return method_not_allowed(site, json, allowed);
+        return method_not_allowed(site, json(&parts), allowed);
     }
     // Who is asking, and whether they may, before a byte of the body is read:
     // a refused write is refused whatever it sends.
@@ -109,12 +110,12 @@ async fn serve(
         resp
     };
     if let Err(refused) = controller.admit(&parts, site, &auth.principal) {
-        return with_cookie(refuse(site, json, refused));
+        return with_cookie(refuse(site, json(&parts), refused));
     }
     // A controller that streams the body (uploads) keeps its own limits.
     let streams = controller.streams_body(&parts.method);
     if !streams && declared_len.is_some_and(|n| n > max_body_bytes) {
-        return with_cookie(too_large(site, json, max_body_bytes));
+        return with_cookie(too_large(site, json(&parts), max_body_bytes));
     }
     let mut stream = None;
     let body = if streams {
@@ -125,7 +126,7 @@ async fn serve(
         match read_body(body, max_body_bytes as usize, options.body_timeout).await {
             Ok(bytes) => bytes,
             Err(BodyError::TooLarge { .. }) => {
-                return with_cookie(too_large(site, json, max_body_bytes));
+                return with_cookie(too_large(site, json(&parts), max_body_bytes));
             }
             Err(BodyError::TimedOut(_)) => {
                 return plain_response(StatusCode::REQUEST_TIMEOUT, true);
@@ -145,7 +146,7 @@ async fn serve(
         && !is_safe(&parts.method)
         && !carries_csrf_token(&parts, &body, expected)
     {
-        return with_cookie(csrf_refused(site, json));
+        return with_cookie(csrf_refused(site, json(&parts)));
     }
     let ctx = RequestCtx::new(&parts, &matched.args, site, body, upgrade, peer)
         .authenticated(auth)
