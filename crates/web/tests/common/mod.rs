@@ -162,6 +162,32 @@ pub async fn start_with_modules(
     }
 }
 
+/// Waits until the site has applied every change committed so far, so that a
+/// late cache flush does not disturb what a test counts next (renders, hits).
+/// The pivot's change comes last, so first the pivot has indexed everything
+/// queued; then a marker change announced after that has come through the
+/// site's change task, which applies changes in order.
+pub async fn changes_applied(models: &bulwark_template::SiteModels) {
+    let within = Duration::from_secs(10);
+    bulwark_testkit::eventually("the pivot indexed every queued resource", within, || {
+        let store = models.store.clone();
+        async move { (store.run(|s| s.pivot_pending()).await.unwrap() == 0).then_some(()) }
+    })
+    .await;
+    let marker = bulwark_store::dependency::config("changes_applied marker");
+    let (serial, generation) = (models.cache.serial(&marker), models.cache.generation());
+    models.store.announce(bulwark_store::ChangeEvent {
+        keys: vec![marker.clone()],
+        resources: Vec::new(),
+        everything: false,
+    });
+    bulwark_testkit::eventually("the site applied a marker change", within, || async {
+        let cache = &models.cache;
+        (cache.serial(&marker) != serial || cache.generation() != generation).then_some(())
+    })
+    .await;
+}
+
 /// A gzip body, decompressed.
 pub fn gunzip(body: &[u8]) -> Vec<u8> {
     use std::io::Read;
