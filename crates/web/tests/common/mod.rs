@@ -139,7 +139,7 @@ pub async fn start_with_modules(
             )
         });
     let tls = sites_handler.tls_config().unwrap_or_else(|e| panic!("{e}"));
-    let models = ["a", "b", "p", "news", "default"]
+    let models = ["a", "b", "p", "news", "slow", "default"]
         .iter()
         .filter_map(|name| Some((name.to_string(), sites_handler.site_models(name)?)))
         .collect();
