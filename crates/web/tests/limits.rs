@@ -311,7 +311,12 @@ async fn shutdown_lets_a_request_in_flight_finish_and_stops_accepting() {
     conn.write_all(b"POST /page/x HTTP/1.1\r\nHost: a.test\r\nContent-Length: 3\r\nConnection: close\r\n\r\nx=")
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    bulwark_testkit::eventually(
+        "the server read the request so far",
+        Duration::from_secs(5),
+        || async { server_read_all(&conn).then_some(()) },
+    )
+    .await;
     let stopping = tokio::spawn(s.shutdown());
     bulwark_testkit::eventually(
         "no longer accepting after shutdown",

@@ -188,6 +188,30 @@ pub async fn changes_applied(models: &bulwark_template::SiteModels) {
     .await;
 }
 
+/// Whether the server has read everything sent so far on `conn`: the kernel
+/// holds no unread bytes at the server's end of it (Linux's `/proc/net/tcp`,
+/// whose addresses are the IPv4 address as a host-order word and the port).
+pub fn server_read_all(conn: &TcpStream) -> bool {
+    let hex = |addr: SocketAddr| match addr {
+        SocketAddr::V4(a) => format!(
+            "{:08X}:{:04X}",
+            u32::from_ne_bytes(a.ip().octets()),
+            a.port()
+        ),
+        SocketAddr::V6(_) => panic!("the test server listens on IPv4"),
+    };
+    let (server, client) = (
+        hex(conn.peer_addr().unwrap()),
+        hex(conn.local_addr().unwrap()),
+    );
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    table.lines().skip(1).any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let unread = fields[4].split_once(':').map(|(_, rx)| rx);
+        fields[1] == server && fields[2] == client && unread == Some("00000000")
+    })
+}
+
 /// A gzip body, decompressed.
 pub fn gunzip(body: &[u8]) -> Vec<u8> {
     use std::io::Read;
