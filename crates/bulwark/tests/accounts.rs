@@ -3,12 +3,13 @@
 //! site's database holds.
 
 mod common;
-use common::free_port;
+use bulwark_testkit::eventually_blocking;
+use common::{collect, free_port, wait_for};
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bulwark_module_auth::accounts;
 use bulwark_module_auth::second_factor;
@@ -327,17 +328,12 @@ fn serve_once(dir: &Path, admin_password: Option<&str>) -> String {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let started = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the server did not come up"
-        );
+    eventually_blocking("the server comes up", Duration::from_secs(20), || {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the server stopped: {status}");
         }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        std::net::TcpStream::connect(("127.0.0.1", port)).ok()
+    });
     // SAFETY: a signal to the child this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let mut stdout = String::new();
@@ -432,34 +428,6 @@ fn pseudo_terminal() -> (std::fs::File, std::fs::File) {
             .open(path)
             .unwrap();
         (std::fs::File::from_raw_fd(ours), theirs)
-    }
-}
-
-/// Collects what `source` produces on a thread, for polling.
-fn collect(mut source: impl Read + Send + 'static) -> std::sync::Arc<std::sync::Mutex<String>> {
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let into = seen.clone();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 256];
-        // A terminal's end reads EIO once the other side is gone.
-        while let Ok(n @ 1..) = source.read(&mut buf) {
-            into.lock()
-                .unwrap()
-                .push_str(&String::from_utf8_lossy(&buf[..n]));
-        }
-    });
-    seen
-}
-
-fn wait_for(seen: &std::sync::Mutex<String>, text: &str) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !seen.lock().unwrap().contains(text) {
-        assert!(
-            Instant::now() < deadline,
-            "never saw {text:?}: {:?}",
-            seen.lock().unwrap()
-        );
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

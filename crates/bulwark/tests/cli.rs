@@ -1,11 +1,12 @@
 //! The `bulwark` command as a user runs it: a real process on a real port.
 
 mod common;
-use common::{SIGHUP, SIGTERM, free_port, signal};
+use bulwark_testkit::eventually_blocking;
+use common::{SIGHUP, SIGTERM, collect, free_port, signal, wait_for};
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn bulwark(dir: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bulwark"));
@@ -70,16 +71,9 @@ fn serve_without_sites_creates_the_starter_site_and_stops_on_sigterm() {
         .spawn()
         .unwrap();
     let client = reqwest::blocking::Client::new();
-    let started = Instant::now();
-    let home = loop {
-        match client.get(format!("http://127.0.0.1:{port}/")).send() {
-            Ok(r) => break r,
-            Err(_) if started.elapsed() < Duration::from_secs(20) => {
-                std::thread::sleep(Duration::from_millis(100))
-            }
-            Err(e) => panic!("server did not come up: {e}"),
-        }
-    };
+    let home = eventually_blocking("the server comes up", Duration::from_secs(20), || {
+        client.get(format!("http://127.0.0.1:{port}/")).send().ok()
+    });
     assert_eq!(home.status(), 200);
     let (soft, hard) = open_file_limits(child.id());
     assert_eq!(
@@ -121,19 +115,12 @@ fn serve_without_sites_creates_the_starter_site_and_stops_on_sigterm() {
         (r.status().as_u16(), r.text().unwrap())
     };
     let shows = |path: &str, needle: &str| {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
+        let what = format!("{path} shows {needle:?}");
+        eventually_blocking(&what, Duration::from_secs(10), || {
             let (status, html) = get(path);
             assert_eq!(status, 200, "{path}");
-            if html.contains(needle) {
-                return html;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{path} never showed {needle:?}: {html}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+            html.contains(needle).then_some(html)
+        })
     };
     shows("/category/person", "Ada Lovelace");
     let articles = shows("/category/article", "Live pages");
@@ -150,14 +137,9 @@ fn serve_without_sites_creates_the_starter_site_and_stops_on_sigterm() {
     assert_eq!(get("/category/..%2f..%2fetc").0, 404);
 
     signal(child.id(), SIGTERM);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "no exit after SIGTERM");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = eventually_blocking("an exit after SIGTERM", Duration::from_secs(10), || {
+        child.try_wait().unwrap()
+    });
     assert!(status.success(), "{status}");
 }
 
@@ -258,8 +240,10 @@ fn sighup_reloads_the_sites_and_a_broken_config_leaves_them_serving() {
             &format!("127.0.0.1:{port}"),
         ])
         .stdout(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let log = collect(child.stderr.take().unwrap());
     let client = reqwest::blocking::Client::new();
     let get = |path: &str| {
         client
@@ -268,21 +252,16 @@ fn sighup_reloads_the_sites_and_a_broken_config_leaves_them_serving() {
             .map(|r| r.status().as_u16())
             .unwrap_or(0)
     };
-    let started = Instant::now();
-    while get("/") != 200 {
-        assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "server did not come up"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    eventually_blocking("the server comes up", Duration::from_secs(20), || {
+        (get("/") == 200).then_some(())
+    });
     assert_eq!(get("/new"), 404);
     let hangup = || signal(child.id(), SIGHUP);
 
     // A broken site.toml: the reload is refused and the site serves as before.
     std::fs::write(site.join("site.toml"), "hostname = [").unwrap();
     hangup();
-    std::thread::sleep(Duration::from_millis(500));
+    wait_for(&log, "not reloaded");
     assert_eq!(get("/"), 200);
 
     // A new rule: after SIGHUP it answers.
@@ -291,14 +270,9 @@ fn sighup_reloads_the_sites_and_a_broken_config_leaves_them_serving() {
     );
     std::fs::write(site.join("site.toml"), with_rule).unwrap();
     hangup();
-    let started = Instant::now();
-    while get("/new") != 200 {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the reload did not take effect"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    eventually_blocking("the reload takes effect", Duration::from_secs(10), || {
+        (get("/new") == 200).then_some(())
+    });
     assert_eq!(get("/"), 200);
     signal(child.id(), SIGTERM);
     assert!(child.wait().unwrap().success());

@@ -7,12 +7,13 @@
 //! disk; the test reaches into that namespace through `/proc/<pid>/root`.
 
 mod common;
+use bulwark_testkit::eventually_blocking;
 use common::{SIGCONT, SIGSTOP, free_port, signal};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const SITE: &str = r#"
 hostname = "news.test"
@@ -102,14 +103,9 @@ fn a_full_disk_refuses_writes_with_507_loses_nothing_and_recovers() {
         .timeout(Duration::from_secs(20))
         .build()
         .unwrap();
-    let started = Instant::now();
-    while client.get(format!("{base}/")).send().is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the server did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    eventually_blocking("the server starts", Duration::from_secs(30), || {
+        client.get(format!("{base}/")).send().ok()
+    });
     // The data folder as the server sees it: the tmpfs in its namespace.
     let data: PathBuf = format!("/proc/{pid}/root{}", site.join("data").display()).into();
     assert!(data.join("site.db").exists(), "{}", data.display());

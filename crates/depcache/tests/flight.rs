@@ -13,6 +13,7 @@ use std::time::Duration;
 use bulwark_depcache::{
     Computed, Config, Depcache, DependencyKey, Error, Leader, Lookup, Policy, Serial,
 };
+use bulwark_testkit::eventually;
 use tokio::sync::Notify;
 use tokio::time::{sleep, timeout};
 
@@ -88,13 +89,10 @@ async fn lead(cache: &Cache, key: &str, policy: Policy) -> Leader<String, String
 
 /// Waits until `n` callers in all have waited for another caller's computation.
 async fn until_waiting(cache: &Cache, n: u64) {
-    timeout(LIMIT, async {
-        while cache.stats().coalesced_waits < n {
-            sleep(Duration::from_millis(1)).await;
-        }
+    eventually("the callers join the flight", LIMIT, || async {
+        (cache.stats().coalesced_waits >= n).then_some(())
     })
-    .await
-    .expect("the callers join the flight");
+    .await;
 }
 
 #[tokio::test]
@@ -335,13 +333,10 @@ async fn a_failure_reaches_every_waiter_and_nothing_is_stored() {
 }
 
 async fn until_started(runs: &AtomicUsize) {
-    timeout(LIMIT, async {
-        while runs.load(Ordering::SeqCst) == 0 {
-            sleep(Duration::from_millis(1)).await;
-        }
+    eventually("the leader starts computing", LIMIT, || async {
+        (runs.load(Ordering::SeqCst) > 0).then_some(())
     })
-    .await
-    .expect("the leader starts computing");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

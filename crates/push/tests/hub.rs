@@ -18,6 +18,23 @@ fn hub_with(tweak: impl FnOnce(&mut PushConfig)) -> Arc<Hub> {
     Hub::new(config, Arc::new(OpenAcl))
 }
 
+/// Waits until the hub's `stats` satisfy `done`.
+async fn until_stats(hub: &Hub, what: &str, done: impl Fn(&Stats) -> bool) {
+    bulwark_testkit::eventually(what, WAIT, || async { done(&hub.stats()).then_some(()) }).await;
+}
+
+/// Polls `f` once: `None` if it is still pending.
+async fn poll_once<F: std::future::Future + Unpin>(f: F) -> Option<F::Output> {
+    let mut f = f;
+    std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(match std::pin::Pin::new(&mut f).poll(cx) {
+            std::task::Poll::Ready(out) => Some(out),
+            std::task::Poll::Pending => None,
+        })
+    })
+    .await
+}
+
 fn messages(batch: &Batch) -> Vec<serde_json::Value> {
     let v: serde_json::Value = serde_json::from_slice(&batch.body).unwrap();
     v["messages"].as_array().unwrap().clone()
@@ -211,7 +228,10 @@ async fn resuming_with_the_id_and_token_keeps_subscriptions_and_waiting_messages
     let token = c.token().to_string();
     drop(c);
     hub.publish("a", "1").unwrap();
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    until_stats(&hub, "the message waits in the client's inbox", |s| {
+        s.delivered == 1
+    })
+    .await;
     // The id alone, or with another token, is not the client.
     let anonymous = Principal::anonymous();
     let wrong = format!("{:032x}", 7);
@@ -251,8 +271,7 @@ async fn a_client_no_transport_came_back_for_expires_before_the_idle_timeout() {
     let ids = [unclaimed.id().clone(), claimed.id().clone()];
     let tokens = [unclaimed.token().to_string(), claimed.token().to_string()];
     drop((unclaimed, claimed));
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(hub.stats().clients, 1);
+    until_stats(&hub, "the unclaimed client expired", |s| s.clients == 1).await;
     let anonymous = Principal::anonymous();
     assert!(hub.resume(ids[0].as_str(), &tokens[0], &anonymous).is_err());
     assert!(hub.resume(ids[1].as_str(), &tokens[1], &anonymous).is_ok());
@@ -328,14 +347,9 @@ async fn a_newer_transport_takes_over_from_an_older_one() {
     let hub = hub_with(|_| {});
     let c = hub.connect().unwrap();
     c.subscribe("a", None, false).await.unwrap();
-    let old = {
-        let c = c.clone();
-        tokio::spawn(async move {
-            c.next_batch(Duration::from_secs(5), Encoding::Identity)
-                .await
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut old = std::pin::pin!(c.next_batch(Duration::from_secs(5), Encoding::Identity));
+    // Polled once, the old transport is the client's waiter.
+    assert!(poll_once(old.as_mut()).await.is_none());
     let newer = {
         let c = c.clone();
         tokio::spawn(async move {
@@ -344,11 +358,10 @@ async fn a_newer_transport_takes_over_from_an_older_one() {
         })
     };
     assert_eq!(
-        old.await.unwrap().err(),
+        old.await.err(),
         Some(PushError::Superseded),
         "the old transport is told to end"
     );
-    tokio::time::sleep(Duration::from_millis(20)).await;
     hub.publish("a", "1").unwrap();
     assert_eq!(newer.await.unwrap().unwrap().unwrap().count, 1);
 }
@@ -362,8 +375,7 @@ async fn idle_clients_expire_and_their_task_ends() {
     let token = c.token().to_string();
     drop(c);
     assert_eq!(hub.stats().clients, 1);
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(hub.stats().clients, 0);
+    until_stats(&hub, "the idle client expired", |s| s.clients == 0).await;
     assert_eq!(
         hub.resume(&id, &token, &Principal::anonymous()).err(),
         Some(PushError::UnknownClient),
@@ -385,8 +397,8 @@ async fn a_batch_handed_over_but_never_received_goes_back_to_the_client() {
                 .is_err()
         );
         hub.publish("a", "1").unwrap();
-        // The task hands the batch over; nobody polls `waiting` again.
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // The dispatcher hands the batch over; nobody polls `waiting` again.
+        until_stats(&hub, "the batch was handed over", |s| s.delivered == 1).await;
     }
     let batch = c
         .next_batch(WAIT, Encoding::Identity)
@@ -417,8 +429,7 @@ async fn an_abandoned_client_on_a_busy_topic_still_expires() {
             }
         })
     };
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(hub.stats().clients, 0);
+    until_stats(&hub, "the abandoned client expired", |s| s.clients == 0).await;
     publisher.abort();
 }
 
@@ -430,7 +441,7 @@ async fn an_overflowing_inbox_drops_the_oldest_and_says_so() {
     for i in 0..10 {
         hub.publish("a", &i.to_string()).unwrap();
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    until_stats(&hub, "all ten reached the inbox", |s| s.delivered == 10).await;
     let b = next(&c).await;
     assert!(b.lost);
     let payloads: Vec<i64> = messages(&b)
@@ -595,11 +606,14 @@ async fn replayed_messages_stay_out_of_the_delivery_latency() {
         .unwrap()
         .position
         .unwrap();
+    first.subscribe("marker", None, false).await.unwrap();
     hub.publish("old", "1").unwrap();
     hub.publish("snap", "2").unwrap();
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    hub.publish("marker", "3").unwrap();
+    // Dispatched in order: once the marker is out, so are the others.
+    until_stats(&hub, "the marker was dispatched", |s| s.delivered == 2).await;
     // Recovered and snapshot messages are old news: they arrive, but do not
-    // count as 400 ms of delivery latency.
+    // count as delivery latency.
     let late = hub.connect().unwrap();
     late.subscribe("old", Some(position), false).await.unwrap();
     late.subscribe("snap", None, true).await.unwrap();

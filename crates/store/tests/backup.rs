@@ -4,9 +4,11 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use bulwark_store::*;
+use bulwark_testkit::eventually_blocking;
 
 /// Fill a store, start a writer hammering one resource (each update adds a
 /// revision), take a backup in the middle, and return what was written.
@@ -26,9 +28,10 @@ fn backup_during_writes(s: &Store, dest: &std::path::Path) -> ResourceId {
         .create_resource(NewResource::new("article", Props::new().with("n", 0)))
         .unwrap();
     let stop = Arc::new(AtomicBool::new(false));
+    let written = Arc::new(AtomicU64::new(0));
     let writer = {
         let s = s.clone();
-        let stop = stop.clone();
+        let (stop, written) = (stop.clone(), written.clone());
         std::thread::spawn(move || {
             let mut n = 0;
             while !stop.load(Ordering::Relaxed) {
@@ -38,16 +41,21 @@ fn backup_during_writes(s: &Store, dest: &std::path::Path) -> ResourceId {
                 )
                 .unwrap();
                 n += 1;
+                written.store(n as u64, Ordering::Relaxed);
             }
-            n
         })
     };
-    std::thread::sleep(std::time::Duration::from_millis(100));
+    // The backup starts and ends while the writer writes.
+    let written_more_than = |n: u64| {
+        eventually_blocking("the writer wrote again", Duration::from_secs(10), || {
+            (written.load(Ordering::Relaxed) > n).then_some(())
+        })
+    };
+    written_more_than(0);
     s.backup(dest).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(50));
+    written_more_than(written.load(Ordering::Relaxed));
     stop.store(true, Ordering::Relaxed);
-    let n = writer.join().unwrap();
-    assert!(n > 0);
+    writer.join().unwrap();
     hot
 }
 

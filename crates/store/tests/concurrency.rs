@@ -8,6 +8,7 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use bulwark_store::*;
+use bulwark_testkit::{eventually, eventually_blocking};
 
 on_both_backends!(
     fifty_writers_on_different_resources_lose_no_update,
@@ -199,7 +200,15 @@ async fn pool_deadline_gives_busy(db: common::TestDb) {
         }
     });
     let waiter = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(30));
+        eventually_blocking(
+            "the long write holds the writer",
+            Duration::from_secs(10),
+            || {
+                let pool = s.connections();
+                let held = pool.idle < pool.open as usize;
+                (held || holder_done.load(Ordering::SeqCst)).then_some(())
+            },
+        );
         let (mut busy, mut ok) = (0, 0);
         while busy < 3 && !holder_done.load(Ordering::SeqCst) {
             match s.create_resource(NewResource::new("article", Props::new())) {
@@ -270,15 +279,12 @@ async fn postgres_pool_keeps_one_connection_and_closes_idle_ones() {
     let busy = db.store.connections();
     assert!(busy.open > 1 && busy.open <= 4, "{busy:?}");
     // Idle connections above the minimum close after the idle timeout.
-    let mut now = db.store.connections();
-    for _ in 0..40 {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        now = db.store.connections();
-        if now.open == 1 {
-            break;
-        }
-    }
-    assert_eq!(now.open, 1, "{now:?}");
+    eventually(
+        "the idle connections closed",
+        Duration::from_secs(10),
+        || async { (db.store.connections().open == 1).then_some(()) },
+    )
+    .await;
 }
 
 /// Two users each update their own resource naming the other as modifier,

@@ -201,7 +201,7 @@ async fn a_slowloris_client_is_cut_off_while_others_are_served() {
     let started = Instant::now();
     let addr = s.addr;
     let slow_task = tokio::spawn(async move {
-        // One byte a second: this head would take a minute to arrive.
+        // One byte every half second: this head would take half a minute to arrive.
         for byte in b"GET / HTTP/1.1\r\nHost: a.test\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n" {
             if slow.write_all(&[*byte]).await.is_err() {
                 break;
@@ -311,13 +311,19 @@ async fn shutdown_lets_a_request_in_flight_finish_and_stops_accepting() {
     conn.write_all(b"POST /page/x HTTP/1.1\r\nHost: a.test\r\nContent-Length: 3\r\nConnection: close\r\n\r\nx=")
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    bulwark_testkit::eventually(
+        "the server read the request so far",
+        Duration::from_secs(5),
+        || async { server_read_all(&conn).then_some(()) },
+    )
+    .await;
     let stopping = tokio::spawn(s.shutdown());
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert!(
-        TcpStream::connect(addr).await.is_err(),
-        "still accepting after shutdown"
-    );
+    bulwark_testkit::eventually(
+        "no longer accepting after shutdown",
+        Duration::from_secs(5),
+        || async { TcpStream::connect(addr).await.is_err().then_some(()) },
+    )
+    .await;
     conn.write_all(b"1").await.unwrap();
     let mut buf = Vec::new();
     conn.read_to_end(&mut buf).await.unwrap();

@@ -4,6 +4,7 @@
 
 mod common;
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -49,6 +50,8 @@ async fn excess_renders_get_a_fast_503_and_cached_pages_keep_flowing() {
         "cached page"
     );
 
+    let renders = || s.models["slow"].renders.load(Ordering::Relaxed);
+    let before = renders();
     let mut rush = Vec::new();
     for _ in 0..24 {
         let addr = s.addr;
@@ -62,7 +65,12 @@ async fn excess_renders_get_a_fast_503_and_cached_pages_keep_flowing() {
             )
         }));
     }
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    bulwark_testkit::eventually(
+        "a render of the rush runs",
+        Duration::from_secs(5),
+        || async { (renders() > before).then_some(()) },
+    )
+    .await;
     // Meanwhile, cached pages and static files answer quickly.
     for path in ["/cached", "/lib/app.css"] {
         let t = Instant::now();
@@ -92,8 +100,8 @@ async fn excess_renders_get_a_fast_503_and_cached_pages_keep_flowing() {
     }
     assert!(ok >= 1 && busy >= 1, "ok {ok}, busy {busy}");
 
-    // The rush is over: normal service.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The rush is over (a render frees its slot before it answers): normal
+    // service.
     let r = get(s.addr, "slow.test", "/slow").await;
     assert_eq!((r.status, r.text().as_str()), (200, "done"));
     s.shutdown().await;

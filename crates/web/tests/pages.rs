@@ -6,7 +6,11 @@ mod common;
 use std::time::Duration;
 
 use bulwark_store::{NewResource, Props, PropsChange, ResourceUpdate, Store};
+use bulwark_testkit::eventually;
 use common::*;
+
+/// How long a change may take to show: generous, it is only reached when it never does.
+const WITHIN: Duration = Duration::from_secs(10);
 
 const NEWS_SITE: &str = r#"
 hostname = "news.test"
@@ -125,14 +129,12 @@ async fn a_deleted_resource_is_gone_and_one_never_shown_stays_not_found() {
     store.delete_resource(retired, None).unwrap();
     store.delete_resource(draft, None).unwrap();
     // ...and gone once deleted, by id and by name, cache or not.
-    let mut status = 0;
-    for _ in 0..100 {
-        status = page(&s, &format!("/page/{retired}/retired")).await.0;
-        if status != 200 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let path = format!("/page/{retired}/retired");
+    let status = eventually("the deleted page is no longer served", WITHIN, || async {
+        let status = page(&s, &path).await.0;
+        (status != 200).then_some(status)
+    })
+    .await;
     assert_eq!(status, 410);
     let (status, html) = page(&s, "/page/retired").await;
     assert_eq!(status, 410);
@@ -197,48 +199,12 @@ template = \"frag.tpl\"
 
 /// Pages are computed from the change events, which arrive just after the commit.
 async fn wait_for(s: &TestServer, path: &str, needle: &str) -> String {
-    let mut html = String::new();
-    for _ in 0..100 {
-        html = page(s, path).await.1;
-        if html.contains(needle) {
-            return html;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("{path} never showed {needle:?}: {html}");
-}
-
-/// Lets the change events of writes just made reach the caches. They are applied
-/// asynchronously, and a render that overlaps a flush of something it read is
-/// (rightly) not stored, so a test counting renders would see one more.
-async fn settle() {
-    tokio::time::sleep(Duration::from_millis(300)).await;
-}
-
-/// The site flushes what a creation touched when its change event comes by,
-/// and again when the pivot indexes the new resource; a render before either
-/// is not kept. Waits for the creation's event (late on a busy machine), then
-/// until the store has been quiet for a while.
-async fn until_quiet_after(
-    changes: &mut tokio::sync::broadcast::Receiver<bulwark_store::ChangeEvent>,
-    x: bulwark_store::ResourceId,
-) {
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while !changes
-            .recv()
-            .await
-            .unwrap()
-            .resources
-            .iter()
-            .any(|r| r.id == x)
-        {}
+    let what = format!("{path} shows {needle:?}");
+    eventually(&what, WITHIN, || async {
+        let html = page(s, path).await.1;
+        html.contains(needle).then_some(html)
     })
     .await
-    .expect("the creation's change event");
-    while tokio::time::timeout(Duration::from_millis(500), changes.recv())
-        .await
-        .is_ok()
-    {}
 }
 
 fn renders(s: &TestServer) -> u64 {
@@ -253,7 +219,7 @@ async fn editing_a_resource_re_renders_exactly_the_pages_that_showed_it() {
     let store = s.models["news"].store.clone();
     let x = create(&store, "article", "Ex", true);
     let y = create(&store, "article", "Why", true);
-    settle().await;
+    changes_applied(&s.models["news"]).await;
     let (px, py) = (format!("/page/{x}"), format!("/page/{y}"));
     assert!(page(&s, &px).await.1.contains("Ex"));
     assert!(page(&s, &py).await.1.contains("Why"));
@@ -282,10 +248,8 @@ async fn editing_a_resource_re_renders_exactly_the_pages_that_showed_it() {
 async fn concurrent_requests_for_an_uncached_page_cause_one_render() {
     let s = start(&files(), |_| {}).await;
     let store = s.models["news"].store.clone();
-    let mut changes = store.subscribe();
     let x = create(&store, "article", "Rush", true);
-    until_quiet_after(&mut changes, x).await;
-    settle().await;
+    changes_applied(&s.models["news"]).await;
     let path = format!("/page/{x}");
     let before = renders(&s);
     let mut tasks = Vec::new();
@@ -406,10 +370,8 @@ async fn a_fragment_is_cached_until_what_it_shows_changes() {
     ));
     let s = start(&files, |_| {}).await;
     let store = s.models["news"].store.clone();
-    let mut changes = store.subscribe();
     let x = create(&store, "article", "Frag", true);
-    until_quiet_after(&mut changes, x).await;
-    settle().await;
+    changes_applied(&s.models["news"]).await;
     let path = format!("/frag?id={x}");
     let first = page(&s, &path).await.1;
     let second = page(&s, &path).await.1;
@@ -542,7 +504,7 @@ async fn rush_after_an_edit(grace: bool) -> (Vec<String>, u64) {
     let mut update = ResourceUpdate::new(x, now.version);
     update.props = PropsChange::Merge(Props::new().with("title", "New"));
     store.update_resource(update).unwrap();
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    changes_applied(&s.models["news"]).await;
     let mut rush = Vec::new();
     for _ in 0..20 {
         let (addr, path) = (s.addr, path.clone());
@@ -574,7 +536,7 @@ async fn grace_never_serves_a_deleted_page_after_its_410_rendered() {
     let path = format!("/page/{x}");
     assert_eq!(page(&s, &path).await, (200, "Doomed".to_string()));
     store.delete_resource(x, None).unwrap();
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    changes_applied(&s.models["news"]).await;
     let rush = || async {
         let mut tasks = Vec::new();
         for _ in 0..20 {

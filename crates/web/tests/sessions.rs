@@ -7,7 +7,7 @@ mod accounts;
 mod common;
 
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use accounts::*;
 use bulwark_store::{NewResource, Props, ResourceId};
@@ -302,7 +302,7 @@ async fn cached_anonymous_pages_and_members_pages_never_mix() {
     let (draft, members_page) = draft;
     // The writes' cache flushes arrive from the site's change task: let them
     // land before counting renders.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    common::changes_applied(&s.models["default"]).await;
     let renders = || s.models["default"].renders.load(Ordering::Relaxed);
     let path = |id: ResourceId| format!("/page/{}", id.0);
 
@@ -336,7 +336,6 @@ async fn cached_anonymous_pages_and_members_pages_never_mix() {
         hers.contains("Log off") && !hers.contains(">Log on<"),
         "{hers}"
     );
-    tokio::time::sleep(Duration::from_millis(50)).await;
 
     // And her page never reaches the next anonymous visitor.
     let (_, anon) = get(&s, "/", None).await;

@@ -88,6 +88,7 @@ fn a_user_is_a_person_in_a_group_with_a_password_hash(s: &Store) {
     assert!(verifies(s, "ann", "correct horse"));
     assert!(!verifies(s, "ann", "correct horsE"));
 
+    // The clock moves on: a change that touched the creation time would show.
     std::thread::sleep(std::time::Duration::from_millis(5));
     accounts::set_password_hash(s, "ANN", &hash("battery staple")).unwrap();
     assert!(verifies(s, "ann", "battery staple"));

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bulwark_store::{NewResource, Props, ResourceId, ResourceUpdate, Store};
-use common::{TestServer, get, start_with_modules};
+use bulwark_testkit::eventually;
+use common::{TestServer, changes_applied, get, start_with_modules};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use sqlx::Connection;
@@ -121,12 +122,16 @@ impl Pair {
     /// Both nodes listen and their heartbeats come back.
     async fn until_hearing(&self) {
         for server in [&self.a, &self.b] {
-            eventually(Duration::from_secs(10), || async {
-                get(server.addr, "news.test", "/cluster/health")
-                    .await
-                    .status
-                    == 200
-            })
+            eventually(
+                "the node's heartbeats come back",
+                Duration::from_secs(10),
+                || async {
+                    let status = get(server.addr, "news.test", "/cluster/health")
+                        .await
+                        .status;
+                    (status == 200).then_some(())
+                },
+            )
             .await;
         }
     }
@@ -140,19 +145,6 @@ impl Pair {
 async fn health(server: &TestServer) -> Value {
     let r = get(server.addr, "news.test", "/cluster/health").await;
     serde_json::from_slice(&r.body).unwrap()
-}
-
-/// Polls `check` until it is true, failing after `within`.
-async fn eventually<F, Fut>(within: Duration, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let start = Instant::now();
-    while !check().await {
-        assert!(start.elapsed() < within, "not within {within:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 async fn page(server: &TestServer, path: &str) -> String {
@@ -169,7 +161,8 @@ async fn create(store: &Store, title: &str) -> ResourceId {
 
 impl Pair {
     /// Creates an article on A and waits until both nodes have flushed for it,
-    /// so that what they cache afterwards is not flushed by that creation.
+    /// so that what they cache afterwards is not flushed by that creation: both
+    /// stores hear of it, then both sites' change tasks have applied it.
     async fn create_heard(&self, title: &str) -> ResourceId {
         let mut heard: Vec<_> = [&self.a, &self.b]
             .iter()
@@ -188,8 +181,9 @@ impl Pair {
                 }
             }
         }
-        // The change tasks got the event with the subscribers above.
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        for node in [&self.a, &self.b] {
+            changes_applied(&node.models["news"]).await;
+        }
         id
     }
 }
@@ -235,8 +229,8 @@ async fn a_change_on_one_node_removes_the_cached_page_on_the_other() {
 
     let changed = Instant::now();
     retitle(&pair.store(), id, "Changed").await;
-    eventually(Duration::from_secs(2), || async {
-        page(&pair.b, &path).await == "[Changed]"
+    eventually("B shows the change", Duration::from_secs(2), || async {
+        (page(&pair.b, &path).await == "[Changed]").then_some(())
     })
     .await;
     let took = changed.elapsed();
@@ -302,8 +296,14 @@ async fn a_write_that_rolls_back_sends_nothing() {
             .unwrap();
         keys.extend(event.keys);
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    while let Ok(event) = heard.try_recv() {
+    // Messages arrive in commit order: once B hears of a write made after the
+    // rolled-back one, it would have heard of that one too.
+    let marker = bulwark_store::dependency::resource(create(&store, "Marker").await);
+    while !keys.contains(&marker) {
+        let event = tokio::time::timeout_at(deadline.into(), heard.recv())
+            .await
+            .expect("B hears of the marker within 2 s")
+            .unwrap();
         keys.extend(event.keys);
     }
     assert!(!keys.contains(&key("fresh")), "{keys:?}");
@@ -336,8 +336,8 @@ async fn a_node_whose_listener_was_cut_flushes_on_reconnect() {
     .unwrap();
     assert_eq!(cut, vec![true], "B's listener was found and cut");
 
-    eventually(Duration::from_secs(5), || async {
-        health(&pair.b).await["connections"].as_u64().unwrap() > connections
+    eventually("B connected again", Duration::from_secs(5), || async {
+        (health(&pair.b).await["connections"].as_u64().unwrap() > connections).then_some(())
     })
     .await;
     assert_eq!(page(&pair.b, &path).await, "[Missed]");
@@ -416,9 +416,16 @@ async fn a_publication_window_opening_flushes_the_pages_that_list_the_resource_o
     }
     // Both pages are cached now, and nothing is written when the window opens.
     for node in [&pair.a, &pair.b] {
-        eventually(Duration::from_secs(4), || async {
-            page(node, "/articles").await.contains("<Scheduled>")
-        })
+        eventually(
+            "the window opened on both nodes",
+            Duration::from_secs(4),
+            || async {
+                page(node, "/articles")
+                    .await
+                    .contains("<Scheduled>")
+                    .then_some(())
+            },
+        )
         .await;
     }
     let late = chrono::Utc::now() - opens;
@@ -588,27 +595,31 @@ async fn a_node_whose_connection_died_silently_stops_claiming_health_and_flushes
     // B's way to the database stops answering; nothing tells B so.
     proxy.freeze(true);
     retitle(&pair.store(), id, "During").await;
-    eventually(Duration::from_secs(3), || async {
-        get(pair.b.addr, "news.test", "/cluster/health")
-            .await
-            .status
-            == 503
-    })
+    eventually(
+        "B reports itself unhealthy",
+        Duration::from_secs(3),
+        || async {
+            let status = get(pair.b.addr, "news.test", "/cluster/health")
+                .await
+                .status;
+            (status == 503).then_some(())
+        },
+    )
     .await;
     // It flushes everything when it gives the connection up (within a heartbeat
     // of saying so); the connection it made at start flushed once.
-    eventually(Duration::from_secs(2), || async {
-        health(&pair.b).await["full_flushes"].as_u64().unwrap() >= 2
+    eventually("B flushed everything", Duration::from_secs(2), || async {
+        (health(&pair.b).await["full_flushes"].as_u64().unwrap() >= 2).then_some(())
     })
     .await;
 
     // The way is back: B listens again and shows what changed meanwhile.
     proxy.freeze(false);
-    eventually(Duration::from_secs(10), || async {
-        get(pair.b.addr, "news.test", "/cluster/health")
+    eventually("B listens again", Duration::from_secs(10), || async {
+        let status = get(pair.b.addr, "news.test", "/cluster/health")
             .await
-            .status
-            == 200
+            .status;
+        (status == 200).then_some(())
     })
     .await;
     assert_eq!(page(&pair.b, &path).await, "[During]");

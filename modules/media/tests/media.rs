@@ -9,6 +9,7 @@ mod accounts;
 mod common;
 
 use accounts::*;
+use bulwark_testkit::eventually;
 use serde_json::Value;
 
 async fn media_site(settings: &str) -> common::TestServer {
@@ -161,20 +162,17 @@ async fn an_editor_uploads_an_image_named_wrongly_and_it_is_what_its_bytes_say()
     store(&s)
         .delete_resource(bulwark_store::ResourceId(ids[0]), None)
         .unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    until_forgotten(&s, ids[0]).await;
     assert!(!gone(&s), "the other resource still uses it");
     let (status, _) = get(&s, &format!("/media/file/{}", ids[1]), None).await;
     assert_eq!(status, 200);
     store(&s)
         .delete_resource(bulwark_store::ResourceId(ids[1]), None)
         .unwrap();
-    for _ in 0..50 {
-        if gone(&s) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(gone(&s), "the last one took the file along");
+    eventually("the last one took the file along", WITHIN, || async {
+        gone(&s).then_some(())
+    })
+    .await;
     for bad in ["0", "-1", "x", "99999"] {
         let resp = client()
             .get(url(&s, &format!("/media/file/{bad}")))
@@ -437,14 +435,13 @@ async fn a_preview_is_made_once_for_a_rush_signed_and_kept() {
         .delete_resource(bulwark_store::ResourceId(id), None)
         .unwrap();
     let left = || files_under(&s.sites().join("default/data/media"));
-    for _ in 0..50 {
-        if left().is_empty() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(left().is_empty(), "{:?}", left());
-    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    eventually("the file and its previews are gone", WITHIN, || async {
+        left().is_empty().then_some(())
+    })
+    .await;
+    // A timer: the file cache looks at a file it holds again after REVALIDATE.
+    tokio::time::sleep(bulwark_web::file_cache::REVALIDATE + std::time::Duration::from_millis(100))
+        .await;
     let resp = client().get(url(&s, &src)).send().await.unwrap();
     assert_eq!(resp.status(), 404);
 }
@@ -641,21 +638,13 @@ async fn limits_follow_the_uploaders_groups_and_the_site_keeps_its_quota() {
         "over the quota, though not over the manager's size"
     );
     for made in [&first, &again] {
+        let id = made["id"].as_i64().unwrap();
         store(&s)
-            .delete_resource(
-                bulwark_store::ResourceId(made["id"].as_i64().unwrap()),
-                None,
-            )
+            .delete_resource(bulwark_store::ResourceId(id), None)
             .unwrap();
+        until_forgotten(&s, id).await;
     }
-    let mut status = 0;
-    for _ in 0..50 {
-        status = upload(&s, Some(&max), "other.png", &other).await.0;
-        if status == 201 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let (status, _) = upload(&s, Some(&max), "other.png", &other).await;
     assert_eq!(status, 201, "room again after deleting");
     assert!(
         files_under(&s.sites().join("default/data/media/tmp")).is_empty(),
@@ -765,16 +754,37 @@ async fn node(schema: &str, name: &str, settings: &str) -> common::TestServer {
     .await
 }
 
-async fn eventually<F, Fut>(mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !check().await {
-        assert!(std::time::Instant::now() < until, "not within 10 s");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+/// How long the media module may take to act on a deletion (it does so on a
+/// blocking thread after the change event, or in a sweep a second later).
+const WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Waits until the media module has recorded the deletion of resource `id`:
+/// its record of the file is gone (and the file too, if it was the last).
+async fn until_forgotten(s: &common::TestServer, id: i64) {
+    let store = store(s);
+    eventually(
+        "the media module forgot the deleted resource",
+        WITHIN,
+        || {
+            let store = store.clone();
+            async move {
+                let records = store
+                    .run(move |s| {
+                        s.module_read(|sql| {
+                            sql.query_one(
+                                "SELECT count(*) FROM media_file WHERE rsc_id = $1",
+                                &[id.into()],
+                            )
+                        })
+                    })
+                    .await
+                    .unwrap()
+                    .map_or(0, |r| r.int(0));
+                (records == 0).then_some(())
+            }
+        },
+    )
+    .await;
 }
 
 /// `GET /media/file/{id}` as `who`.
@@ -847,7 +857,10 @@ async fn a_file_uploaded_to_one_node_is_served_by_every_node_and_deleted_from_al
         .unwrap()
         .unwrap();
     // Gone from the database and from both nodes' disks.
-    eventually(|| async { on_disk(&a) == 0 && on_disk(&b) == 0 }).await;
+    eventually("the file is gone from both nodes", WITHIN, || async {
+        (on_disk(&a) == 0 && on_disk(&b) == 0).then_some(())
+    })
+    .await;
     assert_eq!(blob_parts(&store(&b), &sha256), 0);
 
     // The node that records a deletion removes its copy; a node that finds
@@ -880,7 +893,10 @@ async fn a_file_uploaded_to_one_node_is_served_by_every_node_and_deleted_from_al
     .await
     .unwrap()
     .unwrap();
-    eventually(|| async { count(&a) == 0 && count(&b) == 0 }).await;
+    eventually("both nodes swept the file", WITHIN, || async {
+        (count(&a) == 0 && count(&b) == 0).then_some(())
+    })
+    .await;
 
     // A file the database lost (by hand) and this node never had: 404.
     let (status, made) = upload(&a, Some(&ed_a), "third.png", &png(30, 30)).await;

@@ -339,6 +339,8 @@ async fn a_push_connection_ends_with_its_session() {
     let mut again = Client::connect(&site, Some(&ada)).await;
     again.refused(&format!("user/{a}/x")).await;
 
+    // A timer: several keep-alives (200 ms) pass, each of which would have
+    // closed the anonymous socket had it been tied to a session.
     tokio::time::sleep(Duration::from_millis(600)).await;
     let (status, _) = server_publish(&site, "site/end", json!(1)).await;
     assert_eq!(status, 200);

@@ -19,9 +19,10 @@
 mod support;
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bulwark_store::{NewResource, Props, ResourceId, Store, Visibility};
+use bulwark_testkit::eventually;
 use serde_json::{Value, json};
 use support::*;
 
@@ -173,14 +174,12 @@ async fn matrix(backend: Backend) {
         .collect();
     // Text search reads the pivot, which indexes a moment after a write.
     let all: BTreeSet<i64> = looked_at.iter().map(|(id, _)| id.0).collect();
-    let started = Instant::now();
-    while api_search(&site, visitors[4].as_ref(), "zebra").await != all {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the pivot indexed the articles"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        "the pivot indexed the articles",
+        Duration::from_secs(10),
+        || async { (api_search(&site, visitors[4].as_ref(), "zebra").await == all).then_some(()) },
+    )
+    .await;
 
     // Push clients, one per group, listening to every resource change.
     let mut clients = Vec::new();
@@ -311,14 +310,15 @@ async fn matrix(backend: Backend) {
 
     // An inserted draft: found by its creator and by who may change it,
     // not by the others (after the pivot has it).
-    let started = Instant::now();
-    while api_search(&site, visitors[4].as_ref(), "okapi").await.len() < inserted.len() {
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the pivot indexed the drafts"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    eventually(
+        "the pivot indexed the drafts",
+        Duration::from_secs(10),
+        || async {
+            let found = api_search(&site, visitors[4].as_ref(), "okapi").await;
+            (found.len() >= inserted.len()).then_some(())
+        },
+    )
+    .await;
     let drafts: BTreeSet<i64> = inserted.iter().map(|(_, id)| *id).collect();
     for (g, group) in GROUPS.iter().enumerate() {
         let expected = if may_view(group, Seen::Draft) {

@@ -99,6 +99,15 @@ async fn push_stats(s: &TestServer) -> Value {
     stats
 }
 
+/// Waits until the `/push/stats` figure `name` is `value`.
+async fn until_stat(s: &TestServer, name: &str, value: u64) {
+    let what = format!("the push stats show {name} = {value}");
+    bulwark_testkit::eventually(&what, Duration::from_secs(10), || async {
+        (push_stats(s).await[name] == value).then_some(())
+    })
+    .await;
+}
+
 type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>;
 
 /// A client's id and token, as its `hello` gave them.
@@ -180,7 +189,7 @@ async fn websocket_subscribe_publish_receive_and_reconnect_with_the_same_client(
 
     // Published while disconnected: waiting in the client's task.
     server_publish(&s, "news/later", json!(2)).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    until_stat(&s, "delivered", 2).await;
     let (mut ws, hello) = ws_connect(&s, Some((&id, &token))).await;
     assert_eq!(hello["client"], id.as_str());
     assert_eq!(hello["token"], token.as_str());
@@ -248,6 +257,9 @@ async fn long_poll_hello_commands_and_batches() {
             raw(addr, req.as_bytes()).await.unwrap()
         })
     };
+    // No figure shows that a poll waits: this lets it arrive first, so that the
+    // publication wakes it up (a poll that came late would still find the
+    // batch in the inbox, and pass without testing the wake-up).
     tokio::time::sleep(Duration::from_millis(100)).await;
     server_publish(&s, "t", json!({"n": 1})).await;
     let r = waiting.await.unwrap();
@@ -264,7 +276,7 @@ async fn long_poll_hello_commands_and_batches() {
         async move { raw(addr, req.as_bytes()).await.unwrap() }
     };
     server_publish(&s, "t", json!({"n": 2})).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    until_stat(&s, "delivered", 2).await;
     let small = poll_with(&s, "gzip").await;
     assert_eq!(
         (small.status, small.header("content-encoding")),
@@ -274,14 +286,14 @@ async fn long_poll_hello_commands_and_batches() {
     assert_eq!(batch["messages"][0]["payload"]["n"], 2);
     let long = "words ".repeat(500);
     server_publish(&s, "t", json!({"n": 3, "text": long})).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    until_stat(&s, "delivered", 3).await;
     let large = poll_with(&s, "gzip").await;
     assert_eq!(large.header("content-encoding"), Some("gzip"));
     assert!(large.body.len() < long.len() / 4);
     let batch: Value = serde_json::from_slice(&common::gunzip(&large.body)).unwrap();
     assert_eq!(batch["messages"][0]["payload"]["text"], long.as_str());
     server_publish(&s, "t", json!({"n": 4, "text": long})).await;
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    until_stat(&s, "delivered", 4).await;
     let large = poll_with(&s, "br").await;
     assert_eq!(large.header("content-encoding"), Some("br"));
     assert!(large.body.len() < long.len() / 4);
@@ -469,8 +481,8 @@ async fn idle_clients_expire_after_the_site_timeout_and_connected_ones_stay() {
     let (polled_id, polled_token) = credentials(&polled);
     assert_eq!(clients().await, 3);
 
-    tokio::time::sleep(Duration::from_millis(900)).await;
-    assert_eq!(clients().await, 1, "only the connected client is left");
+    // Only the connected client is left.
+    until_stat(&s, "clients", 1).await;
     // The expired ones are told so, and coming back makes a new client.
     for client in [(&*gone_id, &*gone_token), (&*polled_id, &*polled_token)] {
         let body = json!([{"op": "subscribe", "topic": "t"}]);
@@ -612,8 +624,7 @@ async fn hellos_past_an_address_rate_get_429_and_clients_nobody_came_back_for_ex
     assert!(resumed.is_err(), "the resumed poll waits for messages");
     // Nobody came back for the other four: gone long before the idle timeout
     // (60 s); the one that was polled stays.
-    tokio::time::sleep(Duration::from_millis(1600)).await;
-    assert_eq!(push_stats(&s).await["clients"], 1);
+    until_stat(&s, "clients", 1).await;
     s.shutdown().await;
 }
 
@@ -878,9 +889,7 @@ async fn anonymous_rsc_subscribers_hear_of_published_resources_only() {
     let unpublished = create(true);
     let deleted = create(true);
     // The creations' own messages go out before anyone listens.
-    while push_stats(&s).await["published"] != 4 {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_stat(&s, "published", 4).await;
     let (mut ws, _) = ws_connect(&s, None).await;
     ws_send(&mut ws, json!({"op": "subscribe", "topic": "rsc/+"})).await;
     ws_send(

@@ -67,15 +67,12 @@ async fn the_sitemap_lists_what_visitors_may_see_and_follows_the_store() {
     // the built sitemap); until then the old one may be served.
     let later = create(&store, "Later", true);
     let wanted = format!("<loc>http://news.test/page/{later}</loc>");
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    loop {
-        let xml = sitemap(&s).await.text();
-        if xml.contains(&wanted) {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "never listed: {xml}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    bulwark_testkit::eventually(
+        "the sitemap lists the new page",
+        Duration::from_secs(5),
+        || async { sitemap(&s).await.text().contains(&wanted).then_some(()) },
+    )
+    .await;
     s.shutdown().await;
 }
 

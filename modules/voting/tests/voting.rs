@@ -13,6 +13,7 @@ mod databases;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bulwark_testkit::eventually;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
@@ -602,15 +603,12 @@ async fn any_node_takes_any_step_and_an_address_votes_once_across_nodes() {
     let a = start(on_postgres("a")).await;
     let b = start(on_postgres("b")).await;
     for node in [&a, &b] {
-        let mut hearing = false;
-        for _ in 0..200 {
-            if node.get("/cluster/health", &[]).await.status == 200 {
-                hearing = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
-        assert!(hearing, "the node hears the other");
+        eventually(
+            "the node hears the other",
+            Duration::from_secs(5),
+            || async { (node.get("/cluster/health", &[]).await.status == 200).then_some(()) },
+        )
+        .await;
     }
     // The administrator logs on at A and watches at B (the session is in the database).
     let (admin, csrf) = a.admin_session().await;
@@ -696,19 +694,15 @@ async fn any_node_takes_any_step_and_an_address_votes_once_across_nodes() {
         .await
         .unwrap();
     assert_eq!(off.status(), 200);
-    let started = std::time::Instant::now();
-    loop {
-        let after = b.get("/admin/votes", &[("cookie", admin.as_str())]).await;
-        if after.status == 303 {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(2),
-            "B still took the session {:?} after the logoff",
-            started.elapsed()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually(
+        "B no longer takes the session after the logoff",
+        Duration::from_secs(2),
+        || async {
+            let after = b.get("/admin/votes", &[("cookie", admin.as_str())]).await;
+            (after.status == 303).then_some(())
+        },
+    )
+    .await;
     a.server.shutdown().await;
     b.server.shutdown().await;
 }

@@ -1,7 +1,10 @@
 //! What the binary's tests share (each test file uses part of it).
 #![allow(dead_code)]
 
+use std::io::Read;
 use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// A port nothing listens on right now.
 pub fn free_port() -> u16 {
@@ -24,4 +27,29 @@ pub fn signal(pid: u32, sig: i32) {
     }
     // SAFETY: sends a signal to a child process of the test; no memory is shared.
     assert_eq!(unsafe { kill(pid as i32, sig) }, 0);
+}
+
+/// Collects what `source` produces (a child's output) on a thread, for
+/// [`wait_for`].
+pub fn collect(mut source: impl Read + Send + 'static) -> Arc<Mutex<String>> {
+    let seen = Arc::new(Mutex::new(String::new()));
+    let into = seen.clone();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        // A terminal's end reads EIO once the other side is gone.
+        while let Ok(n @ 1..) = source.read(&mut buf) {
+            into.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    seen
+}
+
+/// Waits until what [`collect`] gathered shows `text`.
+pub fn wait_for(seen: &Mutex<String>, text: &str) {
+    let what = format!("the output shows {text:?}");
+    bulwark_testkit::eventually_blocking(&what, Duration::from_secs(20), || {
+        seen.lock().unwrap().contains(text).then_some(())
+    });
 }

@@ -175,13 +175,12 @@ pub async fn starter_node(
     let mut modules = crate::common::modules();
     modules.push(cluster);
     let node = crate::common::start_with_modules(&files, |_| {}, modules).await;
-    for _ in 0..200 {
-        if get(&node, "/cluster/health", None).await.0 == 200 {
-            return node;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    panic!("node {name} does not hear the others");
+    let what = format!("node {name} hears the others");
+    bulwark_testkit::eventually(&what, std::time::Duration::from_secs(10), || async {
+        (get(&node, "/cluster/health", None).await.0 == 200).then_some(())
+    })
+    .await;
+    node
 }
 
 /// Stops the nodes, then drops their schema.

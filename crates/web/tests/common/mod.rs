@@ -139,7 +139,7 @@ pub async fn start_with_modules(
             )
         });
     let tls = sites_handler.tls_config().unwrap_or_else(|e| panic!("{e}"));
-    let models = ["a", "b", "p", "news", "default"]
+    let models = ["a", "b", "p", "news", "slow", "default"]
         .iter()
         .filter_map(|name| Some((name.to_string(), sites_handler.site_models(name)?)))
         .collect();
@@ -160,6 +160,56 @@ pub async fn start_with_modules(
         stop: Some(stop),
         task: Some(task),
     }
+}
+
+/// Waits until the site has applied every change committed so far, so that a
+/// late cache flush does not disturb what a test counts next (renders, hits).
+/// The pivot's change comes last, so first the pivot has indexed everything
+/// queued; then a marker change announced after that has come through the
+/// site's change task, which applies changes in order.
+pub async fn changes_applied(models: &bulwark_template::SiteModels) {
+    let within = Duration::from_secs(10);
+    bulwark_testkit::eventually("the pivot indexed every queued resource", within, || {
+        let store = models.store.clone();
+        async move { (store.run(|s| s.pivot_pending()).await.unwrap() == 0).then_some(()) }
+    })
+    .await;
+    let marker = bulwark_store::dependency::config("changes_applied marker");
+    let (serial, generation) = (models.cache.serial(&marker), models.cache.generation());
+    models.store.announce(bulwark_store::ChangeEvent {
+        keys: vec![marker.clone()],
+        resources: Vec::new(),
+        everything: false,
+    });
+    bulwark_testkit::eventually("the site applied a marker change", within, || async {
+        let cache = &models.cache;
+        (cache.serial(&marker) != serial || cache.generation() != generation).then_some(())
+    })
+    .await;
+}
+
+/// Whether the server has read everything sent so far on `conn`: the kernel
+/// holds no unread bytes at the server's end of it (Linux's `/proc/net/tcp`,
+/// whose addresses are the IPv4 address as a host-order word and the port).
+pub fn server_read_all(conn: &TcpStream) -> bool {
+    let hex = |addr: SocketAddr| match addr {
+        SocketAddr::V4(a) => format!(
+            "{:08X}:{:04X}",
+            u32::from_ne_bytes(a.ip().octets()),
+            a.port()
+        ),
+        SocketAddr::V6(_) => panic!("the test server listens on IPv4"),
+    };
+    let (server, client) = (
+        hex(conn.peer_addr().unwrap()),
+        hex(conn.local_addr().unwrap()),
+    );
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    table.lines().skip(1).any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let unread = fields[4].split_once(':').map(|(_, rx)| rx);
+        fields[1] == server && fields[2] == client && unread == Some("00000000")
+    })
 }
 
 /// A gzip body, decompressed.

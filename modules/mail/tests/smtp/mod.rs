@@ -7,7 +7,7 @@
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A running aiosmtpd; stopped when dropped.
 pub struct SmtpSink {
@@ -131,14 +131,11 @@ impl SmtpSink {
             .expect("starting aiosmtpd");
         let sink = SmtpSink { port, child, dir };
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "aiosmtpd did not start on {port}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        bulwark_testkit::eventually_blocking(
+            &format!("aiosmtpd accepts connections on {port}"),
+            Duration::from_secs(15),
+            || TcpStream::connect_timeout(&addr, Duration::from_millis(200)).ok(),
+        );
         sink
     }
 
@@ -167,19 +164,12 @@ impl SmtpSink {
 
     /// Waits until `n` messages arrived (panics after `timeout`).
     pub async fn wait_for(&self, n: usize, timeout: Duration) -> Vec<Received> {
-        let deadline = Instant::now() + timeout;
-        loop {
+        let what = format!("{n} mail(s) arrived");
+        bulwark_testkit::eventually(&what, timeout, || async {
             let messages = self.messages();
-            if messages.len() >= n {
-                return messages;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} of {n} mail(s) arrived within {timeout:?}",
-                messages.len()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+            (messages.len() >= n).then_some(messages)
+        })
+        .await
     }
 }
 
