@@ -17,20 +17,27 @@ use ipnet::IpNet;
 
 use crate::Peer;
 
+/// A `--trusted-proxy` that is neither an address nor a network.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{given:?} is not an address or a network (such as 10.0.0.0/8)")]
+pub struct NotAnAddress {
+    pub given: String,
+}
+
 /// The proxies whose forwarding headers are believed.
 #[derive(Debug, Clone, Default)]
 pub struct TrustedProxies(Vec<IpNet>);
 
 impl TrustedProxies {
     /// From addresses and networks: `10.0.0.0/8`, `127.0.0.1`, `::1`.
-    pub fn parse<S: AsRef<str>>(list: &[S]) -> Result<TrustedProxies, String> {
+    pub fn parse<S: AsRef<str>>(list: &[S]) -> Result<TrustedProxies, NotAnAddress> {
         list.iter()
             .map(|s| {
                 let s = s.as_ref().trim();
                 s.parse::<IpNet>()
                     .or_else(|_| s.parse::<IpAddr>().map(IpNet::from))
-                    .map_err(|_| {
-                        format!("{s:?} is not an address or a network (such as 10.0.0.0/8)")
+                    .map_err(|_| NotAnAddress {
+                        given: s.to_owned(),
                     })
             })
             .collect::<Result<_, _>>()
@@ -185,7 +192,8 @@ mod tests {
     #[test]
     fn a_list_that_names_no_address_is_refused() {
         let e = TrustedProxies::parse(&["10.0.0.0/8", "proxy.local"]).unwrap_err();
-        assert!(e.contains("proxy.local"), "{e}");
+        assert_eq!(e.given, "proxy.local");
+        assert!(e.to_string().contains("10.0.0.0/8"), "{e}");
         assert!(TrustedProxies::parse(&["10.0.0.0/33"]).is_err());
     }
 }

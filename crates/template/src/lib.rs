@@ -259,7 +259,7 @@ fn lib_tags(site: &Site, dev: bool, files: &[String]) -> Result<Value, minijinja
         Ok(urls) => {
             let mut html = String::new();
             for (ext, url) in urls {
-                let url = html_attr(&url);
+                let url = escape_html(&url);
                 match ext.as_str() {
                     "css" => html.push_str(&format!(
                         r#"<link href="{url}" type="text/css" media="all" rel="stylesheet">"#
@@ -278,7 +278,7 @@ fn lib_tags(site: &Site, dev: bool, files: &[String]) -> Result<Value, minijinja
             tracing::warn!(site = %site.name(), "lib(): {problem}");
             Ok(Value::from_safe_string(format!(
                 "<!-- lib: {} -->",
-                html_attr(&problem.to_string()).replace("--", "- -")
+                escape_html(&problem.to_string()).replace("--", "- -")
             )))
         }
     }
@@ -390,11 +390,14 @@ fn live_block(
     let inner = caller.call(state, &[])?;
     Ok(Value::from_safe_string(format!(
         r#"<{tag} id="live-{n}" data-live="{}">{inner}</{tag}>"#,
-        html_attr(&topic)
+        escape_html(&topic)
     )))
 }
 
-fn html_attr(s: &str) -> String {
+/// `s` made safe inside HTML text and quoted attributes (and XML): `&`, `"`,
+/// `<` and `>` escaped. The one escape for HTML the Rust code writes itself
+/// (templates escape on their own).
+pub fn escape_html(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('"', "&quot;")
         .replace('<', "&lt;")

@@ -26,5 +26,5 @@ pub fn check_bearer(parts: &Parts, expected: Option<&str>) -> BearerCheck {
 
 /// Compares without an early exit, so timing does not reveal how much matched.
 pub(crate) fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    subtle::ConstantTimeEq::ct_eq(a, b).into()
 }

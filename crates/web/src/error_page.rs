@@ -62,12 +62,7 @@ pub fn json_response(status: StatusCode, value: &serde_json::Value) -> Response<
 }
 
 fn dev_error_page(status: StatusCode, err: &RenderError) -> String {
-    let esc = |s: &str| {
-        s.replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-    };
+    let esc = bulwark_template::escape_html;
     let location = match &err.location {
         Some(Location {
             template,

@@ -8,22 +8,12 @@ use sha2::{Digest, Sha256};
 /// generator, a CSPRNG seeded from it), as 64 lowercase hex digits.
 pub(crate) fn random_hex() -> String {
     let bytes: [u8; 32] = rand::random();
-    hex(&bytes)
+    hex::encode(bytes)
 }
 
 /// SHA-256 of `bytes`, as 64 lowercase hex digits.
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    hex::encode(Sha256::digest(bytes))
 }
 
 #[cfg(test)]

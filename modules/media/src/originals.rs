@@ -539,7 +539,7 @@ fn fetch_blocking(
         let file = out.into_inner().map_err(|e| on_tmp()(e.into_error()))?;
         file.sync_all().map_err(on_tmp())?;
         // A file deleted while it was read, or damaged, is not kept.
-        if crate::hex(&hasher.finalize()) != sha256 {
+        if hex::encode(hasher.finalize()) != sha256 {
             return Err(Missing::Gone);
         }
         if let Some(parent) = path.parent() {
@@ -645,7 +645,7 @@ mod tests {
             true,
         ));
         let bytes: Vec<u8> = (0..PART_BYTES * 2 + 10).map(|i| (i % 251) as u8).collect();
-        let sha256 = crate::hex(&Sha256::digest(&bytes));
+        let sha256 = hex::encode(Sha256::digest(&bytes));
         let path = originals.path(&sha256);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &bytes).unwrap();

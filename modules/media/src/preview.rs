@@ -145,7 +145,7 @@ impl Previews {
         if focus != (0.5, 0.5) {
             mac.update(format!("\n{:.3},{:.3}", focus.0, focus.1).as_bytes());
         }
-        crate::hex(&mac.finalize().into_bytes()[..12])
+        hex::encode(&mac.finalize().into_bytes()[..12])
     }
 
     /// A preset by name; `name@2x` is `name` at twice the size (for screens
@@ -175,7 +175,7 @@ pub fn signing_key(store: &Store) -> Result<Vec<u8>, StoreError> {
     if let Some(key) = store.config_value(KEY_SETTING)? {
         return Ok(key.into_bytes());
     }
-    let key = crate::hex(&rand::random::<[u8; 32]>());
+    let key = hex::encode(rand::random::<[u8; 32]>());
     store.set_config_value(KEY_SETTING, &key)?;
     // Another node may have made one at the same moment: use what is stored.
     Ok(store.config_value(KEY_SETTING)?.unwrap_or(key).into_bytes())
@@ -292,7 +292,10 @@ pub async fn serve(req: &RequestCtx<'_>, previews: &Previews, originals: &Origin
     let focus = focus(fraction("focus_x"), fraction("focus_y"));
     // A signature for another preset, image or version of it names nothing.
     let expected = previews.sign(id, preset_name, sha256, focus);
-    if !constant_time_eq(expected.as_bytes(), signature.as_bytes()) {
+    if !bool::from(subtle::ConstantTimeEq::ct_eq(
+        expected.as_bytes(),
+        signature.as_bytes(),
+    )) {
         return Outcome::NotFound;
     }
     if !resource
@@ -381,7 +384,7 @@ async fn make(
     tokio::task::spawn_blocking(move || resize(&source, &out, &preset, focus))
         .await
         .map_err(|e| MakeError::Failed(e.to_string()))?
-        .map_err(MakeError::Failed)?;
+        .map_err(|e| MakeError::Failed(e.to_string()))?;
     Ok(target)
 }
 
@@ -393,20 +396,38 @@ pub fn resize(
     target: &Path,
     preset: &Preset,
     focus: (f64, f64),
-) -> Result<(), String> {
+) -> Result<(), RenderFailed> {
     let encoded = render(source, preset, focus)?;
     let dir = target.parent().ok_or("no folder")?;
     std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
     let tmp = target.with_extension("part");
     std::fs::write(&tmp, &encoded).map_err(|e| e.to_string())?;
-    std::fs::rename(&tmp, target).map_err(|e| e.to_string())
+    std::fs::rename(&tmp, target).map_err(|e| RenderFailed(e.to_string()))
 }
 
 /// The preview's bytes: decoded (a JPEG at the smallest scale its decoder
 /// can give that is still large enough: 1/2, 1/4 or 1/8, which is most of
 /// what makes libvips fast), resized with `fast_image_resize` (Lanczos3, SIMD),
 /// encoded in the preset's format.
-pub fn render(source: &Path, preset: &Preset, focus: (f64, f64)) -> Result<Vec<u8>, String> {
+/// Why a preview could not be made (a picture that cannot be read, a size
+/// out of range, an encoder's refusal), for the log.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct RenderFailed(String);
+
+impl From<String> for RenderFailed {
+    fn from(why: String) -> RenderFailed {
+        RenderFailed(why)
+    }
+}
+
+impl From<&str> for RenderFailed {
+    fn from(why: &str) -> RenderFailed {
+        RenderFailed(why.to_owned())
+    }
+}
+
+pub fn render(source: &Path, preset: &Preset, focus: (f64, f64)) -> Result<Vec<u8>, RenderFailed> {
     let (img, (ow, oh)) = decode(source, preset)?;
     // The size from the original's; the crop in the decoded picture's pixels.
     let (w, h) = fitted(preset, ow, oh);
@@ -582,10 +603,6 @@ pub(crate) fn read_jpeg(
     }
     .ok_or("a JPEG shorter than its header says")?;
     Ok(Some((img, (u32::from(info.width), u32::from(info.height)))))
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[cfg(test)]

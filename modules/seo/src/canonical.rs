@@ -44,11 +44,7 @@ pub(crate) fn register(env: &mut Environment<'static>, origin: Origin) {
         "canonical_link",
         move |state: &State, kwargs: Kwargs| -> Result<Value, Error> {
             let url = for_link.url(&path(state, &kwargs)?);
-            let escaped = url
-                .replace('&', "&amp;")
-                .replace('"', "&quot;")
-                .replace('<', "&lt;")
-                .replace('>', "&gt;");
+            let escaped = bulwark_template::escape_html(&url);
             Ok(Value::from_safe_string(format!(
                 r#"<link rel="canonical" href="{escaped}">"#
             )))

@@ -103,7 +103,10 @@ impl SitemapController {
             };
             xml.push_str(&format!(
                 "<url><loc>{}</loc><lastmod>{}</lastmod></url>\n",
-                xml_escape(&format!("{scheme}://{}{path}", site.config.hostname)),
+                bulwark_template::escape_html(&format!(
+                    "{scheme}://{}{path}",
+                    site.config.hostname
+                )),
                 r.modified.format("%Y-%m-%dT%H:%M:%SZ"),
             ));
         }
@@ -119,13 +122,6 @@ fn page_path(req: &RequestCtx<'_>, id: ResourceId) -> Option<String> {
         .router
         .url_for("page_id", &[id.0.to_string()], &[])
         .ok()
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 impl Controller for SitemapController {

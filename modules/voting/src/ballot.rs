@@ -30,10 +30,6 @@ impl std::fmt::Debug for VotingKey {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -47,14 +43,14 @@ impl VotingKey {
 
     /// A fresh key's text (stored once per database).
     pub fn random_secret() -> String {
-        hex(&rand::random::<[u8; 32]>())
+        hex::encode(rand::random::<[u8; 32]>())
     }
 
     fn sign(&self, message: &str) -> String {
         let mut mac =
             <Hmac<Sha256> as KeyInit>::new_from_slice(&self.0).expect("HMAC takes any key");
         mac.update(message.as_bytes());
-        hex(&mac.finalize().into_bytes())
+        hex::encode(mac.finalize().into_bytes())
     }
 
     fn verify(&self, message: &str, signature: &str) -> bool {
@@ -74,7 +70,7 @@ impl VotingKey {
     }
 
     fn ballot_at(&self, issued: u64) -> String {
-        let body = format!("{issued:x}.{}", hex(&rand::random::<[u8; 12]>()));
+        let body = format!("{issued:x}.{}", hex::encode(rand::random::<[u8; 12]>()));
         let signature = self.sign(&format!("ballot:{body}"));
         format!("{body}.{signature}")
     }

@@ -1,0 +1,462 @@
+//! `POST /media/upload`: the endpoint, the multipart body streamed to disk,
+//! the type from the bytes, the quota admitted in one transaction, and the
+//! media resource made from it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use http::StatusCode;
+use http::header::CONTENT_TYPE;
+use http_body_util::BodyStream;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use tokio::io::AsyncWriteExt;
+
+use bulwark_store::{NewResource, Props, StoreError, Visibility};
+
+use bulwark_web::{
+    Access, Api, Endpoint, Outcome, Problem, ProblemKind, RequestCtx, json_response,
+};
+
+use crate::clean::*;
+use crate::*;
+
+/// How long an upload may pause between two pieces before it is given up.
+pub(crate) const IDLE: Duration = Duration::from_secs(30);
+
+/// How many first bytes the type is read from.
+pub(crate) const SNIFF_BYTES: usize = 8192;
+
+/// The module's endpoints: `POST /media/upload`.
+pub(crate) fn api() -> &'static Api {
+    static API: std::sync::LazyLock<Api> = std::sync::LazyLock::new(|| {
+        Api::new().endpoint(
+            Endpoint::new("media_upload", "/media/upload")
+                .post(
+                    Access::Known,
+                    json!({
+                        "operationId": "uploadMedia",
+                        "summary": "Upload a file",
+                        "description": "A multipart form with the file in the field `file` (and \
+                            optionally `title`): a new media resource, its type found from its bytes. \
+                            The body is read as it arrives, within the caller's size limit and the \
+                            site's quota. A session sends its CSRF token in the X-CSRF-Token header.",
+                        "tags": ["media"],
+                        "requestBody": {
+                            "required": true,
+                            "content": {"multipart/form-data": {"schema": {
+                                "type": "object",
+                                "required": ["file"],
+                                "properties": {
+                                    "file": {"type": "string", "format": "binary"},
+                                    "title": {"type": "string"},
+                                },
+                            }}},
+                        },
+                        "responses": {
+                            "201": {
+                                "description": "The new media resource",
+                                "content": {"application/json": {"schema": {"type": "object"}}},
+                            },
+                        },
+                    }),
+                    |req, _| Box::pin(upload_endpoint(req)),
+                )
+                .streaming_body(),
+        )
+    });
+    &API
+}
+
+pub(crate) async fn upload_endpoint(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
+    let media = req
+        .site
+        .state::<Arc<MediaController>>()
+        .ok_or_else(|| Problem::internal("the media module", &"it is not set up on this site"))?;
+    let made = upload(req, media).await?;
+    Ok(Outcome::Response(json_response(StatusCode::CREATED, &made)))
+}
+
+/// Why an upload was not taken, for the person who sent it.
+pub(crate) type Refused = Problem;
+
+/// A refusal with its status (each status is one kind of problem here).
+pub(crate) fn refused(status: StatusCode, why: impl Into<String>) -> Refused {
+    let kind = match status {
+        StatusCode::UNAUTHORIZED => ProblemKind::Unauthenticated,
+        StatusCode::FORBIDDEN => ProblemKind::Forbidden,
+        StatusCode::PAYLOAD_TOO_LARGE => ProblemKind::TooLarge,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ProblemKind::UnsupportedType,
+        StatusCode::INSUFFICIENT_STORAGE => ProblemKind::StorageFull,
+        StatusCode::UNPROCESSABLE_ENTITY => ProblemKind::Unprocessable,
+        StatusCode::SERVICE_UNAVAILABLE => ProblemKind::Busy,
+        StatusCode::INTERNAL_SERVER_ERROR => ProblemKind::Internal,
+        _ => ProblemKind::BadRequest,
+    };
+    Problem::new(kind, why).with_status(status)
+}
+
+pub(crate) fn category_of(mime: &str) -> &'static str {
+    match mime.split('/').next() {
+        Some("image") => "image",
+        Some("video") => "video",
+        Some("audio") => "audio",
+        _ => "document",
+    }
+}
+
+/// A file being received: removed again unless [`Incoming::keep`] moved it.
+pub(crate) struct Incoming {
+    pub(crate) path: PathBuf,
+    pub(crate) kept: bool,
+}
+
+impl Drop for Incoming {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// What the `file` field held, on disk.
+pub(crate) struct Received {
+    pub(crate) incoming: Incoming,
+    pub(crate) name: String,
+    pub(crate) size: u64,
+    pub(crate) sha256: String,
+    pub(crate) head: Vec<u8>,
+}
+
+pub(crate) async fn receive(
+    field: &mut multer::Field<'static>,
+    tmp_dir: &Path,
+    max_bytes: u64,
+) -> Result<Received, Refused> {
+    let name = field
+        .file_name()
+        .map(|n| n.rsplit(['/', '\\']).next().unwrap_or(n).trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "upload".to_owned());
+    tokio::fs::create_dir_all(tmp_dir).await.map_err(disk)?;
+    let stamp = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let incoming = Incoming {
+        path: tmp_dir.join(format!("{stamp:x}-{:x}", rand_suffix())),
+        kept: false,
+    };
+    let mut out = tokio::fs::File::create(&incoming.path)
+        .await
+        .map_err(disk)?;
+    let (mut size, mut hasher, mut head) = (0u64, Sha256::new(), Vec::new());
+    loop {
+        let chunk = match tokio::time::timeout(IDLE, field.chunk()).await {
+            Err(_) => {
+                return Err(refused(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "the upload stopped arriving; send it again",
+                ));
+            }
+            Ok(Err(e)) => return Err(multipart_error(e)),
+            Ok(Ok(None)) => break,
+            Ok(Ok(Some(chunk))) => chunk,
+        };
+        size += chunk.len() as u64;
+        if size > max_bytes {
+            return Err(too_large(max_bytes));
+        }
+        if head.len() < SNIFF_BYTES {
+            let take = (SNIFF_BYTES - head.len()).min(chunk.len());
+            head.extend_from_slice(&chunk[..take]);
+        }
+        hasher.update(&chunk);
+        out.write_all(&chunk).await.map_err(disk)?;
+    }
+    out.flush().await.map_err(disk)?;
+    out.sync_all().await.map_err(disk)?;
+    Ok(Received {
+        incoming,
+        name,
+        size,
+        sha256: hex::encode(hasher.finalize()),
+        head,
+    })
+}
+
+/// A random number for a temporary file's name (std's hasher keys are random).
+pub(crate) fn rand_suffix() -> u32 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::thread::current().id()) as u32
+}
+
+pub(crate) fn too_large(max_bytes: u64) -> Refused {
+    refused(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        format!("the file is larger than this site takes ({max_bytes} bytes)"),
+    )
+}
+
+pub(crate) fn over_quota(settings: &Settings) -> Refused {
+    refused(
+        StatusCode::INSUFFICIENT_STORAGE,
+        format!(
+            "the site's media would take more than its quota ({} bytes): delete some first",
+            settings.quota_bytes.unwrap_or_default()
+        ),
+    )
+}
+
+pub(crate) fn store_refused(e: StoreError) -> Refused {
+    Problem::from(e)
+}
+
+pub(crate) fn disk(e: std::io::Error) -> Refused {
+    tracing::error!("storing an upload: {e}");
+    if e.raw_os_error() == Some(28) {
+        return refused(
+            StatusCode::INSUFFICIENT_STORAGE,
+            "the server's disk is full: nothing was stored",
+        );
+    }
+    refused(StatusCode::INTERNAL_SERVER_ERROR, "storing the file failed")
+}
+
+pub(crate) fn multipart_error(e: multer::Error) -> Refused {
+    match e {
+        multer::Error::StreamReadFailed(_) => refused(
+            StatusCode::BAD_REQUEST,
+            "the upload broke off before its end; send it again",
+        ),
+        e => refused(StatusCode::BAD_REQUEST, format!("not a valid upload: {e}")),
+    }
+}
+
+pub(crate) async fn upload(
+    req: &RequestCtx<'_>,
+    controller: &MediaController,
+) -> Result<serde_json::Value, Refused> {
+    let settings = &controller.settings;
+    let who = req.principal().clone();
+    if who.is_anonymous() {
+        return Err(refused(StatusCode::UNAUTHORIZED, "log on to upload"));
+    }
+    let may_upload = |category: &str| {
+        req.site
+            .policy
+            .may_insert(&who, category, Visibility::Public)
+    };
+    if !CATEGORIES.iter().any(|(c, _)| may_upload(c)) {
+        return Err(refused(StatusCode::FORBIDDEN, "you may not upload media"));
+    }
+    let (max_bytes, types) = settings.limits_for(&who);
+    let room = match settings.quota_bytes {
+        Some(quota) => {
+            let used = controller
+                .originals
+                .stored_bytes()
+                .await
+                .map_err(store_refused)?;
+            Some(quota.saturating_sub(used))
+        }
+        None => None,
+    };
+    if room == Some(0) {
+        return Err(over_quota(settings));
+    }
+    let boundary = req
+        .parts
+        .headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| multer::parse_boundary(v).ok())
+        .ok_or_else(|| {
+            refused(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "send the file as multipart/form-data, in a field called file",
+            )
+        })?;
+    let declared = req
+        .parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    // Room for the form's own lines around the file.
+    if declared.is_some_and(|n| n > max_bytes + 64 * 1024) {
+        return Err(too_large(max_bytes));
+    }
+    if declared
+        .zip(room)
+        .is_some_and(|(n, room)| n > room + 64 * 1024)
+    {
+        return Err(over_quota(settings));
+    }
+    let body = req
+        .take_body_stream()
+        .ok_or_else(|| refused(StatusCode::BAD_REQUEST, "no body"))?;
+    let stream = BodyStream::new(body).filter_map(|frame| async move {
+        match frame {
+            Ok(frame) => frame.into_data().ok().map(Ok::<Bytes, std::io::Error>),
+            Err(e) => Some(Err(std::io::Error::other(e))),
+        }
+    });
+    let mut multipart = multer::Multipart::new(stream, boundary);
+    let originals = &controller.originals;
+    let mut received = None;
+    while let Some(mut field) = match tokio::time::timeout(IDLE, multipart.next_field()).await {
+        Err(_) => {
+            return Err(refused(
+                StatusCode::REQUEST_TIMEOUT,
+                "the upload stopped arriving; send it again",
+            ));
+        }
+        Ok(next) => next.map_err(multipart_error)?,
+    } {
+        if field.name() == Some("file") && received.is_none() {
+            received = Some(receive(&mut field, &originals.dir.join("tmp"), max_bytes).await?);
+        }
+    }
+    let Some(mut received) = received else {
+        return Err(refused(
+            StatusCode::BAD_REQUEST,
+            "no file: send it in a field called file",
+        ));
+    };
+    if received.size == 0 {
+        return Err(refused(StatusCode::BAD_REQUEST, "the file is empty"));
+    }
+    let mime = infer::get(&received.head).map(|t| t.mime_type().to_owned());
+    let Some(mime) = mime.filter(|m| types.iter().any(|t| t == m)) else {
+        return Err(refused(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            format!(
+                "{} is {} (read from its content), which this site does not take; it takes {}",
+                received.name,
+                infer::get(&received.head).map_or("of no type known here", |t| t.mime_type()),
+                types.join(", ")
+            ),
+        ));
+    };
+    let category = category_of(&mime);
+    if !may_upload(category) {
+        return Err(refused(
+            StatusCode::FORBIDDEN,
+            format!("you may not upload a {category}"),
+        ));
+    }
+    let mut metadata_removed = false;
+    let dimensions = if category == "image" {
+        let path = received.incoming.path.clone();
+        let cleaned = tokio::task::spawn_blocking(move || clean_image(&path))
+            .await
+            .ok()
+            .flatten();
+        if let Some(cleaned) = &cleaned
+            && let Some((size, sha256)) = &cleaned.rewritten
+        {
+            // What is kept is the cleaned file: its own size and hash.
+            received.size = *size;
+            received.sha256 = sha256.clone();
+            metadata_removed = true;
+        }
+        cleaned.map(|c| c.dimensions)
+    } else {
+        None
+    };
+    if category == "image" && dimensions.is_none() {
+        return Err(refused(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!(
+                "{} looks like {mime} but cannot be read as an image",
+                received.name
+            ),
+        ));
+    }
+    // Admitted against the quota, on every node at once (a reservation that
+    // the resource takes over, or that goes back if anything below fails),
+    // and put in its place while this node does not sweep.
+    let admitting = originals.admitting.lock().await;
+    let reservation = originals
+        .admit(&received.sha256, received.size, settings.quota_bytes)
+        .await
+        .map_err(store_refused)?
+        .ok_or_else(|| over_quota(settings))?;
+    // Kept by content: a second upload of the same bytes shares the file.
+    let kept = originals.path(&received.sha256);
+    let shared = tokio::fs::try_exists(&kept).await.unwrap_or(false);
+    if shared {
+        drop(received.incoming);
+        received.incoming = Incoming {
+            path: PathBuf::new(),
+            kept: true,
+        };
+    } else {
+        if let Some(dir) = kept.parent() {
+            tokio::fs::create_dir_all(dir).await.map_err(disk)?;
+        }
+        tokio::fs::rename(&received.incoming.path, &kept)
+            .await
+            .map_err(disk)?;
+        received.incoming.kept = true;
+    }
+    drop(admitting);
+    if let Err(why) = originals.keep_in_database(&kept, &received.sha256).await {
+        tracing::error!("keeping an upload in the database: {why}");
+        return Err(refused(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the file could not be kept in the database; send it again in a moment",
+        ));
+    }
+    let mut props = Props::new()
+        .with("title", received.name.as_str())
+        .with("original_name", received.name.as_str())
+        .with("mime", mime.as_str())
+        .with("size", received.size)
+        .with("sha256", received.sha256.as_str());
+    if let Some((width, height)) = dimensions {
+        props = props.with("width", width).with("height", height);
+    }
+    if metadata_removed {
+        props = props.with("metadata_removed", true);
+    }
+    let mut new = NewResource::new(category, props).published(true);
+    if let Some(user) = who.user_id() {
+        new = new.created_by(user);
+    }
+    let made = req
+        .site
+        .models
+        .store
+        .run(move |s| s.create_resource(new))
+        .await
+        .map_err(store_refused)?;
+    if let Err(e) = reservation.confirm(made).await {
+        // A resource whose file is not recorded could lose its file (a sweep
+        // takes what nothing records), so it does not stand.
+        tracing::error!("recording the file of media {}: {e}", made.0);
+        let undone = req
+            .site
+            .models
+            .store
+            .run(move |s| s.delete_resource(made, None))
+            .await;
+        if let Err(e) = undone {
+            tracing::error!("taking back media {} after that: {e}", made.0);
+        }
+        return Err(store_refused(e));
+    }
+    Ok(json!({
+        "id": made.0,
+        "url": format!("/media/file/{}", made.0),
+        "category": category,
+        "mime": mime,
+        "size": received.size,
+        "sha256": received.sha256,
+        "width": dimensions.map(|d| d.0),
+        "height": dimensions.map(|d| d.1),
+    }))
+}
