@@ -85,7 +85,7 @@ pub(crate) fn carries_csrf_token(parts: &Parts, body: &[u8], expected: &str) -> 
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
     is_form
-        && crate::render::parse_form(body)
+        && crate::form::parse_form(body)
             .iter()
             .filter(|(k, _)| k == CSRF_FIELD)
             .any(|(_, v)| crate::bearer::constant_time_eq(v.as_bytes(), expected.as_bytes()))

@@ -49,11 +49,11 @@ pub(crate) async fn dispatch(
     };
     // The one place every answer of a site passes.
     if !alias {
-        crate::figures::Counters::count(&served.runtime.counters.requests);
+        crate::counters::Counters::count(&served.runtime.counters().requests);
     }
     served
         .runtime
-        .security_headers
+        .security_headers()
         .add_to(resp.headers_mut(), peer.secure);
     resp
 }
@@ -78,7 +78,7 @@ async fn serve(
     let path = rewritten
         .as_ref()
         .map_or(parts.uri.path(), |r| r.0.as_str());
-    let Some(matched) = site.site.router.route(path) else {
+    let Some(matched) = site.site().router.route(path) else {
         return refuse(
             site,
             wants_json(&parts),
@@ -95,7 +95,7 @@ async fn serve(
     // Who is asking, and whether they may, before a byte of the body is read:
     // a refused write is refused whatever it sends.
     let auth = match site
-        .authenticator
+        .authenticator()
         .as_ref()
         .and_then(|a| a.authenticate(&parts, peer))
     {
@@ -158,10 +158,10 @@ async fn serve(
 /// Asks the site's modules whether this path is to be routed as another
 /// ([`RequestDispatch`]); costs nothing when no module listens.
 fn rewrite(site: &SiteRuntime, host: &str, path: &str) -> Option<Rewrite> {
-    if !site.notifier.has_observers::<RequestDispatch>() {
+    if !site.notifier().has_observers::<RequestDispatch>() {
         return None;
     }
-    site.notifier
+    site.notifier()
         .first(&RequestDispatch {
             host: host.to_string(),
             path: path.to_string(),
@@ -349,7 +349,7 @@ fn redirect_to_canonical(
         .path_and_query()
         .map(|p| p.as_str())
         .unwrap_or("/");
-    let location = format!("{scheme}://{}{port}{path}", site.site.config.hostname);
+    let location = format!("{scheme}://{}{port}{path}", site.config().hostname);
     let mut resp = Response::new(Body::empty());
     *resp.status_mut() = StatusCode::MOVED_PERMANENTLY;
     match HeaderValue::from_str(&location) {

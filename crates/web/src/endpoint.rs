@@ -23,6 +23,7 @@ use http::header::AUTHORIZATION;
 use http::request::Parts;
 use serde_json::{Value, json};
 
+use bulwark_acl::AccessPolicy;
 use bulwark_acl::{Action, Principal};
 use bulwark_store::{Resource, ResourceId, Visibility};
 
@@ -250,7 +251,7 @@ impl<'a> Caller<'a> {
         if !principal.is_anonymous() || !parts.headers.contains_key(AUTHORIZATION) {
             return Ok(Caller::Principal(principal));
         }
-        match check_bearer(parts, site.site.config.api.token.as_deref()) {
+        match check_bearer(parts, site.config().api.token.as_deref()) {
             BearerCheck::Allowed => Ok(Caller::SiteToken),
             BearerCheck::NotConfigured | BearerCheck::Refused => Err(Problem::unauthenticated(
                 "the bearer token is not valid (revoked, expired or mistyped)",
@@ -261,21 +262,21 @@ impl<'a> Caller<'a> {
     pub fn may(self, site: &SiteRuntime, action: Action, r: &Resource) -> bool {
         match self {
             Caller::SiteToken => true,
-            Caller::Principal(who) => site.policy.may(who, action, r),
+            Caller::Principal(who) => site.policy().may(who, action, r),
         }
     }
 
     pub fn may_see(self, site: &SiteRuntime, r: &Resource) -> bool {
         match self {
             Caller::SiteToken => true,
-            Caller::Principal(who) => site.policy.may_see(who, r),
+            Caller::Principal(who) => site.policy().may_see(who, r),
         }
     }
 
     pub fn may_insert(self, site: &SiteRuntime, category: &str, visibility: Visibility) -> bool {
         match self {
             Caller::SiteToken => true,
-            Caller::Principal(who) => site.policy.may_insert(who, category, visibility),
+            Caller::Principal(who) => site.policy().may_insert(who, category, visibility),
         }
     }
 
@@ -283,7 +284,7 @@ impl<'a> Caller<'a> {
     pub fn may_read(self, site: &SiteRuntime, r: &Resource, name: &str) -> bool {
         match self {
             Caller::SiteToken => true,
-            Caller::Principal(who) => site.policy.may_read(who, r, name),
+            Caller::Principal(who) => site.policy().may_read(who, r, name),
         }
     }
 
@@ -332,7 +333,7 @@ impl<'a> Caller<'a> {
             Access::Known => Err(self.refused(what)),
             Access::Group(group) if self.in_group(group) => Ok(()),
             Access::Group(_) => Err(self.refused(what)),
-            Access::SiteToken => match (self, &site.site.config.api.token) {
+            Access::SiteToken => match (self, &site.config().api.token) {
                 (Caller::SiteToken, _) => Ok(()),
                 (_, None) => Err(Problem::forbidden(format!(
                     "{what} needs the site's API token: set [api] token"

@@ -1,6 +1,8 @@
-//! The error a module reports about its configuration.
+//! This crate's errors: a module's about its configuration, a site's that
+//! does not load or whose data cannot be opened.
 
-use bulwark_site::toml_error_key;
+use bulwark_site::{SiteError, toml_error_key};
+use bulwark_store::StoreError;
 
 /// Why a module cannot run on a site: a key of its `site.toml` section (or an
 /// option of one of its dispatch rules) and what is wrong with it.
@@ -29,6 +31,50 @@ pub fn read_settings<T: serde::de::DeserializeOwned>(
     toml::Value::Table(table.clone())
         .try_into()
         .map_err(|e: toml::de::Error| ModuleError::new(toml_error_key(&e), e.message().trim()))
+}
+
+/// Why a module's [`Module::start_serving`] failed: a store error or its own
+/// (hashing a password), kept whole for the log.
+pub type StartError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a site's data could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("creating {path}: {source}")]
+    DataFolder {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("opening the database: {0}")]
+    Database(#[source] StoreError),
+    #[error("module {module}: {source}")]
+    Module {
+        module: &'static str,
+        #[source]
+        source: StoreError,
+    },
+    #[error("module {module}, starting: {source}")]
+    Start {
+        module: &'static str,
+        #[source]
+        source: StartError,
+    },
+}
+
+/// Why a site does not run.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// Its folder or configuration is wrong (file, key, problem).
+    #[error(transparent)]
+    Site(#[from] SiteError),
+    /// Its data cannot be opened: the database is unreachable, a migration failed.
+    #[error("site {site}: {source}")]
+    Data {
+        site: String,
+        #[source]
+        source: OpenError,
+    },
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ pub fn error_response(
     error: Option<&RenderError>,
 ) -> Response<Body> {
     let html = match error {
-        Some(err) if site.dev => {
+        Some(err) if site.dev() => {
             let mut resp = html_response(status, dev_error_page(status, err));
             // Its own policy (kept by the site's security headers): the page's one
             // inline style, and nothing else.
@@ -30,18 +30,18 @@ pub fn error_response(
         _ => {
             let reason = status.canonical_reason().unwrap_or("");
             let specific = format!("{}.tpl", status.as_u16());
-            let name = if site.templates.exists(&specific) {
+            let name = if site.templates().exists(&specific) {
                 specific.as_str()
             } else {
                 "error.tpl"
             };
-            match site.templates.render(
+            match site.templates().render(
                 name,
                 context! { status => status.as_u16(), reason => reason },
             ) {
                 Ok(html) => html,
                 Err(e) => {
-                    tracing::error!(site = %site.site.name(), "error page {name}: {e}");
+                    tracing::error!(site = %site.site().name(), "error page {name}: {e}");
                     plain_error_page(status)
                 }
             }

@@ -7,7 +7,7 @@
 //! module listens to.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -18,24 +18,6 @@ use crate::site::SiteRuntime;
 
 /// How often the figures are gathered.
 pub const FIGURES_EVERY: Duration = Duration::from_secs(1);
-
-/// What the core counts per site as it serves (relaxed atomics: a figure a
-/// request late is still right).
-#[derive(Debug, Default)]
-pub struct Counters {
-    /// Every answer of the site (not an alias's redirect).
-    pub(crate) requests: AtomicU64,
-    /// Pages answered from the page cache, or from a render another request led.
-    pub(crate) page_hits: AtomicU64,
-    /// Pages that had to be rendered for the cache.
-    pub(crate) page_misses: AtomicU64,
-}
-
-impl Counters {
-    pub(crate) fn count(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-}
 
 /// Database connections: open, and busy with a query or transaction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,11 +59,11 @@ struct Totals {
 
 impl Totals {
     fn read(site: &SiteRuntime) -> Totals {
-        let c = &site.counters;
+        let c = &site.counters();
         Totals {
             at: Instant::now(),
             requests: c.requests.load(Ordering::Relaxed),
-            renders: site.models.renders.load(Ordering::Relaxed),
+            renders: site.models().renders.load(Ordering::Relaxed),
             page_hits: c.page_hits.load(Ordering::Relaxed),
             page_misses: c.page_misses.load(Ordering::Relaxed),
         }
@@ -93,17 +75,17 @@ fn figures(site: &SiteRuntime, before: Totals, now: Totals) -> Figures {
     let per_s = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / seconds;
     let hits = now.page_hits.saturating_sub(before.page_hits);
     let misses = now.page_misses.saturating_sub(before.page_misses);
-    let pool = site.models.store.connections();
+    let pool = site.models().store.connections();
     Figures {
-        site: site.site.name().to_string(),
+        site: site.site().name().to_string(),
         node: None,
         requests_per_s: per_s(before.requests, now.requests),
         renders_per_s: per_s(before.renders, now.renders),
         page_cache_hit_ratio: (hits + misses > 0).then(|| hits as f64 / (hits + misses) as f64),
         refused: BTreeMap::from([
-            ("renders".to_owned(), site.renders.refused()),
-            ("database".to_owned(), site.renders.database_busy()),
-            ("lib_builds".to_owned(), site.lib_builds.refused()),
+            ("renders".to_owned(), site.renders().refused()),
+            ("database".to_owned(), site.renders().database_busy()),
+            ("lib_builds".to_owned(), site.lib_builds().refused()),
         ]),
         database: PoolUse {
             open: pool.open,
@@ -132,10 +114,10 @@ pub(crate) fn spawn(site: &Arc<SiteRuntime>) {
             every.tick().await;
             let Some(site) = weak.upgrade() else { return };
             let now = Totals::read(&site);
-            if site.notifier.has_observers::<SiteFigures>() {
+            if site.notifier().has_observers::<SiteFigures>() {
                 let own = figures(&site, before, now);
-                let all = site.notifier.fold(&GatherFigures, own);
-                site.notifier.notify(&SiteFigures(Arc::new(all)));
+                let all = site.notifier().fold(&GatherFigures, own);
+                site.notifier().notify(&SiteFigures(Arc::new(all)));
             }
             before = now;
         }

@@ -27,7 +27,7 @@ use http::HeaderValue;
 
 use bulwark_http::{Effort, EncodedBody};
 
-use crate::controllers::content_type_for;
+use crate::content_type::content_type_for;
 use crate::representation::Content;
 
 /// How long a file held in memory is served without looking at the disk.

@@ -22,7 +22,8 @@ use crate::authenticate::Authenticator;
 use crate::controllers::{Controller, ControllerFactory, ModuleKinds};
 use crate::endpoint::Api;
 use crate::error::ModuleError;
-use crate::stores::SiteNotifier;
+use crate::error::StartError;
+use crate::notifier::SiteNotifier;
 
 pub trait Module: Send + Sync + 'static {
     /// Name, priority, dependencies, templates, static files and dispatch rules.
@@ -74,10 +75,6 @@ pub fn enabled_modules(site: &Site, available: &[Arc<dyn Module>]) -> Vec<Arc<dy
         })
         .collect()
 }
-
-/// Why a module's [`Module::start_serving`] failed: a store error or its own
-/// (hashing a password), kept whole for the log.
-pub type StartError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 impl std::fmt::Debug for dyn Module {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -13,6 +13,7 @@ use bulwark_template::{ModelRoot, RenderError, RenderErrorKind, RenderScope};
 
 use crate::bottleneck::{RenderCost, busy_response};
 use crate::events::PageRendered;
+use crate::form::parse_form;
 use crate::representation::{Content, Outcome, Representation};
 use crate::request::RequestCtx;
 
@@ -22,7 +23,7 @@ pub(crate) async fn limited(
     cost: &RenderCost,
     render: impl FnOnce() -> (Outcome, Arc<RenderScope>),
 ) -> (Outcome, Option<Arc<RenderScope>>) {
-    match req.site.renders.run(cost, render).await {
+    match req.site.renders().run(cost, render).await {
         Ok((outcome, scope)) => (outcome, Some(scope)),
         Err(_) => (Outcome::Response(busy_response()), None),
     }
@@ -56,7 +57,7 @@ pub async fn render_uncached(
     template: &str,
     extra: BTreeMap<String, Value>,
 ) -> Outcome {
-    let content_type = crate::controllers::content_type_for(template);
+    let content_type = crate::content_type::content_type_for(template);
     limited(req, cost, || {
         let scope = render_scope(req);
         let outcome = render_template(req, &scope, template, &content_type, extra);
@@ -68,11 +69,11 @@ pub async fn render_uncached(
 
 /// The models as this request's principal may see them.
 pub(crate) fn render_scope(req: &RequestCtx<'_>) -> Arc<RenderScope> {
-    let site = req.site.site.clone();
+    let site = req.site.site().clone();
     RenderScope::for_site(
-        req.site.models.clone(),
+        req.site.models().clone(),
         req.principal().clone(),
-        req.site.policy.clone(),
+        req.site.policy().clone(),
         Arc::new(move |id, slug| {
             let id = id.0.to_string();
             site.router
@@ -114,13 +115,13 @@ pub(crate) fn render_template(
     vars.insert("request".into(), request);
     vars.insert("m".into(), Value::from_object(ModelRoot(scope.clone())));
     req.site
-        .models
+        .models()
         .renders
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let started = std::time::Instant::now();
-    let rendered = req.site.templates.render(template, Value::from(vars));
-    if req.site.notifier.has_observers::<PageRendered>() {
-        req.site.notifier.notify(&PageRendered {
+    let rendered = req.site.templates().render(template, Value::from(vars));
+    if req.site.notifier().has_observers::<PageRendered>() {
+        req.site.notifier().notify(&PageRendered {
             path: req.parts.uri.path().to_string(),
             template: template.to_string(),
             took: started.elapsed(),
@@ -154,48 +155,5 @@ pub(crate) fn render_template(
             attachment: false,
         }),
         Err(err) => Outcome::Failed(err),
-    }
-}
-
-/// The fields of an `application/x-www-form-urlencoded` body (or query
-/// string), decoded, in order.
-pub fn parse_form(bytes: &[u8]) -> Vec<(String, String)> {
-    bytes
-        .split(|b| *b == b'&')
-        .filter(|p| !p.is_empty())
-        .map(|pair| {
-            let (k, v) = match pair.iter().position(|b| *b == b'=') {
-                Some(i) => (&pair[..i], &pair[i + 1..]),
-                None => (pair, &b""[..]),
-            };
-            (form_decode(k), form_decode(v))
-        })
-        .collect()
-}
-
-fn form_decode(bytes: &[u8]) -> String {
-    let plus_as_space: Vec<u8> = bytes
-        .iter()
-        .map(|b| if *b == b'+' { b' ' } else { *b })
-        .collect();
-    percent_encoding::percent_decode(&plus_as_space)
-        .decode_utf8_lossy()
-        .into_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn forms_decode_plus_and_percent() {
-        assert_eq!(
-            parse_form(b"a=1+2&b=%C3%A9&c"),
-            vec![
-                ("a".into(), "1 2".into()),
-                ("b".into(), "é".into()),
-                ("c".into(), "".into())
-            ]
-        );
     }
 }

@@ -79,7 +79,7 @@ impl<'a> RequestCtx<'a> {
     /// The site language this visitor gets: the first of their `Accept-Language`
     /// preferences that the site has (`nl-BE` matches `nl`), else the site's first.
     pub fn language(&self) -> &str {
-        let languages = &self.site.site.config.languages;
+        let languages = &self.site.config().languages;
         let index = *self
             .language
             .get_or_init(|| pick_language(languages, &self.parts.headers));

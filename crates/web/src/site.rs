@@ -1,61 +1,191 @@
-//! What a running site holds: its configuration, templates, data, access policy,
-//! render bottleneck, static-file cache and observers. Built when the site loads
-//! (again on a configuration reload in development mode) and then immutable.
+//! What a running site holds, in a few named parts: the site's folder and
+//! configuration, its data and templates, who may do what (the access policy
+//! and who is asking), what its modules brought, its static files, and its
+//! load (bottlenecks and counters). Built when the site loads (again on a
+//! configuration reload) and then immutable; code reaches the parts through
+//! methods, never through fields.
 
 use std::sync::Arc;
 
-use bulwark_acl::AccessPolicy;
+use bulwark_acl::SitePolicy;
 use bulwark_http::EncodedBody;
 use bulwark_notify::Notifier;
-use bulwark_site::Site;
+use bulwark_site::{Site, SiteConfig};
 use bulwark_template::{SiteModels, SiteTemplates};
 
 use crate::authenticate::Authenticator;
 use crate::bottleneck::{Bottleneck, LibBuilds};
+use crate::counters::Counters;
+use crate::file_cache::FileCache;
+use crate::reload::ReloadHandle;
 use crate::security_headers::SecurityHeaders;
 
 pub struct SiteRuntime {
-    pub site: Arc<Site>,
-    pub templates: SiteTemplates,
-    /// Combined static files, encoded once, within a byte budget.
-    pub lib_cache: moka::future::Cache<String, Arc<EncodedBody>>,
-    /// Building a body for `lib_cache` waits here (a 503 past the deadline).
-    pub lib_builds: LibBuilds,
-    /// Hot files (the site's `files/`, media) held in memory within a budget.
-    pub files: crate::file_cache::FileCache,
-    /// Renders wait here for a slot (a 503 past the deadline).
-    pub renders: Bottleneck,
-    /// The site's data: store and depcache.
-    pub models: Arc<SiteModels>,
-    /// Who may see which resources and properties (`[access]`).
-    pub policy: Arc<dyn AccessPolicy>,
-    /// The same policy, for what changes it (the stored rules).
-    pub site_policy: Arc<bulwark_acl::SitePolicy>,
-    /// Who is asking (the accounts module's sessions and tokens); `None`:
-    /// every request is anonymous.
-    pub authenticator: Option<Arc<dyn Authenticator>>,
+    site: Arc<Site>,
+    models: Arc<SiteModels>,
+    templates: SiteTemplates,
+    access: Access,
+    modules: ModuleParts,
+    statics: Statics,
+    load: Load,
+    security_headers: SecurityHeaders,
+    dev: bool,
+}
+
+/// Who may do what: the policy every surface asks, and who finds out who is
+/// asking (the accounts module's sessions and tokens; `None`: everyone is
+/// anonymous).
+pub(crate) struct Access {
+    pub(crate) policy: Arc<SitePolicy>,
+    pub(crate) authenticator: Option<Arc<dyn Authenticator>>,
+}
+
+/// What the site's modules brought and share.
+pub(crate) struct ModuleParts {
     /// The observers the site's modules registered.
-    pub notifier: Arc<Notifier>,
+    pub(crate) notifier: Arc<Notifier>,
     /// The modules this binary has (enabled here or not), for the admin.
-    pub available_modules: Vec<ModuleInfo>,
-    /// Loads every site again (after a `site.toml` changed from the admin).
-    pub reload: crate::sites::ReloadHandle,
-    /// What the site counts as it serves, for its live figures.
-    pub counters: crate::figures::Counters,
-    /// The OpenAPI document of the endpoints this site serves.
-    pub openapi: bytes::Bytes,
-    /// What the site's modules keep per site (`SiteSetup::provide`).
+    pub(crate) available: Vec<ModuleInfo>,
+    /// What modules keep per site (`SiteSetup::provide`).
     pub(crate) state: http::Extensions,
-    /// `[headers]`, ready to add to every response.
-    pub(crate) security_headers: SecurityHeaders,
-    pub dev: bool,
+    /// The OpenAPI document of the endpoints this site serves.
+    pub(crate) openapi: bytes::Bytes,
+    /// Loads every site again (after a `site.toml` changed from the admin).
+    pub(crate) reload: ReloadHandle,
+}
+
+/// Static files held in memory.
+pub(crate) struct Statics {
+    /// Combined static files, encoded once, within a byte budget.
+    pub(crate) lib_cache: moka::future::Cache<String, Arc<EncodedBody>>,
+    /// Hot files (the site's `files/`, media) within a budget.
+    pub(crate) files: FileCache,
+}
+
+/// The site's bottlenecks and what it counts as it serves.
+pub(crate) struct Load {
+    /// Renders wait here for a slot (a 503 past the deadline).
+    pub(crate) renders: Bottleneck,
+    /// Building a body for the lib cache waits here (a 503 past the deadline).
+    pub(crate) lib_builds: LibBuilds,
+    /// For the site's live figures.
+    pub(crate) counters: Counters,
+}
+
+/// The parts a site is built from (`table.rs`).
+pub(crate) struct SiteParts {
+    pub(crate) site: Arc<Site>,
+    pub(crate) models: Arc<SiteModels>,
+    pub(crate) templates: SiteTemplates,
+    pub(crate) access: Access,
+    pub(crate) modules: ModuleParts,
+    pub(crate) statics: Statics,
+    pub(crate) load: Load,
+    pub(crate) dev: bool,
 }
 
 impl SiteRuntime {
+    pub(crate) fn new(parts: SiteParts) -> SiteRuntime {
+        SiteRuntime {
+            security_headers: SecurityHeaders::new(&parts.site.config.headers),
+            site: parts.site,
+            models: parts.models,
+            templates: parts.templates,
+            access: parts.access,
+            modules: parts.modules,
+            statics: parts.statics,
+            load: parts.load,
+            dev: parts.dev,
+        }
+    }
+
+    /// The site's folder, modules, router and static file index.
+    pub fn site(&self) -> &Arc<Site> {
+        &self.site
+    }
+
+    /// `site.toml`, as loaded.
+    pub fn config(&self) -> &SiteConfig {
+        &self.site.config
+    }
+
+    /// The site's data: store and depcache.
+    pub fn models(&self) -> &Arc<SiteModels> {
+        &self.models
+    }
+
+    pub fn templates(&self) -> &SiteTemplates {
+        &self.templates
+    }
+
+    /// Who may see and do what (`[access]` and the rules stored in the
+    /// database): the one decision templates, the API, push and the admin ask.
+    pub fn policy(&self) -> &Arc<SitePolicy> {
+        &self.access.policy
+    }
+
+    /// Who finds out who is asking (the accounts module), if anyone does.
+    pub fn authenticator(&self) -> Option<&Arc<dyn Authenticator>> {
+        self.access.authenticator.as_ref()
+    }
+
+    /// The observers the site's modules registered.
+    pub fn notifier(&self) -> &Arc<Notifier> {
+        &self.modules.notifier
+    }
+
+    /// The modules this binary has, and whether this site enables each.
+    pub fn available_modules(&self) -> &[ModuleInfo] {
+        &self.modules.available
+    }
+
     /// What a module kept for this site with `SiteSetup::provide`; `None` when
     /// no enabled module did.
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.state.get::<T>()
+        self.modules.state.get::<T>()
+    }
+
+    /// The OpenAPI document of the endpoints this site serves.
+    pub fn openapi(&self) -> &bytes::Bytes {
+        &self.modules.openapi
+    }
+
+    /// Loads every site again (after a `site.toml` changed from the admin).
+    pub fn reload_handle(&self) -> &ReloadHandle {
+        &self.modules.reload
+    }
+
+    /// Renders wait here for a slot.
+    pub fn renders(&self) -> &Bottleneck {
+        &self.load.renders
+    }
+
+    /// Building a combined static file waits here.
+    pub fn lib_builds(&self) -> &LibBuilds {
+        &self.load.lib_builds
+    }
+
+    pub(crate) fn counters(&self) -> &Counters {
+        &self.load.counters
+    }
+
+    pub(crate) fn lib_cache(&self) -> &moka::future::Cache<String, Arc<EncodedBody>> {
+        &self.statics.lib_cache
+    }
+
+    /// Hot files held in memory.
+    pub fn files(&self) -> &FileCache {
+        &self.statics.files
+    }
+
+    pub(crate) fn security_headers(&self) -> &SecurityHeaders {
+        &self.security_headers
+    }
+
+    /// Whether the server runs with `--dev` (details in error pages, nothing
+    /// cached that would hide an edit).
+    pub fn dev(&self) -> bool {
+        self.dev
     }
 }
 

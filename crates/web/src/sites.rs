@@ -13,10 +13,12 @@ use bulwark_http::{Body, Handler, Peer};
 use bulwark_template::SiteModels;
 
 use crate::dispatch::dispatch;
+use crate::error::LoadError;
 use crate::module::Module;
 use crate::options::SitesOptions;
+use crate::reload::{ReloadError, ReloadHandle, ReloadReply};
 use crate::stores::SiteStores;
-use crate::table::{LoadError, SiteTable};
+use crate::table::SiteTable;
 use crate::tls::{TlsError, server_config};
 
 pub struct Sites {
@@ -86,7 +88,7 @@ impl Sites {
         self.table
             .load()
             .site(site)
-            .map(|s| s.runtime.models.clone())
+            .map(|s| s.runtime.models().clone())
     }
 }
 
@@ -100,24 +102,6 @@ impl Handler for Sites {
     }
 }
 
-type ReloadReply = tokio::sync::oneshot::Sender<Result<(), Vec<String>>>;
-
-/// Asks for every site to be loaded again (after a change to a `site.toml`
-/// made from the admin) and waits for the outcome.
-#[derive(Debug, Clone)]
-pub struct ReloadHandle(tokio::sync::mpsc::Sender<ReloadReply>);
-
-impl ReloadHandle {
-    /// `Err` holds what stopped the sites from loading (the running sites
-    /// stay as they were).
-    pub async fn reload(&self) -> Result<(), Vec<String>> {
-        let (reply, outcome) = tokio::sync::oneshot::channel();
-        let gone = || vec!["the server is shutting down".to_owned()];
-        self.0.send(reply).await.map_err(|_| gone())?;
-        outcome.await.map_err(|_| gone())?
-    }
-}
-
 /// Reloads one request at a time, for as long as the sites run.
 async fn reload_on_request(
     sites: Weak<Sites>,
@@ -125,10 +109,7 @@ async fn reload_on_request(
 ) {
     while let Some(reply) = requests.recv().await {
         let Some(sites) = sites.upgrade() else { return };
-        let outcome = sites
-            .reload()
-            .await
-            .map_err(|errors| errors.iter().map(ToString::to_string).collect());
+        let outcome = sites.reload().await.map_err(ReloadError::Refused);
         let _ = reply.send(outcome);
     }
 }

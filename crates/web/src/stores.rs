@@ -6,41 +6,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
 use tokio::sync::broadcast::error::RecvError;
 
-use bulwark_notify::Notifier;
 use bulwark_site::{DatabaseSettings, Site};
-use bulwark_store::{Store, StoreConfig, StoreError};
+use bulwark_store::{Store, StoreConfig};
 use bulwark_template::SiteModels;
 
+use crate::error::OpenError;
 use crate::events::{CacheFlushed, ResourceChanged};
-use crate::module::{Module, StartError};
-
-/// Why a site's data could not be opened.
-#[derive(Debug, thiserror::Error)]
-pub enum OpenError {
-    #[error("creating {path}: {source}")]
-    DataFolder {
-        path: std::path::PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("opening the database: {0}")]
-    Database(#[source] StoreError),
-    #[error("module {module}: {source}")]
-    Module {
-        module: &'static str,
-        #[source]
-        source: StoreError,
-    },
-    #[error("module {module}, starting: {source}")]
-    Start {
-        module: &'static str,
-        #[source]
-        source: StartError,
-    },
-}
+use crate::module::Module;
+use crate::notifier::SiteNotifier;
 
 /// A site's open store, and where its change task finds the site's current
 /// observers (a configuration reload swaps them; the task lives on).
@@ -48,28 +23,6 @@ pub enum OpenError {
 pub(crate) struct OpenStore {
     pub models: Arc<SiteModels>,
     pub notifier: SiteNotifier,
-}
-
-/// Where a site's current observers are, for code that lives longer than one
-/// load of the site (the change task, a module's hub): a configuration reload
-/// puts the new ones here.
-#[derive(Clone, Default)]
-pub struct SiteNotifier(Arc<ArcSwap<Notifier>>);
-
-impl SiteNotifier {
-    /// The observers of the site as it is loaded now.
-    pub fn current(&self) -> Arc<Notifier> {
-        self.0.load_full()
-    }
-
-    /// Whether two handles are the same site's (the same store).
-    pub fn same_as(&self, other: &SiteNotifier) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-
-    pub(crate) fn replace(&self, notifier: Arc<Notifier>) {
-        self.0.store(notifier);
-    }
 }
 
 /// Open stores by site name, with the settings they were opened with.

@@ -18,12 +18,14 @@ use bulwark_template::SiteTemplates;
 use crate::bottleneck::{Bottleneck, LibBuilds};
 use crate::controllers::{self, Controller, ModuleKinds};
 use crate::endpoint::{Api, Endpoint};
+use crate::error::{LoadError, OpenError};
 use crate::module::{Module, SiteSetup, enabled_modules};
 use crate::options::SitesOptions;
-use crate::security_headers::SecurityHeaders;
-use crate::site::{SiteRuntime, lib_cache};
-use crate::sites::ReloadHandle;
-use crate::stores::{OpenError, SiteStores};
+use crate::reload::ReloadHandle;
+use crate::site::{
+    Access, Load, ModuleInfo, ModuleParts, SiteParts, SiteRuntime, Statics, lib_cache,
+};
+use crate::stores::SiteStores;
 
 /// The site's access policy from `[access]`: its rules (or the default
 /// rules) and who reads which property. An error names the key that is wrong.
@@ -72,21 +74,6 @@ pub enum HostTarget {
     Alias(Arc<ServedSite>),
 }
 
-/// Why a site does not run.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    /// Its folder or configuration is wrong (file, key, problem).
-    #[error(transparent)]
-    Site(#[from] SiteError),
-    /// Its data cannot be opened: the database is unreachable, a migration failed.
-    #[error("site {site}: {source}")]
-    Data {
-        site: String,
-        #[source]
-        source: OpenError,
-    },
-}
-
 pub struct SiteTable {
     hosts: HashMap<String, HostTarget>,
     pub default: Option<Arc<ServedSite>>,
@@ -131,14 +118,14 @@ impl SiteTable {
                 // on a fresh server never waits for (or repeats) a compilation.
                 // Dev mode compiles on use, so edits show at once.
                 let warm = rt.clone();
-                let broken = tokio::task::spawn_blocking(move || warm.templates.check_all())
+                let broken = tokio::task::spawn_blocking(move || warm.templates().check_all())
                     .await
                     .unwrap_or_default();
                 for err in broken {
-                    tracing::error!(site = %rt.site.name(), "{err}");
+                    tracing::error!(site = %rt.site().name(), "{err}");
                 }
             }
-            let config = &rt.site.config;
+            let config = &rt.config();
             table
                 .hosts
                 .insert(config.hostname.clone(), HostTarget::Site(served.clone()));
@@ -167,7 +154,7 @@ impl SiteTable {
     pub fn site(&self, name: &str) -> Option<&Arc<ServedSite>> {
         self.sites
             .iter()
-            .find(|s| s.runtime.site.name().as_str() == name)
+            .find(|s| s.runtime.site().name().as_str() == name)
     }
 }
 
@@ -249,36 +236,43 @@ async fn serve_site(
         options.template_options(),
         &template_extensions,
     );
-    let runtime = Arc::new(SiteRuntime {
-        templates,
-        lib_cache: lib_cache(),
-        lib_builds: LibBuilds::new(options.lib_limits),
-        files: crate::file_cache::FileCache::new(options.file_memory_bytes),
+    let available = modules
+        .iter()
+        .map(|m| {
+            let manifest = m.manifest();
+            ModuleInfo {
+                name: manifest.name,
+                depends: manifest.depends,
+                enabled: site.modules.iter().any(|e| e.name == manifest.name),
+            }
+        })
+        .collect();
+    let runtime = Arc::new(SiteRuntime::new(SiteParts {
         models: open.models,
-        renders: Bottleneck::new(options.render_limits),
-        policy,
-        site_policy,
-        authenticator,
-        notifier,
-        security_headers: SecurityHeaders::new(&site.config.headers),
-        counters: Default::default(),
-        available_modules: modules
-            .iter()
-            .map(|m| {
-                let manifest = m.manifest();
-                crate::site::ModuleInfo {
-                    name: manifest.name,
-                    depends: manifest.depends,
-                    enabled: site.modules.iter().any(|e| e.name == manifest.name),
-                }
-            })
-            .collect(),
-        reload: reload.clone(),
-        openapi,
-        state,
+        templates,
+        access: Access {
+            policy: site_policy,
+            authenticator,
+        },
+        modules: ModuleParts {
+            notifier,
+            available,
+            state,
+            openapi,
+            reload: reload.clone(),
+        },
+        statics: Statics {
+            lib_cache: lib_cache(),
+            files: crate::file_cache::FileCache::new(options.file_memory_bytes),
+        },
+        load: Load {
+            renders: Bottleneck::new(options.render_limits),
+            lib_builds: LibBuilds::new(options.lib_limits),
+            counters: Default::default(),
+        },
         dev: options.dev,
         site,
-    });
+    }));
     crate::figures::spawn(&runtime);
     Ok(ServedSite {
         runtime,

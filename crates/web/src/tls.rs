@@ -84,7 +84,7 @@ pub(crate) fn server_config(
         fallback: None,
     };
     for served in &table.sites {
-        let config = &served.runtime.site.config;
+        let config = &served.runtime.config();
         let Some(files) = &config.tls else { continue };
         let key = Arc::new(load_key(config.name.as_str(), files)?);
         for host in std::iter::once(&config.hostname).chain(&config.aliases) {

@@ -215,14 +215,14 @@ impl Controller for AdminController {
             if who.is_anonymous() {
                 return to_logon(req);
             }
-            let media = req.site.site.modules.iter().any(|m| m.name == "media");
+            let media = req.site.site().modules.iter().any(|m| m.name == "media");
             if self.page == Page::Media && !media {
                 return Outcome::NotFound;
             }
             if !who.in_group(self.page.group()) {
                 return Outcome::Response(error_response(req.site, StatusCode::FORBIDDEN, None));
             }
-            let menu = req.site.notifier.fold(&AdminMenu, own_menu(who, media));
+            let menu = req.site.notifier().fold(&AdminMenu, own_menu(who, media));
             let menu: Vec<Value> = menu
                 .into_iter()
                 .map(|item| {
@@ -240,7 +240,7 @@ impl Controller for AdminController {
                 .map(|u| u.groups().iter().map(|g| Value::from(g.as_str())).collect())
                 .unwrap_or_default();
             vars.insert("my_groups".to_string(), Value::from(groups));
-            let site = &req.site.site;
+            let site = &req.site.site();
             vars.insert(
                 "site_name".to_string(),
                 Value::from(site.config.name.as_str()),

@@ -340,7 +340,7 @@ impl AuthController {
             Ok(s) => s,
             Err(e) => return Problem::from(e).into(),
         };
-        req.site.notifier.notify(&Logon { user: person });
+        req.site.notifier().notify(&Logon { user: person });
         let cookie = set_cookie(&started.token, req.peer().secure, started.max_age);
         let mut resp = match self.format {
             Format::Json => json(
@@ -395,7 +395,7 @@ impl AuthController {
                 return Problem::from(e).into();
             }
             if let Some(user) = req.principal().user_id() {
-                req.site.notifier.notify(&Logoff { user });
+                req.site.notifier().notify(&Logoff { user });
             }
         }
         let mut resp = match self.format {

@@ -148,20 +148,20 @@ impl SiteReset {
         email: &str,
         token: &ResetToken,
     ) -> Result<Mail, Box<dyn std::error::Error>> {
-        let path = req
-            .site
-            .site
-            .router
-            .url_for(CONFIRM_RULE, &[token.as_str().to_owned()], &[])?;
+        let path =
+            req.site
+                .site()
+                .router
+                .url_for(CONFIRM_RULE, &[token.as_str().to_owned()], &[])?;
         let link = format!("{}{path}", self.settings.reset_link_base);
-        let text = req.site.templates.render(
+        let text = req.site.templates().render(
             MAIL_TEMPLATE,
             minijinja::context! {
                 username => &user.username,
                 link => link,
                 expires_minutes => self.settings.reset_expiry.as_secs().div_ceil(60),
-                hostname => &req.site.site.config.hostname,
-                site_title => req.site.site.config.settings.get("title").and_then(|t| t.as_str()),
+                hostname => &req.site.config().hostname,
+                site_title => req.site.config().settings.get("title").and_then(|t| t.as_str()),
             },
         )?;
         let (subject, body) = split_subject(&text);
@@ -565,7 +565,7 @@ fn store_failure_page(req: &RequestCtx<'_>, e: &StoreError) -> Outcome {
     if e.is_temporary() {
         return Outcome::Response(busy_response());
     }
-    tracing::error!(site = %req.site.site.name(), "password reset: {e}");
+    tracing::error!(site = %req.site.site().name(), "password reset: {e}");
     Outcome::Response(error_response(
         req.site,
         StatusCode::INTERNAL_SERVER_ERROR,

@@ -99,7 +99,7 @@ pub async fn users(req: &RequestCtx<'_>, passwords: &std::sync::Arc<Passwords>) 
     if !who.in_group(MANAGERS) {
         return refused(StatusCode::FORBIDDEN, "you may not see or add users");
     }
-    let store = req.site.models.store.clone();
+    let store = req.site.models().store.clone();
     if req.parts.method != Method::POST {
         return match store.run(accounts::accounts).await {
             Ok(list) => {

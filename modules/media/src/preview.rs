@@ -27,6 +27,7 @@ use serde::Deserialize;
 use sha2::Sha256;
 use tokio::sync::Semaphore;
 
+use bulwark_acl::AccessPolicy;
 use bulwark_store::{Store, StoreError};
 use bulwark_web::{Outcome, RequestCtx, busy_response};
 
@@ -339,7 +340,7 @@ pub async fn serve(req: &RequestCtx<'_>, previews: &Previews, originals: &Origin
     };
     let public = req
         .site
-        .policy
+        .policy()
         .may_see(&bulwark_acl::Principal::anonymous(), &resource);
     let cache_control = if public {
         "public, max-age=31536000, immutable"

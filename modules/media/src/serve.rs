@@ -8,6 +8,7 @@ use futures_util::future::BoxFuture;
 use http::{Method, StatusCode};
 use serde::Deserialize;
 
+use bulwark_acl::AccessPolicy;
 use bulwark_store::ResourceId;
 use bulwark_web::file_cache::Found;
 
@@ -92,13 +93,13 @@ pub(crate) async fn visible_media(
         .ok_or(Outcome::NotFound)?;
     let found = req
         .site
-        .models
+        .models()
         .store
         .run(move |s| s.resource(ResourceId(id)))
         .await;
     match found {
         Ok(Some(r))
-            if req.site.policy.may_see(req.principal(), &r)
+            if req.site.policy().may_see(req.principal(), &r)
                 && r.props.str("sha256").is_some_and(is_hash) =>
         {
             Ok(r)
@@ -176,7 +177,7 @@ pub(crate) async fn held(
     attachment: bool,
 ) -> Outcome {
     let key = format!("media/{}", path.display());
-    let (content, modified, len) = match req.site.files.get(&key, move || Some(path)).await {
+    let (content, modified, len) = match req.site.files().get(&key, move || Some(path)).await {
         Found::Held(held) => (held.content(), held.modified, held.len),
         Found::Disk {
             path,

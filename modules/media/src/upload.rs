@@ -15,6 +15,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
+use bulwark_acl::AccessPolicy;
 use bulwark_store::{NewResource, Props, StoreError, Visibility};
 
 use bulwark_web::{
@@ -247,7 +248,7 @@ pub(crate) async fn upload(
     }
     let may_upload = |category: &str| {
         req.site
-            .policy
+            .policy()
             .may_insert(&who, category, Visibility::Public)
     };
     if !CATEGORIES.iter().any(|(c, _)| may_upload(c)) {
@@ -429,7 +430,7 @@ pub(crate) async fn upload(
     }
     let made = req
         .site
-        .models
+        .models()
         .store
         .run(move |s| s.create_resource(new))
         .await
@@ -440,7 +441,7 @@ pub(crate) async fn upload(
         tracing::error!("recording the file of media {}: {e}", made.0);
         let undone = req
             .site
-            .models
+            .models()
             .store
             .run(move |s| s.delete_resource(made, None))
             .await;

@@ -396,7 +396,7 @@ impl SessionWatch {
     fn of(req: &RequestCtx<'_>) -> Option<SessionWatch> {
         req.auth().session.as_ref()?;
         Some(SessionWatch {
-            authenticator: req.site.authenticator.clone()?,
+            authenticator: req.site.authenticator().cloned()?,
             opened_as: req.auth().clone(),
         })
     }
@@ -604,7 +604,7 @@ fn from_own_pages(req: &RequestCtx<'_>) -> bool {
     let name = authority
         .rsplit_once(':')
         .map_or(authority, |(name, _)| name);
-    let config = &req.site.site.config;
+    let config = &req.site.config();
     std::iter::once(&config.hostname)
         .chain(&config.aliases)
         .any(|host| host.eq_ignore_ascii_case(name))

@@ -12,6 +12,7 @@ use futures_util::future::BoxFuture;
 use http::{HeaderValue, StatusCode};
 use serde::Deserialize;
 
+use bulwark_acl::AccessPolicy;
 use bulwark_acl::Principal;
 use bulwark_store::{ResourceId, SearchQuery, SortKey};
 use bulwark_web::{
@@ -63,10 +64,10 @@ impl SitemapController {
     async fn build(&self, req: &RequestCtx<'_>) -> Result<Bytes, Outcome> {
         // Search engines are anonymous visitors, and the document is shared by all.
         let visitor = Principal::anonymous();
-        let store = req.site.models.store.clone();
+        let store = req.site.models().store.clone();
         let query = SearchQuery {
             published_only: true,
-            visibility: req.site.policy.search_filter(&visitor),
+            visibility: req.site.policy().search_filter(&visitor),
             sort: SortKey::Modified,
             descending: true,
             limit: self.limit,
@@ -84,7 +85,7 @@ impl SitemapController {
             })
             .await
             .map_err(|e| Outcome::from(bulwark_web::Problem::from(e)))?;
-        let site = &req.site.site;
+        let site = &req.site.site();
         let scheme = if site.config.tls.is_some() {
             "https"
         } else {
@@ -96,7 +97,7 @@ impl SitemapController {
         );
         for r in resources
             .iter()
-            .filter(|r| req.site.policy.may_see(&visitor, r))
+            .filter(|r| req.site.policy().may_see(&visitor, r))
         {
             let Some(path) = page_path(req, r.id) else {
                 continue;
@@ -118,7 +119,7 @@ impl SitemapController {
 /// A resource's page path by the site's `page_id` rule (`/page/{id}`).
 fn page_path(req: &RequestCtx<'_>, id: ResourceId) -> Option<String> {
     req.site
-        .site
+        .site()
         .router
         .url_for("page_id", &[id.0.to_string()], &[])
         .ok()

@@ -18,6 +18,7 @@ use minijinja::Value;
 use serde::Deserialize;
 use serde_json::json;
 
+use bulwark_acl::AccessPolicy;
 use bulwark_module_push::PushHub;
 use bulwark_store::{ResourceId, Store, StoreError};
 use bulwark_web::{
@@ -204,7 +205,7 @@ impl VoteController {
                 return self.show(req, StatusCode::BAD_REQUEST, form).await;
             }
         };
-        let store = req.site.models.store.clone();
+        let store = req.site.models().store.clone();
         let inserted = store
             .run(move |s| {
                 s.module_write(|tx| {
@@ -262,7 +263,7 @@ impl VoteController {
         {
             return Outcome::NotFound;
         }
-        let store = req.site.models.store.clone();
+        let store = req.site.models().store.clone();
         let vote = store
             .run(move |s| {
                 s.module_read(|tx| {
@@ -294,7 +295,7 @@ impl VoteController {
         if !who.is_administrator() {
             return Outcome::Response(error_response(req.site, StatusCode::FORBIDDEN, None));
         }
-        let store = req.site.models.store.clone();
+        let store = req.site.models().store.clone();
         let counted = store
             .run(|s| {
                 s.module_read(|tx| {
@@ -345,7 +346,7 @@ impl VoteController {
         picked: Result<[i64; PICKS], &'static str>,
     ) -> Result<[i64; PICKS], Refusal> {
         let picks = picked.map_err(Refusal::Picks)?;
-        let store: Store = req.site.models.store.clone();
+        let store: Store = req.site.models().store.clone();
         let resources = store
             .run(move |s| {
                 picks
@@ -362,7 +363,7 @@ impl VoteController {
         let all_projects = resources.iter().all(|r| {
             r.as_ref().is_some_and(|r| {
                 projects.contains(&r.category_name.as_str())
-                    && req.site.policy.may_see(req.principal(), r)
+                    && req.site.policy().may_see(req.principal(), r)
             })
         });
         if all_projects {

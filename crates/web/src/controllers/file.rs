@@ -8,7 +8,8 @@ use http::StatusCode;
 
 use bulwark_site::resolve_inside;
 
-use crate::controllers::{Controller, content_type_for};
+use crate::content_type::content_type_for;
+use crate::controllers::Controller;
 use crate::file_cache::{Found, etag_for};
 use crate::representation::{Content, Outcome, Representation};
 use crate::request::RequestCtx;
@@ -25,10 +26,10 @@ impl Controller for FileController {
                 return Outcome::NotFound;
             };
             let key = format!("{}/{rel}", self.root);
-            let (site, root, rel) = (req.site.site.clone(), self.root.clone(), rel.to_owned());
+            let (site, root, rel) = (req.site.site().clone(), self.root.clone(), rel.to_owned());
             let found = req
                 .site
-                .files
+                .files()
                 .get(&key, move || resolve_inside(&site.folder(&root)?, &rel))
                 .await;
             let name = key.rsplit('/').next().unwrap_or_default();

@@ -11,7 +11,8 @@ use http::StatusCode;
 use bulwark_site::{LibSource, split_lib_path};
 
 use crate::bottleneck::{Busy, busy_response};
-use crate::controllers::{Controller, content_type_for};
+use crate::content_type::content_type_for;
+use crate::controllers::Controller;
 use bulwark_http::{Effort, EncodedBody};
 
 use crate::representation::{Content, Outcome, Representation};
@@ -36,7 +37,7 @@ impl Controller for LibController {
             };
             let mut files = Vec::with_capacity(names.len());
             for name in &names {
-                match req.site.site.lib.lookup(name) {
+                match req.site.site().lib.lookup(name) {
                     Some(file) => files.push(file),
                     None => return Outcome::NotFound,
                 }
@@ -65,7 +66,7 @@ impl Controller for LibController {
             }
             let input_bytes = files.iter().map(|f| f.len).sum::<u64>();
             if input_bytes > COMBINED_MAX {
-                tracing::warn!(site = %req.site.site.name(), "lib: {tail:?} is too large to combine");
+                tracing::warn!(site = %req.site.site().name(), "lib: {tail:?} is too large to combine");
                 return Outcome::NotFound;
             }
             let stamp = newest
@@ -77,11 +78,11 @@ impl Controller for LibController {
             // one flight per key, so a rush on a new combination is one build.
             let built = req
                 .site
-                .lib_cache
+                .lib_cache()
                 .try_get_with(key, async move {
                     match req
                         .site
-                        .lib_builds
+                        .lib_builds()
                         .run(input_bytes, move || combine(&files))
                         .await
                     {
@@ -105,7 +106,7 @@ impl Controller for LibController {
                 Err(e) => match &*e {
                     BuildError::Busy => Outcome::Response(busy_response()),
                     BuildError::Io(e) => {
-                        tracing::warn!(site = %req.site.site.name(), "lib: {tail:?}: {e}");
+                        tracing::warn!(site = %req.site.site().name(), "lib: {tail:?}: {e}");
                         Outcome::NotFound
                     }
                 },

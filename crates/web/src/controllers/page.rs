@@ -82,7 +82,7 @@ fn render_resource_page(req: &RequestCtx<'_>, scope: &Arc<RenderScope>) -> Outco
     let template = chain
         .iter()
         .map(|c| format!("page.{c}.tpl"))
-        .find(|t| req.site.templates.exists(t))
+        .find(|t| req.site.templates().exists(t))
         .unwrap_or_else(|| "page.tpl".to_string());
     let mut vars = BTreeMap::new();
     vars.insert("id".to_string(), rsc.get_attr("id").unwrap_or_default());

@@ -28,7 +28,7 @@ impl Controller for RedirectController {
             let location = if self.to.starts_with('/') || self.to.contains("://") {
                 Ok(self.to.clone())
             } else {
-                req.site.site.router.url_for(&self.to, &[], req.args)
+                req.site.site().router.url_for(&self.to, &[], req.args)
             };
             let location = match location.map(|l| HeaderValue::from_str(&l)) {
                 Ok(Ok(l)) => l,

@@ -6,7 +6,8 @@ use futures_util::future::BoxFuture;
 use http::{HeaderValue, Method};
 
 use crate::bottleneck::RenderCost;
-use crate::controllers::{Controller, content_type_for};
+use crate::content_type::content_type_for;
+use crate::controllers::Controller;
 use crate::page_cache;
 use crate::render::{limited, render_scope, render_template};
 use crate::representation::Outcome;

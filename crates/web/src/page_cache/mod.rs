@@ -36,7 +36,7 @@ use bulwark_http::{Effort, EncodedBody};
 use bulwark_template::{CachedPage, ModelKey, ModelValue, RenderErrorKind, RenderScope};
 
 use crate::bottleneck::busy_response;
-use crate::figures::Counters;
+use crate::counters::Counters;
 use crate::representation::{Content, Outcome, Representation};
 use crate::request::RequestCtx;
 
@@ -52,7 +52,7 @@ pub const SESSION_COOKIE: &str = "bulwark_session";
 /// development mode: an edited template must show on the next reload.
 pub fn cacheable(req: &RequestCtx<'_>) -> bool {
     let parts = req.parts;
-    !req.site.dev
+    !req.site.dev()
         && req.principal().is_anonymous()
         // A manager viewing the site as anonymous visitors gets a page that
         // says so (a session cookie keeps them out too).
@@ -126,13 +126,13 @@ pub async fn serve(
     render: impl Future<Output = (Outcome, Option<Arc<RenderScope>>)>,
 ) -> Outcome {
     let key = cache_key(req);
-    let cache = &req.site.models.cache;
-    let settings = &req.site.site.config.page_cache;
+    let cache = &req.site.models().cache;
+    let settings = &req.site.config().page_cache;
     let mut policy = Policy::ttl(settings.ttl).stale_if_error(settings.stale_if_error);
     if settings.grace {
         policy = policy.with_grace(PAGE_GRACE).serve_stale_after_flush();
     }
-    let counters = &req.site.counters;
+    let counters = &req.site.counters();
     let leader = match cache.get_or_lead::<ModelKey, NoPage>(&key, policy).await {
         Lookup::Value(hit) => {
             Counters::count(&counters.page_hits);

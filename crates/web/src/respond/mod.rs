@@ -37,12 +37,12 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
         Outcome::NotFound => return error_response(req.site, StatusCode::NOT_FOUND, None),
         Outcome::Response(resp) => return resp,
         Outcome::Failed(err) if err.kind == RenderErrorKind::StoreBusy => {
-            tracing::warn!(site = %req.site.site.name(), path = %req.parts.uri.path(), "{err}");
-            req.site.renders.note_database_busy();
+            tracing::warn!(site = %req.site.site().name(), path = %req.parts.uri.path(), "{err}");
+            req.site.renders().note_database_busy();
             return crate::bottleneck::busy_response();
         }
         Outcome::Failed(err) => {
-            tracing::error!(site = %req.site.site.name(), path = %req.parts.uri.path(), "{err}");
+            tracing::error!(site = %req.site.site().name(), path = %req.parts.uri.path(), "{err}");
             return error_response(req.site, StatusCode::INTERNAL_SERVER_ERROR, Some(&err));
         }
     };
@@ -83,7 +83,7 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
         }
         return resp;
     }
-    let per_language = repr.per_language && req.site.site.config.languages.len() > 1;
+    let per_language = repr.per_language && req.site.config().languages.len() > 1;
     if per_language && let Ok(lang) = HeaderValue::from_str(req.language()) {
         headers.insert(http::header::CONTENT_LANGUAGE, lang);
     }

@@ -34,7 +34,7 @@ struct RestoreConfirmation {
 }
 
 fn folder(req: &RequestCtx<'_>) -> PathBuf {
-    req.site.site.dir.join("data").join("backups")
+    req.site.site().dir.join("data").join("backups")
 }
 
 /// A backup's file name as this API makes them: letters, digits, `-`, `_`
@@ -125,7 +125,7 @@ fn new_backup_path(dir: &Path, extension: &str) -> std::io::Result<(String, Path
 
 async fn make(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
     let dir = folder(req);
-    let extension = if req.site.models.store.backend_name() == "sqlite" {
+    let extension = if req.site.models().store.backend_name() == "sqlite" {
         "sqlite"
     } else {
         "sql"
@@ -137,7 +137,7 @@ async fn make(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
             Err(e) => return Err(io_failure("making data/backups", std::io::Error::other(e))),
         };
     let dest = path.clone();
-    if let Err(e) = req.site.models.store.run(move |s| s.backup(&dest)).await {
+    if let Err(e) = req.site.models().store.run(move |s| s.backup(&dest)).await {
         return Err(e.into());
     }
     let size = tokio::fs::metadata(&path)
@@ -175,7 +175,7 @@ async fn download(path: PathBuf, name: &str) -> Result<Outcome, Problem> {
 
 async fn restore(req: &RequestCtx<'_>, path: PathBuf) -> Result<Outcome, Problem> {
     let confirmation: RestoreConfirmation = json_body(req)?;
-    let site_name = &req.site.site.config.name;
+    let site_name = &req.site.config().name;
     if confirmation.confirm != site_name.as_str() {
         return Err(Problem::invalid(
             "confirm",
@@ -184,14 +184,14 @@ async fn restore(req: &RequestCtx<'_>, path: PathBuf) -> Result<Outcome, Problem
     }
     let restored = req
         .site
-        .models
+        .models()
         .store
         .run(move |s| s.restore_in_place(&path))
         .await;
     match restored {
         Ok(()) => {
             // Everything may have changed: nothing cached may survive.
-            req.site.models.cache.flush_all();
+            req.site.models().cache.flush_all();
             reply(StatusCode::OK, json!({ "restored": true }))
         }
         Err(e) => Err(e.into()),

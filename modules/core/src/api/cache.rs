@@ -37,7 +37,7 @@ struct Purge {
 
 pub(super) async fn purge(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Problem> {
     let purge: Purge = json_body(req)?;
-    let cache = &req.site.models.cache;
+    let cache = &req.site.models().cache;
     match purge {
         Purge {
             url: Some(url),
@@ -53,7 +53,7 @@ pub(super) async fn purge(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Ou
                 ));
             }
             let query = uri.query().unwrap_or("");
-            for language in &req.site.site.config.languages {
+            for language in &req.site.config().languages {
                 cache.flush(&ModelKey::page(language, uri.path(), query));
             }
             reply(StatusCode::OK, json!({ "purged": "url", "url": url }))

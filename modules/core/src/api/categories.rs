@@ -76,7 +76,7 @@ async fn named(
     let lookup = name.clone();
     let found = req
         .site
-        .models
+        .models()
         .store
         .run(move |s| s.resource_by_name(&lookup))
         .await;
@@ -101,7 +101,7 @@ async fn with_resources<T: Send + 'static>(
     id: fn(&T) -> ResourceId,
 ) -> Result<(Vec<T>, Vec<Option<Resource>>), StoreError> {
     req.site
-        .models
+        .models()
         .store
         .run(move |s| {
             let items = list(s)?;
@@ -133,7 +133,7 @@ pub(super) async fn categories(
         let new: NewCategory = json_body(req)?;
         let made = req
             .site
-            .models
+            .models()
             .store
             .run(move |s| s.create_category(&new.name, new.parent.as_deref(), &new.title))
             .await;
@@ -171,7 +171,7 @@ pub(super) async fn move_category(
     let to: CategoryMove = json_body(req)?;
     let moved = req
         .site
-        .models
+        .models()
         .store
         .run(move |s| s.place_category(&name, to.parent.as_deref(), to.position))
         .await;
@@ -194,7 +194,7 @@ pub(super) async fn predicates(
         let new: NewPredicate = json_body(req)?;
         let made = req
             .site
-            .models
+            .models()
             .store
             .run(move |s| {
                 let subjects: Vec<&str> = new.subjects.iter().map(String::as_str).collect();
@@ -235,7 +235,7 @@ pub(super) async fn change_predicate(
     let change: PredicateCategories = json_body(req)?;
     let changed = req
         .site
-        .models
+        .models()
         .store
         .run(move |s| {
             let subjects: Vec<&str> = change.subjects.iter().map(String::as_str).collect();

@@ -29,7 +29,7 @@ pub(super) async fn list(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Out
         return Err(not_found());
     };
     visible_resource(req, caller, id).await?;
-    let store = req.site.models.store.clone();
+    let store = req.site.models().store.clone();
     let found = store
         .run(move |s| {
             let edges = s.edges(ResourceId(id))?;
@@ -104,7 +104,7 @@ fn edge_change_allowed(
         object_name: object.name.clone(),
         added,
     };
-    match req.site.notifier.first(&change) {
+    match req.site.notifier().first(&change) {
         Some(EdgeRefused(why)) => Err(Problem::forbidden(why)),
         None => Ok(()),
     }
@@ -118,7 +118,7 @@ pub(super) async fn add(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outc
     let object = visible_object(req, caller, new.object).await?;
     edge_change_allowed(req, caller, subject, &new.predicate, &object, true)?;
     let creator = caller.user();
-    let store = req.site.models.store.clone();
+    let store = req.site.models().store.clone();
     let result = store
         .run(move |s| {
             let (subject, object) = (ResourceId(subject), ResourceId(new.object));
@@ -163,7 +163,7 @@ async fn named_edge(
 pub(super) async fn move_to(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Problem> {
     let (subject, predicate, object) = named_edge(req, caller).await?;
     let to: EdgeMove = json_body(req)?;
-    let store = req.site.models.store.clone();
+    let store = req.site.models().store.clone();
     match store
         .run(move |s| s.move_edge(ResourceId(subject), &predicate, object.id, to.position))
         .await
@@ -177,7 +177,7 @@ pub(super) async fn move_to(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<
 pub(super) async fn remove(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Problem> {
     let (subject, predicate, object) = named_edge(req, caller).await?;
     edge_change_allowed(req, caller, subject, &predicate, &object, false)?;
-    let store = req.site.models.store.clone();
+    let store = req.site.models().store.clone();
     match store
         .run(move |s| s.delete_edge(ResourceId(subject), &predicate, object.id))
         .await

@@ -139,7 +139,7 @@ pub(super) async fn visible_resource(
     id: i64,
 ) -> Result<Resource, Problem> {
     let id = ResourceId(id);
-    match req.site.models.store.run(move |s| s.resource(id)).await? {
+    match req.site.models().store.run(move |s| s.resource(id)).await? {
         Some(r) if caller.may_see(req.site, &r) => Ok(r),
         _ => Err(not_found()),
     }
@@ -165,15 +165,15 @@ pub(super) async fn resource_for(
 /// `GET /api/stats` (with the site's token): renders, caches and refusals.
 fn stats(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
     let site = req.site;
-    let cache = site.models.cache.stats();
+    let cache = site.models().cache.stats();
     reply(
         StatusCode::OK,
         json!({
-            "renders": site.models.renders.load(std::sync::atomic::Ordering::Relaxed),
-            "refused_busy": site.renders.refused(),
-            "refused_database_busy": site.renders.database_busy(),
-            "refused_lib_builds": site.lib_builds.refused(),
-            "template_compiles": site.templates.compiles(),
+            "renders": site.models().renders.load(std::sync::atomic::Ordering::Relaxed),
+            "refused_busy": site.renders().refused(),
+            "refused_database_busy": site.renders().database_busy(),
+            "refused_lib_builds": site.lib_builds().refused(),
+            "template_compiles": site.templates().compiles(),
             "cache": {
                 "hits": cache.hits, "misses": cache.misses, "coalesced_waits": cache.coalesced_waits,
                 "entries": cache.entries, "bytes_used": cache.bytes_used, "evictions": cache.evictions,
@@ -184,7 +184,7 @@ fn stats(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
 
 /// `GET /api/openapi.json`: the site's document, made when it loaded.
 fn openapi(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
-    let mut resp = http::Response::new(bulwark_http::Body::from(req.site.openapi.clone()));
+    let mut resp = http::Response::new(bulwark_http::Body::from(req.site.openapi().clone()));
     resp.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     resp.headers_mut()

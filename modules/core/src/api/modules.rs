@@ -125,7 +125,7 @@ fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 pub(super) async fn modules(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outcome, Problem> {
-    let available = &req.site.available_modules;
+    let available = &req.site.available_modules();
     if req.parts.method != Method::PUT {
         return Ok(listing(available, |m| m.enabled));
     }
@@ -139,8 +139,8 @@ pub(super) async fn modules(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outco
     if let Err(problem) = check(available, &wanted) {
         return Err(Problem::bad_request(problem));
     }
-    let reload = req.site.reload.clone();
-    let file = req.site.site.dir.join("site.toml");
+    let reload = req.site.reload_handle().clone();
+    let file = req.site.site().dir.join("site.toml");
     let before = match tokio::fs::read_to_string(&file).await {
         Ok(text) => text,
         Err(e) => {
@@ -166,11 +166,10 @@ pub(super) async fn modules(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outco
             tracing::error!("putting {} back: {e}", file.display());
         }
         return Err(Problem::bad_request(format!(
-            "the site does not load with these modules: {}",
-            problems.join("; ")
+            "the site does not load with these modules: {problems}"
         )));
     }
-    tracing::info!(site = %req.site.site.name(), "modules now: {:?}", wanted);
+    tracing::info!(site = %req.site.site().name(), "modules now: {:?}", wanted);
     Ok(listing(available, |m| wanted.contains(m.name)))
 }
 

@@ -28,7 +28,7 @@ pub(super) async fn read(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Out
         Ok(r) => reply(StatusCode::OK, resource_json(caller, req.site, &r)),
         Err(refused) => {
             let key = id.to_string();
-            match req.site.models.store.run(move |s| s.deletion(&key)).await {
+            match req.site.models().store.run(move |s| s.deletion(&key)).await {
                 Ok(Some(gone)) if gone.was_public => Err(Problem::new(
                     bulwark_web::ProblemKind::Gone,
                     "this resource was deleted",
@@ -62,7 +62,7 @@ pub(super) async fn create(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<O
         creator: caller.user(),
         props: fields.props,
     };
-    let store = req.site.models.store.clone();
+    let store = req.site.models().store.clone();
     match store
         .run(move |s| {
             let id = s.create_resource(new)?;
@@ -120,7 +120,7 @@ pub(super) async fn update(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<O
     update.visibility = (new_visibility != current.visibility).then_some(new_visibility);
     update.modifier = caller.user();
     update.props = patch.props.map_or(PropsChange::Keep, PropsChange::Merge);
-    let store = req.site.models.store.clone();
+    let store = req.site.models().store.clone();
     let result = store
         .run(move |s| {
             // Sanitised once, here, before any write begins: it is the slow
@@ -158,7 +158,7 @@ pub(super) async fn delete(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<O
     resource_for(req, caller, id, Action::Delete, "delete this resource").await?;
     match req
         .site
-        .models
+        .models()
         .store
         .run(move |s| s.delete_resource(ResourceId(id), if_match))
         .await

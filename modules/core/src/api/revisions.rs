@@ -26,7 +26,7 @@ pub(super) async fn list(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Out
     .await?;
     match req
         .site
-        .models
+        .models()
         .store
         .run(move |s| s.revisions(ResourceId(id)))
         .await
@@ -61,7 +61,7 @@ pub(super) async fn restore(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<
     let modifier = caller.user();
     let result = req
         .site
-        .models
+        .models()
         .store
         .run(move |s| {
             let rev = s.revision(revision)?;

@@ -23,7 +23,7 @@ struct NewRules {
 }
 
 fn answer(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
-    let policy = &req.site.site_policy;
+    let policy = &req.site.policy();
     let rules = policy.rules();
     reply(
         StatusCode::OK,
@@ -35,8 +35,8 @@ fn answer(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
 }
 
 pub(super) async fn rules(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outcome, Problem> {
-    let policy = req.site.site_policy.clone();
-    let store = req.site.models.store.clone();
+    let policy = req.site.policy().clone();
+    let store = req.site.models().store.clone();
     match req.parts.method {
         Method::PUT => {
             let new: NewRules = json_body(req)?;
@@ -58,7 +58,7 @@ pub(super) async fn rules(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outcome
         }
         _ => return answer(req),
     }
-    req.site.models.cache.flush_all();
+    req.site.models().cache.flush_all();
     answer(req)
 }
 

@@ -6,6 +6,7 @@
 use http::StatusCode;
 use serde_json::json;
 
+use bulwark_acl::AccessPolicy;
 use bulwark_store::{ResourceId, SearchQuery, SortKey, VisibilityFilter};
 
 use super::reply;
@@ -53,7 +54,7 @@ pub(super) async fn search(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<O
     let mut q = SearchQuery {
         visibility: match caller {
             Caller::SiteToken => VisibilityFilter::Everything,
-            Caller::Principal(who) => req.site.policy.search_filter(who),
+            Caller::Principal(who) => req.site.policy().search_filter(who),
         },
         text: param("text").map(str::to_string),
         count_total: true,
@@ -79,7 +80,7 @@ pub(super) async fn search(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<O
     let pagelen = number(&params, "pagelen", 20, 1..=MAX_PAGELEN)?;
     q.limit = pagelen;
     q.offset = (page - 1) * pagelen;
-    let store = req.site.models.store.clone();
+    let store = req.site.models().store.clone();
     let found = store
         .run(move |s| {
             let page = s.search(&q)?;

@@ -29,7 +29,7 @@ fn reserved(key: &str) -> bool {
 }
 
 async fn answer(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
-    match req.site.models.store.run(|s| s.config_values()).await {
+    match req.site.models().store.run(|s| s.config_values()).await {
         Ok(values) => {
             let settings: Vec<serde_json::Value> = values
                 .into_iter()
@@ -56,7 +56,7 @@ pub(super) async fn settings(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outc
     }
     let changed = req
         .site
-        .models
+        .models()
         .store
         .run(move |s| {
             for (key, value) in &change.settings {

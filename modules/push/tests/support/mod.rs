@@ -176,7 +176,7 @@ impl bulwark_web::Controller for PingController {
             let answer = match req.principal().user_id() {
                 None => json!({"error": "log on first"}),
                 Some(user) => match bulwark_module_push::publish_to_user(
-                    &req.site.notifier,
+                    req.site.notifier(),
                     user,
                     "ping",
                     &json!({"pong": true}),
