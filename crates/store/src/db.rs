@@ -433,3 +433,13 @@ impl Conn for PgConn<'_> {
         .map_err(pg_error)
     }
 }
+
+/// A failed insert or update as the store says it: a unique key taken is a
+/// duplicate (`what` names it), a foreign key still pointed at is in use.
+pub(crate) fn map_unique(e: DbError, what: impl FnOnce() -> String) -> StoreError {
+    match e.failure {
+        DbFailure::Unique => StoreError::Duplicate(what()),
+        DbFailure::ForeignKey => StoreError::InUse(what()),
+        DbFailure::Unreachable | DbFailure::StorageFull | DbFailure::Other => e.into(),
+    }
+}

@@ -11,7 +11,7 @@ use crate::resource::{category_id, insert_resource, load, prepare};
 use crate::store::{Changes, Store};
 
 fn predicate_id(c: &mut dyn Conn, name: &str) -> Result<ResourceId> {
-    if crate::resource::check_name("predicate", name).is_err() {
+    if crate::names::check_name("predicate", name).is_err() {
         return Err(StoreError::UnknownPredicate(name.to_owned()));
     }
     c.query_one(
@@ -224,7 +224,7 @@ impl Store {
                      VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
                     &params![subject.0, pred.0, object.0, next, creator.map(|u| u.0), now],
                 )
-                .map_err(|e| crate::resource::map_unique(e, || "edge".to_owned()))?
+                .map_err(|e| crate::db::map_unique(e, || "edge".to_owned()))?
                 .ok_or_else(|| {
                     StoreError::Database(DatabaseError::unexpected("insert returned no id"))
                 })?;

@@ -18,8 +18,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::model::{ResourceId, Version};
-use crate::sanitize::HtmlLimit;
+use crate::html_limits::HtmlLimit;
+use crate::ids::{ResourceId, Version};
 
 /// An error from another library, kept whole.
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;

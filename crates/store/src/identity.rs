@@ -127,7 +127,7 @@ fn upsert_identity(
                 Utc::now().timestamp_millis()
             ],
         )
-        .map_err(|e| crate::resource::map_unique(e, || format!("{} {key:?}", kind.as_str())))?
+        .map_err(|e| crate::db::map_unique(e, || format!("{} {key:?}", kind.as_str())))?
         .ok_or_else(|| StoreError::Database(DatabaseError::unexpected("insert returned no row")))?;
     Ok(identity_from_row(&row))
 }

@@ -15,7 +15,9 @@
 
 use crate::db::{Conn, DbFailure, Dialect, params};
 use crate::error::{DatabaseError, Result, StoreError};
-use crate::resource::check_name;
+use crate::model::Props;
+use crate::names::check_name;
+use crate::sanitize::sanitize_stored_props;
 use crate::store::Store;
 
 /// One step of a schema: SQL for each backend (often the same text), applied
@@ -93,7 +95,7 @@ type DataMigration = fn(&mut dyn Conn) -> Result<()>;
 const CORE_CODE: &[(i64, DataMigration)] = &[
     // Values stored by the sanitiser before HTML was written without quotes
     // would still break out of a quoted attribute: sanitise them again.
-    (6, crate::resource::resanitize_stored),
+    (6, resanitize_stored),
 ];
 
 /// Where applied migrations are recorded.
@@ -250,6 +252,58 @@ impl Store {
 /// The newest schema version this build knows.
 pub fn schema_version() -> i64 {
     MIGRATIONS.last().map(|m| m.version).unwrap_or(0)
+}
+
+/// Sanitise every stored resource's properties again with today's
+/// sanitiser (a core migration, once per database). A value that does not
+/// change is not written; one that does keeps its version and makes no
+/// revision, as a browser shows it the same. Runs in the migration's
+/// transaction, at open, before the site serves: a page at a time, so memory
+/// stays small however many resources there are.
+pub(crate) fn resanitize_stored(c: &mut dyn Conn) -> Result<()> {
+    const PAGE: i64 = 500;
+    let mut after = 0;
+    let mut rewritten = 0;
+    loop {
+        let rows = c.query(
+            "SELECT id, props FROM rsc WHERE id > $1 ORDER BY id LIMIT $2",
+            &params![after, PAGE],
+        )?;
+        for row in &rows {
+            let id = row.int(0);
+            let text = row.text(1);
+            let stored: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                StoreError::Database(DatabaseError::new(
+                    format!("stored props of resource {id} are not JSON"),
+                    e,
+                ))
+            })?;
+            let mut props = Props::try_from(stored)?;
+            sanitize_stored_props(&mut props).map_err(|e| {
+                StoreError::invalid(
+                    format!("resource {id}"),
+                    format!("cannot be sanitised again: {e}"),
+                )
+            })?;
+            let json = serde_json::to_string(&props.0)
+                .map_err(|e| StoreError::invalid("props", e.to_string()))?;
+            if json != text {
+                c.execute(
+                    "UPDATE rsc SET props = $1 WHERE id = $2",
+                    &params![json, id],
+                )?;
+                rewritten += 1;
+            }
+        }
+        match rows.last() {
+            Some(last) if rows.len() as i64 == PAGE => after = last.int(0),
+            _ => break,
+        }
+    }
+    if rewritten > 0 {
+        tracing::info!("sanitised the properties of {rewritten} stored resources again");
+    }
+    Ok(())
 }
 
 #[cfg(test)]

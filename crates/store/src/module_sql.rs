@@ -12,9 +12,9 @@
 //! no cache depends on them), no access to the store's own tables (a module
 //! reaches those through the store's typed methods), and no query builder.
 
+use crate::db::map_unique;
 use crate::db::{Conn, Dialect, Param, Row};
 use crate::error::Result;
-use crate::resource::map_unique;
 use crate::store::Store;
 
 /// A value bound to a `$n` placeholder: `7_i64.into()`, `"text".into()`,

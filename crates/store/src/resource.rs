@@ -9,14 +9,14 @@
 use chrono::Utc;
 use serde_json::Value;
 
-use crate::db::{Conn, DbError, DbFailure, Dialect, Row, params};
+use crate::db::{Conn, Dialect, Row, map_unique, params};
 use crate::dependency;
 use crate::error::{DatabaseError, Result, StoreError};
 use crate::model::*;
-use crate::sanitize::{sanitize_props, sanitize_stored_props};
+use crate::names::check_name;
+use crate::sanitize::sanitize_props;
 use crate::store::{Changes, Store};
 
-pub(crate) const MAX_NAME_LEN: usize = 80;
 const MAX_PROPS_BYTES: usize = 1024 * 1024;
 
 pub(crate) const RSC_COLUMNS: &str = "r.id, r.name, r.category_id, c.name, r.is_published, \
@@ -42,35 +42,6 @@ pub(crate) fn resource_from_row(row: &Row) -> Result<Resource> {
         version: Version(row.int(13)),
         props: Props::try_from(props)?,
     })
-}
-
-/// A unique name: lowercase identifier, so it is safe in URLs and keys.
-pub(crate) fn check_name(field: &str, name: &str) -> Result<()> {
-    if name.is_empty() || name.len() > MAX_NAME_LEN {
-        return Err(StoreError::invalid(
-            field,
-            format!("must be 1 to {MAX_NAME_LEN} characters"),
-        ));
-    }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-        || name.starts_with(|c: char| c.is_ascii_digit())
-    {
-        return Err(StoreError::invalid(
-            field,
-            format!("{name:?}: only a-z, 0-9 and '_', not starting with a digit"),
-        ));
-    }
-    Ok(())
-}
-
-pub(crate) fn map_unique(e: DbError, what: impl FnOnce() -> String) -> StoreError {
-    match e.failure {
-        DbFailure::Unique => StoreError::Duplicate(what()),
-        DbFailure::ForeignKey => StoreError::InUse(what()),
-        DbFailure::Unreachable | DbFailure::StorageFull | DbFailure::Other => e.into(),
-    }
 }
 
 fn for_update(c: &dyn Conn) -> &'static str {
@@ -184,58 +155,6 @@ fn props_json(props: &Props) -> Result<String> {
         ));
     }
     Ok(json)
-}
-
-/// Sanitise every stored resource's properties again with today's
-/// sanitiser (a core migration, once per database). A value that does not
-/// change is not written; one that does keeps its version and makes no
-/// revision, as a browser shows it the same. Runs in the migration's
-/// transaction, at open, before the site serves: a page at a time, so memory
-/// stays small however many resources there are.
-pub(crate) fn resanitize_stored(c: &mut dyn Conn) -> Result<()> {
-    const PAGE: i64 = 500;
-    let mut after = 0;
-    let mut rewritten = 0;
-    loop {
-        let rows = c.query(
-            "SELECT id, props FROM rsc WHERE id > $1 ORDER BY id LIMIT $2",
-            &params![after, PAGE],
-        )?;
-        for row in &rows {
-            let id = row.int(0);
-            let text = row.text(1);
-            let stored: Value = serde_json::from_str(&text).map_err(|e| {
-                StoreError::Database(DatabaseError::new(
-                    format!("stored props of resource {id} are not JSON"),
-                    e,
-                ))
-            })?;
-            let mut props = Props::try_from(stored)?;
-            sanitize_stored_props(&mut props).map_err(|e| {
-                StoreError::invalid(
-                    format!("resource {id}"),
-                    format!("cannot be sanitised again: {e}"),
-                )
-            })?;
-            let json = serde_json::to_string(&props.0)
-                .map_err(|e| StoreError::invalid("props", e.to_string()))?;
-            if json != text {
-                c.execute(
-                    "UPDATE rsc SET props = $1 WHERE id = $2",
-                    &params![json, id],
-                )?;
-                rewritten += 1;
-            }
-        }
-        match rows.last() {
-            Some(last) if rows.len() as i64 == PAGE => after = last.int(0),
-            _ => break,
-        }
-    }
-    if rewritten > 0 {
-        tracing::info!("sanitised the properties of {rewritten} stored resources again");
-    }
-    Ok(())
 }
 
 pub(crate) fn queue_pivot(

@@ -52,7 +52,7 @@ impl Store {
             if !q.categories.is_empty() {
                 let mut ranges = Vec::new();
                 for name in &q.categories {
-                    if crate::resource::check_name("category", name).is_err() {
+                    if crate::names::check_name("category", name).is_err() {
                         return Err(StoreError::UnknownCategory(name.clone()));
                     }
                     let row = c
@@ -100,7 +100,7 @@ impl Store {
                 sql.conditions.push(format!("{date_col} <= {p}"));
             }
             if let Some((predicate, object)) = &q.has_object {
-                if crate::resource::check_name("predicate", predicate).is_err() {
+                if crate::names::check_name("predicate", predicate).is_err() {
                     return Err(StoreError::UnknownPredicate(predicate.clone()));
                 }
                 let pred = c

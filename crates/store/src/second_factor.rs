@@ -23,11 +23,12 @@
 
 use chrono::Utc;
 
+use crate::db::map_unique;
 use crate::db::{Conn, params};
 use crate::dependency;
 use crate::error::{Result, StoreError};
 use crate::model::{IdentityKind, ResourceId};
-use crate::resource::{map_unique, require_resource};
+use crate::resource::require_resource;
 use crate::store::Store;
 
 /// 128 bits in base32, without padding.

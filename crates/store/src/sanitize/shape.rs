@@ -23,11 +23,6 @@ use html5ever::interface::{ElementFlags, NodeOrText, QuirksMode, TreeSink};
 use html5ever::tendril::{StrTendril, TendrilSink};
 use html5ever::{Attribute, QualName, local_name, ns};
 
-/// How deep elements may nest in an HTML property. Real content nests a few
-/// levels (a list in a table cell in a blockquote); 256 leaves room for any of
-/// it and keeps the parser's per-tag work small.
-pub const MAX_HTML_NESTING: usize = 256;
-
 /// Elements an HTML property may make beyond one per three bytes of its text
 /// (the shortest element, `<b>`, is three). Ordinary HTML never comes near;
 /// the parser making elements nobody wrote (re-opened formatting elements)
@@ -37,17 +32,7 @@ const SPARE_ELEMENTS: usize = 1024;
 /// Text fed to the parser between two looks at the limits.
 const CHUNK: usize = 512;
 
-/// Why an HTML value was refused before sanitising.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum HtmlLimit {
-    #[error("elements are nested deeper than {MAX_HTML_NESTING} levels")]
-    Nesting,
-    #[error(
-        "it makes more elements than its text spells out (at most {0}); mis-nested formatting tags make the parser repeat them"
-    )]
-    Elements(usize),
-}
+pub use crate::html_limits::{HtmlLimit, MAX_HTML_NESTING};
 
 /// The most elements `html` may make.
 fn element_budget(html: &str) -> usize {
