@@ -15,6 +15,8 @@ fi
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+# No import circle of more than two files in any crate (docs/architecture.md).
+python3 scripts/import-circles.py
 # Libraries, binaries and integration tests; benchmarks are run by bench/, not here.
 cargo test --workspace --lib --bins --tests
 cargo test --workspace --doc

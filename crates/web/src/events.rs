@@ -115,6 +115,10 @@ pub struct MenuItem {
     pub url: String,
     /// Items with the same parent form a submenu (`None`: top level).
     pub parent: Option<String>,
+    /// A screen a module brings: the template the admin shows at `url`
+    /// (under `/admin/`, for the people who may open the admin), with the
+    /// admin's menu and layout. `None`: `url` is served by a rule of its own.
+    pub screen: Option<String>,
 }
 impl Event for AdminMenu {
     type Delivery = Fold<Vec<MenuItem>>;

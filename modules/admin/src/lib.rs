@@ -96,8 +96,8 @@ enum Page {
     Cache,
     Backups,
     Modules,
-    /// The media library (with the `media` module).
-    Media,
+    /// A screen another module brings through the menu ([`MenuItem::screen`]).
+    Screen,
 }
 
 impl Page {
@@ -115,7 +115,7 @@ impl Page {
             Page::Cache => "admin_cache.tpl",
             Page::Backups => "admin_backups.tpl",
             Page::Modules => "admin_modules.tpl",
-            Page::Media => "admin_media.tpl",
+            Page::Screen => "admin_dashboard.tpl",
         }
     }
 
@@ -131,7 +131,7 @@ impl Page {
             | Page::Categories
             | Page::Predicates
             | Page::Cache
-            | Page::Media => ADMIN_GROUP,
+            | Page::Screen => ADMIN_GROUP,
             Page::Users | Page::Rules | Page::Settings => MANAGERS,
             Page::Backups | Page::Modules => ADMINISTRATORS,
         }
@@ -157,12 +157,11 @@ impl AdminController {
 
 /// The module's own menu items that `who` may open, before other modules
 /// fold theirs in.
-fn own_menu(who: &Principal, media: bool) -> Vec<MenuItem> {
+fn own_menu(who: &Principal) -> Vec<MenuItem> {
     [
         ("Dashboard", "/admin", Page::Dashboard),
         ("Resources", "/admin/resources", Page::Resources),
         ("New", "/admin/new", Page::New),
-        ("Media", "/admin/media", Page::Media),
         ("Categories", "/admin/categories", Page::Categories),
         ("Predicates", "/admin/predicates", Page::Predicates),
         ("Users", "/admin/users", Page::Users),
@@ -173,11 +172,12 @@ fn own_menu(who: &Principal, media: bool) -> Vec<MenuItem> {
         ("Backups", "/admin/backups", Page::Backups),
     ]
     .into_iter()
-    .filter(|(_, _, page)| who.in_group(page.group()) && (media || *page != Page::Media))
+    .filter(|(_, _, page)| who.in_group(page.group()))
     .map(|(label, url, _)| MenuItem {
         label: label.to_string(),
         url: url.to_string(),
         parent: None,
+        screen: None,
     })
     .collect()
 }
@@ -215,14 +215,24 @@ impl Controller for AdminController {
             if who.is_anonymous() {
                 return to_logon(req);
             }
-            let media = req.site.site().modules.iter().any(|m| m.name == "media");
-            if self.page == Page::Media && !media {
-                return Outcome::NotFound;
-            }
             if !who.in_group(self.page.group()) {
                 return Outcome::Response(error_response(req.site, StatusCode::FORBIDDEN, None));
             }
-            let menu = req.site.notifier().fold(&AdminMenu, own_menu(who, media));
+            let menu = req.site.notifier().fold(&AdminMenu, own_menu(who));
+            // A module's screen: the menu item at this path names its template.
+            let template = match self.page {
+                Page::Screen => {
+                    let path = req.parts.uri.path();
+                    match menu.iter().find(|item| item.url == path) {
+                        Some(MenuItem {
+                            screen: Some(template),
+                            ..
+                        }) => template.clone(),
+                        _ => return Outcome::NotFound,
+                    }
+                }
+                page => page.template().to_owned(),
+            };
             let menu: Vec<Value> = menu
                 .into_iter()
                 .map(|item| {
@@ -247,7 +257,7 @@ impl Controller for AdminController {
             );
             let modules: Vec<Value> = site.modules.iter().map(|m| Value::from(m.name)).collect();
             vars.insert("site_modules".to_string(), Value::from(modules));
-            render_page(req, self.page.template(), StatusCode::OK, vars).await
+            render_page(req, &template, StatusCode::OK, vars).await
         })
     }
 }

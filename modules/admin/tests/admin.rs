@@ -14,7 +14,7 @@ use accounts::*;
 use bulwark_store::{NewResource, Props};
 use bulwark_web::events::{AdminMenu, MenuItem};
 
-/// A module that adds "Media" to the admin's menu, as any module may.
+/// A module that adds "Reports" to the admin's menu, as any module may.
 struct Extra;
 
 impl bulwark_web::Module for Extra {
@@ -29,9 +29,10 @@ impl bulwark_web::Module for Extra {
         site.observers()
             .on_fold(500, |_: &AdminMenu, mut items: Vec<MenuItem>| {
                 items.push(MenuItem {
-                    label: "Media".into(),
-                    url: "/admin/media".into(),
+                    label: "Reports".into(),
+                    url: "/reports".into(),
                     parent: None,
+                    screen: None,
                 });
                 items
             });
@@ -96,6 +97,7 @@ async fn only_editors_and_above_enter_and_see_what_they_may_change() {
         ("Dashboard", "/admin"),
         ("Resources", "/admin/resources"),
         ("Media", "/admin/media"),
+        ("Reports", "/reports"),
     ] {
         let link = format!(r#"href="{}""#, path.replace('/', "&#x2f;"));
         assert!(

@@ -49,7 +49,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bulwark_site::{ModuleManifest, Site};
 use bulwark_store::{ChangeKind, Migration, Store, StoreError};
-use bulwark_web::events::{GatherFigures, ResourceChanged};
+use bulwark_web::events::{AdminMenu, GatherFigures, MenuItem, ResourceChanged};
+use include_dir::{Dir, include_dir};
 
 use bulwark_web::{Api, Controller, Module, ModuleError, SiteSetup};
 use originals::Originals;
@@ -61,26 +62,26 @@ const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 1,
         name: "media_file",
-        sqlite: include_str!("../migrations/0001_media_file.sql"),
-        postgres: include_str!("../migrations/0001_media_file.sql"),
+        sqlite: include_str!("../migrations/sqlite/0001_media_file.sql"),
+        postgres: include_str!("../migrations/postgres/0001_media_file.sql"),
     },
     Migration {
         version: 2,
         name: "media_file_size",
-        sqlite: include_str!("../migrations/0002_media_file_size.sql"),
-        postgres: include_str!("../migrations/0002_media_file_size.sql"),
+        sqlite: include_str!("../migrations/sqlite/0002_media_file_size.sql"),
+        postgres: include_str!("../migrations/postgres/0002_media_file_size.sql"),
     },
     Migration {
         version: 3,
         name: "media_blob",
-        sqlite: include_str!("../migrations/0003_media_blob.sqlite.sql"),
-        postgres: include_str!("../migrations/0003_media_blob.sql"),
+        sqlite: include_str!("../migrations/sqlite/0003_media_blob.sql"),
+        postgres: include_str!("../migrations/postgres/0003_media_blob.sql"),
     },
     Migration {
         version: 4,
         name: "media_file_reserved",
-        sqlite: include_str!("../migrations/0004_media_file_reserved.sql"),
-        postgres: include_str!("../migrations/0004_media_file_reserved.sql"),
+        sqlite: include_str!("../migrations/sqlite/0004_media_file_reserved.sql"),
+        postgres: include_str!("../migrations/postgres/0004_media_file_reserved.sql"),
     },
 ];
 
@@ -115,6 +116,11 @@ pub fn module() -> Arc<dyn Module> {
     MediaModule::new()
 }
 
+/// The admin's media library (`admin_media.tpl`, shown by the admin module
+/// when both are enabled) and its script.
+static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
+
 pub fn manifest() -> &'static Arc<ModuleManifest> {
     static MANIFEST: OnceLock<Arc<ModuleManifest>> = OnceLock::new();
     MANIFEST.get_or_init(|| {
@@ -122,8 +128,8 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             "media",
             PRIORITY,
             &[],
-            None,
-            None,
+            Some(&TEMPLATES),
+            Some(&LIB),
             include_str!("../module.toml"),
         )
         .and_then(|m| m.with_endpoints(api().routes()));
@@ -161,6 +167,27 @@ impl Module for MediaModule {
     }
 
     fn setup(&self, setup: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
+        // The media library in the admin's menu, after "New", as a screen of
+        // this module's (the admin shows it when the site enables both).
+        setup.observers().on_fold(
+            OBSERVER_PRIORITY,
+            |_: &AdminMenu, mut items: Vec<MenuItem>| {
+                let after_new = items
+                    .iter()
+                    .position(|i| i.url == "/admin/new")
+                    .map_or(items.len(), |i| i + 1);
+                items.insert(
+                    after_new,
+                    MenuItem {
+                        label: "Media".into(),
+                        url: "/admin/media".into(),
+                        parent: None,
+                        screen: Some("admin_media.tpl".into()),
+                    },
+                );
+                items
+            },
+        );
         let settings = Arc::new(Settings::read(setup.settings())?);
         let store = setup.models().store.clone();
         let in_database = settings

@@ -185,6 +185,7 @@ impl Module for VotingModule {
                     label: "Votes".into(),
                     url: "/admin/votes".into(),
                     parent: None,
+                    screen: None,
                 });
                 menu
             });
