@@ -53,7 +53,9 @@ pub(crate) fn api() -> &'static Api {
                                 "required": ["file"],
                                 "properties": {
                                     "file": {"type": "string", "format": "binary"},
-                                    "title": {"type": "string"},
+                                    // Multipart fields are text whatever they hold: any
+                                    // text is a title.
+                                    "title": {"description": "the title (text)"},
                                 },
                             }}},
                         },

@@ -42,8 +42,8 @@ use tokio_tungstenite::tungstenite::{Message as WsMessage, Utf8Bytes};
 use bulwark_http::{Body, negotiate};
 use bulwark_push::{ClientHandle, Encoding, Hub, Position, PushError, Topic};
 use bulwark_web::{
-    Authenticated, Authenticator, BearerCheck, Controller, ModuleError, Outcome, RequestCtx,
-    check_bearer, json_response, read_settings,
+    Authenticated, Authenticator, BearerCheck, Controller, ModuleError, Outcome, Problem,
+    ProblemKind, RequestCtx, check_bearer, json_response, read_settings,
 };
 
 use crate::settings::PushSettings;
@@ -127,8 +127,23 @@ impl Controller for PushController {
     }
 }
 
+/// An HTTP answer that refuses: a problem (`application/problem+json`), as
+/// every JSON error is. (A refused command inside a batch stays a message of
+/// the push protocol, `{"type": "error"}`.)
 fn error_json(status: StatusCode, message: &str) -> Response<Body> {
-    json_response(status, &json!({"type": "error", "message": message}))
+    let kind = match status {
+        StatusCode::UNAUTHORIZED => ProblemKind::Unauthenticated,
+        StatusCode::FORBIDDEN => ProblemKind::Forbidden,
+        StatusCode::GONE => ProblemKind::Gone,
+        StatusCode::CONFLICT => ProblemKind::Conflict,
+        StatusCode::PAYLOAD_TOO_LARGE => ProblemKind::TooLarge,
+        StatusCode::TOO_MANY_REQUESTS => ProblemKind::TooManyRequests,
+        StatusCode::SERVICE_UNAVAILABLE => ProblemKind::Busy,
+        _ => ProblemKind::BadRequest,
+    };
+    Problem::new(kind, message)
+        .with_status(status)
+        .into_response()
 }
 
 /// The header that carries a client's token (long-poll, commands).

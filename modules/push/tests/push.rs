@@ -640,8 +640,9 @@ async fn a_command_request_holds_at_most_the_limit_and_a_client_publishes_within
     let too_many = Value::Array(vec![publish.clone(); 51]);
     let (status, reply) = command(&s, (&id, &token), &too_many).await;
     assert_eq!(status, 413, "{reply}");
+    assert_eq!(reply["type"], "urn:bulwark:problem:too-large", "{reply}");
     assert!(
-        reply["message"].as_str().unwrap().contains("at most 50"),
+        reply["detail"].as_str().unwrap().contains("at most 50"),
         "{reply}"
     );
     assert_eq!(push_stats(&s).await["published"], 0, "nothing of it ran");
