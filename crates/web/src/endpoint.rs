@@ -16,6 +16,7 @@
 //! [`Problem`] (`application/problem+json`).
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
 
 use futures_util::future::BoxFuture;
 use http::Method;
@@ -33,6 +34,10 @@ use crate::problem::Problem;
 use crate::representation::Outcome;
 use crate::request::RequestCtx;
 use crate::site::SiteRuntime;
+
+/// An OpenAPI description, made when the document is asked for: the code that
+/// builds it is never run (nor paged in) by a site whose document nobody reads.
+pub type Doc = fn() -> Value;
 
 /// What a handler's future gives: the answer, or the problem.
 pub type Answer<'a> = BoxFuture<'a, Result<Outcome, Problem>>;
@@ -80,7 +85,7 @@ pub struct Operation {
     method: Method,
     access: Access,
     body: BodyUse,
-    doc: Value,
+    doc: Doc,
     handler: Box<dyn Handler>,
 }
 
@@ -103,17 +108,11 @@ impl Endpoint {
         }
     }
 
-    /// An operation: `doc` is its OpenAPI operation object (`operationId`,
+    /// An operation: `doc` makes its OpenAPI operation object (`operationId`,
     /// `summary`, parameters, request body, its successful responses); the
     /// error responses its access implies, and every other error as a
     /// problem, are added to it.
-    pub fn operation<F>(
-        mut self,
-        method: Method,
-        access: Access,
-        doc: Value,
-        handler: F,
-    ) -> Endpoint
+    pub fn operation<F>(mut self, method: Method, access: Access, doc: Doc, handler: F) -> Endpoint
     where
         F: for<'a> Fn(&'a RequestCtx<'a>, Caller<'a>) -> Answer<'a> + Send + Sync + 'static,
     {
@@ -136,35 +135,35 @@ impl Endpoint {
         self
     }
 
-    pub fn get<F>(self, access: Access, doc: Value, handler: F) -> Endpoint
+    pub fn get<F>(self, access: Access, doc: Doc, handler: F) -> Endpoint
     where
         F: for<'a> Fn(&'a RequestCtx<'a>, Caller<'a>) -> Answer<'a> + Send + Sync + 'static,
     {
         self.operation(Method::GET, access, doc, handler)
     }
 
-    pub fn post<F>(self, access: Access, doc: Value, handler: F) -> Endpoint
+    pub fn post<F>(self, access: Access, doc: Doc, handler: F) -> Endpoint
     where
         F: for<'a> Fn(&'a RequestCtx<'a>, Caller<'a>) -> Answer<'a> + Send + Sync + 'static,
     {
         self.operation(Method::POST, access, doc, handler)
     }
 
-    pub fn put<F>(self, access: Access, doc: Value, handler: F) -> Endpoint
+    pub fn put<F>(self, access: Access, doc: Doc, handler: F) -> Endpoint
     where
         F: for<'a> Fn(&'a RequestCtx<'a>, Caller<'a>) -> Answer<'a> + Send + Sync + 'static,
     {
         self.operation(Method::PUT, access, doc, handler)
     }
 
-    pub fn patch<F>(self, access: Access, doc: Value, handler: F) -> Endpoint
+    pub fn patch<F>(self, access: Access, doc: Doc, handler: F) -> Endpoint
     where
         F: for<'a> Fn(&'a RequestCtx<'a>, Caller<'a>) -> Answer<'a> + Send + Sync + 'static,
     {
         self.operation(Method::PATCH, access, doc, handler)
     }
 
-    pub fn delete<F>(self, access: Access, doc: Value, handler: F) -> Endpoint
+    pub fn delete<F>(self, access: Access, doc: Doc, handler: F) -> Endpoint
     where
         F: for<'a> Fn(&'a RequestCtx<'a>, Caller<'a>) -> Answer<'a> + Send + Sync + 'static,
     {
@@ -202,7 +201,7 @@ impl Endpoint {
 #[derive(Default)]
 pub struct Api {
     endpoints: Vec<Endpoint>,
-    schemas: Vec<(&'static str, Value)>,
+    schemas: Vec<(&'static str, Doc)>,
 }
 
 impl Api {
@@ -215,7 +214,7 @@ impl Api {
         self
     }
 
-    pub fn schema(mut self, name: &'static str, schema: Value) -> Api {
+    pub fn schema(mut self, name: &'static str, schema: Doc) -> Api {
         self.schemas.push((name, schema));
         self
     }
@@ -359,7 +358,7 @@ impl EndpointController {
 
 /// The operation's summary, or its method and path, to name it in a refusal.
 fn describe(endpoint: &Endpoint, op: &Operation) -> String {
-    match op.doc.get("summary").and_then(Value::as_str) {
+    match (op.doc)().get("summary").and_then(Value::as_str) {
         Some(summary) => lower_first(summary),
         None => format!("{} {}", op.method, endpoint.path),
     }
@@ -422,9 +421,51 @@ impl Controller for EndpointController {
     }
 }
 
+/// A site's OpenAPI document, made the first time it is asked for (most sites
+/// serve many requests and never this one) and kept.
+pub(crate) struct OpenApi {
+    site: Arc<bulwark_site::Site>,
+    apis: Vec<&'static Api>,
+    made: OnceLock<bytes::Bytes>,
+}
+
+impl OpenApi {
+    pub(crate) fn new(site: Arc<bulwark_site::Site>, apis: Vec<&'static Api>) -> OpenApi {
+        OpenApi {
+            site,
+            apis,
+            made: OnceLock::new(),
+        }
+    }
+
+    /// The document: every rule of the site's router that names an endpoint,
+    /// at the rule's path.
+    pub(crate) fn bytes(&self) -> &bytes::Bytes {
+        self.made.get_or_init(|| {
+            let routes: Vec<(&str, &'static Endpoint)> = self
+                .site
+                .router
+                .rules()
+                .iter()
+                .filter_map(|rule| match &rule.controller {
+                    bulwark_site::Controller::Endpoint { name } => self
+                        .apis
+                        .iter()
+                        .flat_map(|a| a.endpoints())
+                        .find(|e| e.name() == name)
+                        .map(|e| (rule.pattern.as_str(), e)),
+                    _ => None,
+                })
+                .collect();
+            let doc = openapi_document(&self.site, &routes, &self.apis);
+            bytes::Bytes::from(serde_json::to_vec_pretty(&doc).expect("a JSON value serialises"))
+        })
+    }
+}
+
 /// The site's OpenAPI 3.1 document: every endpoint its router serves (at the
 /// path it serves it), with the schemas of the modules that declare them.
-pub(crate) fn openapi_document(
+fn openapi_document(
     site: &bulwark_site::Site,
     routes: &[(&str, &'static Endpoint)],
     apis: &[&'static Api],
@@ -441,7 +482,7 @@ pub(crate) fn openapi_document(
     schemas.insert("Error".into(), Problem::schema());
     for api in apis {
         for (name, schema) in &api.schemas {
-            schemas.insert((*name).into(), schema.clone());
+            schemas.insert((*name).into(), schema());
         }
     }
     let problem = |description: &str| {
@@ -495,7 +536,7 @@ fn openapi_path(path: &str) -> String {
 }
 
 fn operation_doc(op: &Operation) -> Value {
-    let mut doc = op.doc.clone();
+    let mut doc = (op.doc)();
     let Some(object) = doc.as_object_mut() else {
         return doc;
     };

@@ -58,7 +58,7 @@ pub use bearer::{BearerCheck, check_bearer};
 pub use bottleneck::{Bottleneck, LibBuilds, LibLimits, RenderCost, RenderLimits, busy_response};
 pub use content_type::content_type_for;
 pub use controllers::{Controller, ControllerFactory, GET_HEAD};
-pub use endpoint::{Access, Answer, Api, Caller, Endpoint, Handler};
+pub use endpoint::{Access, Answer, Api, Caller, Doc, Endpoint, Handler};
 pub use error::{LoadError, ModuleError, OpenError, StartError, read_settings};
 pub use error_page::{error_response, json_response};
 pub use figures::{FIGURES_EVERY, Figures, PoolUse};

@@ -16,6 +16,7 @@ use bulwark_template::{SiteModels, SiteTemplates};
 use crate::authenticate::Authenticator;
 use crate::bottleneck::{Bottleneck, LibBuilds};
 use crate::counters::Counters;
+use crate::endpoint::OpenApi;
 use crate::file_cache::FileCache;
 use crate::reload::ReloadHandle;
 use crate::security_headers::SecurityHeaders;
@@ -49,7 +50,7 @@ pub(crate) struct ModuleParts {
     /// What modules keep per site (`SiteSetup::provide`).
     pub(crate) state: http::Extensions,
     /// The OpenAPI document of the endpoints this site serves.
-    pub(crate) openapi: bytes::Bytes,
+    pub(crate) openapi: OpenApi,
     /// Loads every site again (after a `site.toml` changed from the admin).
     pub(crate) reload: ReloadHandle,
 }
@@ -147,7 +148,7 @@ impl SiteRuntime {
 
     /// The OpenAPI document of the endpoints this site serves.
     pub fn openapi(&self) -> &bytes::Bytes {
-        &self.modules.openapi
+        self.modules.openapi.bytes()
     }
 
     /// Loads every site again (after a `site.toml` changed from the admin).

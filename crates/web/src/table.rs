@@ -17,7 +17,7 @@ use bulwark_template::SiteTemplates;
 
 use crate::bottleneck::{Bottleneck, LibBuilds};
 use crate::controllers::{self, Controller, ModuleKinds};
-use crate::endpoint::{Api, Endpoint};
+use crate::endpoint::{Api, OpenApi};
 use crate::error::{LoadError, OpenError};
 use crate::module::{Module, SiteSetup, enabled_modules};
 use crate::options::SitesOptions;
@@ -230,7 +230,7 @@ async fn serve_site(
         .map(|rule| controllers::build(rule, &kinds, &apis))
         .collect::<Result<Vec<_>, String>>()
         .map_err(|problem| SiteError::invalid(&file, "dispatch", problem))?;
-    let openapi = openapi_document(&site, &apis);
+    let openapi = OpenApi::new(site.clone(), apis);
     let templates = SiteTemplates::with_extensions(
         site.clone(),
         options.template_options(),
@@ -278,24 +278,4 @@ async fn serve_site(
         runtime,
         controllers,
     })
-}
-
-/// The site's OpenAPI document, as served: every rule that names an endpoint,
-/// at the rule's path.
-fn openapi_document(site: &Site, apis: &[&'static Api]) -> bytes::Bytes {
-    let routes: Vec<(&str, &'static Endpoint)> = site
-        .router
-        .rules()
-        .iter()
-        .filter_map(|rule| match &rule.controller {
-            bulwark_site::Controller::Endpoint { name } => apis
-                .iter()
-                .flat_map(|a| a.endpoints())
-                .find(|e| e.name() == name)
-                .map(|e| (rule.pattern.as_str(), e)),
-            _ => None,
-        })
-        .collect();
-    let doc = crate::endpoint::openapi_document(site, &routes, apis);
-    bytes::Bytes::from(serde_json::to_vec_pretty(&doc).expect("a JSON value serialises"))
 }

@@ -26,7 +26,7 @@ fn api() -> &'static Api {
             Endpoint::new("hello", "/api/hello/{name}")
                 .get(
                     Access::Anyone,
-                    json!({
+                    || json!({
                         "operationId": "hello",
                         "summary": "Greet someone",
                         "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}],
@@ -36,7 +36,7 @@ fn api() -> &'static Api {
                 )
                 .post(
                     Access::Group("editors"),
-                    json!({"operationId": "helloLoudly", "summary": "Greet someone loudly"}),
+                    || json!({"operationId": "helloLoudly", "summary": "Greet someone loudly"}),
                     |req, _| Box::pin(greet(req)),
                 ),
         )

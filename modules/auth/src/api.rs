@@ -19,7 +19,7 @@ pub(crate) fn api() -> &'static Api {
             .endpoint(
                 Endpoint::new("api_auth_logon", "/api/auth/logon").post(
                     Access::Anyone,
-                    doc(
+                    || doc(
                         "logon",
                         "Log on",
                         "Starts a session: the answer sets the session cookie and gives the CSRF \
@@ -44,7 +44,7 @@ pub(crate) fn api() -> &'static Api {
             .endpoint(
                 Endpoint::new("api_auth_logoff", "/api/auth/logoff").post(
                     Access::Anyone,
-                    doc(
+                    || doc(
                         "logoff",
                         "Log off",
                         "Ends the caller's session (if any) and clears its cookie.",
@@ -58,7 +58,7 @@ pub(crate) fn api() -> &'static Api {
                 Endpoint::new("api_auth_sessions", "/api/auth/sessions")
                     .get(
                         Access::Known,
-                        doc(
+                        || doc(
                             "listSessions",
                             "List your sessions",
                             "The caller's sessions, the current one marked.",
@@ -69,7 +69,7 @@ pub(crate) fn api() -> &'static Api {
                     )
                     .post(
                         Access::Known,
-                        doc(
+                        || doc(
                             "endSessions",
                             "End a session",
                             "`{\"end\": \"<id>\"}` ends one of the caller's sessions; \
@@ -87,7 +87,7 @@ pub(crate) fn api() -> &'static Api {
             .endpoint(
                 Endpoint::new("api_auth_me", "/api/auth/me").get(
                     Access::Anyone,
-                    doc(
+                    || doc(
                         "me",
                         "Who am I",
                         "The caller's user id and groups (null and empty when anonymous), and \
@@ -102,7 +102,7 @@ pub(crate) fn api() -> &'static Api {
                 Endpoint::new("api_auth_tokens", "/api/auth/tokens")
                     .get(
                         Access::Known,
-                        doc(
+                        || doc(
                             "listTokens",
                             "List your API tokens",
                             "The caller's API tokens (never the secrets). Needs a session.",
@@ -117,7 +117,7 @@ pub(crate) fn api() -> &'static Api {
                     )
                     .post(
                         Access::Known,
-                        doc(
+                        || doc(
                             "makeToken",
                             "Make an API token",
                             "A new token for scripts, acting as the caller; its secret is in this \
@@ -135,7 +135,7 @@ pub(crate) fn api() -> &'static Api {
             .endpoint(
                 Endpoint::new("api_auth_token", "/api/auth/tokens/{id}").delete(
                     Access::Known,
-                    with_id(doc(
+                    || with_id(doc(
                         "revokeToken",
                         "Revoke an API token",
                         "Revokes one of the caller's tokens at once. Needs a session.",
@@ -148,7 +148,7 @@ pub(crate) fn api() -> &'static Api {
             .endpoint(
                 Endpoint::new("api_auth_reset", "/api/auth/reset").post(
                     Access::Anyone,
-                    doc(
+                    || doc(
                         "requestReset",
                         "Ask for a password reset",
                         "Mails a reset link to the account with this username or e-mail \
@@ -168,7 +168,7 @@ pub(crate) fn api() -> &'static Api {
             .endpoint(
                 Endpoint::new("api_auth_reset_confirm", "/api/auth/reset/confirm").post(
                     Access::Anyone,
-                    doc(
+                    || doc(
                         "confirmReset",
                         "Set a new password with a reset token",
                         "The token from the mailed link and the new password.",
@@ -186,7 +186,7 @@ pub(crate) fn api() -> &'static Api {
                 Endpoint::new("api_auth_users", "/api/auth/users")
                     .get(
                         Access::Group(bulwark_acl::MANAGERS),
-                        doc(
+                        || doc(
                             "listUsers",
                             "List the accounts",
                             "Every user with the groups they were put in.",
@@ -197,7 +197,7 @@ pub(crate) fn api() -> &'static Api {
                     )
                     .post(
                         Access::Group(bulwark_acl::MANAGERS),
-                        doc(
+                        || doc(
                             "makeUser",
                             "Make an account",
                             "A new user in one group; only someone in that group may give it.",
@@ -218,7 +218,7 @@ pub(crate) fn api() -> &'static Api {
             )
             .schema(
                 "Logon",
-                json!({
+                || json!({
                     "type": "object",
                     "required": ["user", "csrf_token"],
                     "properties": {"user": {"type": "integer"}, "csrf_token": {"type": "string"}},
@@ -226,7 +226,7 @@ pub(crate) fn api() -> &'static Api {
             )
             .schema(
                 "Me",
-                json!({
+                || json!({
                     "type": "object",
                     "required": ["user", "groups"],
                     "properties": {
@@ -238,7 +238,7 @@ pub(crate) fn api() -> &'static Api {
             )
             .schema(
                 "ApiToken",
-                json!({
+                || json!({
                     "type": "object",
                     "required": ["id", "label", "created"],
                     "properties": {

@@ -38,7 +38,7 @@ pub(crate) fn api() -> &'static Api {
             Endpoint::new("media_upload", "/media/upload")
                 .post(
                     Access::Known,
-                    json!({
+                    || json!({
                         "operationId": "uploadMedia",
                         "summary": "Upload a file",
                         "description": "A multipart form with the file in the field `file` (and \

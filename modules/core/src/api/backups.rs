@@ -227,7 +227,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_backups", "/api/backups")
             .get(
                 Access::Group(ADMINISTRATORS),
-                json!({
+                || json!({
                     "operationId": "listBackups",
                     "summary": "The site's backups",
                     "tags": [
@@ -271,7 +271,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
             )
             .post(
                 Access::Group(ADMINISTRATORS),
-                json!({
+                || json!({
                     "operationId": "makeBackup",
                     "summary": "Make a backup now",
                     "tags": [
@@ -305,7 +305,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_backup", "/api/backups/{name}")
             .get(
                 Access::Group(ADMINISTRATORS),
-                json!({
+                || json!({
                     "operationId": "downloadBackup",
                     "summary": "Download a backup",
                     "tags": [
@@ -364,7 +364,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_backup_restore", "/api/backups/{name}/restore")
             .post(
                 Access::Group(ADMINISTRATORS),
-                json!({
+                || json!({
                     "operationId": "restoreBackup",
                     "summary": "Put a backup back",
                     "tags": [

@@ -92,7 +92,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_cache", "/api/cache")
             .post(
                 Access::Group(EDITORS),
-                json!({
+                || json!({
                     "operationId": "purgeCache",
                     "summary": "Purge the caches",
                     "tags": [

@@ -255,7 +255,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_categories", "/api/categories")
             .get(
                 Access::Anyone,
-                json!({
+                || json!({
                     "operationId": "listCategories",
                     "summary": "The category tree",
                     "tags": [
@@ -288,7 +288,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
             )
             .post(
                 Access::Known,
-                json!({
+                || json!({
                     "operationId": "createCategory",
                     "summary": "Add a category",
                     "tags": [
@@ -360,7 +360,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_category", "/api/categories/{name}")
             .patch(
                 Access::Known,
-                json!({
+                || json!({
                     "operationId": "moveCategory",
                     "summary": "Move a category, with everything below it",
                     "tags": [
@@ -439,7 +439,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_predicates", "/api/predicates")
             .get(
                 Access::Anyone,
-                json!({
+                || json!({
                     "operationId": "listPredicates",
                     "summary": "The predicates",
                     "tags": [
@@ -472,7 +472,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
             )
             .post(
                 Access::Known,
-                json!({
+                || json!({
                     "operationId": "createPredicate",
                     "summary": "Add a predicate",
                     "tags": [
@@ -550,7 +550,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_predicate", "/api/predicates/{name}")
             .patch(
                 Access::Known,
-                json!({
+                || json!({
                     "operationId": "changePredicate",
                     "summary": "Which categories a predicate connects",
                     "tags": [

@@ -193,7 +193,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_rsc_edges", "/api/rsc/{id}/edges")
             .get(
                 Access::Anyone,
-                json!({
+                || json!({
                     "operationId": "listEdges",
                     "summary": "A resource's outgoing edges",
                     "tags": [
@@ -243,7 +243,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
             )
             .post(
                 Access::Known,
-                json!({
+                || json!({
                     "operationId": "addEdge",
                     "summary": "Add an edge",
                     "tags": [
@@ -305,7 +305,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_rsc_edge", "/api/rsc/{id}/edges/{predicate}/{object}")
             .patch(
                 Access::Known,
-                json!({
+                || json!({
                     "operationId": "moveEdge",
                     "summary": "Move an edge in the subject's list",
                     "tags": [
@@ -366,7 +366,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
             )
             .delete(
                 Access::Known,
-                json!({
+                || json!({
                     "operationId": "removeEdge",
                     "summary": "Remove an edge",
                     "tags": [

@@ -197,63 +197,67 @@ fn endpoints() -> Vec<Endpoint> {
     vec![
         Endpoint::new("api_openapi", "/api/openapi.json").get(
             Access::Anyone,
-            json!({
-                "operationId": "openapi",
-                "summary": "This document",
-                "tags": [
-                    "meta"
-                ],
-                "responses": {
-                    "200": {
-                        "description": "The OpenAPI document",
-                        "content": {
-                            "application/json": {
-                                "schema": {
-                                    "type": "object"
+            || {
+                json!({
+                    "operationId": "openapi",
+                    "summary": "This document",
+                    "tags": [
+                        "meta"
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "The OpenAPI document",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object"
+                                    }
                                 }
                             }
                         }
                     }
-                }
-            }),
+                })
+            },
             |req, _| Box::pin(async move { openapi(req) }),
         ),
         Endpoint::new("api_stats", "/api/stats").get(
             Access::SiteToken,
-            json!({
-                "operationId": "stats",
-                "summary": "Render and cache figures of the site",
-                "tags": [
-                    "meta"
-                ],
-                "description": "Needs the site's API token (`[api] token` in site.toml).",
-                "security": [
-                    {
-                        "siteToken": []
-                    }
-                ],
-                "responses": {
-                    "200": {
-                        "description": "Figures",
-                        "content": {
-                            "application/json": {
-                                "schema": {
-                                    "type": "object"
+            || {
+                json!({
+                    "operationId": "stats",
+                    "summary": "Render and cache figures of the site",
+                    "tags": [
+                        "meta"
+                    ],
+                    "description": "Needs the site's API token (`[api] token` in site.toml).",
+                    "security": [
+                        {
+                            "siteToken": []
+                        }
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "Figures",
+                            "content": {
+                                "application/json": {
+                                    "schema": {
+                                        "type": "object"
+                                    }
                                 }
                             }
+                        },
+                        "403": {
+                            "$ref": "#/components/responses/Forbidden"
+                        },
+                        "400": {
+                            "$ref": "#/components/responses/BadRequest"
+                        },
+                        "401": {
+                            "$ref": "#/components/responses/Unauthorized"
                         }
-                    },
-                    "403": {
-                        "$ref": "#/components/responses/Forbidden"
-                    },
-                    "400": {
-                        "$ref": "#/components/responses/BadRequest"
-                    },
-                    "401": {
-                        "$ref": "#/components/responses/Unauthorized"
                     }
-                }
-            }),
+                })
+            },
             |req, _| Box::pin(async move { stats(req) }),
         ),
     ]

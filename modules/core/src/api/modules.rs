@@ -179,7 +179,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_modules", "/api/modules")
             .get(
                 Access::Group(ADMINISTRATORS),
-                json!({
+                || json!({
                     "operationId": "listModules",
                     "summary": "The modules of this Bulwark, and which the site enables",
                     "tags": [
@@ -212,7 +212,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
             )
             .put(
                 Access::Group(ADMINISTRATORS),
-                json!({
+                || json!({
                     "operationId": "setModules",
                     "summary": "Enable exactly these modules",
                     "tags": [

@@ -174,7 +174,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_rsc_new", "/api/rsc")
             .post(
                 Access::Known,
-                json!({
+                || json!({
                     "operationId": "createResource",
                     "summary": "Create a resource",
                     "tags": [
@@ -226,7 +226,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_rsc", "/api/rsc/{id}")
             .get(
                 Access::Anyone,
-                json!({
+                || json!({
                     "operationId": "getResource",
                     "summary": "Read a resource",
                     "tags": [
@@ -267,7 +267,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
             )
             .patch(
                 Access::Known,
-                json!({
+                || json!({
                     "operationId": "updateResource",
                     "summary": "Change a resource",
                     "tags": [
@@ -327,7 +327,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
             )
             .delete(
                 Access::Known,
-                json!({
+                || json!({
                     "operationId": "deleteResource",
                     "summary": "Delete a resource",
                     "tags": [

@@ -83,7 +83,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_rsc_revisions", "/api/rsc/{id}/revisions")
             .get(
                 Access::Known,
-                json!({
+                || json!({
                     "operationId": "listRevisions",
                     "summary": "Earlier versions of a resource",
                     "tags": [
@@ -137,7 +137,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_rsc_restore", "/api/rsc/{id}/revisions/{revision}/restore")
             .post(
                 Access::Known,
-                json!({
+                || json!({
                     "operationId": "restoreRevision",
                     "summary": "Put a revision back",
                     "tags": [

@@ -68,7 +68,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_access_rules", "/api/access/rules")
             .get(
                 Access::Group(MANAGERS),
-                json!({
+                || json!({
                     "operationId": "getAccessRules",
                     "summary": "The access rules in force",
                     "tags": [
@@ -101,7 +101,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
             )
             .put(
                 Access::Group(MANAGERS),
-                json!({
+                || json!({
                     "operationId": "storeAccessRules",
                     "summary": "Store new access rules",
                     "tags": [
@@ -156,7 +156,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
             )
             .delete(
                 Access::Group(MANAGERS),
-                json!({
+                || json!({
                     "operationId": "forgetAccessRules",
                     "summary": "Forget the stored access rules",
                     "tags": [

@@ -9,7 +9,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
     api
         .schema(
             "Props",
-            json!({
+            || json!({
                 "type": "object",
                 "description": "The resource's properties (title, summary, body, ...): any JSON values. Text and HTML are sanitised when saved.",
                 "additionalProperties": true
@@ -17,7 +17,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "Resource",
-            json!({
+            || json!({
                 "type": "object",
                 "additionalProperties": false,
                 "required": [
@@ -118,7 +118,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "NewResource",
-            json!({
+            || json!({
                 "type": "object",
                 "additionalProperties": false,
                 "required": [
@@ -179,7 +179,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "ResourcePatch",
-            json!({
+            || json!({
                 "type": "object",
                 "additionalProperties": false,
                 "properties": {
@@ -232,7 +232,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "Edge",
-            json!({
+            || json!({
                 "type": "object",
                 "additionalProperties": false,
                 "required": [
@@ -268,7 +268,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "NewEdge",
-            json!({
+            || json!({
                 "type": "object",
                 "additionalProperties": false,
                 "required": [
@@ -293,7 +293,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "EdgeMove",
-            json!({
+            || json!({
                 "type": "object",
                 "additionalProperties": false,
                 "required": [
@@ -309,7 +309,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "Revision",
-            json!({
+            || json!({
                 "type": "object",
                 "additionalProperties": false,
                 "required": [
@@ -347,7 +347,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "SearchPage",
-            json!({
+            || json!({
                 "type": "object",
                 "additionalProperties": false,
                 "required": [
@@ -380,7 +380,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "AccessRule",
-            json!({
+            || json!({
                 "type": "object",
                 "additionalProperties": false,
                 "required": [
@@ -424,7 +424,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "AccessRules",
-            json!({
+            || json!({
                 "type": "object",
                 "additionalProperties": false,
                 "required": [
@@ -447,7 +447,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "Category",
-            json!({
+            || json!({
                 "type": "object",
                 "required": [
                     "id",
@@ -485,7 +485,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "Categories",
-            json!({
+            || json!({
                 "type": "object",
                 "required": [
                     "categories"
@@ -503,7 +503,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "Predicate",
-            json!({
+            || json!({
                 "type": "object",
                 "required": [
                     "id",
@@ -544,7 +544,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "Predicates",
-            json!({
+            || json!({
                 "type": "object",
                 "required": [
                     "predicates"
@@ -561,7 +561,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "Settings",
-            json!({
+            || json!({
                 "type": "object",
                 "required": [
                     "settings"
@@ -595,7 +595,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "Backup",
-            json!({
+            || json!({
                 "type": "object",
                 "required": [
                     "name",
@@ -619,7 +619,7 @@ pub(super) fn add_schemas(api: Api) -> Api {
         )
         .schema(
             "Modules",
-            json!({
+            || json!({
                 "type": "object",
                 "required": [
                     "modules"

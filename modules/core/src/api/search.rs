@@ -120,7 +120,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_search", "/api/search")
             .get(
                 Access::Anyone,
-                json!({
+                || json!({
                     "operationId": "search",
                     "summary": "Find resources",
                     "tags": [

@@ -80,7 +80,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
         Endpoint::new("api_config", "/api/config")
             .get(
                 Access::Group(MANAGERS),
-                json!({
+                || json!({
                     "operationId": "getSettings",
                     "summary": "The site's settings",
                     "tags": [
@@ -113,7 +113,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
             )
             .patch(
                 Access::Group(MANAGERS),
-                json!({
+                || json!({
                     "operationId": "changeSettings",
                     "summary": "Set and remove settings",
                     "tags": [
