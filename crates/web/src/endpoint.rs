@@ -474,7 +474,11 @@ fn openapi_document(
     for (path, endpoint) in routes {
         let mut item = serde_json::Map::new();
         for op in &endpoint.operations {
-            item.insert(op.method.as_str().to_lowercase(), operation_doc(op));
+            let has_parameters = path.contains('{');
+            item.insert(
+                op.method.as_str().to_lowercase(),
+                operation_doc(op, has_parameters),
+            );
         }
         paths.insert(openapi_path(path), Value::Object(item));
     }
@@ -535,7 +539,7 @@ fn openapi_path(path: &str) -> String {
     path.replace("{*", "{")
 }
 
-fn operation_doc(op: &Operation) -> Value {
+fn operation_doc(op: &Operation, has_parameters: bool) -> Value {
     let mut doc = (op.doc)();
     let Some(object) = doc.as_object_mut() else {
         return doc;
@@ -550,12 +554,16 @@ fn operation_doc(op: &Operation) -> Value {
             .entry(status)
             .or_insert_with(|| json!({"$ref": format!("#/components/responses/{name}")}));
     };
-    match op.access {
-        Access::Anyone => {}
-        Access::Known | Access::Group(_) | Access::SiteToken => {
-            add("401", "Unauthorized");
-            add("403", "Forbidden");
-        }
+    // What every operation may answer: a malformed request, a token that is
+    // not valid; what its access implies; and what a path names that is not
+    // there (or not to be seen).
+    add("400", "BadRequest");
+    add("401", "Unauthorized");
+    if op.access != Access::Anyone {
+        add("403", "Forbidden");
+    }
+    if has_parameters {
+        add("404", "NotFound");
     }
     add("default", "Error");
     if op.access == Access::SiteToken {

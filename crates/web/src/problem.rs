@@ -97,6 +97,27 @@ impl ProblemKind {
         }
     }
 
+    /// The kind an error status says, for code that has a status in hand
+    /// (an upload's limits, push's refusals): the status stays as given.
+    pub fn for_status(status: StatusCode) -> ProblemKind {
+        match status {
+            StatusCode::UNAUTHORIZED => ProblemKind::Unauthenticated,
+            StatusCode::FORBIDDEN => ProblemKind::Forbidden,
+            StatusCode::NOT_FOUND => ProblemKind::NotFound,
+            StatusCode::GONE => ProblemKind::Gone,
+            StatusCode::METHOD_NOT_ALLOWED => ProblemKind::MethodNotAllowed,
+            StatusCode::CONFLICT => ProblemKind::Conflict,
+            StatusCode::PAYLOAD_TOO_LARGE => ProblemKind::TooLarge,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => ProblemKind::UnsupportedType,
+            StatusCode::UNPROCESSABLE_ENTITY => ProblemKind::Unprocessable,
+            StatusCode::TOO_MANY_REQUESTS => ProblemKind::TooManyRequests,
+            StatusCode::SERVICE_UNAVAILABLE => ProblemKind::Busy,
+            StatusCode::INSUFFICIENT_STORAGE => ProblemKind::StorageFull,
+            s if s.is_server_error() => ProblemKind::Internal,
+            _ => ProblemKind::BadRequest,
+        }
+    }
+
     fn title(self) -> &'static str {
         match self {
             ProblemKind::BadRequest => "The request is malformed",
@@ -143,6 +164,17 @@ impl Problem {
             field: None,
             retry_after: None,
             extra: serde_json::Map::new(),
+        }
+    }
+
+    /// A problem with the kind `status` says ([`ProblemKind::for_status`]), and
+    /// that status; a 503 says to try again in a second.
+    pub fn with_status_of(status: StatusCode, detail: impl Into<String>) -> Problem {
+        let problem = Problem::new(ProblemKind::for_status(status), detail).with_status(status);
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            problem.with_retry_after(1)
+        } else {
+            problem
         }
     }
 

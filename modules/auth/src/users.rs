@@ -15,7 +15,7 @@ use serde_json::json;
 use bulwark_acl::{ADMINISTRATORS, MANAGERS, Principal};
 use bulwark_http::Body;
 use bulwark_web::events::{EdgeChange, EdgeRefused};
-use bulwark_web::{Problem, ProblemKind, RequestCtx, json_response};
+use bulwark_web::{Problem, RequestCtx, json_response};
 use http::Response;
 
 use crate::accounts::{self, AccountError, GroupName, HAS_PARENT_GROUP, HAS_USER_GROUP};
@@ -41,20 +41,7 @@ fn answer(status: StatusCode, value: serde_json::Value) -> Response<Body> {
 }
 
 fn refused(status: StatusCode, message: impl std::fmt::Display) -> Response<Body> {
-    let kind = match status {
-        StatusCode::UNAUTHORIZED => ProblemKind::Unauthenticated,
-        StatusCode::FORBIDDEN => ProblemKind::Forbidden,
-        StatusCode::CONFLICT => ProblemKind::Conflict,
-        StatusCode::SERVICE_UNAVAILABLE => ProblemKind::Busy,
-        StatusCode::INTERNAL_SERVER_ERROR => ProblemKind::Internal,
-        _ => ProblemKind::BadRequest,
-    };
-    let problem = Problem::new(kind, message.to_string());
-    match kind {
-        ProblemKind::Busy => problem.with_retry_after(1),
-        _ => problem,
-    }
-    .into_response()
+    Problem::with_status_of(status, message.to_string()).into_response()
 }
 
 fn account_error(e: AccountError) -> Response<Body> {

@@ -18,9 +18,7 @@ use tokio::io::AsyncWriteExt;
 use bulwark_acl::AccessPolicy;
 use bulwark_store::{NewResource, Props, StoreError, Visibility};
 
-use bulwark_web::{
-    Access, Api, Endpoint, Outcome, Problem, ProblemKind, RequestCtx, json_response,
-};
+use bulwark_web::{Access, Api, Endpoint, Outcome, Problem, RequestCtx, json_response};
 
 use crate::clean::*;
 use crate::*;
@@ -88,18 +86,7 @@ pub(crate) type Refused = Problem;
 
 /// A refusal with its status (each status is one kind of problem here).
 pub(crate) fn refused(status: StatusCode, why: impl Into<String>) -> Refused {
-    let kind = match status {
-        StatusCode::UNAUTHORIZED => ProblemKind::Unauthenticated,
-        StatusCode::FORBIDDEN => ProblemKind::Forbidden,
-        StatusCode::PAYLOAD_TOO_LARGE => ProblemKind::TooLarge,
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => ProblemKind::UnsupportedType,
-        StatusCode::INSUFFICIENT_STORAGE => ProblemKind::StorageFull,
-        StatusCode::UNPROCESSABLE_ENTITY => ProblemKind::Unprocessable,
-        StatusCode::SERVICE_UNAVAILABLE => ProblemKind::Busy,
-        StatusCode::INTERNAL_SERVER_ERROR => ProblemKind::Internal,
-        _ => ProblemKind::BadRequest,
-    };
-    Problem::new(kind, why).with_status(status)
+    Problem::with_status_of(status, why)
 }
 
 pub(crate) fn category_of(mime: &str) -> &'static str {

@@ -43,7 +43,7 @@ use bulwark_http::{Body, negotiate};
 use bulwark_push::{ClientHandle, Encoding, Hub, Position, PushError, Topic};
 use bulwark_web::{
     Authenticated, Authenticator, BearerCheck, Controller, ModuleError, Outcome, Problem,
-    ProblemKind, RequestCtx, check_bearer, json_response, read_settings,
+    RequestCtx, check_bearer, json_response, read_settings,
 };
 
 use crate::settings::PushSettings;
@@ -131,19 +131,7 @@ impl Controller for PushController {
 /// every JSON error is. (A refused command inside a batch stays a message of
 /// the push protocol, `{"type": "error"}`.)
 fn error_json(status: StatusCode, message: &str) -> Response<Body> {
-    let kind = match status {
-        StatusCode::UNAUTHORIZED => ProblemKind::Unauthenticated,
-        StatusCode::FORBIDDEN => ProblemKind::Forbidden,
-        StatusCode::GONE => ProblemKind::Gone,
-        StatusCode::CONFLICT => ProblemKind::Conflict,
-        StatusCode::PAYLOAD_TOO_LARGE => ProblemKind::TooLarge,
-        StatusCode::TOO_MANY_REQUESTS => ProblemKind::TooManyRequests,
-        StatusCode::SERVICE_UNAVAILABLE => ProblemKind::Busy,
-        _ => ProblemKind::BadRequest,
-    };
-    Problem::new(kind, message)
-        .with_status(status)
-        .into_response()
+    Problem::with_status_of(status, message).into_response()
 }
 
 /// The header that carries a client's token (long-poll, commands).

@@ -84,7 +84,7 @@ fn listing(dir: &Path) -> std::io::Result<Vec<serde_json::Value>> {
             json!({
                 "name": name,
                 "size": meta.len(),
-                "created": DateTime::<Utc>::from(made).to_rfc3339(),
+                "created": DateTime::<Utc>::from(made).to_rfc3339()
             }),
         ));
     }
@@ -255,15 +255,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),
@@ -288,15 +279,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),
@@ -331,18 +313,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     "description": "attachment, with the file's name"
                                 }
                             }
-                        },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     },
                     "parameters": [
@@ -408,18 +378,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     },
                     "parameters": [

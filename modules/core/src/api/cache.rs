@@ -158,15 +158,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),

@@ -155,7 +155,7 @@ pub(super) async fn categories(
                 "title": title(r.as_ref()),
                 "parent": c.parent.and_then(name_of),
                 "depth": c.depth,
-                "may_change": r.as_ref().is_some_and(|r| caller.may(req.site, Action::Update, r)),
+                "may_change": r.as_ref().is_some_and(|r| caller.may(req.site, Action::Update, r))
             })
         })
         .collect();
@@ -219,7 +219,7 @@ pub(super) async fn predicates(
                 "title": title(r.as_ref()),
                 "subjects": p.subject_categories,
                 "objects": p.object_categories,
-                "may_change": r.as_ref().is_some_and(|r| caller.may(req.site, Action::Update, r)),
+                "may_change": r.as_ref().is_some_and(|r| caller.may(req.site, Action::Update, r))
             })
         })
         .collect();
@@ -272,15 +272,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),
@@ -343,15 +334,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),
@@ -406,18 +388,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     },
                     "parameters": [
@@ -456,15 +426,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),
@@ -533,15 +494,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),
@@ -596,18 +548,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     },
                     "parameters": [

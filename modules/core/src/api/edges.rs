@@ -19,7 +19,7 @@ fn edge_json(e: &Edge) -> serde_json::Value {
         "predicate": e.predicate,
         "object": e.object.0,
         "seq": e.seq,
-        "created": e.created.to_rfc3339(),
+        "created": e.created.to_rfc3339()
     })
 }
 
@@ -222,15 +222,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     },
                     "parameters": [
@@ -280,18 +271,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     },
                     "parameters": [
@@ -324,18 +303,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                     "responses": {
                         "204": {
                             "description": "Moved"
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     },
                     "parameters": [
@@ -375,18 +342,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                     "responses": {
                         "204": {
                             "description": "Removed"
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     },
                     "parameters": [

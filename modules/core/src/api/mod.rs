@@ -89,7 +89,7 @@ pub(super) fn resource_json(
         "version": r.version.0,
         "created": r.created.to_rfc3339(),
         "modified": r.modified.to_rfc3339(),
-        "props": props,
+        "props": props
     })
 }
 
@@ -176,8 +176,8 @@ fn stats(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
             "template_compiles": site.templates().compiles(),
             "cache": {
                 "hits": cache.hits, "misses": cache.misses, "coalesced_waits": cache.coalesced_waits,
-                "entries": cache.entries, "bytes_used": cache.bytes_used, "evictions": cache.evictions,
-            },
+                "entries": cache.entries, "bytes_used": cache.bytes_used, "evictions": cache.evictions
+            }
         }),
     )
 }
@@ -245,15 +245,6 @@ fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 })

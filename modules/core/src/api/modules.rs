@@ -41,7 +41,7 @@ fn listing(available: &[ModuleInfo], enabled: impl Fn(&ModuleInfo) -> bool) -> O
                 "name": m.name,
                 "enabled": m.name == CORE || enabled(m),
                 "needs": m.depends,
-                "changeable": m.name != CORE && !(KEPT_ON.contains(&m.name) && enabled(m)),
+                "changeable": m.name != CORE && !(KEPT_ON.contains(&m.name) && enabled(m))
             })
         })
         .collect();
@@ -196,15 +196,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),
@@ -251,15 +242,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),

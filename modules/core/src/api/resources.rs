@@ -209,15 +209,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),
@@ -244,17 +235,8 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                 }
                             }
                         },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
                         "410": {
                             "$ref": "#/components/responses/Gone"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     },
                     "parameters": [
@@ -303,23 +285,11 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                 }
                             }
                         },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
                         "409": {
                             "$ref": "#/components/responses/Conflict"
                         },
                         "422": {
                             "$ref": "#/components/responses/Unprocessable"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),
@@ -345,20 +315,8 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                         "204": {
                             "description": "Deleted"
                         },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
                         "409": {
                             "$ref": "#/components/responses/Conflict"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),

@@ -40,7 +40,7 @@ pub(super) async fn list(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Out
                         "version": rev.version.0,
                         "created": rev.created.to_rfc3339(),
                         "modifier": rev.modifier.map(|u| u.0),
-                        "resource": resource_json(caller, req.site, &rev.snapshot),
+                        "resource": resource_json(caller, req.site, &rev.snapshot)
                     })
                 })
                 .collect();
@@ -112,18 +112,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     },
                     "parameters": [
@@ -172,20 +160,8 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                 }
                             }
                         },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "404": {
-                            "$ref": "#/components/responses/NotFound"
-                        },
                         "409": {
                             "$ref": "#/components/responses/Conflict"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),

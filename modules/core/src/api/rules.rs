@@ -29,7 +29,7 @@ fn answer(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
         StatusCode::OK,
         json!({
             "stored": policy.has_stored_rules(),
-            "rules": rule_docs(&rules),
+            "rules": rule_docs(&rules)
         }),
     )
 }
@@ -85,15 +85,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),
@@ -140,15 +131,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),
@@ -173,15 +155,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "403": {
-                            "$ref": "#/components/responses/Forbidden"
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),

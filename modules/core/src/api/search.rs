@@ -106,7 +106,7 @@ pub(super) async fn search(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<O
                     "items": items,
                     "total": total,
                     "page": page,
-                    "pages": total.div_ceil(pagelen),
+                    "pages": total.div_ceil(pagelen)
                 }),
             )
         }
@@ -195,12 +195,6 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
-                        },
-                        "400": {
-                            "$ref": "#/components/responses/BadRequest"
-                        },
-                        "401": {
-                            "$ref": "#/components/responses/Unauthorized"
                         }
                     }
                 }),
