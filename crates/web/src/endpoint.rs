@@ -16,7 +16,7 @@
 //! [`Problem`] (`application/problem+json`).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use http::Method;
@@ -421,27 +421,23 @@ impl Controller for EndpointController {
     }
 }
 
-/// A site's OpenAPI document, made the first time it is asked for (most sites
-/// serve many requests and never this one) and kept.
+/// What a site's OpenAPI document is made from; the running site makes it the
+/// first time it is asked for (most sites serve many requests and never this
+/// one) and keeps it.
 pub(crate) struct OpenApi {
     site: Arc<bulwark_site::Site>,
     apis: Vec<&'static Api>,
-    made: OnceLock<bytes::Bytes>,
 }
 
 impl OpenApi {
     pub(crate) fn new(site: Arc<bulwark_site::Site>, apis: Vec<&'static Api>) -> OpenApi {
-        OpenApi {
-            site,
-            apis,
-            made: OnceLock::new(),
-        }
+        OpenApi { site, apis }
     }
 
     /// The document: every rule of the site's router that names an endpoint,
     /// at the rule's path.
-    pub(crate) fn bytes(&self) -> &bytes::Bytes {
-        self.made.get_or_init(|| {
+    pub(crate) fn make(self) -> bytes::Bytes {
+        {
             let routes: Vec<(&str, &'static Endpoint)> = self
                 .site
                 .router
@@ -459,7 +455,7 @@ impl OpenApi {
                 .collect();
             let doc = openapi_document(&self.site, &routes, &self.apis);
             bytes::Bytes::from(serde_json::to_vec_pretty(&doc).expect("a JSON value serialises"))
-        })
+        }
     }
 }
 

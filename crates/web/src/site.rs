@@ -16,7 +16,6 @@ use bulwark_template::{SiteModels, SiteTemplates};
 use crate::authenticate::Authenticator;
 use crate::bottleneck::{Bottleneck, LibBuilds};
 use crate::counters::Counters;
-use crate::endpoint::OpenApi;
 use crate::file_cache::FileCache;
 use crate::reload::ReloadHandle;
 use crate::security_headers::SecurityHeaders;
@@ -49,11 +48,16 @@ pub(crate) struct ModuleParts {
     pub(crate) available: Vec<ModuleInfo>,
     /// What modules keep per site (`SiteSetup::provide`).
     pub(crate) state: http::Extensions,
-    /// The OpenAPI document of the endpoints this site serves.
-    pub(crate) openapi: OpenApi,
+    /// The OpenAPI document of the endpoints this site serves, made when it
+    /// is first asked for.
+    pub(crate) openapi: LazyDocument,
     /// Loads every site again (after a `site.toml` changed from the admin).
     pub(crate) reload: ReloadHandle,
 }
+
+/// A document made once, the first time it is read.
+pub(crate) type LazyDocument =
+    std::sync::LazyLock<bytes::Bytes, Box<dyn FnOnce() -> bytes::Bytes + Send>>;
 
 /// Static files held in memory.
 pub(crate) struct Statics {
@@ -148,7 +152,7 @@ impl SiteRuntime {
 
     /// The OpenAPI document of the endpoints this site serves.
     pub fn openapi(&self) -> &bytes::Bytes {
-        self.modules.openapi.bytes()
+        &self.modules.openapi
     }
 
     /// Loads every site again (after a `site.toml` changed from the admin).

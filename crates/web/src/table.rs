@@ -23,7 +23,7 @@ use crate::module::{Module, SiteSetup, enabled_modules};
 use crate::options::SitesOptions;
 use crate::reload::ReloadHandle;
 use crate::site::{
-    Access, Load, ModuleInfo, ModuleParts, SiteParts, SiteRuntime, Statics, lib_cache,
+    Access, LazyDocument, Load, ModuleInfo, ModuleParts, SiteParts, SiteRuntime, Statics, lib_cache,
 };
 use crate::stores::SiteStores;
 
@@ -231,6 +231,7 @@ async fn serve_site(
         .collect::<Result<Vec<_>, String>>()
         .map_err(|problem| SiteError::invalid(&file, "dispatch", problem))?;
     let openapi = OpenApi::new(site.clone(), apis);
+    let openapi: LazyDocument = std::sync::LazyLock::new(Box::new(move || openapi.make()));
     let templates = SiteTemplates::with_extensions(
         site.clone(),
         options.template_options(),
