@@ -323,22 +323,30 @@ impl<'a> Caller<'a> {
         }
     }
 
-    /// Whether `access` admits this caller; `what` names the operation in
-    /// the refusal.
-    fn admit(self, access: Access, site: &SiteRuntime, what: &str) -> Result<(), Problem> {
+    /// Whether `access` admits this caller; `what` names the operation in a
+    /// refusal (made only for one: naming it builds the operation's
+    /// description).
+    fn admit(
+        self,
+        access: Access,
+        site: &SiteRuntime,
+        what: impl FnOnce() -> String,
+    ) -> Result<(), Problem> {
         match access {
             Access::Anyone => Ok(()),
             Access::Known if !self.is_anonymous() => Ok(()),
-            Access::Known => Err(self.refused(what)),
+            Access::Known => Err(self.refused(&what())),
             Access::Group(group) if self.in_group(group) => Ok(()),
-            Access::Group(_) => Err(self.refused(what)),
+            Access::Group(_) => Err(self.refused(&what())),
             Access::SiteToken => match (self, &site.config().api.token) {
                 (Caller::SiteToken, _) => Ok(()),
                 (_, None) => Err(Problem::forbidden(format!(
-                    "{what} needs the site's API token: set [api] token"
+                    "{} needs the site's API token: set [api] token",
+                    what()
                 ))),
                 (_, Some(_)) => Err(Problem::unauthenticated(format!(
-                    "{what} needs the site's API token ([api] token)"
+                    "{} needs the site's API token ([api] token)",
+                    what()
                 ))),
             },
         }
@@ -401,7 +409,7 @@ impl Controller for EndpointController {
             return Ok(());
         };
         Caller::of(parts, site, principal)
-            .and_then(|caller| caller.admit(op.access, site, &describe(self.endpoint, op)))
+            .and_then(|caller| caller.admit(op.access, site, || describe(self.endpoint, op)))
     }
 
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {

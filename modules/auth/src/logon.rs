@@ -18,8 +18,8 @@ use serde_json::json;
 use bulwark_http::Body;
 use bulwark_web::events::{Logoff, Logon};
 use bulwark_web::{
-    Controller, ModuleError, Outcome, Problem, ProblemKind, RequestCtx, busy_response,
-    json_response, parse_form, read_settings, render_page,
+    Controller, ModuleError, Outcome, Problem, RequestCtx, busy_response, json_response,
+    parse_form, read_settings, render_page,
 };
 
 use crate::api_tokens::ApiTokens;
@@ -201,12 +201,7 @@ impl AuthController {
     ) -> Outcome {
         match self.format {
             Format::Json => {
-                let kind = match status {
-                    StatusCode::TOO_MANY_REQUESTS => ProblemKind::TooManyRequests,
-                    StatusCode::FORBIDDEN => ProblemKind::Forbidden,
-                    _ => ProblemKind::Unauthenticated,
-                };
-                let problem = Problem::new(kind, message);
+                let problem = Problem::with_status_of(status, message);
                 match retry_after {
                     Some(wait) => problem.with_retry_after(wait.as_secs()).into(),
                     None => problem.into(),

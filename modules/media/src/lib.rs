@@ -252,20 +252,15 @@ impl Module for MediaModule {
                     tokio::task::spawn_blocking(move || originals.forget(id));
                 }
             });
-        setup.provide(Arc::new(MediaController {
-            action: Action::Upload,
-            settings: settings.clone(),
-            previews: previews.clone(),
-            originals: originals.clone(),
-        }));
+        let media = Arc::new(Media {
+            settings,
+            previews,
+            originals,
+        });
+        setup.provide(media.clone());
         setup.add_controller("media", move |options| {
-            MediaController::from_rule(
-                options,
-                settings.clone(),
-                previews.clone(),
-                originals.clone(),
-            )
-            .map(|c| Box::new(c) as Box<dyn Controller>)
+            MediaController::from_rule(options, media.clone())
+                .map(|c| Box::new(c) as Box<dyn Controller>)
         });
         Ok(())
     }

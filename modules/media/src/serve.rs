@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
-use http::{Method, StatusCode};
+use http::StatusCode;
 use serde::Deserialize;
 
 use bulwark_acl::AccessPolicy;
@@ -15,8 +15,7 @@ use bulwark_web::file_cache::Found;
 use crate::originals::{Originals, is_hash};
 use crate::preview::Previews;
 use bulwark_web::{
-    Content, Controller, ModuleError, Outcome, Problem, Representation, RequestCtx, json_response,
-    read_settings,
+    Content, Controller, ModuleError, Outcome, Problem, Representation, RequestCtx, read_settings,
 };
 
 use crate::*;
@@ -24,7 +23,6 @@ use crate::*;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub(crate) enum Action {
-    Upload,
     File,
     Preview,
 }
@@ -35,47 +33,37 @@ pub(crate) struct Options {
     pub(crate) action: Action,
 }
 
-pub struct MediaController {
-    pub(crate) action: Action,
+/// What the module keeps per site, for its controller and its upload
+/// endpoint.
+pub(crate) struct Media {
     pub(crate) settings: Arc<Settings>,
     pub(crate) previews: Arc<Previews>,
     pub(crate) originals: Arc<Originals>,
 }
 
+/// `controller = "media"`: a media resource's file or a preview of it.
+pub struct MediaController {
+    action: Action,
+    media: Arc<Media>,
+}
+
 impl MediaController {
-    pub(crate) fn from_rule(
-        options: &toml::Table,
-        settings: Arc<Settings>,
-        previews: Arc<Previews>,
-        originals: Arc<Originals>,
-    ) -> Result<Self, ModuleError> {
+    pub(crate) fn from_rule(options: &toml::Table, media: Arc<Media>) -> Result<Self, ModuleError> {
         let options: Options = read_settings(options)?;
         Ok(MediaController {
             action: options.action,
-            settings,
-            previews,
-            originals,
+            media,
         })
     }
 }
 
 impl Controller for MediaController {
-    fn allowed_methods(&self) -> &'static [Method] {
-        match self.action {
-            Action::Upload => &[Method::POST],
-            Action::File | Action::Preview => bulwark_web::GET_HEAD,
-        }
-    }
-
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
+            let media = &self.media;
             match self.action {
-                Action::Upload => match upload(req, self).await {
-                    Ok(made) => Outcome::Response(json_response(StatusCode::CREATED, &made)),
-                    Err(refused) => refused.into(),
-                },
-                Action::File => file(req, &self.originals).await,
-                Action::Preview => preview::serve(req, &self.previews, &self.originals).await,
+                Action::File => file(req, &media.originals).await,
+                Action::Preview => preview::serve(req, &media.previews, &media.originals).await,
             }
         })
     }

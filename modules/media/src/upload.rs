@@ -75,7 +75,7 @@ pub(crate) fn api() -> &'static Api {
 pub(crate) async fn upload_endpoint(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
     let media = req
         .site
-        .state::<Arc<MediaController>>()
+        .state::<Arc<Media>>()
         .ok_or_else(|| Problem::internal("the media module", &"it is not set up on this site"))?;
     let made = upload(req, media).await?;
     Ok(Outcome::Response(json_response(StatusCode::CREATED, &made)))
@@ -228,9 +228,9 @@ pub(crate) fn multipart_error(e: multer::Error) -> Refused {
 
 pub(crate) async fn upload(
     req: &RequestCtx<'_>,
-    controller: &MediaController,
+    media: &Media,
 ) -> Result<serde_json::Value, Refused> {
-    let settings = &controller.settings;
+    let settings = &media.settings;
     let who = req.principal().clone();
     if who.is_anonymous() {
         return Err(refused(StatusCode::UNAUTHORIZED, "log on to upload"));
@@ -246,7 +246,7 @@ pub(crate) async fn upload(
     let (max_bytes, types) = settings.limits_for(&who);
     let room = match settings.quota_bytes {
         Some(quota) => {
-            let used = controller
+            let used = media
                 .originals
                 .stored_bytes()
                 .await
@@ -295,7 +295,7 @@ pub(crate) async fn upload(
         }
     });
     let mut multipart = multer::Multipart::new(stream, boundary);
-    let originals = &controller.originals;
+    let originals = &media.originals;
     let mut received = None;
     while let Some(mut field) = match tokio::time::timeout(IDLE, multipart.next_field()).await {
         Err(_) => {

@@ -145,8 +145,8 @@ pub(super) async fn modules(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outco
         Ok(text) => text,
         Err(e) => {
             return Err(Problem::internal(
-                &format!("reading {}", file.display()),
-                &e,
+                "reading site.toml",
+                &format!("{}: {e}", file.display()),
             ));
         }
     };
@@ -156,8 +156,8 @@ pub(super) async fn modules(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outco
     };
     if let Err(e) = write_whole(&file, &after) {
         return Err(Problem::internal(
-            &format!("writing {}", file.display()),
-            &e,
+            "writing site.toml",
+            &format!("{}: {e}", file.display()),
         ));
     }
     if let Err(problems) = reload.reload().await {
