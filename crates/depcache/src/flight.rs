@@ -412,14 +412,27 @@ where
                     return Lookup::Value(Cached(stale.expect("Running only with a stale value")));
                 }
                 Role::Lead(flight) => {
-                    inner.counters.misses.increment();
-                    return Lookup::Lead(Leader {
+                    let leader = Leader {
                         inner: Arc::clone(inner),
                         key: versioned,
                         flight,
                         policy,
                         error: PhantomData,
-                    });
+                    };
+                    // Another flight may have stored a value and gone between the
+                    // lookup above and this turn (a waiter woken by a leader that
+                    // went away, slower than the one that took over): take it.
+                    // Dropping the leader sends anyone who joined it meanwhile back
+                    // to find the same value.
+                    if let Some(entry) = inner.entries.get(&KeyRef { generation, key })
+                        && entry.dependencies_current(&inner.dependencies)
+                        && (!entry.needs_clock || Instant::now() < entry.fresh_until)
+                    {
+                        inner.counters.hits.increment();
+                        return Lookup::Value(Cached(entry));
+                    }
+                    inner.counters.misses.increment();
+                    return Lookup::Lead(leader);
                 }
                 Role::Wait(mut landing) => {
                     inner.counters.misses.increment();

@@ -752,3 +752,42 @@ async fn a_flushed_value_is_not_kept_for_stale_if_error_beyond_its_grace() {
         Some("v1")
     );
 }
+
+/// The race behind an occasional second computation: of the waiters a vanished
+/// leader wakes, one takes over, stores its value and goes before a slower one has
+/// finished its own lookup; that one must take the stored value, not lead again.
+/// Many rounds, since the window is a few instructions wide (this and
+/// `a_panic_unwinds_through_the_leader...` caught it only now and then).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiters_woken_by_a_vanished_leader_compute_once_between_them() {
+    for round in 0..100 {
+        let cache = cache();
+        let leader = lead(&cache, "k", HOUR.into()).await;
+        let runs = Arc::new(AtomicUsize::new(0));
+        let waiters: Vec<_> = (0..10)
+            .map(|_| {
+                let (cache, runs) = (cache.clone(), Arc::clone(&runs));
+                tokio::spawn(async move {
+                    cache
+                        .get_or_compute("k", HOUR, async || {
+                            runs.fetch_add(1, Ordering::SeqCst);
+                            Ok::<_, StoreDown>(computed(&cache, "taken over", &[]))
+                        })
+                        .await
+                })
+            })
+            .collect();
+        until_waiting(&cache, 10).await;
+        // Gone from another thread, as a panicking request's task would be.
+        tokio::spawn(async move { drop(leader) }).await.unwrap();
+        for waiter in waiters {
+            let value = timeout(LIMIT, waiter).await.expect("no waiter hangs");
+            assert_eq!(*value.unwrap().unwrap(), "taken over");
+        }
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            1,
+            "round {round}: computed once"
+        );
+    }
+}
