@@ -13,7 +13,8 @@
 //! rewritten to `?1`, which SQLite binds by number as well. Parameters are always
 //! bound, never spliced into the text: data can never become SQL.
 
-use crate::error::{BoxError, DatabaseError, StoreError};
+use crate::error::{BoxError, DatabaseError, Result, StoreError};
+use crate::ids::ResourceId;
 
 /// Which SQL dialect a connection speaks; the few statements that differ ask this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +124,14 @@ impl Row {
             Cell::Null => None,
             _ => Some(self.text(i)),
         }
+    }
+    /// A moment kept as milliseconds since the Unix epoch (how every table
+    /// of the store and its modules keeps times).
+    pub fn time(&self, i: usize) -> chrono::DateTime<chrono::Utc> {
+        crate::model::from_millis(self.int(i))
+    }
+    pub fn opt_time(&self, i: usize) -> Option<chrono::DateTime<chrono::Utc>> {
+        self.opt_int(i).map(crate::model::from_millis)
     }
     /// A BLOB (SQLite) or BYTEA (PostgreSQL) column, taken out of the row.
     pub fn take_bytes(&mut self, i: usize) -> Vec<u8> {
@@ -442,4 +451,14 @@ pub(crate) fn map_unique(e: DbError, what: impl FnOnce() -> String) -> StoreErro
         DbFailure::ForeignKey => StoreError::InUse(what()),
         DbFailure::Unreachable | DbFailure::StorageFull | DbFailure::Other => e.into(),
     }
+}
+
+/// `ResourceNotFound` (naming `field`) unless resource `id` exists.
+pub(crate) fn require_resource(c: &mut dyn Conn, id: ResourceId, field: &str) -> Result<()> {
+    if c.query_one("SELECT 1 FROM rsc WHERE id = $1", &[Param::from(id.0)])?
+        .is_none()
+    {
+        return Err(StoreError::ResourceNotFound(format!("{id} ({field})")));
+    }
+    Ok(())
 }

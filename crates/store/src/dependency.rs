@@ -44,12 +44,6 @@ pub fn subjects(object: ResourceId, predicate: &str) -> DependencyKey {
     DependencyKey::from(format!("subjects:{object}:{predicate}"))
 }
 
-/// A logon session, by its token's hash, ended (logoff, a password change):
-/// caches of whom a session stands for drop it, on every node of a cluster.
-pub fn session(id_hash: &str) -> DependencyKey {
-    DependencyKey::from(format!("session:{id_hash}"))
-}
-
 /// Any search result may have changed (also after each pivot batch).
 pub fn search() -> DependencyKey {
     static KEY: LazyLock<DependencyKey> = LazyLock::new(|| DependencyKey::new("search"));

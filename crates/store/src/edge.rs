@@ -197,7 +197,7 @@ impl Store {
             let o = load(c, object)?
                 .ok_or_else(|| StoreError::ResourceNotFound(format!("{object} (object)")))?;
             if let Some(u) = creator {
-                crate::resource::require_resource(c, u, "creator")?;
+                crate::db::require_resource(c, u, "creator")?;
             }
             check_allowed(c, pred, predicate, &s, true)?;
             check_allowed(c, pred, predicate, &o, false)?;

@@ -112,7 +112,8 @@ impl StoreError {
         matches!(self, StoreError::Busy | StoreError::Unavailable { .. })
     }
 
-    pub(crate) fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
+    /// [`StoreError::InvalidInput`]: `field` and what is wrong with it.
+    pub fn invalid(field: impl Into<String>, reason: impl Into<String>) -> Self {
         StoreError::InvalidInput {
             field: field.into(),
             reason: reason.into(),

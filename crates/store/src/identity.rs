@@ -10,11 +10,11 @@
 
 use chrono::Utc;
 
+use crate::db::require_resource;
 use crate::db::{Conn, params};
 use crate::dependency;
 use crate::error::{DatabaseError, Result, StoreError};
 use crate::model::*;
-use crate::resource::require_resource;
 use crate::store::Store;
 
 const MAX_USERNAME_LEN: usize = 80;
@@ -70,8 +70,6 @@ fn normalise_key(kind: IdentityKind, key: &str) -> Result<String> {
                 return Err(StoreError::invalid("email", "not an e-mail address"));
             }
         }
-        // Keys the store makes itself (`second_factor.rs`).
-        IdentityKind::Totp | IdentityKind::TotpPending | IdentityKind::RecoveryCode => {}
     }
     Ok(key)
 }

@@ -5,9 +5,8 @@
 //! other properties in one JSON document. Resources sit in a category tree,
 //! are connected by ordered *edges* labelled with *predicates*, keep their
 //! earlier states as *revisions*, and may carry *identities* (username with a
-//! password hash the accounts module made, e-mail, a second factor's TOTP
-//! secret and recovery-code hashes). A *pivot* extracts titles, dates and words into
-//! indexed columns for *search*; *config* holds per-site settings. This crate
+//! password hash the accounts module made, e-mail). A *pivot* extracts
+//! titles, dates and words into indexed columns for *search*; *config* holds per-site settings. This crate
 //! stores all of that, on SQLite (one file per site, nothing to install) or on
 //! PostgreSQL (shared by several nodes), with the same behaviour on both.
 //!
@@ -40,7 +39,8 @@
 //!   brings its own tables as a list of [`Migration`]s for
 //!   [`Store::migrate_module`], applied by the same code, and works on them
 //!   with [`Store::module_read`] and [`Store::module_write`] (bound SQL, one
-//!   transaction per write).
+//!   transaction per write; a write names the dependency keys it changed, if
+//!   any). The accounts module keeps sessions and second factors that way.
 //! - Pools: SQLite in WAL mode with one writer and several readers; a
 //!   PostgreSQL pool with a minimum of one connection, an idle timeout, a
 //!   small maximum and an acquire deadline that surfaces as
@@ -77,8 +77,6 @@ mod publication;
 mod resource;
 mod sanitize;
 mod search;
-mod second_factor;
-mod session;
 mod store;
 
 pub use bulwark_depcache::DependencyKey;
@@ -94,6 +92,4 @@ pub use module_sql::{ModuleSql, SqlParam, SqlRow};
 pub use sanitize::{
     HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, html_to_plain, sanitize_html_value,
 };
-pub use second_factor::TotpSecret;
-pub use session::Session;
 pub use store::{CommitHook, Database, PoolOptions, PoolStatus, Store, StoreConfig};

@@ -320,13 +320,6 @@ pub enum IdentityKind {
     /// Username with a password hash (a PHC string, made by the accounts module).
     Username,
     Email,
-    /// A confirmed TOTP secret (the second factor) and the last time step a
-    /// code was accepted for; see [`Store::totp_secret`](crate::Store::totp_secret).
-    Totp,
-    /// A TOTP secret handed out at enrolment, not confirmed with a code yet.
-    TotpPending,
-    /// One single-use recovery code, kept as its SHA-256.
-    RecoveryCode,
 }
 
 impl IdentityKind {
@@ -334,17 +327,11 @@ impl IdentityKind {
         match self {
             IdentityKind::Username => "username_pw",
             IdentityKind::Email => "email",
-            IdentityKind::Totp => "totp",
-            IdentityKind::TotpPending => "totp_pending",
-            IdentityKind::RecoveryCode => "recovery_code",
         }
     }
     pub(crate) fn parse(s: &str) -> Self {
         match s {
             "email" => IdentityKind::Email,
-            "totp" => IdentityKind::Totp,
-            "totp_pending" => IdentityKind::TotpPending,
-            "recovery_code" => IdentityKind::RecoveryCode,
             _ => IdentityKind::Username,
         }
     }

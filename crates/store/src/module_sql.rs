@@ -8,14 +8,21 @@
 //! written once with PostgreSQL's `$1` placeholders, as everywhere in the store;
 //! values are always bound ([`SqlParam`]), never spliced into the text.
 //!
-//! Deliberately small: no change events (a module's rows are not resources, so
-//! no cache depends on them), no access to the store's own tables (a module
-//! reaches those through the store's typed methods), and no query builder.
+//! Deliberately small: no access to the store's own tables (a module reaches
+//! those through the store's typed methods), and no query builder. A write
+//! sends a change event only for the dependency keys it names with
+//! [`ModuleSql::flush`] (the accounts module names a session it ended, so every
+//! node's cache of it goes); a module's rows are not resources, so nothing else
+//! depends on them.
+
+use bulwark_depcache::DependencyKey;
 
 use crate::db::map_unique;
+use crate::db::require_resource;
 use crate::db::{Conn, Dialect, Param, Row};
 use crate::error::Result;
-use crate::store::Store;
+use crate::model::ResourceId;
+use crate::store::{Changes, Store};
 
 /// A value bound to a `$n` placeholder: `7_i64.into()`, `"text".into()`,
 /// `None::<String>.into()`.
@@ -28,11 +35,16 @@ pub type SqlRow = Row;
 /// [`Store::module_write`], a plain read connection for [`Store::module_read`].
 pub struct ModuleSql<'a> {
     conn: &'a mut dyn Conn,
+    /// The change event of a [`Store::module_write`]; none in a read.
+    changes: Option<&'a mut Changes>,
 }
 
 impl<'a> ModuleSql<'a> {
     pub(crate) fn new(conn: &'a mut dyn Conn) -> ModuleSql<'a> {
-        ModuleSql { conn }
+        ModuleSql {
+            conn,
+            changes: None,
+        }
     }
 }
 
@@ -62,19 +74,42 @@ impl ModuleSql<'_> {
     pub fn is_postgres(&self) -> bool {
         self.conn.dialect() == Dialect::Postgres
     }
+
+    /// Names a dependency key this write changed: when the transaction
+    /// commits, the change event carries it to this node's caches and, in a
+    /// cluster, every other node's. In a [`Store::module_read`] there is
+    /// nothing to flush: a debug build panics, a release build ignores it.
+    pub fn flush(&mut self, key: DependencyKey) {
+        debug_assert!(self.changes.is_some(), "flush in a module_read");
+        if let Some(changes) = self.changes.as_deref_mut() {
+            changes.add(key);
+        }
+    }
+
+    /// [`StoreError::ResourceNotFound`](crate::StoreError::ResourceNotFound)
+    /// (naming `what`) unless resource `id` exists: for a row of the module's
+    /// that stands for a resource.
+    pub fn require_resource(&mut self, id: ResourceId, what: &str) -> Result<()> {
+        require_resource(self.conn, id, what)
+    }
 }
 
 impl Store {
     /// Runs `f` on a read connection, outside a transaction: for a module's
     /// reads of its own tables.
     pub fn module_read<T>(&self, f: impl FnOnce(&mut ModuleSql<'_>) -> Result<T>) -> Result<T> {
-        self.read(|conn| f(&mut ModuleSql { conn }))
+        self.read(|conn| f(&mut ModuleSql::new(conn)))
     }
 
     /// Runs `f` in one transaction on the writer: committed when it returns
     /// `Ok`, rolled back when it returns `Err`. For a module's writes to its
-    /// own tables; sends no change event.
+    /// own tables; the change event names only what [`ModuleSql::flush`] named.
     pub fn module_write<T>(&self, f: impl FnOnce(&mut ModuleSql<'_>) -> Result<T>) -> Result<T> {
-        self.write(|conn, _changes| f(&mut ModuleSql { conn }))
+        self.write(|conn, changes| {
+            f(&mut ModuleSql {
+                conn,
+                changes: Some(changes),
+            })
+        })
     }
 }

@@ -9,7 +9,7 @@
 use chrono::Utc;
 use serde_json::Value;
 
-use crate::db::{Conn, Dialect, Row, map_unique, params};
+use crate::db::{Conn, Dialect, Row, map_unique, params, require_resource};
 use crate::dependency;
 use crate::error::{DatabaseError, Result, StoreError};
 use crate::model::*;
@@ -75,15 +75,6 @@ fn load_for_update(c: &mut dyn Conn, id: ResourceId) -> Result<Resource> {
         Some(r) => resource_from_row(&r),
         None => Err(StoreError::ResourceNotFound(id.to_string())),
     }
-}
-
-pub(crate) fn require_resource(c: &mut dyn Conn, id: ResourceId, field: &str) -> Result<()> {
-    if c.query_one("SELECT 1 FROM rsc WHERE id = $1", &params![id.0])?
-        .is_none()
-    {
-        return Err(StoreError::ResourceNotFound(format!("{id} ({field})")));
-    }
-    Ok(())
 }
 
 /// The id of a category by name.

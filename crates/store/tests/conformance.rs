@@ -17,7 +17,6 @@ on_both_backends!(
     edges_are_ordered_moved_and_deleted,
     predicates_check_allowed_categories,
     identities_store_hashes_and_look_up_keys,
-    second_factor_identities_keep_their_shape_and_are_used_once,
     revisions_are_kept_listed_and_restored,
     pivot_indexes_queued_resources_and_search_finds_them,
     search_filters_combine_and_page,
@@ -30,7 +29,6 @@ on_both_backends!(
     publication_window_and_visibility_are_kept,
     deleted_resources_leave_a_tombstone,
     random_category_tree_changes_keep_the_nested_set_well_formed,
-    sessions_are_stored_listed_and_ended,
 );
 
 fn article(title: &str) -> NewResource {
@@ -518,122 +516,6 @@ fn identities_store_hashes_and_look_up_keys(s: &Store) {
     // Identities go with their resource.
     s.delete_resource(ann, None).unwrap();
     assert_eq!(s.password_hash("ann").unwrap(), None);
-}
-
-fn second_factor_identities_keep_their_shape_and_are_used_once(s: &Store) {
-    let person = |title: &str| {
-        s.create_resource(NewResource::new(
-            "person",
-            Props::new().with("title", title),
-        ))
-        .unwrap()
-    };
-    let (ann, bob) = (person("Ann"), person("Bob"));
-    const SECRET: &str = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
-    const OTHER: &str = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
-    let hash = |n: u8| format!("{n:02x}").repeat(32);
-    // Secrets and codes in plain text are refused.
-    for bad in [
-        "",
-        "GEZDGNBVGY3TQOJQ",
-        "gezdgnbvgy3tqojqgezdgnbvgy3tqojq",
-        "GEZDGNBVGY3TQOJQ GEZDGNBVGY3TQOJ",
-    ] {
-        let err = s.set_pending_totp_secret(ann, bad).unwrap_err();
-        assert!(
-            matches!(err, StoreError::InvalidInput { .. }),
-            "{bad:?}: {err:?}"
-        );
-    }
-    let err = s
-        .activate_totp_secret(ann, SECRET, 1, &["0123-4567-89ab-cdef".to_owned()])
-        .unwrap_err();
-    assert!(matches!(err, StoreError::InvalidInput { .. }), "{err:?}");
-    for kind in [
-        IdentityKind::Totp,
-        IdentityKind::TotpPending,
-        IdentityKind::RecoveryCode,
-    ] {
-        assert!(matches!(
-            s.add_identity(ann, kind, "1"),
-            Err(StoreError::InvalidInput { .. })
-        ));
-    }
-
-    assert!(
-        !s.activate_totp_secret(ann, SECRET, 1, &[]).unwrap(),
-        "nothing pending"
-    );
-    s.set_pending_totp_secret(ann, OTHER).unwrap();
-    s.set_pending_totp_secret(ann, SECRET).unwrap();
-    assert_eq!(s.pending_totp_secret(ann).unwrap().as_deref(), Some(SECRET));
-    assert_eq!(s.totp_secret(ann).unwrap(), None);
-    assert!(
-        !s.activate_totp_secret(ann, OTHER, 1, &[]).unwrap(),
-        "replaced"
-    );
-    let codes = [hash(1), hash(2), hash(3)];
-    assert!(s.activate_totp_secret(ann, SECRET, 100, &codes).unwrap());
-    assert!(
-        !s.activate_totp_secret(ann, SECRET, 100, &codes).unwrap(),
-        "once"
-    );
-    assert_eq!(s.pending_totp_secret(ann).unwrap(), None);
-    let active = s.totp_secret(ann).unwrap().unwrap();
-    assert_eq!((active.secret.as_str(), active.last_step), (SECRET, 100));
-    assert!(!format!("{active:?}").contains(SECRET));
-    let kinds: Vec<_> = s
-        .identities(ann)
-        .unwrap()
-        .into_iter()
-        .map(|i| i.kind)
-        .collect();
-    assert_eq!(
-        kinds.iter().filter(|k| **k == IdentityKind::Totp).count(),
-        1
-    );
-    assert_eq!(
-        kinds
-            .iter()
-            .filter(|k| **k == IdentityKind::RecoveryCode)
-            .count(),
-        3
-    );
-
-    // A step is accepted once, and only after the last one.
-    assert!(!s.advance_totp_step(ann, &active, 100).unwrap());
-    assert!(s.advance_totp_step(ann, &active, 101).unwrap());
-    assert!(
-        !s.advance_totp_step(ann, &active, 102).unwrap(),
-        "read before the 101"
-    );
-    assert_eq!(s.totp_secret(ann).unwrap().unwrap().last_step, 101);
-
-    // Recovery codes: each once, only the person's own.
-    assert_eq!(s.use_recovery_code_hash(bob, &hash(1)).unwrap(), None);
-    assert_eq!(s.use_recovery_code_hash(ann, &hash(1)).unwrap(), Some(2));
-    assert_eq!(s.use_recovery_code_hash(ann, &hash(1)).unwrap(), None);
-    assert_eq!(s.use_recovery_code_hash(ann, "not a hash").unwrap(), None);
-    assert_eq!(s.recovery_code_count(ann).unwrap(), 2);
-    assert!(s.replace_recovery_code_hashes(ann, &[hash(4)]).unwrap());
-    assert_eq!(s.use_recovery_code_hash(ann, &hash(2)).unwrap(), None);
-    assert_eq!(s.use_recovery_code_hash(ann, &hash(4)).unwrap(), Some(0));
-    assert!(
-        !s.replace_recovery_code_hashes(bob, &[hash(5)]).unwrap(),
-        "no TOTP"
-    );
-    assert_eq!(s.recovery_code_count(bob).unwrap(), 0);
-
-    assert!(s.remove_second_factor(ann).unwrap());
-    assert!(!s.remove_second_factor(ann).unwrap());
-    assert_eq!(s.totp_secret(ann).unwrap(), None);
-    assert!(s.identities(ann).unwrap().is_empty());
-    // They go with their person.
-    s.set_pending_totp_secret(bob, SECRET).unwrap();
-    assert!(s.activate_totp_secret(bob, SECRET, 7, &[hash(6)]).unwrap());
-    s.delete_resource(bob, None).unwrap();
-    assert_eq!(s.totp_secret(bob).unwrap(), None);
-    assert_eq!(s.recovery_code_count(bob).unwrap(), 0);
 }
 
 fn revisions_are_kept_listed_and_restored(s: &Store) {
@@ -1365,71 +1247,4 @@ fn deleted_resources_leave_a_tombstone(s: &Store) {
     assert_eq!(s.deletion("999999").unwrap(), None);
     assert_eq!(s.deletion("no_such_name").unwrap(), None);
     assert_eq!(s.deletion("../etc").unwrap(), None);
-}
-
-fn sessions_are_stored_listed_and_ended(s: &Store) {
-    let person = |title: &str| {
-        s.create_resource(NewResource::new(
-            "person",
-            Props::new().with("title", title),
-        ))
-        .unwrap()
-    };
-    let (ada, bob) = (person("Ada"), person("Bob"));
-    let now = Utc.with_ymd_and_hms(2026, 11, 24, 12, 0, 0).unwrap();
-    let session = |n: u8, who: ResourceId, persistent: bool| Session {
-        id_hash: format!("{n:02x}").repeat(32),
-        person: who,
-        csrf_token: format!("csrf{n}"),
-        created: now,
-        last_seen: now,
-        expires: now + chrono::Duration::days(30),
-        persistent,
-        user_agent: Some("Ua/1 ".repeat(100)),
-        address: Some("127.0.0.1".into()),
-    };
-    for (n, who, persistent) in [(1, ada, false), (2, ada, true), (3, bob, false)] {
-        s.create_session(&session(n, who, persistent)).unwrap();
-    }
-    let one = s.session(&"01".repeat(32)).unwrap().unwrap();
-    assert_eq!(one.person, ada);
-    assert_eq!(one.csrf_token, "csrf1");
-    assert_eq!(one.expires, now + chrono::Duration::days(30));
-    assert_eq!(
-        one.user_agent.unwrap().len(),
-        256,
-        "a long User-Agent is cut"
-    );
-    assert!(s.session("not a hash").unwrap().is_none());
-    assert!(matches!(
-        s.create_session(&Session {
-            id_hash: "short".into(),
-            ..session(4, ada, false)
-        }),
-        Err(StoreError::InvalidInput { .. })
-    ));
-    assert_eq!(s.sessions_of(ada).unwrap().len(), 2);
-    // Activity, then the sweep: the idle one without "keep me logged in" goes.
-    s.touch_session(&"02".repeat(32), now + chrono::Duration::hours(2))
-        .unwrap();
-    let later = now + chrono::Duration::hours(2);
-    let removed = s
-        .delete_ended_sessions(
-            later,
-            later - chrono::Duration::hours(1),
-            later - chrono::Duration::days(14),
-        )
-        .unwrap();
-    assert_eq!(removed, 2, "the idle sessions of Ada and Bob");
-    assert!(s.session(&"02".repeat(32)).unwrap().is_some());
-    s.create_session(&session(5, ada, false)).unwrap();
-    let ended = s.delete_sessions_of(ada, Some(&"05".repeat(32))).unwrap();
-    assert_eq!(ended, vec!["02".repeat(32)]);
-    assert_eq!(s.sessions_of(ada).unwrap().len(), 1);
-    assert!(s.delete_session(&"05".repeat(32)).unwrap());
-    assert!(!s.delete_session(&"05".repeat(32)).unwrap());
-    // A person's sessions go with them.
-    s.create_session(&session(6, bob, false)).unwrap();
-    s.delete_resource(bob, None).unwrap();
-    assert!(s.session(&"06".repeat(32)).unwrap().is_none());
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bulwark_acl::Principal;
 use bulwark_store::{ResourceId, Store, StoreError};
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, SubsecRound, Utc};
 use http::header::AUTHORIZATION;
 use http::request::Parts;
 
@@ -48,10 +48,6 @@ pub fn bearer_token(parts: &Parts) -> Option<&str> {
         .strip_prefix("Bearer ")
         .map(str::trim)
         .filter(|t| t.starts_with(TOKEN_PREFIX))
-}
-
-fn from_millis(ms: i64) -> DateTime<Utc> {
-    Utc.timestamp_millis_opt(ms).single().unwrap_or_default()
 }
 
 #[derive(Debug)]
@@ -102,7 +98,9 @@ impl ApiTokens {
         }
         let token = format!("{TOKEN_PREFIX}{}", random_hex());
         let hash = sha256_hex(token.as_bytes());
-        let now = Utc::now().timestamp_millis();
+        // As the list reads it back: to the millisecond.
+        let created = Utc::now().trunc_subsecs(3);
+        let now = created.timestamp_millis();
         let id = store.module_write(|sql| {
             let row = sql.query_one(
                 "INSERT INTO auth_api_token (rsc_id, token_hash, label, created) \
@@ -119,7 +117,7 @@ impl ApiTokens {
         let info = ApiTokenInfo {
             id,
             label,
-            created: from_millis(now),
+            created,
             last_used: None,
         };
         Ok((info, token))
@@ -141,8 +139,8 @@ impl ApiTokens {
                 .map(|r| ApiTokenInfo {
                     id: r.int(0),
                     label: r.opt_text(1).unwrap_or_default(),
-                    created: from_millis(r.int(2)),
-                    last_used: r.opt_int(3).map(from_millis),
+                    created: r.time(2),
+                    last_used: r.opt_time(3),
                 })
                 .collect())
         })

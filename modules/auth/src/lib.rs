@@ -42,7 +42,9 @@ pub mod password;
 pub mod reset;
 mod reset_pages;
 pub mod second_factor;
+pub mod second_factor_table;
 mod secret;
+pub mod session_table;
 pub mod sessions;
 pub mod settings;
 pub mod throttle;
@@ -62,6 +64,7 @@ use include_dir::{Dir, include_dir};
 pub use accounts::{Account, AccountError, GroupName, UserContact};
 pub use password::{HashCost, HashLimits, NewPassword, Password, PasswordError, Passwords};
 pub use second_factor::{SecondFactorCheck, SecondFactorError};
+pub use session_table::Session;
 pub use sessions::Sessions;
 pub use settings::AuthSettings;
 
@@ -74,7 +77,10 @@ static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 
 pub const PRIORITY: i32 = 400;
 
-/// The module's own tables: reset tokens, API tokens.
+/// The module's own tables: reset tokens, API tokens, sessions, second
+/// factors. Migrations 3 and 4 take over what the core store kept before
+/// (its migration 7 made `auth_session`; second factors were identity rows),
+/// keeping the rows a database already has.
 const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 1,
@@ -87,6 +93,18 @@ const MIGRATIONS: &[Migration] = &[
         name: "api_tokens",
         sqlite: include_str!("../migrations/sqlite/0002_api_tokens.sql"),
         postgres: include_str!("../migrations/postgres/0002_api_tokens.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "sessions",
+        sqlite: include_str!("../migrations/common/0003_sessions.sql"),
+        postgres: include_str!("../migrations/common/0003_sessions.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "second_factor",
+        sqlite: include_str!("../migrations/sqlite/0004_second_factor.sql"),
+        postgres: include_str!("../migrations/postgres/0004_second_factor.sql"),
     },
 ];
 

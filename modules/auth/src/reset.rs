@@ -186,7 +186,7 @@ pub(crate) fn end_sessions_after_password_reset(
     store: &Store,
     person: ResourceId,
 ) -> Result<(), StoreError> {
-    store.delete_sessions_of(person, None).map(|_| ())
+    crate::session_table::delete_all_of(store, person, None).map(|_| ())
 }
 
 #[cfg(test)]

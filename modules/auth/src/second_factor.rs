@@ -30,6 +30,7 @@
 //! codes valid at any moment, guessing one of a million needs a limit on
 //! attempts, like passwords.
 
+use crate::second_factor_table as table;
 use crate::secret::sha256_hex;
 use bulwark_store::{ResourceId, Store, StoreError};
 use rand::Rng;
@@ -188,7 +189,7 @@ pub fn start_enrolment(
 ) -> Result<PendingEnrolment, SecondFactorError> {
     let key = TotpKey::random();
     let uri = key.provisioning_uri(issuer, username)?;
-    store.set_pending_totp_secret(person, key.base32())?;
+    table::set_pending_totp_secret(store, person, key.base32())?;
     Ok(PendingEnrolment {
         secret: key.base32().to_owned(),
         uri,
@@ -213,16 +214,15 @@ pub fn confirm_enrolment_at(
     code: &str,
     unix_seconds: u64,
 ) -> Result<RecoveryCodes, SecondFactorError> {
-    let pending = store
-        .pending_totp_secret(person)?
-        .ok_or(SecondFactorError::NoPendingEnrolment)?;
+    let pending =
+        table::pending_totp_secret(store, person)?.ok_or(SecondFactorError::NoPendingEnrolment)?;
     let key = TotpKey::from_base32(&pending)?;
     let step = key
         .matching_step(code, unix_seconds, None)
         .ok_or(SecondFactorError::WrongCode)?;
     let (codes, hashes) = RecoveryCodes::new();
     // The confirming step counts as used: its code cannot log on afterwards.
-    if store.activate_totp_secret(person, key.base32(), step, &hashes)? {
+    if table::activate_totp_secret(store, person, key.base32(), step, &hashes)? {
         Ok(codes)
     } else {
         // Another enrolment started (or this one was confirmed) meanwhile.
@@ -233,13 +233,13 @@ pub fn confirm_enrolment_at(
 /// Removes the person's second factor (secret, pending secret, recovery
 /// codes); `false` if it had none.
 pub fn disable(store: &Store, person: ResourceId) -> Result<bool, StoreError> {
-    store.remove_second_factor(person)
+    table::remove_second_factor(store, person)
 }
 
 /// Whether the person has a confirmed second factor (then the logon must ask
 /// for a code).
 pub fn has_second_factor(store: &Store, person: ResourceId) -> Result<bool, StoreError> {
-    Ok(store.totp_secret(person)?.is_some())
+    Ok(table::totp_secret(store, person)?.is_some())
 }
 
 /// Checks what the person typed as their second factor; see the module
@@ -259,7 +259,7 @@ pub fn verify_second_factor_at(
     code: &str,
     unix_seconds: u64,
 ) -> Result<SecondFactorCheck, StoreError> {
-    let Some(active) = store.totp_secret(person)? else {
+    let Some(active) = table::totp_secret(store, person)? else {
         return Ok(SecondFactorCheck::Refused);
     };
     let digits: String = code.chars().filter(|c| !c.is_whitespace()).collect();
@@ -268,7 +268,7 @@ pub fn verify_second_factor_at(
             return Ok(SecondFactorCheck::Refused);
         };
         let accepted = match key.matching_step(&digits, unix_seconds, Some(active.last_step)) {
-            Some(step) => store.advance_totp_step(person, &active, step)?,
+            Some(step) => table::advance_totp_step(store, person, &active, step)?,
             None => false,
         };
         return Ok(if accepted {
@@ -280,7 +280,7 @@ pub fn verify_second_factor_at(
     let Some(hash) = recovery_code_hash(code) else {
         return Ok(SecondFactorCheck::Refused);
     };
-    Ok(match store.use_recovery_code_hash(person, &hash)? {
+    Ok(match table::use_recovery_code_hash(store, person, &hash)? {
         Some(remaining) => SecondFactorCheck::AcceptedRecoveryCode { remaining },
         None => SecondFactorCheck::Refused,
     })
@@ -293,7 +293,7 @@ pub fn regenerate_recovery_codes(
     person: ResourceId,
 ) -> Result<RecoveryCodes, SecondFactorError> {
     let (codes, hashes) = RecoveryCodes::new();
-    if store.replace_recovery_code_hashes(person, &hashes)? {
+    if table::replace_recovery_code_hashes(store, person, &hashes)? {
         Ok(codes)
     } else {
         Err(SecondFactorError::NotEnrolled)
@@ -302,7 +302,7 @@ pub fn regenerate_recovery_codes(
 
 /// How many unused recovery codes the person has.
 pub fn recovery_codes_left(store: &Store, person: ResourceId) -> Result<usize, StoreError> {
-    store.recovery_code_count(person)
+    table::recovery_code_count(store, person)
 }
 
 /// Whether `[auth] require_second_factor` applies to the person: it counts in

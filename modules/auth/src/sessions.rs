@@ -12,7 +12,7 @@
 //!   cache (at most [`CACHE_TTL`] old), and records activity at most once per
 //!   [`TOUCH_EVERY`]. A session that ends leaves the cache at once: on this
 //!   node directly, on the other nodes of a cluster through the change event
-//!   that ending it sends (its [`dependency::session`] key, see [`Sessions::forget`]).
+//!   that ending it sends (its [`session_key`] key, see [`Sessions::forget`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -20,7 +20,9 @@ use std::time::Duration;
 
 use bulwark_acl::Principal;
 use bulwark_http::Peer;
-use bulwark_store::{DependencyKey, ResourceId, Session, Store, StoreError, dependency};
+use bulwark_store::{DependencyKey, ResourceId, Store, StoreError};
+
+use crate::session_table::{self, Session, session_key};
 use bulwark_web::{Authenticated, Authenticator, SESSION_COOKIE};
 use chrono::{DateTime, Utc};
 use futures_util::future::BoxFuture;
@@ -131,7 +133,7 @@ struct Live {
 pub struct Sessions {
     store: Store,
     settings: AuthSettings,
-    /// By [`dependency::session`] of the token's hash: what a change event names.
+    /// By [`session_key`] of the token's hash: what a change event names.
     cache: moka::sync::Cache<DependencyKey, Arc<Live>>,
 }
 
@@ -222,24 +224,19 @@ impl Sessions {
         };
         let previous = previous.map(str::to_string);
         if let Some(old) = &previous {
-            self.cache.invalidate(&dependency::session(old));
+            self.cache.invalidate(&session_key(old));
         }
         self.store
-            .run(move |s| {
-                if let Some(old) = previous {
-                    s.delete_session(&old)?;
-                }
-                s.create_session(&session)
-            })
+            .run(move |s| session_table::create(s, &session, previous.as_deref()))
             .await?;
         Ok(started)
     }
 
     /// Ends one session (logoff).
     pub async fn end(&self, id_hash: &str) -> Result<bool, StoreError> {
-        self.cache.invalidate(&dependency::session(id_hash));
+        self.cache.invalidate(&session_key(id_hash));
         let id = id_hash.to_string();
-        self.store.run(move |s| s.delete_session(&id)).await
+        self.store.run(move |s| session_table::delete(s, &id)).await
     }
 
     /// Ends every session of `person` but `keep` (a new password, "log off
@@ -252,10 +249,10 @@ impl Sessions {
         let keep = keep.map(str::to_string);
         let ended = self
             .store
-            .run(move |s| s.delete_sessions_of(person, keep.as_deref()))
+            .run(move |s| session_table::delete_all_of(s, person, keep.as_deref()))
             .await?;
         for id in &ended {
-            self.cache.invalidate(&dependency::session(id));
+            self.cache.invalidate(&session_key(id));
         }
         Ok(ended.len())
     }
@@ -263,7 +260,10 @@ impl Sessions {
     /// A person's sessions that have not ended, newest first.
     pub async fn list(&self, person: ResourceId) -> Result<Vec<Session>, StoreError> {
         let now = Utc::now();
-        let sessions = self.store.run(move |s| s.sessions_of(person)).await?;
+        let sessions = self
+            .store
+            .run(move |s| session_table::of_person(s, person))
+            .await?;
         Ok(sessions
             .into_iter()
             .filter(|s| !self.has_ended(s, now))
@@ -283,7 +283,7 @@ impl Sessions {
     /// Who session `id_hash` stands for now, if it has not ended (from the
     /// cache when it can; records no activity).
     pub async fn recheck(&self, id_hash: &str) -> Result<Option<Principal>, StoreError> {
-        let live = match self.cache.get(&dependency::session(id_hash)) {
+        let live = match self.cache.get(&session_key(id_hash)) {
             Some(live) => Some(live),
             None => self.load(id_hash).await?,
         };
@@ -296,7 +296,8 @@ impl Sessions {
     pub fn sweep_blocking(&self) -> Result<u64, StoreError> {
         let now = Utc::now();
         let ago = |d: Duration| now - chrono::Duration::from_std(d).unwrap_or_default();
-        self.store.delete_ended_sessions(
+        session_table::delete_ended(
+            &self.store,
             now,
             ago(self.settings.session_idle),
             ago(self.settings.remember_idle),
@@ -307,7 +308,7 @@ impl Sessions {
     async fn lookup(&self, token: Token, peer: Peer) -> Authenticated {
         let id_hash = token.hash();
         let now = Utc::now();
-        let live = match self.cache.get(&dependency::session(&id_hash)) {
+        let live = match self.cache.get(&session_key(&id_hash)) {
             Some(live) => Some(live),
             None => match self.load(&id_hash).await {
                 Ok(found) => found,
@@ -320,7 +321,7 @@ impl Sessions {
             },
         };
         let Some(live) = live.filter(|l| !self.has_ended(&l.session, now)) else {
-            self.cache.invalidate(&dependency::session(&id_hash));
+            self.cache.invalidate(&session_key(&id_hash));
             return Authenticated {
                 set_cookie: Some(clear_cookie(peer.secure)),
                 ..Authenticated::anonymous()
@@ -338,7 +339,7 @@ impl Sessions {
             let store = self.store.clone();
             // Activity is best effort: a failed write only shortens the idle time.
             tokio::spawn(async move {
-                if let Err(e) = store.run(move |s| s.touch_session(&id, now)).await {
+                if let Err(e) = store.run(move |s| session_table::touch(s, &id, now)).await {
                     tracing::debug!("recording session activity: {e}");
                 }
             });
@@ -357,7 +358,7 @@ impl Sessions {
         let found = self
             .store
             .run(move |s| {
-                let Some(session) = s.session(&id)? else {
+                let Some(session) = session_table::find(s, &id)? else {
                     return Ok(None);
                 };
                 let principal = accounts::principal_of(s, session.person)?;
@@ -373,8 +374,7 @@ impl Sessions {
             touched: AtomicI64::new(session.last_seen.timestamp_millis()),
             session,
         });
-        self.cache
-            .insert(dependency::session(id_hash), live.clone());
+        self.cache.insert(session_key(id_hash), live.clone());
         Ok(Some(live))
     }
 }

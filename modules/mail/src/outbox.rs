@@ -78,10 +78,6 @@ fn millis(at: DateTime<Utc>) -> i64 {
     at.timestamp_millis()
 }
 
-fn from_millis(ms: i64) -> DateTime<Utc> {
-    DateTime::from_timestamp_millis(ms).unwrap_or_default()
-}
-
 fn after(at: DateTime<Utc>, wait: Duration) -> DateTime<Utc> {
     at + chrono::Duration::from_std(wait).unwrap_or(chrono::Duration::MAX)
 }
@@ -126,10 +122,10 @@ fn outbox_mail(r: &SqlRow) -> OutboxMail {
         recipient: r.text(1),
         subject: r.text(2),
         attempts: u32::try_from(r.int(3)).unwrap_or(u32::MAX),
-        next_attempt_at: r.opt_int(4).map(from_millis),
+        next_attempt_at: r.opt_time(4),
         last_error: r.opt_text(5),
-        sent_at: r.opt_int(6).map(from_millis),
-        created_at: from_millis(r.int(7)),
+        sent_at: r.opt_time(6),
+        created_at: r.time(7),
     }
 }
 
@@ -226,8 +222,7 @@ pub(crate) fn next_due(store: &Store) -> Result<Option<DateTime<Utc>>, StoreErro
                  WHERE sent_at IS NULL AND next_attempt_at IS NOT NULL",
                 &[],
             )?
-            .and_then(|r| r.opt_int(0))
-            .map(from_millis))
+            .and_then(|r| r.opt_time(0)))
     })
 }
 

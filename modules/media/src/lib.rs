@@ -62,14 +62,14 @@ const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 1,
         name: "media_file",
-        sqlite: include_str!("../migrations/sqlite/0001_media_file.sql"),
-        postgres: include_str!("../migrations/postgres/0001_media_file.sql"),
+        sqlite: include_str!("../migrations/common/0001_media_file.sql"),
+        postgres: include_str!("../migrations/common/0001_media_file.sql"),
     },
     Migration {
         version: 2,
         name: "media_file_size",
-        sqlite: include_str!("../migrations/sqlite/0002_media_file_size.sql"),
-        postgres: include_str!("../migrations/postgres/0002_media_file_size.sql"),
+        sqlite: include_str!("../migrations/common/0002_media_file_size.sql"),
+        postgres: include_str!("../migrations/common/0002_media_file_size.sql"),
     },
     Migration {
         version: 3,
@@ -80,8 +80,8 @@ const MIGRATIONS: &[Migration] = &[
     Migration {
         version: 4,
         name: "media_file_reserved",
-        sqlite: include_str!("../migrations/sqlite/0004_media_file_reserved.sql"),
-        postgres: include_str!("../migrations/postgres/0004_media_file_reserved.sql"),
+        sqlite: include_str!("../migrations/common/0004_media_file_reserved.sql"),
+        postgres: include_str!("../migrations/common/0004_media_file_reserved.sql"),
     },
 ];
 
