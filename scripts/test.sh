@@ -22,6 +22,9 @@ cargo test --workspace --lib --bins --tests
 cargo test --workspace --doc
 # Every fuzz target for a short while (docs/security.md, "Fuzzing").
 ./scripts/fuzz.sh 10
+# On CI's clean clone the fuzz build (several GB, sanitised) is not needed
+# again: give the disk back before the browser and API steps build more.
+if [ "${CI:-}" = true ]; then rm -rf fuzz/target; fi
 
 # Pages people click: headless Chromium against the real binary, with the
 # admin's vendored browser code checked against its pinned npm packages.
