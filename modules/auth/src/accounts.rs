@@ -16,12 +16,13 @@
 //!   also a member, an administrator is everything. `anonymous` is the root,
 //!   the group of every visitor; nobody is put in it.
 //!
-//! - a user's **e-mail address** is the `email` property of their person
-//!   (private by default: `[access] private_properties`), mirrored as an
-//!   `email` identity so that an address finds its one account (a password
-//!   reset by address); [`set_email`] keeps the two together, and a lookup
-//!   by address ([`find_by_email`]) trusts the identity only while the
-//!   property still says the same.
+//! - a user's **e-mail address** is their `email` identity, given by
+//!   [`set_email`] (the account's creator, `bulwark user email`): it finds the
+//!   one account (a password reset by address) and is where reset mail goes.
+//!   [`set_email`] also copies it to the `email` property of their person
+//!   (private by default: `[access] private_properties`) for people to see;
+//!   editing that property changes nothing about the account, so whoever may
+//!   edit a person cannot send their password resets elsewhere.
 //!
 //! The functions here run on a thread that may block (they call the store).
 
@@ -354,7 +355,7 @@ pub fn principal_of(store: &Store, person: ResourceId) -> Result<Principal, Stor
 pub struct UserContact {
     pub person: ResourceId,
     pub username: String,
-    /// The `email` property of their person, if any.
+    /// The account's address (its `email` identity), if it has one.
     pub email: Option<String>,
 }
 
@@ -366,38 +367,29 @@ pub fn find_by_username(store: &Store, username: &str) -> Result<Option<UserCont
     }
 }
 
-/// The user whose e-mail address this is: the `email` identity names the
-/// person, and their `email` property must still be this address.
+/// The user whose e-mail address (`email` identity) this is.
 pub fn find_by_email(store: &Store, email: &str) -> Result<Option<UserContact>, StoreError> {
-    let Some(identity) = store.find_identity(IdentityKind::Email, email)? else {
-        return Ok(None);
-    };
-    Ok(contact(store, identity.resource)?.filter(|user| {
-        user.email
-            .as_deref()
-            .is_some_and(|e| e.trim().eq_ignore_ascii_case(&identity.key))
-    }))
+    match store.find_identity(IdentityKind::Email, email)? {
+        Some(identity) => contact(store, identity.resource),
+        None => Ok(None),
+    }
 }
 
 /// The username and e-mail address of a user's person (`None` when it has no
-/// username).
+/// username). The address is the account's `email` identity, never the
+/// person's `email` property, which anyone who may edit the person can change.
 pub fn contact(store: &Store, person: ResourceId) -> Result<Option<UserContact>, StoreError> {
-    let Some(username) = store
-        .identities(person)?
-        .into_iter()
-        .find(|i| i.kind == IdentityKind::Username)
-        .map(|i| i.key)
-    else {
-        return Ok(None);
+    let identities = store.identities(person)?;
+    let key_of = |kind| {
+        identities
+            .iter()
+            .find(|i| i.kind == kind)
+            .map(|i| i.key.clone())
     };
-    let email = store
-        .resource(person)?
-        .and_then(|r| r.props.str("email").map(str::to_owned))
-        .filter(|e| !e.trim().is_empty());
-    Ok(Some(UserContact {
+    Ok(key_of(IdentityKind::Username).map(|username| UserContact {
         person,
         username,
-        email,
+        email: key_of(IdentityKind::Email),
     }))
 }
 

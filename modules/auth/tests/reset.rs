@@ -419,3 +419,53 @@ async fn asking_too_often_is_refused_with_429_for_known_and_unknown_accounts() {
     assert_eq!(sink.messages().len(), 2);
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_goes_to_the_accounts_address_not_to_an_edited_email_property() {
+    let sink = SmtpSink::start();
+    let s = reset_site(sink.port, "[auth]\nreset_requests = 10\n").await;
+    let store = store(&s);
+    add_user(&store, "ann", Some("ann@example.org")).await;
+    // Whoever may edit Ann's person (a manager, before the access rules say
+    // otherwise) points its `email` property elsewhere.
+    store
+        .run(|s| {
+            let (ann, _) = s.password_hash("ann")?.unwrap();
+            let current = s.resource(ann)?.unwrap();
+            let mut update = bulwark_store::ResourceUpdate::new(ann, current.version);
+            update.props = bulwark_store::PropsChange::Merge(
+                bulwark_store::Props::new().with("email", "eve@evil.example"),
+            );
+            s.update_resource(update).map(|_| ())
+        })
+        .await
+        .unwrap();
+
+    // By username, by the edited address, then by the account's own address:
+    // mail is sent in order, so the second has arrived when the third has.
+    post_form(s.addr, "/logon/reset", &[("account", "ann")]).await;
+    let (status, _) = post_json(
+        s.addr,
+        "/api/auth/reset",
+        json!({"email": "eve@evil.example"}),
+    )
+    .await;
+    assert_eq!(status, 202, "the same answer as for any address");
+    post_json(
+        s.addr,
+        "/api/auth/reset",
+        json!({"email": "ann@example.org"}),
+    )
+    .await;
+    let got = sink.wait_for(2, Duration::from_secs(20)).await;
+    let to: Vec<_> = got.iter().map(|m| m.header("To")).collect();
+    assert_eq!(
+        to,
+        [
+            Some("ann@example.org".to_owned()),
+            Some("ann@example.org".to_owned())
+        ],
+        "no reset mail to the edited property"
+    );
+    s.shutdown().await;
+}
