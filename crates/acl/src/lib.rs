@@ -41,7 +41,7 @@ mod rules;
 pub mod stored;
 
 pub use bulwark_store::VisibilityFilter;
-pub use policy::{AccessPolicy, SiteLookups, SitePolicy};
+pub use policy::{AccessPolicy, ResourceGuard, SiteLookups, SitePolicy};
 pub use principal::{
     ADMINISTRATORS, ANONYMOUS, CacheProfile, DEFAULT_USER_GROUPS, MANAGERS, MEMBERS, Principal,
     User,

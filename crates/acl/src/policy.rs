@@ -41,6 +41,24 @@ pub trait AccessPolicy: Send + Sync + std::fmt::Debug {
     fn search_filter(&self, who: &Principal) -> VisibilityFilter;
 }
 
+/// A module's say over changes to resources that carry rights, which rules over
+/// categories and content groups cannot judge: a person with an account is worth
+/// what their groups are, a user group what it gives. The accounts module guards
+/// persons and user groups so that nobody changes one above their own rights.
+///
+/// Asked for every action but `View` on a resource of one of
+/// [`categories`](Self::categories) (or below them), before the rules, and for
+/// administrators too: a guard may refuse what nobody may do (delete the last
+/// administrator).
+pub trait ResourceGuard: Send + Sync + std::fmt::Debug {
+    /// The categories whose resources (with those of the categories below) this
+    /// guard judges.
+    fn categories(&self) -> &[&'static str];
+
+    /// Whether `who` may `action` `r`, as far as the rights `r` carries go.
+    fn allows(&self, who: &Principal, action: Action, r: &Resource) -> bool;
+}
+
 /// A site's policy: its [`Rule`]s (or [`default_rules`]), and which groups may
 /// read which properties.
 ///
@@ -65,6 +83,8 @@ pub struct SitePolicy {
     /// property -> the group whose people may read it
     properties: Vec<(String, String)>,
     lookups: ArcSwap<SiteLookups>,
+    /// What modules added with [`SitePolicy::add_guard`] while the site loads.
+    guards: ArcSwap<Vec<Arc<dyn ResourceGuard>>>,
 }
 
 /// The names rules use for what resources carry as ids.
@@ -128,7 +148,31 @@ impl SitePolicy {
             configured,
             properties,
             lookups: ArcSwap::from_pointee(SiteLookups::default()),
+            guards: ArcSwap::from_pointee(Vec::new()),
         }
+    }
+
+    /// Adds a guard every change of the resources it judges must pass.
+    pub fn add_guard(&self, guard: Arc<dyn ResourceGuard>) {
+        self.guards.rcu(|guards| {
+            let mut guards = Vec::clone(guards);
+            guards.push(guard.clone());
+            guards
+        });
+    }
+
+    /// Whether every guard that judges `r` lets `who` do `action` to it.
+    fn guards_allow(&self, who: &Principal, action: Action, r: &Resource) -> bool {
+        let guards = self.guards.load();
+        if guards.is_empty() {
+            return true;
+        }
+        let lookups = self.lookups.load();
+        guards.iter().all(|guard| {
+            let judged = guard.categories();
+            !category_and_above(&r.category_name, &lookups).any(|c| judged.contains(&c))
+                || guard.allows(who, action, r)
+        })
     }
 
     /// The rules in force now.
@@ -213,6 +257,9 @@ fn category_and_above<'a>(
 
 impl AccessPolicy for SitePolicy {
     fn may(&self, who: &Principal, action: Action, r: &Resource) -> bool {
+        if action != Action::View && !self.guards_allow(who, action, r) {
+            return false;
+        }
         if who.is_administrator() {
             return true;
         }

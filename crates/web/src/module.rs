@@ -87,6 +87,7 @@ pub struct SiteSetup<'a> {
     pub(crate) site: &'a Arc<Site>,
     pub(crate) models: &'a Arc<SiteModels>,
     pub(crate) policy: &'a Arc<dyn AccessPolicy>,
+    pub(crate) site_policy: &'a Arc<bulwark_acl::SitePolicy>,
     pub(crate) notifier: &'a SiteNotifier,
     pub(crate) module: &'static str,
     pub(crate) kinds: &'a mut ModuleKinds,
@@ -111,6 +112,12 @@ impl SiteSetup<'_> {
     /// resource).
     pub fn policy(&self) -> &Arc<dyn AccessPolicy> {
         self.policy
+    }
+
+    /// Makes every change of the resources `guard` judges pass it, on every
+    /// surface (the accounts module guards persons and user groups).
+    pub fn guard_resources(&self, guard: Arc<dyn bulwark_acl::ResourceGuard>) {
+        self.site_policy.add_guard(guard);
     }
 
     /// The site's observers once it has loaded (and after every reload), for

@@ -209,6 +209,7 @@ async fn serve_site(
                 site: &site,
                 models: &open.models,
                 policy: &policy,
+                site_policy: &site_policy,
                 notifier: &open.notifier,
                 module: name,
                 kinds: &mut kinds,

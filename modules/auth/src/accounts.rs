@@ -109,12 +109,6 @@ pub struct Account {
     pub created: DateTime<Utc>,
 }
 
-/// The group a user group resource's unique name stands for
-/// (`acl_user_group_editors` is `editors`); `None` for any other name.
-pub fn group_of_resource_name(name: &str) -> Option<GroupName> {
-    GroupName::from_resource_name(name)
-}
-
 /// Creates what accounts need and a site lacks: the user group category, the
 /// two predicates and the default groups with their tree. Safe to run at every
 /// start and on several nodes at once (what another node created first is
@@ -152,20 +146,32 @@ pub fn ensure_user_groups(store: &Store) -> Result<(), StoreError> {
     }
     let mut parent: Option<ResourceId> = None;
     for (name, title) in DEFAULT_GROUPS {
-        let resource_name = GroupName::new(name).resource_name();
-        let id = match store.resource_id(&resource_name)? {
+        let group = GroupName::new(name);
+        let id = match registered_group_id(store, &group)? {
             Some(id) => id,
             None => {
-                let new = NewResource::new(USER_GROUP_CATEGORY, Props::new().with("title", title))
-                    .named(&resource_name)
-                    .published(true);
-                match store.create_resource(new) {
-                    Ok(id) => id,
-                    Err(StoreError::Duplicate(_)) => store
-                        .resource_id(&resource_name)?
-                        .ok_or_else(|| StoreError::ResourceNotFound(resource_name.clone()))?,
-                    Err(e) => return Err(e),
-                }
+                let resource_name = group.resource_name();
+                let found = match store.resource_id(&resource_name)? {
+                    Some(id) => id,
+                    None => {
+                        let new = NewResource::new(
+                            USER_GROUP_CATEGORY,
+                            Props::new().with("title", title),
+                        )
+                        .named(&resource_name)
+                        .published(true);
+                        match store.create_resource(new) {
+                            Ok(id) => id,
+                            Err(StoreError::Duplicate(_)) => {
+                                store.resource_id(&resource_name)?.ok_or_else(|| {
+                                    StoreError::ResourceNotFound(resource_name.clone())
+                                })?
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                };
+                register_group(store, found, &group)?
             }
         };
         if let Some(parent) = parent
@@ -186,10 +192,40 @@ fn created_elsewhere_is_fine(created: Result<ResourceId, StoreError>) -> Result<
     }
 }
 
+/// The resource that is `group`, as recorded when the group was made.
+fn registered_group_id(store: &Store, group: &GroupName) -> Result<Option<ResourceId>, StoreError> {
+    store.module_read(|sql| {
+        Ok(sql
+            .query_one(
+                "SELECT rsc_id FROM auth_user_group WHERE name = $1",
+                &[group.as_str().into()],
+            )?
+            .map(|r| ResourceId(r.int(0))))
+    })
+}
+
+/// Records that resource `id` is `group`, unless a resource is that group
+/// already (another node was first): returns the one that is.
+fn register_group(
+    store: &Store,
+    id: ResourceId,
+    group: &GroupName,
+) -> Result<ResourceId, StoreError> {
+    store.module_write(|sql| {
+        sql.execute(
+            "INSERT INTO auth_user_group (rsc_id, name) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            &[id.0.into(), group.as_str().into()],
+        )?;
+        sql.flush(bulwark_store::dependency::resource(id));
+        Ok(())
+    })?;
+    Ok(registered_group_id(store, group)?.unwrap_or(id))
+}
+
 /// Every user group in the tree, root first, each before the groups that extend it.
 pub fn user_groups(store: &Store) -> Result<Vec<GroupName>, StoreError> {
     let root = GroupName::new(DEFAULT_GROUPS[0].0);
-    let Some(root_id) = store.resource_id(&root.resource_name())? else {
+    let Some(root_id) = registered_group_id(store, &root)? else {
         return Ok(Vec::new());
     };
     let mut groups = Vec::new();
@@ -206,20 +242,48 @@ pub fn user_groups(store: &Store) -> Result<Vec<GroupName>, StoreError> {
     Ok(groups)
 }
 
-fn group_name(store: &Store, id: ResourceId) -> Result<Option<GroupName>, StoreError> {
-    Ok(store
+/// The user group resource `id` is, if it is one. Which resource is which
+/// group is recorded when the group is first seen (made here, or made in the
+/// admin as a resource of category `acl_user_group` named
+/// `acl_user_group_<group>`) and never changes: renaming the resource later
+/// renames nothing.
+pub fn group_name(store: &Store, id: ResourceId) -> Result<Option<GroupName>, StoreError> {
+    let recorded = store.module_read(|sql| {
+        Ok(sql
+            .query_one(
+                "SELECT name FROM auth_user_group WHERE rsc_id = $1",
+                &[id.0.into()],
+            )?
+            .map(|r| GroupName(r.text(0))))
+    })?;
+    if recorded.is_some() {
+        return Ok(recorded);
+    }
+    let Some(group) = store
         .resource(id)?
         .filter(|r| r.category_name == USER_GROUP_CATEGORY)
-        .and_then(|r| r.name.as_deref().and_then(GroupName::from_resource_name)))
+        .and_then(|r| r.name.as_deref().and_then(GroupName::from_resource_name))
+    else {
+        return Ok(None);
+    };
+    // A group made in the admin, seen for the first time; a resource that
+    // took the name of a group that is another resource is not that group.
+    Ok((register_group(store, id, &group)? == id).then_some(group))
 }
 
 /// The id of a user group, or [`AccountError::UnknownGroup`] listing the groups.
 pub(crate) fn group_id(store: &Store, group: &GroupName) -> Result<ResourceId, AccountError> {
+    if let Some(id) = registered_group_id(store, group)? {
+        return Ok(id);
+    }
     let found = store
         .resource_by_name(&group.resource_name())?
-        .filter(|r| r.category_name == USER_GROUP_CATEGORY);
+        .filter(|r| r.category_name == USER_GROUP_CATEGORY)
+        .map(|r| group_name(store, r.id).map(|name| name.map(|_| r.id)))
+        .transpose()?
+        .flatten();
     match found {
-        Some(r) => Ok(r.id),
+        Some(id) => Ok(id),
         None => Err(AccountError::UnknownGroup {
             group: group.to_string(),
             known: user_groups(store)?

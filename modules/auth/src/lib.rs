@@ -41,6 +41,7 @@ pub mod logon;
 pub mod password;
 pub mod reset;
 mod reset_pages;
+pub mod rights;
 pub mod second_factor;
 pub mod second_factor_table;
 mod secret;
@@ -78,7 +79,7 @@ static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 pub const PRIORITY: i32 = 400;
 
 /// The module's own tables: reset tokens, API tokens, sessions, second
-/// factors. Migrations 3 and 4 take over what the core store kept before
+/// factors, which resource is which user group. Migrations 3 and 4 take over what the core store kept before
 /// (its migration 7 made `auth_session`; second factors were identity rows),
 /// keeping the rows a database already has.
 const MIGRATIONS: &[Migration] = &[
@@ -106,7 +107,20 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/sqlite/0004_second_factor.sql"),
         postgres: include_str!("../migrations/postgres/0004_second_factor.sql"),
     },
+    Migration {
+        version: 5,
+        name: "user_groups",
+        sqlite: include_str!("../migrations/common/0005_user_groups.sql"),
+        postgres: include_str!("../migrations/common/0005_user_groups.sql"),
+    },
 ];
+
+/// Makes or brings up to date the module's tables in `store`, as opening a
+/// site that enables the module does: for tools and tests that open a store
+/// without a site.
+pub fn migrate(store: &Store) -> Result<(), StoreError> {
+    store.migrate_module("auth", MIGRATIONS)
+}
 
 /// The first account's username.
 pub const FIRST_ADMIN: &str = "admin";
@@ -219,7 +233,11 @@ impl Module for Auth {
             settings,
         });
         setup.set_authenticator(Arc::new(asking::Asking { sessions, tokens }));
-        setup.observers().on_first(500, users::membership_change);
+        let store = setup.models().store.clone();
+        setup.guard_resources(Arc::new(rights::AccountGuard::new(store.clone())));
+        setup
+            .observers()
+            .on_first(500, move |change| users::membership_change(&store, change));
         setup.provide(site.clone());
         setup.provide(reset.clone());
         setup.add_controller("auth", move |options| {

@@ -18,8 +18,11 @@ use bulwark_web::events::{EdgeChange, EdgeRefused};
 use bulwark_web::{Problem, RequestCtx, json_response};
 use http::Response;
 
+use bulwark_store::Store;
+
 use crate::accounts::{self, AccountError, GroupName, HAS_PARENT_GROUP, HAS_USER_GROUP};
 use crate::password::{NewPassword, PasswordError, Passwords};
+use crate::rights::is_last_administrator_without;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,19 +60,30 @@ fn may_give(who: &Principal, group: &GroupName) -> bool {
 }
 
 /// The [`EdgeChange`] observer: memberships only by people of that group,
-/// the group tree only by administrators.
-pub fn membership_change(change: &EdgeChange) -> Option<EdgeRefused> {
+/// never the last administrator's out of the administrators; the group tree
+/// only by administrators. A store that fails refuses.
+pub fn membership_change(store: &Store, change: &EdgeChange) -> Option<EdgeRefused> {
     match change.predicate.as_str() {
         HAS_USER_GROUP => {
-            let group = change
-                .object_name
-                .as_deref()
-                .and_then(accounts::group_of_resource_name)?;
-            (!may_give(&change.principal, &group)).then(|| {
-                EdgeRefused(format!(
+            let group = match accounts::group_name(store, change.object) {
+                Ok(group) => group?,
+                Err(e) => return Some(EdgeRefused(format!("the user groups cannot be read: {e}"))),
+            };
+            if !may_give(&change.principal, &group) {
+                return Some(EdgeRefused(format!(
                     "only people in the group {group} may put others in it or take them out"
-                ))
-            })
+                )));
+            }
+            if change.added {
+                return None;
+            }
+            match is_last_administrator_without(store, change.subject, Some(change.object)) {
+                Ok(false) => None,
+                Ok(true) => Some(EdgeRefused(
+                    "this is the site's last administrator: make someone else one first".to_owned(),
+                )),
+                Err(e) => Some(EdgeRefused(format!("the user groups cannot be read: {e}"))),
+            }
         }
         HAS_PARENT_GROUP => (!change.principal.in_group(ADMINISTRATORS))
             .then(|| EdgeRefused("only administrators change the user group tree".to_owned())),

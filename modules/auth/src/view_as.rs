@@ -61,14 +61,7 @@ pub fn principal_in(store: &Store, group: &GroupName) -> Result<Principal, Store
     let mut at = group_id;
     // Up the tree; a loop someone made by hand ends at a group seen before.
     while let Some(parent) = store.objects(at, HAS_PARENT_GROUP)?.first().copied() {
-        let Some(resource) = store.resource(parent)? else {
-            break;
-        };
-        let Some(name) = resource
-            .name
-            .as_deref()
-            .and_then(accounts::group_of_resource_name)
-        else {
+        let Some(name) = accounts::group_name(store, parent)? else {
             break;
         };
         if groups.iter().any(|g| g == name.as_str()) {

@@ -40,6 +40,7 @@ fn group_names(names: &[&str]) -> Vec<GroupName> {
 }
 
 fn the_default_user_groups_are_created_once_as_a_chain(s: &Store) {
+    bulwark_module_auth::migrate(s).unwrap();
     accounts::ensure_user_groups(s).unwrap();
     let ids: Vec<_> = DEFAULT_GROUPS
         .iter()
@@ -74,6 +75,7 @@ fn the_default_user_groups_are_created_once_as_a_chain(s: &Store) {
 }
 
 fn a_user_is_a_person_in_a_group_with_a_password_hash(s: &Store) {
+    bulwark_module_auth::migrate(s).unwrap();
     accounts::ensure_user_groups(s).unwrap();
     assert!(!accounts::has_accounts(s).unwrap());
     let ann =
@@ -105,6 +107,7 @@ fn a_user_is_a_person_in_a_group_with_a_password_hash(s: &Store) {
 }
 
 fn an_unknown_group_or_a_taken_name_is_refused_and_leaves_nothing(s: &Store) {
+    bulwark_module_auth::migrate(s).unwrap();
     accounts::ensure_user_groups(s).unwrap();
     let err = accounts::add_user(s, "bob", &GroupName::new("admins"), &hash("correct horse"))
         .unwrap_err();
@@ -143,6 +146,7 @@ fn an_unknown_group_or_a_taken_name_is_refused_and_leaves_nothing(s: &Store) {
 }
 
 fn the_first_administrator_is_made_once(s: &Store) {
+    bulwark_module_auth::migrate(s).unwrap();
     accounts::ensure_user_groups(s).unwrap();
     let p = passwords();
     let FirstAdmin::Created {
@@ -165,6 +169,7 @@ fn the_first_administrator_is_made_once(s: &Store) {
 }
 
 fn a_given_first_administrator_password_is_used_and_not_returned(s: &Store) {
+    bulwark_module_auth::migrate(s).unwrap();
     accounts::ensure_user_groups(s).unwrap();
     let given = NewPassword::new("given password".to_owned()).unwrap();
     assert_eq!(
@@ -187,6 +192,7 @@ on_both_backends!(
 const CANARY: &str = "Plaintext-Canary-7f3a9c";
 
 fn add_canary_user(s: &Store) {
+    bulwark_module_auth::migrate(s).unwrap();
     accounts::ensure_user_groups(s).unwrap();
     accounts::add_user(s, "canary", &GroupName::new("members"), &hash(CANARY)).unwrap();
     assert!(verifies(s, "canary", CANARY));

@@ -24,9 +24,7 @@ const NOW: u64 = 1_800_000_015;
 /// `name` in `group`, on a database with the module's tables (as a site that
 /// enables it has).
 fn user(s: &Store, name: &str, group: &str) -> ResourceId {
-    let auth = bulwark_module_auth::module(None).unwrap();
-    s.migrate_module("auth", bulwark_web::Module::migrations(&*auth))
-        .unwrap();
+    bulwark_module_auth::migrate(s).unwrap();
     accounts::ensure_user_groups(s).unwrap();
     accounts::add_user(s, name, &GroupName::new(group), common::PASSWORD_HASH).unwrap()
 }

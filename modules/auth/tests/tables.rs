@@ -12,7 +12,6 @@ use bulwark_module_auth::totp::{TotpKey, unix_now};
 use bulwark_store::{
     NewResource, Props, ResourceId, SqlParam, Store, StoreConfig, StoreError, dependency,
 };
-use bulwark_web::Module;
 use chrono::{TimeZone, Utc};
 use sha2::{Digest, Sha256};
 
@@ -24,8 +23,7 @@ on_both_backends!(
 
 /// The module's migrations, as a site that enables it runs them.
 fn migrate(s: &Store) {
-    let auth = bulwark_module_auth::module(None).unwrap();
-    s.migrate_module("auth", auth.migrations()).unwrap();
+    bulwark_module_auth::migrate(s).unwrap();
 }
 
 fn person(s: &Store, title: &str) -> ResourceId {
@@ -377,7 +375,13 @@ async fn the_module_ledger_records_the_tables_it_took_over() {
         let names: Vec<&str> = versions.iter().map(|(_, n)| n.as_str()).collect();
         assert_eq!(
             names,
-            ["password_reset", "api_tokens", "sessions", "second_factor"]
+            [
+                "password_reset",
+                "api_tokens",
+                "sessions",
+                "second_factor",
+                "user_groups"
+            ]
         );
     })
     .await
