@@ -14,9 +14,11 @@
 //! right on the category) and who may fetch the file (`GET
 //! /media/file/{id}`: whoever may see the resource).
 //!
-//! An image with EXIF metadata is turned upright by its orientation and kept
-//! without any metadata, so a phone's photo does not give away where it was
-//! taken (`metadata_removed: true`).
+//! An image's metadata is cut out of the file without decoding it (`clean.rs`),
+//! so a phone's photo does not give away where it was taken
+//! (`metadata_removed: true`); its orientation stays. A picture over
+//! `[media] max_pixels` is refused from its header; previews are made within
+//! a memory budget all resizes share (`preview.rs`).
 //!
 //! Deleting a media resource removes its file when no other resource uses it
 //! (the `media_file` table knows which resource uses which file), on every
@@ -220,6 +222,7 @@ impl Module for MediaModule {
             key,
             settings.resize_workers,
             settings.resize_queue,
+            settings.resize_memory_bytes,
         ));
         self.previews
             .lock()

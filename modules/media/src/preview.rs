@@ -21,11 +21,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use hmac::{Hmac, KeyInit, Mac};
+use image::metadata::Orientation;
 use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind, State};
 use serde::Deserialize;
 use sha2::Sha256;
 use tokio::sync::Semaphore;
+
+use crate::clean::sideways;
 
 use bulwark_acl::AccessPolicy;
 use bulwark_store::{Store, StoreError};
@@ -109,6 +112,10 @@ pub struct Previews {
     pub presets: BTreeMap<String, Preset>,
     key: Vec<u8>,
     workers: Semaphore,
+    /// The memory all resizes at once may take, in KiB: each holds what its
+    /// decoded picture needs (`decode_cost`) while it runs.
+    memory: Semaphore,
+    memory_kib: u32,
     queue_deadline: Duration,
     /// Single flight: one resize per preview however many ask at once.
     making: moka::future::Cache<PathBuf, PathBuf>,
@@ -123,11 +130,17 @@ impl Previews {
         key: Vec<u8>,
         workers: usize,
         queue_deadline: Duration,
+        memory_bytes: u64,
     ) -> Previews {
+        let memory_kib = u32::try_from(memory_bytes / 1024)
+            .unwrap_or(u32::MAX)
+            .clamp(1, Semaphore::MAX_PERMITS as u32);
         Previews {
             presets,
             key,
             workers: Semaphore::new(workers.max(1)),
+            memory: Semaphore::new(memory_kib as usize),
+            memory_kib,
             queue_deadline,
             making: moka::future::Cache::builder()
                 .max_capacity(10_000)
@@ -380,6 +393,28 @@ async fn make(
         return Err(MakeError::Busy);
     };
     let _permit = permit.map_err(|e| MakeError::Failed(e.to_string()))?;
+    // What decoding the picture will take, from its header alone: held from
+    // the budget while it runs, waited for like a worker.
+    let header = source.clone();
+    let cost = tokio::task::spawn_blocking(move || decode_cost(&header, &preset))
+        .await
+        .map_err(|e| MakeError::Failed(e.to_string()))?
+        .map_err(|e| MakeError::Failed(e.to_string()))?;
+    let kib = u32::try_from(cost.div_ceil(1024)).unwrap_or(u32::MAX);
+    if kib > previews.memory_kib {
+        return Err(MakeError::Failed(format!(
+            "decoding it would take {} MiB; [media] resize_memory_mb allows {}",
+            cost >> 20,
+            previews.memory_kib >> 10
+        )));
+    }
+    let Ok(memory) =
+        tokio::time::timeout(previews.queue_deadline, previews.memory.acquire_many(kib)).await
+    else {
+        previews.refused.fetch_add(1, Ordering::Relaxed);
+        return Err(MakeError::Busy);
+    };
+    let _memory = memory.map_err(|e| MakeError::Failed(e.to_string()))?;
     previews.resizes.fetch_add(1, Ordering::Relaxed);
     let out = target.clone();
     tokio::task::spawn_blocking(move || resize(&source, &out, &preset, focus))
@@ -529,36 +564,101 @@ fn to_u16(side: u32) -> Result<u16, String> {
 /// A picture as read, and the original's size.
 type Read = (image::DynamicImage, (u32, u32));
 
-/// The source picture, a JPEG decoded straight at a reduced scale when the
-/// preset needs no more pixels than that; and the original's size.
+/// How much of a picture of `size` (upright) `preset` needs: covering its
+/// box (a crop), or fitting in it.
+fn needed_scale(preset: &Preset, (sw, sh): (f64, f64)) -> f64 {
+    let (bw, bh) = (preset.width as f64, preset.height as f64);
+    if preset.crop {
+        (bw / sw).max(bh / sh)
+    } else {
+        (bw / sw).min(bh / sh)
+    }
+}
+
+/// The scale `jpeg-decoder` decodes at for `need`: the smallest of 1/8, 1/4,
+/// 1/2 and 1 that still gives it.
+fn jpeg_scale(need: f64) -> f64 {
+    [0.125, 0.25, 0.5]
+        .into_iter()
+        .find(|s| *s >= need)
+        .unwrap_or(1.0)
+}
+
+/// The bytes a preview of `source` takes while it is made, from the picture's
+/// header alone: the decoded picture (a JPEG at the scale it is decoded at,
+/// twice over for the decoder's own planes), once more when it must be turned,
+/// and the preview.
+pub fn decode_cost(source: &Path, preset: &Preset) -> Result<u64, RenderFailed> {
+    use image::ImageDecoder;
+    let reader = image::ImageReader::open(source)
+        .and_then(|r| r.with_guessed_format())
+        .map_err(|e| e.to_string())?;
+    let format = reader.format();
+    let mut decoder = reader.into_decoder().map_err(|e| e.to_string())?;
+    let orientation = decoder.orientation().unwrap_or(Orientation::NoTransforms);
+    let (w, h) = decoder.dimensions();
+    let upright = if sideways(orientation) {
+        (h, w)
+    } else {
+        (w, h)
+    };
+    let full = decoder.total_bytes();
+    let decoded = if format == Some(image::ImageFormat::Jpeg) {
+        let scale = jpeg_scale(needed_scale(
+            preset,
+            (f64::from(upright.0), f64::from(upright.1)),
+        ));
+        (full as f64 * scale * scale) as u64 * 2
+    } else {
+        full
+    };
+    let turned = if orientation == Orientation::NoTransforms {
+        0
+    } else {
+        decoded
+    };
+    let preview = u64::from(preset.width) * u64::from(preset.height) * 4 * 2;
+    Ok(decoded + turned + preview)
+}
+
+/// The source picture upright (turned as its EXIF orientation says), a JPEG
+/// decoded straight at a reduced scale when the preset needs no more pixels
+/// than that; and the original's upright size. Other formats are decoded
+/// whole, within the limit `decode_cost` allowed for.
 fn decode(source: &Path, preset: &Preset) -> Result<Read, String> {
+    let (_, _, orientation) = crate::clean::header(source).ok_or("not a picture")?;
+    let turn = sideways(orientation);
+    let upright = |(w, h): (u32, u32)| if turn { (h, w) } else { (w, h) };
     let file = std::fs::File::open(source).map_err(|e| e.to_string())?;
     let mut reader = std::io::BufReader::new(file);
     let mut magic = [0u8; 3];
     std::io::Read::read_exact(&mut reader, &mut magic).map_err(|e| e.to_string())?;
     std::io::Seek::rewind(&mut reader).map_err(|e| e.to_string())?;
+    let mut read = None;
     if magic == [0xFF, 0xD8, 0xFF] {
-        let fit = |(sw, sh): (f64, f64)| {
-            // The scale the preset needs: covering its box, or fitting in it.
-            let (bw, bh) = (preset.width as f64, preset.height as f64);
-            if preset.crop {
-                (bw / sw).max(bh / sh)
-            } else {
-                (bw / sw).min(bh / sh)
-            }
-        };
-        if let Some(read) = read_jpeg(&mut reader, fit)? {
-            return Ok(read);
+        let fit =
+            |(sw, sh): (f64, f64)| needed_scale(preset, if turn { (sh, sw) } else { (sw, sh) });
+        read = read_jpeg(&mut reader, fit)?;
+        if read.is_none() {
+            std::io::Seek::rewind(&mut reader).map_err(|e| e.to_string())?;
         }
-        std::io::Seek::rewind(&mut reader).map_err(|e| e.to_string())?;
     }
-    let img = image::ImageReader::new(reader)
-        .with_guessed_format()
-        .map_err(|e| e.to_string())?
-        .decode()
-        .map_err(|e| e.to_string())?;
-    let size = (img.width(), img.height());
-    Ok((img, size))
+    let (mut img, size) = match read {
+        Some(read) => read,
+        None => {
+            let mut reader = image::ImageReader::new(reader)
+                .with_guessed_format()
+                .map_err(|e| e.to_string())?;
+            let mut limits = image::Limits::default();
+            limits.max_alloc = Some(decode_cost(source, preset).map_err(|e| e.0)?);
+            reader.limits(limits);
+            let img = reader.decode().map_err(|e| e.to_string())?;
+            let size = (img.width(), img.height());
+            (img, size)
+        }
+    };
+    img.apply_orientation(orientation);
+    Ok((img, upright(size)))
 }
 
 /// A JPEG's pixels, read with `jpeg-decoder`, and its size. `scale` says,
@@ -571,7 +671,7 @@ fn decode(source: &Path, preset: &Preset) -> Result<Read, String> {
 /// (zune-jpeg 0.5.15): that one reads a baseline JPEG whose colour components
 /// come in scans of their own (valid, if rare: libjpeg writes it when told
 /// to) in the wrong colours.
-pub(crate) fn read_jpeg(
+fn read_jpeg(
     reader: impl std::io::BufRead,
     scale: impl FnOnce((f64, f64)) -> f64,
 ) -> Result<Option<Read>, String> {

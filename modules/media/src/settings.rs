@@ -65,6 +65,16 @@ pub(crate) struct MediaSection {
     /// every node of a site has it (default: on PostgreSQL, yes).
     #[serde(default)]
     pub(crate) files_in_database: Option<bool>,
+    /// The most pixels an uploaded picture may have (default 50 million: a
+    /// 48-megapixel phone photo passes); a larger one is refused with 422
+    /// before its pixels are read.
+    #[serde(default)]
+    pub(crate) max_pixels: Option<u64>,
+    /// The memory all the site's resizes at once may take, in MiB (default
+    /// 512); each waits for its share, and a picture that alone needs more
+    /// gets no previews.
+    #[serde(default)]
+    pub(crate) resize_memory_mb: Option<u64>,
 }
 
 /// `[media.groups.<group>]`: what the people of one user group may upload.
@@ -91,7 +101,14 @@ pub(crate) struct Settings {
     pub(crate) resize_workers: usize,
     pub(crate) resize_queue: Duration,
     pub(crate) files_in_database: Option<bool>,
+    pub(crate) max_pixels: u64,
+    pub(crate) resize_memory_bytes: u64,
 }
+
+/// `[media] max_pixels` when not set.
+pub(crate) const DEFAULT_MAX_PIXELS: u64 = 50_000_000;
+/// `[media] resize_memory_mb` when not set.
+pub(crate) const DEFAULT_RESIZE_MEMORY_MB: u64 = 512;
 
 impl Settings {
     pub(crate) fn read(section: Option<&toml::Table>) -> Result<Settings, ModuleError> {
@@ -106,6 +123,8 @@ impl Settings {
                 resize_workers: None,
                 resize_queue_ms: None,
                 files_in_database: None,
+                max_pixels: None,
+                resize_memory_mb: None,
             },
         };
         let presets = section.presets.unwrap_or_else(default_presets);
@@ -132,6 +151,12 @@ impl Settings {
             resize_workers: section.resize_workers.unwrap_or(2).clamp(1, 64),
             resize_queue: Duration::from_millis(section.resize_queue_ms.unwrap_or(2000)),
             files_in_database: section.files_in_database,
+            max_pixels: section.max_pixels.unwrap_or(DEFAULT_MAX_PIXELS).max(1),
+            resize_memory_bytes: section
+                .resize_memory_mb
+                .unwrap_or(DEFAULT_RESIZE_MEMORY_MB)
+                .clamp(16, 1 << 20)
+                << 20,
         })
     }
 }

@@ -341,10 +341,30 @@ pub(crate) async fn upload(
     let mut metadata_removed = false;
     let dimensions = if category == "image" {
         let path = received.incoming.path.clone();
-        let cleaned = tokio::task::spawn_blocking(move || clean_image(&path))
-            .await
-            .ok()
-            .flatten();
+        let max_pixels = settings.max_pixels;
+        // The size from the header first: a picture over the limit is
+        // refused before anything reads its pixels or its metadata.
+        let cleaned = tokio::task::spawn_blocking(move || match header(&path) {
+            Some((_, (w, h), _)) if u64::from(w) * u64::from(h) > max_pixels => Err((w, h)),
+            _ => Ok(clean_image(&path)),
+        })
+        .await
+        .unwrap_or(Ok(None));
+        let cleaned = match cleaned {
+            Ok(cleaned) => cleaned,
+            Err((w, h)) => {
+                return Err(refused(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    format!(
+                        "{} is {w} x {h} pixels ({:.1} megapixels); this site takes pictures \
+                         of up to {:.1} megapixels: make it smaller and send it again",
+                        received.name,
+                        (u64::from(w) * u64::from(h)) as f64 / 1e6,
+                        max_pixels as f64 / 1e6
+                    ),
+                ));
+            }
+        };
         if let Some(cleaned) = &cleaned
             && let Some((size, sha256)) = &cleaned.rewritten
         {
@@ -353,7 +373,8 @@ pub(crate) async fn upload(
             received.sha256 = sha256.clone();
             metadata_removed = true;
         }
-        cleaned.map(|c| c.dimensions)
+        // As people see it: turned by its orientation.
+        cleaned.map(|c| c.upright_dimensions())
     } else {
         None
     };
