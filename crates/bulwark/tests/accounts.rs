@@ -114,6 +114,29 @@ fn a_user_added_with_a_password_on_stdin_is_listed_with_its_group_and_can_change
     assert!(alice[2].starts_with("20"), "a date: {listing}");
     assert_eq!(lines.next(), None, "{listing}");
 
+    // Alice's logons: a session and an API token, which the new password ends.
+    on_site_db(&site, |s| {
+        bulwark_module_auth::migrate(s).unwrap();
+        let alice = accounts::person_of(s, "alice").unwrap();
+        let now = chrono::Utc::now();
+        bulwark_module_auth::session_table::create(
+            s,
+            &bulwark_module_auth::Session {
+                id_hash: "ab".repeat(32),
+                person: alice,
+                csrf_token: "csrf".into(),
+                created: now,
+                last_seen: now,
+                expires: now + chrono::Duration::days(1),
+                persistent: false,
+                user_agent: None,
+                address: None,
+            },
+            None,
+        )
+        .unwrap();
+        bulwark_module_auth::api_tokens::ApiTokens::create_blocking(s, alice, "script").unwrap();
+    });
     // A password on standard input may end in CRLF; it is not part of it.
     let out = run(
         dir.path(),
@@ -125,6 +148,18 @@ fn a_user_added_with_a_password_on_stdin_is_listed_with_its_group_and_can_change
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(password_is(&site, "alice", "battery staple horse"));
     assert!(!password_is(&site, "alice", "correct horse battery"));
+    let (sessions, tokens) = on_site_db(&site, |s| {
+        let alice = accounts::person_of(s, "alice").unwrap();
+        (
+            bulwark_module_auth::session_table::of_person(s, alice)
+                .unwrap()
+                .len(),
+            bulwark_module_auth::api_tokens::ApiTokens::list_blocking(s, alice)
+                .unwrap()
+                .len(),
+        )
+    });
+    assert_eq!((sessions, tokens), (0, 0), "every session and token ended");
 
     let out = run(
         dir.path(),

@@ -410,3 +410,101 @@ async fn an_account_with_a_second_factor_needs_its_code() {
     let _ = eddy;
     s.shutdown().await;
 }
+
+/// The site behind a trusted proxy, so a test can speak from any address.
+async fn proxied(settings: &str) -> common::TestServer {
+    let settings = settings.to_owned();
+    starter_served(
+        move |text| text.push_str(&settings),
+        |o| o.trusted_proxies = bulwark_http::TrustedProxies::parse(&["127.0.0.1"]).unwrap(),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_hundred_guesses_at_once_from_one_address_get_no_more_checks_than_the_limit() {
+    let s = proxied("\n[auth]\nlogon_attempts = 10\nlogon_window = 600\n").await;
+    add_user(&s, "mia", "members").await;
+    let guesses = (0..300).map(|i| {
+        let s = &s;
+        async move {
+            logon_at(s, "203.0.113.7", "mia", &format!("guess {i}"))
+                .await
+                .0
+        }
+    });
+    let statuses = futures_util::future::join_all(guesses).await;
+    let checked = statuses.iter().filter(|s| **s == 401).count();
+    let held = statuses.iter().filter(|s| **s == 429).count();
+    assert_eq!(
+        (checked, held),
+        (10, 290),
+        "checked, held back: {statuses:?}"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixty_codes_at_once_for_a_second_factor_get_no_more_checks_than_the_limit() {
+    use bulwark_module_auth::second_factor;
+    use bulwark_module_auth::totp::{TotpKey, unix_now};
+    let s = proxied("\n[auth]\nlogon_attempts = 5\nlogon_window = 600\n").await;
+    let mia = add_user(&s, "mia", "members").await;
+    let store = store(&s);
+    tokio::task::spawn_blocking(move || {
+        let pending = second_factor::start_enrolment(&store, mia, "default", "mia").unwrap();
+        let key = TotpKey::from_base32(&pending.secret).unwrap();
+        let then = unix_now() - 90;
+        second_factor::confirm_enrolment_at(&store, mia, &key.code_at(then), then).unwrap();
+    })
+    .await
+    .unwrap();
+    // The right password with wrong codes: each is an attempt like any other.
+    let codes = (0..60).map(|i| {
+        let s = &s;
+        async move {
+            client()
+                .post(url(s, "/api/auth/logon"))
+                .header("content-type", "application/json")
+                .header("x-forwarded-for", "203.0.113.9")
+                .body(
+                    serde_json::json!({"username": "mia", "password": PASSWORD, "code": format!("{i:06}")})
+                        .to_string(),
+                )
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        }
+    });
+    let statuses = futures_util::future::join_all(codes).await;
+    let checked = statuses.iter().filter(|s| **s == 401).count();
+    assert!(checked <= 5, "{checked} checked: {statuses:?}");
+    assert_eq!(statuses.iter().filter(|s| **s == 429).count(), 60 - checked);
+    // And the right password without a code is held back like a wrong one.
+    assert_eq!(logon_at(&s, "203.0.113.9", "mia", PASSWORD).await.0, 429);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_attacker_elsewhere_cannot_keep_the_owner_out() {
+    let s = proxied("\n[auth]\nlogon_attempts = 3\nlogon_window = 600\n").await;
+    add_user(&s, "mia", "members").await;
+    // Wrong passwords for Mia from three addresses: each address is held
+    // back after three; Mia's account is only slowed down.
+    for attacker in ["203.0.113.7", "203.0.113.8", "203.0.113.9"] {
+        for _ in 0..3 {
+            assert_eq!(logon_at(&s, attacker, "mia", "wrong").await.0, 401);
+        }
+        assert_eq!(logon_at(&s, attacker, "mia", "wrong").await.0, 429);
+    }
+    // Mia, at home, gets in.
+    let (status, cookie) = logon_at(&s, "198.51.100.1", "mia", PASSWORD).await;
+    assert_eq!(status, 200);
+    assert!(cookie.is_some());
+    // Her logon gave back her address's attempt and cleared the account's
+    // count: the next ones are as fast as ever and still checked.
+    assert_eq!(logon_at(&s, "198.51.100.1", "mia", "typo").await.0, 401);
+    s.shutdown().await;
+}

@@ -366,7 +366,8 @@ pub fn add_user(
     Ok(person)
 }
 
-/// Replaces the password hash of an existing user.
+/// Replaces the password hash of an existing user and ends what the old
+/// password opened ([`end_logons`]).
 pub fn set_password_hash(
     store: &Store,
     username: &str,
@@ -376,6 +377,16 @@ pub fn set_password_hash(
         .password_hash(username)?
         .ok_or_else(|| AccountError::UnknownUser(username.to_owned()))?;
     store.set_username_password_hash(person, username, password_hash)?;
+    end_logons(store, person)?;
+    Ok(())
+}
+
+/// Ends every session and revokes every API token of `person`, on every node
+/// (their change events say so): whoever knew the old password, or holds a
+/// token made with a session it opened, is logged off.
+pub fn end_logons(store: &Store, person: ResourceId) -> Result<(), StoreError> {
+    crate::session_table::delete_all_of(store, person, None)?;
+    crate::api_tokens::revoke_all_blocking(store, person)?;
     Ok(())
 }
 

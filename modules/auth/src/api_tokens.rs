@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bulwark_acl::Principal;
-use bulwark_store::{ResourceId, Store, StoreError};
+use bulwark_store::{DependencyKey, ResourceId, Store, StoreError};
 use chrono::{DateTime, SubsecRound, Utc};
 use http::header::AUTHORIZATION;
 use http::request::Parts;
@@ -21,13 +21,34 @@ use crate::secret::{random_hex, sha256_hex};
 /// recognisable (and secret scanners can find one committed by mistake).
 pub const TOKEN_PREFIX: &str = "bwt_";
 
-/// A lookup (found or not) is kept this long on each node: a revoked token
-/// stops working within this time everywhere, at once on the node that
-/// revoked it.
+/// A lookup (found or not) is kept this long on each node. A revoked token
+/// stops working at once everywhere: the revoking write's change event makes
+/// every node forget what it knew ([`ApiTokens::forget`]).
 const CACHE_TTL: Duration = Duration::from_secs(10);
 
 /// Last use is written at most this often per token and node.
 const TOUCH_EVERY: i64 = 60_000;
+
+/// What a write that revokes tokens names in its change event, so that every
+/// node forgets the tokens it knew at once ([`ApiTokens::forget`]).
+pub fn revoked_key() -> DependencyKey {
+    DependencyKey::from("api_tokens:revoked")
+}
+
+/// Revokes every token of `person` (their password changed); returns how
+/// many there were.
+pub fn revoke_all_blocking(store: &Store, person: ResourceId) -> Result<u64, StoreError> {
+    store.module_write(|sql| {
+        let gone = sql.execute(
+            "DELETE FROM auth_api_token WHERE rsc_id = $1",
+            &[person.0.into()],
+        )?;
+        if gone > 0 {
+            sql.flush(revoked_key());
+        }
+        Ok(gone)
+    })
+}
 
 /// A token as its owner sees it in the list (never the token itself).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,11 +174,15 @@ impl ApiTokens {
             .store
             .run(move |s| {
                 s.module_write(|sql| {
-                    sql.query(
+                    let gone = sql.query(
                         "DELETE FROM auth_api_token WHERE id = $1 AND rsc_id = $2 \
                          RETURNING token_hash",
                         &[id.into(), person.0.into()],
-                    )
+                    )?;
+                    if !gone.is_empty() {
+                        sql.flush(revoked_key());
+                    }
+                    Ok(gone)
                 })
             })
             .await?;
@@ -167,6 +192,14 @@ impl ApiTokens {
             }
         }
         Ok(!gone.is_empty())
+    }
+
+    /// Drops every token this node knows when a change revoked some (here
+    /// or on another node), or when everything was flushed.
+    pub fn forget(&self, flushed: &[DependencyKey], all: bool) {
+        if all || flushed.contains(&revoked_key()) {
+            self.cache.invalidate_all();
+        }
     }
 
     /// Who `token` acts as; `None` for a token that is not (or no longer)

@@ -16,7 +16,8 @@
 //! cookie gets the user's [`Principal`](bulwark_acl::Principal) (their groups
 //! included), which every surface's access decision takes, and a CSRF token
 //! that state-changing requests must carry (`{{ csrf_field() }}` in forms).
-//! Wrong passwords are counted per account and per address ([`throttle`]).
+//! Logon attempts are counted per address and per account, in the database,
+//! before anything is checked ([`throttle`]).
 //! The pages and JSON endpoints are in [`logon`].
 //!
 //! A second factor is optional per account and can be required for user
@@ -29,8 +30,8 @@
 //! address and mails a single-use, expiring link ([`reset`] keeps the tokens,
 //! `reset_pages.rs` the pages and `/api/auth/reset` endpoints); the mail goes
 //! out through the `mail` module's `SendMail` notification. A user's address is
-//! the `email` property of their person ([`accounts::set_email`]). A new
-//! password ends every session of the account.
+//! their `email` identity ([`accounts::set_email`]). A new password ends every
+//! session and API token of the account ([`accounts::end_logons`]).
 
 pub mod accounts;
 mod api;
@@ -112,6 +113,12 @@ const MIGRATIONS: &[Migration] = &[
         name: "user_groups",
         sqlite: include_str!("../migrations/common/0005_user_groups.sql"),
         postgres: include_str!("../migrations/common/0005_user_groups.sql"),
+    },
+    Migration {
+        version: 6,
+        name: "throttle",
+        sqlite: include_str!("../migrations/common/0006_throttle.sql"),
+        postgres: include_str!("../migrations/common/0006_throttle.sql"),
     },
 ];
 
@@ -209,31 +216,41 @@ impl Module for Auth {
             setup.models().store.clone(),
             settings.clone(),
         ));
-        spawn_sweeper(&sessions);
-        let ended = sessions.clone();
-        setup
-            .observers()
-            .on_notify(500, move |f: &CacheFlushed| ended.forget(&f.keys, f.all));
+        let store = setup.models().store.clone();
+        let logon_throttle = Arc::new(LogonThrottle::new(
+            store.clone(),
+            "logon",
+            settings.logon_attempts,
+            settings.logon_window,
+        ));
+        let reset_throttle = Arc::new(LogonThrottle::new(
+            store.clone(),
+            "reset",
+            settings.reset_requests,
+            reset_pages::RESET_REQUEST_WINDOW,
+        ));
+        spawn_sweeper(&sessions, [logon_throttle.clone(), reset_throttle.clone()]);
         let tokens = Arc::new(api_tokens::ApiTokens::new(setup.models().store.clone()));
+        let (ended, revoked) = (sessions.clone(), tokens.clone());
+        setup.observers().on_notify(500, move |f: &CacheFlushed| {
+            ended.forget(&f.keys, f.all);
+            revoked.forget(&f.keys, f.all);
+        });
         let site = Arc::new(AuthSite {
             sessions: sessions.clone(),
             tokens: tokens.clone(),
             passwords: self.passwords.clone(),
-            throttle: LogonThrottle::new(settings.logon_attempts, settings.logon_window),
+            throttle: logon_throttle,
         });
         let reset = Arc::new(reset_pages::SiteReset {
             site: setup.site().name().to_string(),
             store: setup.models().store.clone(),
             notifier: setup.notifier(),
             passwords: self.passwords.clone(),
-            throttle: LogonThrottle::new(
-                settings.reset_requests,
-                reset_pages::RESET_REQUEST_WINDOW,
-            ),
+            throttle: reset_throttle,
             settings,
         });
         setup.set_authenticator(Arc::new(asking::Asking { sessions, tokens }));
-        let store = setup.models().store.clone();
         setup.guard_resources(Arc::new(rights::AccountGuard::new(store.clone())));
         setup
             .observers()
@@ -349,9 +366,10 @@ fn csrf_field(state: &minijinja::State) -> minijinja::Value {
     }
 }
 
-/// Removes ended sessions from the database every ten minutes, while the
-/// site's sessions live (a reload replaces them, and this task ends).
-fn spawn_sweeper(sessions: &Arc<Sessions>) {
+/// Removes ended sessions and throttle windows from the database every ten
+/// minutes, while the site's sessions live (a reload replaces them, and this
+/// task ends).
+fn spawn_sweeper(sessions: &Arc<Sessions>, throttles: [Arc<LogonThrottle>; 2]) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return; // A command, not a server: nothing to sweep.
     };
@@ -363,9 +381,17 @@ fn spawn_sweeper(sessions: &Arc<Sessions>) {
             let Some(sessions) = weak.upgrade() else {
                 return;
             };
-            let swept = tokio::task::spawn_blocking(move || sessions.sweep_blocking()).await;
+            let throttles = throttles.clone();
+            let swept = tokio::task::spawn_blocking(move || {
+                sessions.sweep_blocking()?;
+                for throttle in &throttles {
+                    throttle.sweep_blocking()?;
+                }
+                Ok::<_, StoreError>(())
+            })
+            .await;
             if let Ok(Err(e)) = swept {
-                tracing::warn!("removing ended sessions: {e}");
+                tracing::warn!("removing ended sessions and throttle windows: {e}");
             }
         }
     });

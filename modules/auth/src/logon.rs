@@ -26,14 +26,14 @@ use crate::api_tokens::ApiTokens;
 use crate::password::{Password, PasswordError, Passwords};
 use crate::second_factor::{self, SecondFactorCheck};
 use crate::sessions::{Sessions, clear_cookie, set_cookie};
-use crate::throttle::LogonThrottle;
+use crate::throttle::{LogonThrottle, SLOW_DOWN, ThrottleKey};
 
 /// What one site's logon pages share.
 pub struct AuthSite {
     pub sessions: Arc<Sessions>,
     pub tokens: Arc<ApiTokens>,
     pub passwords: Arc<Passwords>,
-    pub throttle: LogonThrottle,
+    pub throttle: Arc<LogonThrottle>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -239,8 +239,22 @@ impl AuthController {
                 }
             }
         };
-        let keys = LogonThrottle::keys(&creds.username, req.peer().addr.ip());
-        if let Err(wait) = self.site.throttle.check(&keys) {
+        // Counted before anything is checked: of many attempts at once, no
+        // more than the limit get a check.
+        let (address, account) = (
+            ThrottleKey::address(req.peer().addr.ip()),
+            ThrottleKey::account(&creds.username),
+        );
+        let counts = match self
+            .site
+            .throttle
+            .count(&[address.clone(), account.clone()])
+            .await
+        {
+            Ok(counts) => counts,
+            Err(e) => return Problem::from(e).into(),
+        };
+        if let Some(wait) = self.site.throttle.over(counts[0]) {
             let minutes = wait.as_secs().div_ceil(60).max(1);
             let message = format!(
                 "Too many failed attempts. Try again in {minutes} minute{}.",
@@ -255,6 +269,11 @@ impl AuthController {
                     Some(wait),
                 )
                 .await;
+        }
+        if self.site.throttle.over(counts[1]).is_some() {
+            // Not locked (the owner must still get in), slowed down: a wait
+            // named as such, not a synchronisation.
+            tokio::time::sleep(SLOW_DOWN).await;
         }
         let wrong = "Wrong username or password.";
         let username = creds.username.trim().to_string();
@@ -283,7 +302,6 @@ impl AuthController {
             Err(e) => return Problem::internal("checking the password", &e).into(),
         };
         let Some(person) = person.filter(|_| matches) else {
-            self.site.throttle.failed(&keys);
             let status = match self.format {
                 Format::Json => StatusCode::UNAUTHORIZED,
                 Format::Html => StatusCode::OK,
@@ -309,7 +327,6 @@ impl AuthController {
                 };
             }
             Ok(SecondStep::WrongCode) => {
-                self.site.throttle.failed(&keys);
                 let status = match self.format {
                     Format::Json => StatusCode::UNAUTHORIZED,
                     Format::Html => StatusCode::OK,
@@ -324,7 +341,12 @@ impl AuthController {
             }
             Err(e) => return Problem::from(e).into(),
         }
-        self.site.throttle.succeeded(&keys[0]);
+        // The owner is in: their attempt does not count against where they
+        // are, and the account's count starts again.
+        let given_back = self.site.throttle.give_back(&address).await;
+        if let Err(e) = given_back.and(self.site.throttle.clear(&account).await) {
+            tracing::warn!("the logon throttle after a logon: {e}");
+        }
         let previous = req.auth().session.as_deref();
         let started = match self
             .site

@@ -178,17 +178,6 @@ pub fn use_token(
     })
 }
 
-/// Ends every session of `person` once their password was reset, so that
-/// whoever knew the old password is logged off everywhere. Runs right after
-/// the new password is stored. Nodes that looked a session up in the last 10
-/// seconds let it work for at most that long (see `sessions.rs`).
-pub(crate) fn end_sessions_after_password_reset(
-    store: &Store,
-    person: ResourceId,
-) -> Result<(), StoreError> {
-    crate::session_table::delete_all_of(store, person, None).map(|_| ())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

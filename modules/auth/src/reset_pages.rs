@@ -40,7 +40,7 @@ use crate::logon::with_retry_after;
 use crate::password::{NewPassword, PasswordError, Passwords};
 use crate::reset::{self, ResetToken, TokenProblem};
 use crate::settings::AuthSettings;
-use crate::throttle::LogonThrottle;
+use crate::throttle::{LogonThrottle, ThrottleKey};
 
 /// The rule whose path a reset link points at (`/logon/reset/{token}`).
 pub const CONFIRM_RULE: &str = "logon_reset_confirm";
@@ -58,7 +58,7 @@ pub(crate) struct SiteReset {
     pub passwords: Arc<Passwords>,
     pub settings: AuthSettings,
     /// Requests per account and per address (`[auth] reset_requests` an hour).
-    pub throttle: LogonThrottle,
+    pub throttle: Arc<LogonThrottle>,
 }
 
 /// The window of `[auth] reset_requests`.
@@ -95,16 +95,27 @@ enum ConfirmError {
 impl SiteReset {
     /// Looks the account up and, when it has an address, sends it a reset
     /// link in the background. Whatever happens, the caller answers the same.
-    /// `Err(retry_after)` when the account or the address has asked too
-    /// often; otherwise the request counts. Unknown accounts count the same.
-    fn admit(&self, req: &RequestCtx<'_>, who: &Who) -> Result<(), Duration> {
+    /// Counts the request against the address and the account as named;
+    /// `Err(Some(retry_after))` when either has asked too often (unknown
+    /// accounts count the same), `Err(None)` when the count cannot be kept.
+    async fn admit(&self, req: &RequestCtx<'_>, who: &Who) -> Result<(), Option<Duration>> {
         let account = match who {
             Who::Username(a) | Who::Email(a) | Who::Either(a) => a,
         };
-        let keys = LogonThrottle::keys(account, req.peer().addr.ip());
-        self.throttle.check(&keys)?;
-        self.throttle.failed(&keys);
-        Ok(())
+        let keys = [
+            ThrottleKey::address(req.peer().addr.ip()),
+            ThrottleKey::account(account),
+        ];
+        match self.throttle.count(&keys).await {
+            Ok(counts) => match counts.iter().filter_map(|c| self.throttle.over(*c)).max() {
+                Some(wait) => Err(Some(wait)),
+                None => Ok(()),
+            },
+            Err(e) => {
+                tracing::error!(site = %self.site, "counting a password reset request: {e}");
+                Err(None)
+            }
+        }
     }
 
     async fn request(self: &Arc<Self>, req: &RequestCtx<'_>, who: Who) {
@@ -129,6 +140,23 @@ impl SiteReset {
             );
             return;
         };
+        // However the account was named (username or address), its person
+        // gets no more mails an hour than the limit.
+        match self
+            .throttle
+            .count(&[ThrottleKey::person(user.person)])
+            .await
+        {
+            Ok(counts) if self.throttle.over(counts[0]).is_none() => {}
+            Ok(_) => {
+                tracing::info!(%site, "password reset for {}: asked too often, no mail sent", user.username);
+                return;
+            }
+            Err(e) => {
+                tracing::error!(%site, "password reset for {}: {e}", user.username);
+                return;
+            }
+        }
         let token = ResetToken::random();
         let mail = match self.mail(req, &user, &email, &token) {
             Ok(mail) => mail,
@@ -235,7 +263,7 @@ fn set_password(store: &Store, person: ResourceId, hash: &str) -> Result<String,
     let user = accounts::contact(store, person)?
         .ok_or_else(|| StoreError::ResourceNotFound(format!("user {person}")))?;
     store.set_username_password_hash(person, &user.username, hash)?;
-    reset::end_sessions_after_password_reset(store, person)?;
+    accounts::end_logons(store, person)?;
     Ok(user.username)
 }
 
@@ -380,7 +408,10 @@ impl ResetController {
                 .await;
         }
         let who = Who::Either(account.clone());
-        if let Err(wait) = self.reset.admit(req, &who) {
+        if let Err(refusal) = self.reset.admit(req, &who).await {
+            let Some(wait) = refusal else {
+                return Outcome::Response(busy_response());
+            };
             let page = self
                 .render(
                     req,
@@ -494,7 +525,14 @@ impl ResetController {
                 );
             }
         };
-        if let Err(wait) = self.reset.admit(req, &who) {
+        if let Err(refusal) = self.reset.admit(req, &who).await {
+            let Some(wait) = refusal else {
+                return Problem::busy(
+                    "the request cannot be counted now: try again in a moment",
+                    5,
+                )
+                .into();
+            };
             let answer = json_error(StatusCode::TOO_MANY_REQUESTS, &too_often(wait), "throttled");
             return with_retry_after(answer, Some(wait));
         }

@@ -133,6 +133,30 @@ async fn a_reset_mail_arrives_and_its_link_sets_a_new_password_once(database: &s
     let s = reset_site(sink.port, database).await;
     let store = store(&s);
     add_user(&store, "ann", Some("Ann@Example.org")).await;
+    // A token Ann made for a script: whoever took over her account may have
+    // made it, so a new password revokes it.
+    let api_token = store
+        .run(|s| {
+            let (ann, _) = s.password_hash("ann")?.unwrap();
+            bulwark_module_auth::api_tokens::ApiTokens::create_blocking(s, ann, "script")
+        })
+        .await
+        .unwrap()
+        .1;
+    let me_by_token = || {
+        let token = api_token.clone();
+        async move {
+            common::get_with(
+                s.addr,
+                "news.test",
+                "/api/auth/me",
+                &format!("Authorization: Bearer {token}\r\n"),
+            )
+            .await
+            .status
+        }
+    };
+    assert_eq!(me_by_token().await, 200);
 
     let page = common::get(s.addr, "news.test", "/logon/reset").await;
     assert_eq!(page.status, 200);
@@ -201,6 +225,11 @@ async fn a_reset_mail_arrives_and_its_link_sets_a_new_password_once(database: &s
     assert!(done.text().contains("was changed"), "{}", done.text());
     assert!(password_is(&store, "ann", NEW).await);
     assert!(!password_is(&store, "ann", OLD).await);
+    assert_eq!(
+        me_by_token().await,
+        401,
+        "the token went with the old password"
+    );
 
     // The link works once: the page, the form and the API all say so.
     let again = common::get(s.addr, "news.test", &path).await;
@@ -466,6 +495,60 @@ async fn a_reset_goes_to_the_accounts_address_not_to_an_edited_email_property() 
             Some("ann@example.org".to_owned())
         ],
         "no reset mail to the edited property"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_gets_no_more_reset_mails_than_the_limit_however_named_and_from_wherever() {
+    let sink = SmtpSink::start();
+    let site = format!(
+        "hostname = \"news.test\"\ndefault = true\nmodules = [\"auth\", \"mail\"]\n\
+         [mail]\nsmtp = \"smtp://127.0.0.1:{}\"\nfrom = \"News <noreply@news.test>\"\n\
+         [auth]\nreset_requests = 2\n",
+        sink.port
+    );
+    let s = common::start(&[("news/site.toml", site.as_str())], |o| {
+        o.trusted_proxies = bulwark_http::TrustedProxies::parse(&["127.0.0.1"]).unwrap();
+    })
+    .await;
+    let store = store(&s);
+    add_user(&store, "ann", Some("ann@example.org")).await;
+    // Four requests for Ann, twice by username and twice by address, from
+    // four addresses: none is refused (each address and each name is within
+    // the limit), and she gets two mails, not four.
+    for (i, account) in ["ann", "ann@example.org"]
+        .iter()
+        .cycle()
+        .take(4)
+        .enumerate()
+    {
+        let body = format!("{{\"username\": \"{account}\"}}");
+        let body = if account.contains('@') {
+            format!("{{\"email\": \"{account}\"}}")
+        } else {
+            body
+        };
+        let req = format!(
+            "POST /api/auth/reset HTTP/1.1\r\nHost: news.test\r\nX-Forwarded-For: 203.0.113.{i}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let answer = raw(s.addr, req.as_bytes()).await.expect("a response");
+        assert_eq!(answer.status, 202, "request {i}: {}", answer.text());
+    }
+    // Two mails, then nothing: a seventh request, for another account with
+    // an address, is mailed after them, so when it has arrived so would have
+    // any third mail to Ann.
+    add_user(&store, "bob", Some("bob@example.org")).await;
+    let (status, _) = post_json(s.addr, "/api/auth/reset", json!({"username": "bob"})).await;
+    assert_eq!(status, 202);
+    let got = sink.wait_for(3, Duration::from_secs(20)).await;
+    let to: Vec<_> = got.iter().filter_map(|m| m.header("To")).collect();
+    assert_eq!(
+        to,
+        ["ann@example.org", "ann@example.org", "bob@example.org"],
+        "two mails for Ann"
     );
     s.shutdown().await;
 }

@@ -380,7 +380,8 @@ async fn the_module_ledger_records_the_tables_it_took_over() {
                 "api_tokens",
                 "sessions",
                 "second_factor",
-                "user_groups"
+                "user_groups",
+                "throttle"
             ]
         );
     })
