@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{ALLOW, CONNECTION, CONTENT_LENGTH, HOST, LOCATION, SET_COOKIE};
+use http::header::{ALLOW, AUTHORIZATION, CONNECTION, CONTENT_LENGTH, HOST, LOCATION, SET_COOKIE};
 use http::{HeaderValue, Method, Request, Response, StatusCode, Version};
 use hyper::body::Incoming;
 
@@ -17,6 +17,7 @@ use crate::controllers::Controller;
 use crate::error_page::error_response;
 use crate::events::{RequestDispatch, Rewrite};
 use crate::options::SitesOptions;
+use crate::origin::{Origin, origin_of};
 use crate::problem::{Problem, ProblemKind};
 use crate::request::RequestCtx;
 use crate::respond::respond;
@@ -109,6 +110,18 @@ async fn serve(
         }
         resp
     };
+    // A page on another site may not change anything here, whoever is
+    // logged on (or about to be: login CSRF). See `origin.rs`.
+    if !is_safe(&parts.method)
+        && !parts.headers.contains_key(AUTHORIZATION)
+        && origin_of(&parts) == Origin::Foreign
+    {
+        return with_cookie(refuse(
+            site,
+            json(&parts),
+            Problem::forbidden("a page on another site may not send this here"),
+        ));
+    }
     if let Err(refused) = controller.admit(&parts, site, &auth.principal) {
         return with_cookie(refuse(site, json(&parts), refused));
     }

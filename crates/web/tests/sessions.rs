@@ -508,3 +508,48 @@ async fn an_attacker_elsewhere_cannot_keep_the_owner_out() {
     assert_eq!(logon_at(&s, "198.51.100.1", "mia", "typo").await.0, 401);
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_on_another_site_cannot_log_a_visitor_on_as_someone() {
+    let s = starter_with("").await;
+    add_user(&s, "eve", "members").await;
+    let form = |origin: Option<String>, fetch_site: Option<&'static str>| {
+        let mut req = client()
+            .post(url(&s, "/logon"))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!(
+                "username=eve&password={}",
+                PASSWORD.replace(' ', "+")
+            ));
+        if let Some(origin) = origin {
+            req = req.header("origin", origin);
+        }
+        if let Some(site) = fetch_site {
+            req = req.header("sec-fetch-site", site);
+        }
+        req.send()
+    };
+    // Eve's page elsewhere posts her credentials for the visitor's browser
+    // (login CSRF): refused, and no session for the visitor.
+    let port = s.addr.port();
+    for (origin, fetch_site) in [
+        (Some("https://evil.example".to_owned()), Some("cross-site")),
+        (
+            Some(format!("http://localhost:{}", port.wrapping_add(1))),
+            None,
+        ),
+        (Some("null".to_owned()), None),
+        (None, Some("cross-site")),
+    ] {
+        let resp = form(origin.clone(), fetch_site).await.unwrap();
+        assert_eq!(resp.status(), 403, "{origin:?} {fetch_site:?}");
+        assert!(session_cookie(&resp).is_none());
+    }
+    // The site's own logon page, and a program that says nothing, log on.
+    for origin in [Some(format!("http://localhost:{port}")), None] {
+        let resp = form(origin.clone(), None).await.unwrap();
+        assert_eq!(resp.status(), 303, "{origin:?}");
+        assert!(session_cookie(&resp).is_some());
+    }
+    s.shutdown().await;
+}

@@ -29,7 +29,7 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use futures_util::{SinkExt, StreamExt};
 use http::header::{
-    CACHE_CONTROL, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER, UPGRADE,
+    CACHE_CONTROL, CONNECTION, CONTENT_ENCODING, CONTENT_TYPE, RETRY_AFTER, UPGRADE,
 };
 use http::{HeaderValue, Method, Response, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -578,8 +578,8 @@ fn websocket(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
     resp
 }
 
-/// Whether a WebSocket handshake comes from this site's own pages, or from no
-/// page at all (programs send no `Origin`). Any page may open a WebSocket to any
+/// Whether a WebSocket handshake comes from this site's own pages (the same
+/// host and port), or from no page at all (programs send no `Origin`). Any page may open a WebSocket to any
 /// host, the browser sends that host's cookies along (`SameSite` keeps them from
 /// other sites' pages, not from a sibling subdomain's) and the same-origin
 /// policy does not stop the page reading the socket: without this check a page
@@ -587,30 +587,7 @@ fn websocket(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
 /// event stream and long-poll need no check: another site's page cannot read
 /// what they answer.
 fn from_own_pages(req: &RequestCtx<'_>) -> bool {
-    let Some(origin) = req.parts.headers.get(ORIGIN) else {
-        return true;
-    };
-    // `null` (a sandboxed or local page) and anything unreadable are nobody's.
-    let Some((_, authority)) = origin.to_str().ok().and_then(|o| o.split_once("://")) else {
-        return false;
-    };
-    let asked = req
-        .parts
-        .uri
-        .authority()
-        .map(|a| a.as_str())
-        .or_else(|| req.parts.headers.get(HOST)?.to_str().ok());
-    if asked.is_some_and(|host| host.eq_ignore_ascii_case(authority)) {
-        return true;
-    }
-    // Behind a proxy the port may differ: the site's own names are its pages.
-    let name = authority
-        .rsplit_once(':')
-        .map_or(authority, |(name, _)| name);
-    let config = &req.site.config();
-    std::iter::once(&config.hostname)
-        .chain(&config.aliases)
-        .any(|host| host.eq_ignore_ascii_case(name))
+    bulwark_web::origin_of(req.parts) != bulwark_web::Origin::Foreign
 }
 
 async fn serve_websocket<S>(

@@ -202,11 +202,15 @@ async fn a_logged_on_websocket_must_come_from_the_sites_own_pages() {
     add_user(&site.store(), "ada", "members").await;
     let ada = logon(&site, "ada").await;
     let port = site.server.addr.port();
-    // Another site's page (or a sibling subdomain's, which gets the cookie).
+    // Another site's page (or a sibling subdomain's, which gets the cookie),
+    // and the site's own names on another port or scheme: another origin.
     for origin in [
         "http://evil.test".to_string(),
         "null".to_string(),
         format!("http://localhost.evil.test:{port}"),
+        "http://localhost:9999".to_string(),
+        format!("http://127.0.0.1:{}", port.wrapping_add(1)),
+        "https://www.localhost".to_string(),
     ] {
         match Client::connect_from(&site, Some(&ada), Some(&origin)).await {
             Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => {
@@ -216,11 +220,10 @@ async fn a_logged_on_websocket_must_come_from_the_sites_own_pages() {
             Ok(_) => panic!("{origin}: expected 403, got a connection"),
         }
     }
-    // The site's own pages, by the host asked for or by the site's names.
+    // The site's own pages: the host and port the socket was asked of.
     for origin in [
         format!("http://127.0.0.1:{port}"),
-        format!("http://localhost:{port}"),
-        "https://www.localhost".to_string(),
+        format!("HTTP://127.0.0.1:{port}"),
     ] {
         let push = Client::connect_from(&site, Some(&ada), Some(&origin))
             .await
