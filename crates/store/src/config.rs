@@ -25,6 +25,16 @@ fn check_key(key: &str) -> Result<()> {
     Ok(())
 }
 
+/// What the key of a setting that is a secret starts with (`secret.media.preview_key`):
+/// kept like any setting, never listed ([`Store::config_values`]) nor shown to
+/// templates or the API; only the code that made it reads it, by its key.
+pub const SECRET_CONFIG_PREFIX: &str = "secret.";
+
+/// Whether `key` names a secret setting ([`SECRET_CONFIG_PREFIX`]).
+pub fn is_secret_config_key(key: &str) -> bool {
+    key.starts_with(SECRET_CONFIG_PREFIX)
+}
+
 impl Store {
     pub fn config_value(&self, key: &str) -> Result<Option<String>> {
         check_key(key)?;
@@ -70,12 +80,13 @@ impl Store {
         })
     }
 
-    /// Every setting, sorted by key.
+    /// Every setting but the secrets, sorted by key.
     pub fn config_values(&self) -> Result<Vec<(String, String)>> {
         let mut all: Vec<(String, String)> = self.read(|c| {
             Ok(c.query("SELECT key, value FROM config", &[])?
                 .iter()
                 .map(|r| (r.text(0), r.text(1)))
+                .filter(|(key, _)| !is_secret_config_key(key))
                 .collect())
         })?;
         all.sort();

@@ -80,6 +80,7 @@ mod search;
 mod store;
 
 pub use bulwark_depcache::DependencyKey;
+pub use config::{SECRET_CONFIG_PREFIX, is_secret_config_key};
 pub use error::{DatabaseError, Result, StoreError};
 pub use migrate::{Migration, schema_version};
 pub use model::{

@@ -807,6 +807,12 @@ fn config_values_round_trip(s: &Store) {
     s.set_config_value("site.title", "My site").unwrap();
     s.set_config_value("site.title", "Renamed").unwrap();
     s.set_config_value("mod_seo.noindex", "true").unwrap();
+    // A secret is read by its key, and never listed.
+    s.set_config_value("secret.mod_x.key", "hush").unwrap();
+    assert_eq!(
+        s.config_value("secret.mod_x.key").unwrap().as_deref(),
+        Some("hush")
+    );
     assert_eq!(
         s.config_value("site.title").unwrap().as_deref(),
         Some("Renamed")

@@ -815,6 +815,18 @@ async fn a_manager_views_the_site_as_one_of_their_groups_everywhere_but_the_admi
         .await
         .unwrap();
     assert!(!found.contains(&format!("\"id\":{draft}")), "{found}");
+    // A change is the manager's own, not the group's: saving the draft the
+    // group cannot see works.
+    let resp = client()
+        .patch(url(&s, &api(draft)))
+        .header("cookie", &anonymous)
+        .header("x-csrf-token", &maxs.csrf)
+        .header("content-type", "application/json")
+        .body(json!({"props": {"title": "Draft, saved"}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200, "{}", resp.text().await.unwrap());
     // The admin and the accounts API stay the manager's own.
     assert_eq!(get(&s, "/admin", Some(&anonymous)).await.0, 200);
     let groups = me(&s, &anonymous).await["groups"].clone();

@@ -5,7 +5,10 @@
 //! browser is decided for a person in only that group, who made nothing
 //! (so no "their own drafts"). The admin (`/admin`), logging on and off and
 //! the accounts API (`/api/auth/...`) stay the manager's own, so the way back
-//! is always open.
+//! is always open. It changes what the manager *sees*: a request that changes
+//! something (anything but `GET`, `HEAD`, `OPTIONS`) is their own, so saving
+//! in the editor while a tab views the site as a group works, rather than
+//! failing as a 404 for a resource the group cannot see.
 //!
 //! The cookie needs no signature: it is obeyed only for someone in
 //! `managers` and only for a group they are in, so it can take rights away
@@ -13,6 +16,7 @@
 
 use bulwark_acl::{ANONYMOUS, MANAGERS, Principal, User};
 use bulwark_store::{ResourceId, Store, StoreError};
+use http::Method;
 use http::request::Parts;
 
 use crate::accounts::{self, GroupName, HAS_PARENT_GROUP};
@@ -37,7 +41,7 @@ pub fn requested(parts: &Parts, who: &Principal) -> Option<GroupName> {
         return None;
     }
     let path = parts.uri.path();
-    if own(path) {
+    if own(path) || !matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
         return None;
     }
     let group = sessions::cookie(parts, VIEW_AS_COOKIE)?;

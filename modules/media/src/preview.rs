@@ -37,7 +37,10 @@ use bulwark_web::{Outcome, RequestCtx, busy_response};
 use crate::originals::{Missing, Originals};
 
 /// The config key of the site's signing key (a dotted key: Bulwark's own).
-const KEY_SETTING: &str = "media.preview_key";
+const KEY_SETTING: &str = "secret.media.preview_key";
+/// Where the key was kept before secret settings were hidden from managers:
+/// moved at the first start, so previews keep their URLs.
+const OLD_KEY_SETTING: &str = "media.preview_key";
 
 /// `[media.presets.<name>]`.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -188,6 +191,11 @@ impl Previews {
 pub fn signing_key(store: &Store) -> Result<Vec<u8>, StoreError> {
     if let Some(key) = store.config_value(KEY_SETTING)? {
         return Ok(key.into_bytes());
+    }
+    if let Some(old) = store.config_value(OLD_KEY_SETTING)? {
+        store.set_config_value(KEY_SETTING, &old)?;
+        store.delete_config_value(OLD_KEY_SETTING)?;
+        return Ok(old.into_bytes());
     }
     let key = hex::encode(rand::random::<[u8; 32]>());
     store.set_config_value(KEY_SETTING, &key)?;

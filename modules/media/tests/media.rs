@@ -890,3 +890,27 @@ async fn uploads_to_two_nodes_at_once_cannot_pass_the_quota_between_them() {
     assert!(recorded.iter().map(|(size, _)| *size).sum::<i64>() <= 2 * largest as i64);
     stop_nodes(vec![a, b], &schema).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_preview_signing_key_is_shown_to_no_manager_and_no_template() {
+    let (s, _) = media_site_counting(
+        "\n[[dispatch]]\nname = \"conf\"\npath = \"/conf\"\ncontroller = \"template\"\ntemplate = \"conf.tpl\"\n",
+        &[(
+            "default/templates/conf.tpl",
+            "[{{ m.config[\"secret.media.preview_key\"] }}][{{ m.config[\"media.preview_key\"] }}]",
+        )],
+    )
+    .await;
+    let key = store(&s)
+        .config_value("secret.media.preview_key")
+        .unwrap()
+        .expect("made when the site started");
+    assert_eq!(key.len(), 64);
+    add_user(&s, "max", "managers").await;
+    let max = session(&s, "max").await;
+    let (status, body, _) = call(&s, &As::Session(&max), "GET", "/api/config", None, None).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.to_string().contains(&key), "{body}");
+    let (status, page) = get(&s, "/conf", None).await;
+    assert_eq!((status, page.trim()), (200, "[][]"));
+}

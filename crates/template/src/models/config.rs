@@ -16,6 +16,9 @@ pub(super) struct ConfigCollection(pub(super) Arc<RenderScope>);
 impl Object for ConfigCollection {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
         let key = key.as_str()?;
+        if bulwark_store::is_secret_config_key(key) {
+            return None;
+        }
         let value = self
             .0
             .fetch(
