@@ -14,6 +14,7 @@ struct ClusterSection {
     enabled: Option<bool>,
     node: Option<String>,
     heartbeat_ms: Option<u64>,
+    health_detail: Option<bool>,
 }
 
 /// The environment variable that names this node, over `[cluster] node`: every
@@ -33,6 +34,9 @@ pub struct ClusterSettings {
     /// The listener sends itself a notification this often; one that does not
     /// come back within three of these counts as a lost connection.
     pub heartbeat: Duration,
+    /// Whether `/cluster/health` shows the node's name and counters to
+    /// anyone who asks (off: only whether it hears the others).
+    pub health_detail: bool,
 }
 
 impl ClusterSettings {
@@ -69,6 +73,7 @@ impl ClusterSettings {
             enabled: raw.enabled.unwrap_or(true),
             node,
             heartbeat,
+            health_detail: raw.health_detail.unwrap_or(false),
         })
     }
 }

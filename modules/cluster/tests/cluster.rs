@@ -36,6 +36,11 @@ async fn node(schema: &str, node: &str) -> TestServer {
 
 /// [`node`], reaching PostgreSQL at `url`.
 async fn node_at(url: &str, schema: &str, node: &str) -> TestServer {
+    node_with(url, schema, node, "health_detail = true").await
+}
+
+/// [`node_at`] with `cluster` as the rest of its `[cluster]` section.
+async fn node_with(url: &str, schema: &str, node: &str, cluster: &str) -> TestServer {
     let site = format!(
         r#"
 hostname = "news.test"
@@ -49,6 +54,7 @@ schema = "{schema}"
 [cluster]
 node = "{node}"
 heartbeat_ms = 100
+{cluster}
 
 [push]
 publish_token = "{PUBLISH_TOKEN}"
@@ -624,4 +630,18 @@ async fn a_node_whose_connection_died_silently_stops_claiming_health_and_flushes
     .await;
     assert_eq!(page(&pair.b, &path).await, "[During]");
     pair.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_health_answer_tells_strangers_only_whether_the_node_hears() {
+    let schema = databases::pg_schema("cluster_health_detail");
+    let server = node_with(&databases::pg_url(), &schema, "web1", "").await;
+    let answer = eventually("the node hears itself", Duration::from_secs(10), || async {
+        let r = get(server.addr, "news.test", "/cluster/health").await;
+        (r.status == 200).then(|| r.text())
+    })
+    .await;
+    assert_eq!(answer, r#"{"hearing":true}"#, "no name, no counters");
+    server.shutdown().await;
+    databases::drop_schema(&schema);
 }

@@ -158,7 +158,9 @@ impl Module for MediaModule {
                 store.create_category(name, Some("media"), title)?;
             }
         }
-        weigh_files(store, &site.dir.join("data").join("media"))?;
+        let media = site.dir.join("data").join("media");
+        weigh_files(store, &media)?;
+        originals::remove_stale_partials(&media.join("tmp"));
         originals::forget_stale_reservations(store)?;
         let key = preview::signing_key(store)?;
         self.keys

@@ -498,6 +498,33 @@ enum Forgot {
     Last(String),
 }
 
+/// A partial file in `tmp` untouched this long belongs to nothing running: an
+/// upload in progress writes at least every `upload::IDLE`
+/// (30 s), a fetch from the database likewise.
+const STALE_PARTIAL: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes what uploads and fetches left in `tmp` when the process ended in
+/// the middle of them (a crash, a kill): files untouched for
+/// [`STALE_PARTIAL`], so that those in progress (another process opening the
+/// store, a reload) are left alone. Run when the site's store opens.
+pub(crate) fn remove_stale_partials(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return; // No folder yet: nothing left behind.
+    };
+    for entry in entries.flatten() {
+        let stale = entry
+            .metadata()
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= STALE_PARTIAL);
+        if stale && let Err(e) = std::fs::remove_file(entry.path()) {
+            tracing::warn!("removing {}: {e}", entry.path().display());
+        }
+    }
+}
+
 /// Reads the file's parts in order into a temporary file, checks its hash,
 /// and puts it in its place. Each part is its own query, so a large file
 /// never sits whole in memory.

@@ -914,3 +914,30 @@ async fn the_preview_signing_key_is_shown_to_no_manager_and_no_template() {
     let (status, page) = get(&s, "/conf", None).await;
     assert_eq!((status, page.trim()), (200, "[][]"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partial_uploads_left_by_a_crash_go_when_the_site_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in common::starter_site() {
+        common::write(&dir.path().join(&path), &text);
+    }
+    let site_dir = dir.path().join("default");
+    let tmp = site_dir.join("data/media/tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let (stale, fresh) = (tmp.join("0-crashed"), tmp.join("1-arriving"));
+    std::fs::write(&stale, b"half a picture").unwrap();
+    std::fs::write(&fresh, b"a picture on its way").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .unwrap();
+    // The site's store opens, as when the server starts (or `bulwark user`).
+    let modules = common::modules();
+    let manifests: Vec<_> = modules.iter().map(|m| m.manifest().clone()).collect();
+    let site = std::sync::Arc::new(bulwark_site::Site::load(&site_dir, false, &manifests).unwrap());
+    bulwark_web::open_site_store(&site, &modules).await.unwrap();
+    assert!(!stale.exists(), "the crashed upload's part is gone");
+    assert!(fresh.exists(), "one in progress stays");
+}
