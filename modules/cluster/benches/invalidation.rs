@@ -52,6 +52,7 @@ async fn run(writes: usize, pause: Duration) {
         enabled: true,
         node: node.to_owned(),
         heartbeat: Duration::from_millis(500),
+        health_detail: false,
     };
     let _node_a = Node::start(&a, settings("a")).unwrap();
     let node_b = Node::start(&b, settings("b")).unwrap();
