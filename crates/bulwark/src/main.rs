@@ -422,15 +422,20 @@ fn check(sites_dir: &Path) -> anyhow::Result<()> {
     for site in sites {
         let name = site.name().to_string();
         let templates = bulwark_template::SiteTemplates::new(site.into(), Default::default());
-        for err in templates.check_all() {
-            broken += 1;
+        let errors = templates.check_all();
+        for err in &errors {
             let at = err
                 .location
                 .as_ref()
                 .map_or_else(|| "?".to_string(), ToString::to_string);
             eprintln!("site {name}: {at}: {}", err.message);
         }
-        println!("site {name}: ok");
+        if errors.is_empty() {
+            println!("site {name}: ok");
+        } else {
+            println!("site {name}: {} broken template(s)", errors.len());
+        }
+        broken += errors.len();
     }
     if broken > 0 {
         bail!("{broken} template(s) do not compile");

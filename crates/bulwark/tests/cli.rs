@@ -175,6 +175,11 @@ fn check_accepts_the_starter_site_and_names_a_broken_template() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.tpl:2"), "{err}");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("site blog: 1 broken template(s)") && !said.contains("site blog: ok"),
+        "{said}"
+    );
 
     let out = bulwark(dir.path())
         .args(["site", "new", "blog"])

@@ -15,10 +15,9 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
-use bulwark_acl::AccessPolicy;
 use bulwark_store::{NewResource, Props, StoreError, Visibility};
 
-use bulwark_web::{Access, Api, Endpoint, Outcome, Problem, RequestCtx, json_response};
+use bulwark_web::{Access, Api, Caller, Endpoint, Outcome, Problem, RequestCtx, json_response};
 
 use crate::clean::*;
 use crate::*;
@@ -64,7 +63,7 @@ pub(crate) fn api() -> &'static Api {
                             },
                         },
                     }),
-                    |req, _| Box::pin(upload_endpoint(req)),
+                    |req, caller| Box::pin(upload_endpoint(req, caller)),
                 )
                 .streaming_body(),
         )
@@ -72,12 +71,15 @@ pub(crate) fn api() -> &'static Api {
     &API
 }
 
-pub(crate) async fn upload_endpoint(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
+pub(crate) async fn upload_endpoint(
+    req: &RequestCtx<'_>,
+    caller: Caller<'_>,
+) -> Result<Outcome, Problem> {
     let media = req
         .site
         .state::<Arc<Media>>()
         .ok_or_else(|| Problem::internal("the media module", &"it is not set up on this site"))?;
-    let made = upload(req, media).await?;
+    let made = upload(req, caller, media).await?;
     Ok(Outcome::Response(json_response(StatusCode::CREATED, &made)))
 }
 
@@ -226,24 +228,27 @@ pub(crate) fn multipart_error(e: multer::Error) -> Refused {
     }
 }
 
+/// Takes an upload from `caller`: a logged-on user within their limits, or
+/// the site's token (which may do everything, within the site's limits).
 pub(crate) async fn upload(
     req: &RequestCtx<'_>,
+    caller: Caller<'_>,
     media: &Media,
 ) -> Result<serde_json::Value, Refused> {
     let settings = &media.settings;
-    let who = req.principal().clone();
-    if who.is_anonymous() {
+    if let Caller::Principal(who) = caller
+        && who.is_anonymous()
+    {
         return Err(refused(StatusCode::UNAUTHORIZED, "log on to upload"));
     }
-    let may_upload = |category: &str| {
-        req.site
-            .policy()
-            .may_insert(&who, category, Visibility::Public)
-    };
+    let may_upload = |category: &str| caller.may_insert(req.site, category, Visibility::Public);
     if !CATEGORIES.iter().any(|(c, _)| may_upload(c)) {
         return Err(refused(StatusCode::FORBIDDEN, "you may not upload media"));
     }
-    let (max_bytes, types) = settings.limits_for(&who);
+    let (max_bytes, types) = match caller {
+        Caller::Principal(who) => settings.limits_for(who),
+        Caller::SiteToken => (settings.max_bytes, settings.types.clone()),
+    };
     let room = match settings.quota_bytes {
         Some(quota) => {
             let used = media
@@ -435,7 +440,7 @@ pub(crate) async fn upload(
         props = props.with("metadata_removed", true);
     }
     let mut new = NewResource::new(category, props).published(true);
-    if let Some(user) = who.user_id() {
+    if let Some(user) = caller.user() {
         new = new.created_by(user);
     }
     let made = req

@@ -941,3 +941,35 @@ async fn partial_uploads_left_by_a_crash_go_when_the_site_starts() {
     assert!(!stale.exists(), "the crashed upload's part is gone");
     assert!(fresh.exists(), "one in progress stays");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sites_token_uploads_within_the_sites_limits() {
+    let token = "a-site-token-for-scripts-0123456789".to_owned();
+    let mut files = common::starter_site();
+    for (path, text) in files.iter_mut() {
+        if path == "default/site.toml" {
+            *text = text.replace("# token = \"generated\"", &format!("token = \"{token}\""));
+            assert!(text.contains(&token));
+        }
+    }
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let s = common::start(&files, |_| {}).await;
+    let send = |token: String| {
+        client()
+            .post(url(&s, "/media/upload"))
+            .header(
+                "content-type",
+                format!("multipart/form-data; boundary={BOUNDARY}"),
+            )
+            .header("authorization", format!("Bearer {token}"))
+            .body(multipart("from-a-script.png", &png(4, 4)))
+            .send()
+    };
+    let resp = send(token).await.unwrap();
+    assert_eq!(resp.status(), 201, "{}", resp.text().await.unwrap());
+    let resp = send("not-the-token".to_owned()).await.unwrap();
+    assert_eq!(resp.status(), 401);
+}
