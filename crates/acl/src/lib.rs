@@ -43,7 +43,7 @@ pub mod stored;
 pub use bulwark_store::VisibilityFilter;
 pub use policy::{AccessPolicy, ResourceGuard, SiteLookups, SitePolicy};
 pub use principal::{
-    ADMINISTRATORS, ANONYMOUS, CacheProfile, DEFAULT_USER_GROUPS, MANAGERS, MEMBERS, Principal,
-    User,
+    ADMINISTRATORS, ANONYMOUS, CacheProfile, DEFAULT_USER_GROUPS, EDITORS, MANAGERS, MEMBERS,
+    Principal, User,
 };
 pub use rules::{Action, DEFAULT_CONTENT_GROUP, Rule, UnknownAction, default_rules};

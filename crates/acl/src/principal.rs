@@ -8,13 +8,14 @@ use bulwark_store::ResourceId;
 /// it, and a group's people count as people of every group above it, so an
 /// editor is also a member and an administrator is everything. `anonymous` is
 /// the group of every visitor.
-pub const DEFAULT_USER_GROUPS: [&str; 5] =
-    [ANONYMOUS, MEMBERS, "editors", "managers", ADMINISTRATORS];
+pub const DEFAULT_USER_GROUPS: [&str; 5] = [ANONYMOUS, MEMBERS, EDITORS, MANAGERS, ADMINISTRATORS];
 
 /// Every visitor, logged on or not.
 pub const ANONYMOUS: &str = "anonymous";
 /// The group whose people see members-only resources.
 pub const MEMBERS: &str = "members";
+/// The group whose people write the site's content.
+pub const EDITORS: &str = "editors";
 /// The group whose people may change the access rules (and everything else).
 pub const MANAGERS: &str = "managers";
 /// The group that may do everything, whatever the rules say.

@@ -179,9 +179,16 @@ async fn no_role_changes_a_user_group_above_its_own_and_none_deletes_a_default_o
                 assert_eq!(status, 200, "{body}");
             }
             let (status, body, _) = call(&s, &who, "DELETE", &path, None, None).await;
+            // Refused: 403 for whoever sees user groups (managers and up),
+            // 404 for the others, to whom they do not exist.
+            let refusal = if rank(actor) >= rank("managers") {
+                403
+            } else {
+                404
+            };
             assert_eq!(
                 (status, outcome(status, &body)),
-                (403, false),
+                (refusal, false),
                 "{actor} may not delete the default group {group}"
             );
             // Someone new put in the group.
@@ -286,5 +293,25 @@ async fn the_last_administrator_can_be_neither_deleted_nor_taken_out() {
     add_user(&s, "deputy", "administrators").await;
     let (status, body, _) = call(&s, &who, "DELETE", &out, None, None).await;
     assert_eq!(status, 204, "{body}");
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn user_groups_are_not_for_visitors_to_read() {
+    let s = starter_with("").await;
+    add_user(&s, "mo", "managers").await;
+    add_user(&s, "mia", "members").await;
+    let (mo, mia) = (session(&s, "mo").await, session(&s, "mia").await);
+    for group in ["anonymous", "members", "administrators"] {
+        let path = format!("/api/rsc/{}", group_id(&s, group).await);
+        for (who, expected) in [
+            (As::Anonymous, 404),
+            (As::Session(&mia), 404),
+            (As::Session(&mo), 200),
+        ] {
+            let (status, body, _) = call(&s, &who, "GET", &path, None, None).await;
+            assert_eq!(status, expected, "{group}: {body}");
+        }
+    }
     s.shutdown().await;
 }

@@ -154,12 +154,13 @@ pub fn ensure_user_groups(store: &Store) -> Result<(), StoreError> {
                 let found = match store.resource_id(&resource_name)? {
                     Some(id) => id,
                     None => {
+                        // Unpublished: not for visitors to read; managers,
+                        // who may change it, see it.
                         let new = NewResource::new(
                             USER_GROUP_CATEGORY,
                             Props::new().with("title", title),
                         )
-                        .named(&resource_name)
-                        .published(true);
+                        .named(&resource_name);
                         match store.create_resource(new) {
                             Ok(id) => id,
                             Err(StoreError::Duplicate(_)) => {

@@ -120,6 +120,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/common/0006_throttle.sql"),
         postgres: include_str!("../migrations/common/0006_throttle.sql"),
     },
+    Migration {
+        version: 7,
+        name: "unpublished_groups",
+        sqlite: include_str!("../migrations/sqlite/0007_unpublished_groups.sql"),
+        postgres: include_str!("../migrations/postgres/0007_unpublished_groups.sql"),
+    },
 ];
 
 /// Makes or brings up to date the module's tables in `store`, as opening a

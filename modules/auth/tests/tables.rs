@@ -381,7 +381,8 @@ async fn the_module_ledger_records_the_tables_it_took_over() {
                 "sessions",
                 "second_factor",
                 "user_groups",
-                "throttle"
+                "throttle",
+                "unpublished_groups"
             ]
         );
     })

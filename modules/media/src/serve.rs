@@ -62,7 +62,7 @@ impl Controller for MediaController {
         Box::pin(async move {
             let media = &self.media;
             match self.action {
-                Action::File => file(req, &media.originals).await,
+                Action::File => file(req, media).await,
                 Action::Preview => preview::serve(req, &media.previews, &media.originals).await,
             }
         })
@@ -97,8 +97,16 @@ pub(crate) async fn visible_media(
     }
 }
 
+/// The PDF type, which `[media] pdf_inline` is about.
+pub(crate) const PDF: &str = "application/pdf";
+
+/// The property an upload gets when an editor (or above, or the site's
+/// token) sent it: their PDFs may be shown in the browser.
+pub(crate) const UPLOADED_BY_EDITOR: &str = "uploaded_by_editor";
+
 /// `GET /media/file/{id}`: the file, to whoever may see its resource.
-pub(crate) async fn file(req: &RequestCtx<'_>, originals: &Originals) -> Outcome {
+pub(crate) async fn file(req: &RequestCtx<'_>, media: &Media) -> Outcome {
+    let originals = &media.originals;
     let resource = match visible_media(req).await {
         Ok(r) => r,
         Err(answer) => return answer,
@@ -110,8 +118,14 @@ pub(crate) async fn file(req: &RequestCtx<'_>, originals: &Originals) -> Outcome
     let Ok(content_type) = http::HeaderValue::from_str(mime) else {
         return Outcome::NotFound;
     };
-    // A type a browser would run (a site that takes SVG) is only downloaded.
-    let attachment = ["html", "svg", "xml"].iter().any(|t| mime.contains(t));
+    // A type a browser would run (a site that takes SVG) is only downloaded;
+    // a PDF (whose viewer may run its scripts on the site's origin) is shown
+    // in the browser only as `[media] pdf_inline` says.
+    let attachment = ["html", "svg", "xml"].iter().any(|t| mime.contains(t))
+        || (mime == PDF
+            && !media.settings.pdf_inline.shows(
+                resource.props.0.get(UPLOADED_BY_EDITOR) == Some(&serde_json::Value::Bool(true)),
+            ));
     // Private: what a resource may show can change with the rules.
     let found = held(
         req,

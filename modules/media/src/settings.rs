@@ -75,6 +75,33 @@ pub(crate) struct MediaSection {
     /// gets no previews.
     #[serde(default)]
     pub(crate) resize_memory_mb: Option<u64>,
+    /// Whether a PDF is shown in the browser or only downloaded: `editors`
+    /// (the default: shown when an editor or above uploaded it), `always`,
+    /// `never`.
+    #[serde(default)]
+    pub(crate) pdf_inline: Option<PdfInline>,
+}
+
+/// `[media] pdf_inline`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum PdfInline {
+    #[default]
+    Editors,
+    Always,
+    Never,
+}
+
+impl PdfInline {
+    /// Whether a PDF is shown in the browser, `by_editor` saying whether an
+    /// editor (or above) uploaded it.
+    pub(crate) fn shows(self, by_editor: bool) -> bool {
+        match self {
+            PdfInline::Always => true,
+            PdfInline::Never => false,
+            PdfInline::Editors => by_editor,
+        }
+    }
 }
 
 /// `[media.groups.<group>]`: what the people of one user group may upload.
@@ -103,6 +130,7 @@ pub(crate) struct Settings {
     pub(crate) files_in_database: Option<bool>,
     pub(crate) max_pixels: u64,
     pub(crate) resize_memory_bytes: u64,
+    pub(crate) pdf_inline: PdfInline,
 }
 
 /// `[media] max_pixels` when not set.
@@ -125,6 +153,7 @@ impl Settings {
                 files_in_database: None,
                 max_pixels: None,
                 resize_memory_mb: None,
+                pdf_inline: None,
             },
         };
         let presets = section.presets.unwrap_or_else(default_presets);
@@ -157,6 +186,7 @@ impl Settings {
                 .unwrap_or(DEFAULT_RESIZE_MEMORY_MB)
                 .clamp(16, 1 << 20)
                 << 20,
+            pdf_inline: section.pdf_inline.unwrap_or_default(),
         })
     }
 }

@@ -439,6 +439,13 @@ pub(crate) async fn upload(
     if metadata_removed {
         props = props.with("metadata_removed", true);
     }
+    if mime == PDF {
+        let by_editor = match caller {
+            Caller::SiteToken => true,
+            Caller::Principal(who) => who.in_group(bulwark_acl::EDITORS),
+        };
+        props = props.with(UPLOADED_BY_EDITOR, by_editor);
+    }
     let mut new = NewResource::new(category, props).published(true);
     if let Some(user) = caller.user() {
         new = new.created_by(user);

@@ -973,3 +973,56 @@ async fn the_sites_token_uploads_within_the_sites_limits() {
     let resp = send("not-the-token".to_owned()).await.unwrap();
     assert_eq!(resp.status(), 401);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pdf_is_shown_in_the_browser_only_when_an_editor_uploaded_it() {
+    let pdf = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n";
+    let disposition = |s: &common::TestServer, id: i64| {
+        let url = url(s, &format!("/media/file/{id}"));
+        async move {
+            let resp = client().get(url).send().await.unwrap();
+            assert_eq!(resp.status(), 200);
+            resp.headers()
+                .get("content-disposition")
+                .map(|v| v.to_str().unwrap().to_owned())
+        }
+    };
+    let s = media_site("").await;
+    add_user(&s, "ed", "editors").await;
+    let ed = session(&s, "ed").await;
+    let (status, made) = upload(&s, Some(&ed), "report.pdf", pdf).await;
+    assert_eq!(status, 201, "{made}");
+    let by_editor = made["id"].as_i64().unwrap();
+    assert_eq!(
+        disposition(&s, by_editor).await,
+        None,
+        "an editor's PDF is shown"
+    );
+    // One that someone else uploaded (a member the rules let upload): downloaded.
+    let store = store(&s);
+    let other = {
+        let r = store
+            .resource(bulwark_store::ResourceId(by_editor))
+            .unwrap()
+            .unwrap();
+        let mut update = bulwark_store::ResourceUpdate::new(r.id, r.version);
+        update.props = bulwark_store::PropsChange::Merge(
+            bulwark_store::Props::new().with("uploaded_by_editor", false),
+        );
+        store.update_resource(update).unwrap();
+        by_editor
+    };
+    let said = disposition(&s, other).await.expect("a Content-Disposition");
+    assert!(said.starts_with("attachment"), "{said}");
+    s.shutdown().await;
+
+    // `pdf_inline = "never"`: even an editor's is downloaded.
+    let s = media_site("\n[media]\npdf_inline = \"never\"\n").await;
+    add_user(&s, "ed", "editors").await;
+    let ed = session(&s, "ed").await;
+    let (_, made) = upload(&s, Some(&ed), "report.pdf", pdf).await;
+    let said = disposition(&s, made["id"].as_i64().unwrap())
+        .await
+        .expect("a Content-Disposition");
+    assert!(said.starts_with("attachment"), "{said}");
+}
