@@ -13,7 +13,8 @@
 //!   mailto or relative; anything else is dropped to an empty string.
 //! - Every other string is text: all markup is removed and `<`, `>`, `&`, quotes
 //!   are escaped, so it is safe both as element text and inside a quoted
-//!   attribute.
+//!   attribute. Removing markup parses it, so text and URLs pass the same
+//!   shape check as HTML first.
 //!
 //! So every stored string is safe as element content and inside a double- or
 //! single-quoted attribute. (Not in an unquoted attribute: text keeps its
@@ -357,10 +358,21 @@ fn sanitize_value(
                     }
                     cleaned => cleaned?,
                 }
-            } else if is_url_key(key) {
-                sanitize_url(s)
             } else {
-                sanitize_text(s)
+                // Text and URLs are parsed too (their markup is dropped): the
+                // same shape limits first, so a title of 500 KB of nested tags
+                // costs nothing to refuse.
+                match shape::check_html_shape(s) {
+                    Err(limit) if too_complex == TooComplex::Refuse => {
+                        return Err(StoreError::HtmlTooComplex {
+                            field: key.to_owned(),
+                            limit,
+                        });
+                    }
+                    Err(_) => escape_as_text(s),
+                    Ok(()) if is_url_key(key) => sanitize_url(s),
+                    Ok(()) => sanitize_text(s),
+                }
             };
         }
         Value::Array(items) => {
