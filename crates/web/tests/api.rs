@@ -273,6 +273,12 @@ async fn an_api_token_acts_as_its_user_until_revoked() {
     assert_eq!(status, 401, "{body}");
     let (status, _, _) = call(&s, &As::Token("bwt_0000"), "GET", "/api/search", None, None).await;
     assert_eq!(status, 401);
+    // Even where anyone may ask: a wrong token is not served as anonymous.
+    for token in ["bwt_0000", "not-even-ours"] {
+        let (status, body, _) =
+            call(&s, &As::Token(token), "GET", "/api/auth/me", None, None).await;
+        assert_eq!(status, 401, "{token}: {body}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
