@@ -62,6 +62,56 @@ fn site_policy(site: &Site) -> Result<SitePolicy, (String, String)> {
     Ok(SitePolicy::new(rules, properties))
 }
 
+/// Keeps the policy in step with what the store holds when a change (made on
+/// this node or, in a cluster, on another) touches what it was made from: the
+/// stored rules, the category tree, the content groups. Reloaded off the change
+/// task, one reload at a time (so a later one never stores older data), and
+/// then every cached value goes: pages rendered under the old rules must not
+/// be served under the new.
+fn follow_policy_changes(
+    observers: &mut Observers,
+    policy: &Arc<SitePolicy>,
+    models: &Arc<bulwark_template::SiteModels>,
+) {
+    use bulwark_store::dependency;
+    let watched = [
+        dependency::config(bulwark_acl::stored::RULES_KEY),
+        dependency::category_tree(),
+        dependency::category("content_group"),
+    ];
+    let reloading = Arc::new(std::sync::Mutex::new(()));
+    let (policy, models) = (Arc::downgrade(policy), Arc::downgrade(models));
+    observers.on_notify(0, move |flushed: &crate::events::CacheFlushed| {
+        if !flushed.all && !flushed.keys.iter().any(|k| watched.contains(k)) {
+            return;
+        }
+        let (policy, models, reloading) = (policy.clone(), models.clone(), reloading.clone());
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        runtime.spawn_blocking(move || {
+            let (Some(policy), Some(models)) = (policy.upgrade(), models.upgrade()) else {
+                return; // The site was reloaded meanwhile: its new policy is current.
+            };
+            let _one_at_a_time = reloading.lock().unwrap_or_else(|e| e.into_inner());
+            let read = SiteLookups::load(&models.store)
+                .and_then(|lookups| Ok((lookups, load_rules(&models.store)?)));
+            match read {
+                Ok((lookups, rules)) => {
+                    policy.refresh(lookups);
+                    if rules.is_some() != policy.has_stored_rules()
+                        || rules.as_ref().is_some_and(|r| *r != *policy.rules())
+                    {
+                        policy.set_rules(rules);
+                        models.cache.flush_all();
+                    }
+                }
+                Err(e) => tracing::warn!("reloading the access rules after a change: {e}"),
+            }
+        });
+    });
+}
+
 /// A running site and one controller per dispatch rule (by rule index).
 pub struct ServedSite {
     pub runtime: Arc<SiteRuntime>,
@@ -199,6 +249,7 @@ async fn serve_site(
     let policy: Arc<dyn AccessPolicy> = policy;
     let mut kinds = ModuleKinds::new();
     let mut observers = Observers::new();
+    follow_policy_changes(&mut observers, &site_policy, &open.models);
     let mut template_extensions = Vec::new();
     let mut authenticator = None;
     let mut state = http::Extensions::new();

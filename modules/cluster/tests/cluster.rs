@@ -645,3 +645,33 @@ async fn the_health_answer_tells_strangers_only_whether_the_node_hears() {
     server.shutdown().await;
     databases::drop_schema(&schema);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_access_rule_change_on_one_node_reaches_every_node() {
+    let pair = Pair::start("cluster_rules").await;
+    pair.until_hearing().await;
+    let id = create(&pair.store(), "Open").await;
+    let path = format!("/cached/{id}");
+    eventually("B shows the article", Duration::from_secs(10), || async {
+        (page(&pair.b, &path).await == "[Open]").then_some(())
+    })
+    .await;
+    // Stored rules, written on A, that give visitors nothing: B's cached page
+    // and B's policy follow.
+    pair.store()
+        .run(|s| {
+            s.set_config_value(
+                bulwark_acl::stored::RULES_KEY,
+                r#"[{"group": "managers", "actions": ["view"]}]"#,
+            )
+        })
+        .await
+        .unwrap();
+    eventually(
+        "B stops showing the article",
+        Duration::from_secs(10),
+        || async { (page(&pair.b, &path).await == "[]").then_some(()) },
+    )
+    .await;
+    pair.stop().await;
+}
