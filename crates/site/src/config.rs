@@ -233,6 +233,9 @@ pub struct DatabaseSettings {
     /// How long a read or write may wait for a connection (default 5000 ms);
     /// past it the request is answered `503` with `Retry-After`.
     pub pool_timeout_ms: Option<u64>,
+    /// PostgreSQL: how long one statement may run (default 10000 ms); past it
+    /// it is cancelled and the request answered `503` with `Retry-After`.
+    pub statement_timeout_ms: Option<u64>,
 }
 
 /// A site's name: its folder name unless `site.toml` says otherwise.

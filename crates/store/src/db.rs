@@ -151,6 +151,9 @@ pub(crate) enum DbFailure {
     ForeignKey,
     /// The server is down, refused us, or dropped the connection.
     Unreachable,
+    /// Not now: a lock held elsewhere, a statement past its timeout, a
+    /// serialisation failure. The same request may work in a moment.
+    Busy,
     /// No space left where the database writes.
     StorageFull,
     Other,
@@ -179,6 +182,7 @@ impl From<DbError> for StoreError {
 fn classify(failure: DbFailure, source: DatabaseError) -> StoreError {
     match failure {
         DbFailure::Unreachable => StoreError::Unavailable { source },
+        DbFailure::Busy => StoreError::Busy,
         DbFailure::StorageFull => StoreError::StorageFull { source },
         DbFailure::Unique | DbFailure::ForeignKey | DbFailure::Other => {
             StoreError::Database(source)
@@ -230,6 +234,20 @@ fn sqlite_error(e: rusqlite::Error) -> DbError {
             | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => DbFailure::Unique,
             rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY => DbFailure::ForeignKey,
             _ if f.code == rusqlite::ErrorCode::DiskFull => DbFailure::StorageFull,
+            _ if matches!(
+                f.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            ) =>
+            {
+                DbFailure::Busy
+            }
+            _ if matches!(
+                f.code,
+                rusqlite::ErrorCode::SystemIoFailure | rusqlite::ErrorCode::CannotOpen
+            ) =>
+            {
+                DbFailure::Unreachable
+            }
             _ => DbFailure::Other,
         },
         _ => DbFailure::Other,
@@ -325,9 +343,15 @@ pub(crate) fn pg_error(e: sqlx::Error) -> DbError {
             Some("23503") => DbFailure::ForeignKey,
             Some("53100") => DbFailure::StorageFull,
             Some(code) if pg_unreachable_code(code) => DbFailure::Unreachable,
+            Some(code) if pg_busy_code(code) => DbFailure::Busy,
             _ => DbFailure::Other,
         },
-        sqlx::Error::Io(_) | sqlx::Error::Tls(_) => DbFailure::Unreachable,
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => DbFailure::Unreachable,
+        sqlx::Error::PoolTimedOut => DbFailure::Busy,
         _ => DbFailure::Other,
     };
     DbError {
@@ -339,10 +363,25 @@ pub(crate) fn pg_error(e: sqlx::Error) -> DbError {
 /// SQLSTATEs that mean "the server cannot be used", not "this statement
 /// failed": connection exceptions (08), failed authentication (28), an unknown
 /// database (3D000), and a server shutting down or starting up (57P01-57P03).
+/// SQLSTATEs that say the server cannot serve us now: connection exceptions
+/// (08), refused logons (28), a database that is not there, a server shutting
+/// down or starting (57P01-03), too many connections or no memory (53000,
+/// 53200, 53300), a read-only standby after a failover (25006), an I/O error
+/// on its side (58030).
 fn pg_unreachable_code(code: &str) -> bool {
     code.starts_with("08")
         || code.starts_with("28")
-        || matches!(code, "3D000" | "57P01" | "57P02" | "57P03")
+        || matches!(
+            code,
+            "3D000" | "57P01" | "57P02" | "57P03" | "53000" | "53200" | "53300" | "25006" | "58030"
+        )
+}
+
+/// SQLSTATEs of a request that may work in a moment: a statement cancelled by
+/// its timeout (57014), a lock not had in time (55P03), a serialisation
+/// failure or deadlock (40001, 40P01).
+fn pg_busy_code(code: &str) -> bool {
+    matches!(code, "57014" | "55P03" | "40001" | "40P01")
 }
 
 fn bind_pg<'q>(
@@ -449,7 +488,9 @@ pub(crate) fn map_unique(e: DbError, what: impl FnOnce() -> String) -> StoreErro
     match e.failure {
         DbFailure::Unique => StoreError::Duplicate(what()),
         DbFailure::ForeignKey => StoreError::InUse(what()),
-        DbFailure::Unreachable | DbFailure::StorageFull | DbFailure::Other => e.into(),
+        DbFailure::Unreachable | DbFailure::Busy | DbFailure::StorageFull | DbFailure::Other => {
+            e.into()
+        }
     }
 }
 

@@ -144,9 +144,12 @@ impl Ledger<'_> {
     }
 }
 
-/// Serialise migrations across nodes until the transaction ends.
+/// Serialise migrations across nodes until the transaction ends. A migration
+/// may take longer than a request's statement timeout (and waiting for
+/// another node's is expected): none for this transaction.
 fn lock(c: &mut dyn Conn) -> Result<()> {
     if c.dialect() == Dialect::Postgres {
+        c.execute("SET LOCAL statement_timeout = 0", &[])?;
         c.execute(
             "SELECT pg_advisory_xact_lock(hashtext(current_schema()))",
             &[],

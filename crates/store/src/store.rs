@@ -47,6 +47,10 @@ pub struct PoolOptions {
     pub acquire_timeout: Duration,
     /// SQLite: read connections (WAL lets them read while the writer writes).
     pub sqlite_readers: usize,
+    /// PostgreSQL: a statement running longer (a lock held elsewhere, a
+    /// query gone wrong) is cancelled and the request answered `503`, instead
+    /// of holding a connection and its visitor. Migrations run without it.
+    pub statement_timeout: Duration,
 }
 
 impl Default for PoolOptions {
@@ -57,6 +61,7 @@ impl Default for PoolOptions {
             idle_timeout: Duration::from_secs(300),
             acquire_timeout: Duration::from_secs(5),
             sqlite_readers: 4,
+            statement_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -326,8 +331,16 @@ impl Store {
                     .map_err(|e| pg_error(e).during(format!("creating schema {schema:?}")))?;
                     let _ = c.close().await;
                 }
-                let opts = base.options([("search_path", schema.as_str())]);
                 let p = &config.pool;
+                let statement_timeout = p.statement_timeout.as_millis().max(1).to_string();
+                // Named after the schema, so an operator sees whose connections
+                // these are (`pg_stat_activity`).
+                let opts = base
+                    .options([
+                        ("search_path", schema.as_str()),
+                        ("statement_timeout", statement_timeout.as_str()),
+                    ])
+                    .application_name(&format!("bulwark/{schema}"));
                 let pool = sqlx::postgres::PgPoolOptions::new()
                     .min_connections(p.min_connections.max(1))
                     .max_connections(p.max_connections.max(p.min_connections.max(1)))

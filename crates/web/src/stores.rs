@@ -108,6 +108,9 @@ pub async fn open_site_store(
     if let Some(ms) = settings.pool_timeout_ms {
         config.pool.acquire_timeout = Duration::from_millis(ms);
     }
+    if let Some(ms) = settings.statement_timeout_ms {
+        config.pool.statement_timeout = Duration::from_millis(ms.max(1));
+    }
     let store = Store::open(config).await.map_err(OpenError::Database)?;
     for module in modules {
         let name = module.manifest().name;

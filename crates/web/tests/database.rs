@@ -273,3 +273,88 @@ async fn a_database_that_is_down_at_start_is_reported_as_down_not_as_a_bad_key()
         "{errors:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_locked_table_or_dropped_connections_answer_503_never_500() {
+    let schema = format!("locked_{}_{}", std::process::id(), rand_seed());
+    let s = start_news_site(&format!(
+        r#"[database]
+url = "{url}"
+schema = "{schema}"
+statement_timeout_ms = 500
+
+[api]
+token = "secret""#,
+        url = pg_url()
+    ))
+    .await;
+    let store = s.models["news"].store.clone();
+    let mut r = NewResource::new("article", Props::new().with("title", "Held"));
+    r.published = true;
+    let id = store.run(move |s| s.create_resource(r)).await.unwrap();
+    let patch = |title: &str| {
+        let body = format!(r#"{{"props": {{"title": "{title}"}}}}"#);
+        let req = format!(
+            "PATCH /api/rsc/{id} HTTP/1.1\r\nHost: news.test\r\nAuthorization: Bearer secret\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let addr = s.addr;
+        async move { raw(addr, req.as_bytes()).await.expect("a response") }
+    };
+
+    // Someone else holds the resource table: a page and a write that need it
+    // give up at the statement timeout with 503, not a hung request or a 500.
+    let mut locker = sqlx::PgConnection::connect(&pg_url()).await.unwrap();
+    sqlx::query("BEGIN").execute(&mut locker).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "LOCK TABLE \"{schema}\".rsc IN ACCESS EXCLUSIVE MODE"
+    )))
+    .execute(&mut locker)
+    .await
+    .unwrap();
+    let started = Instant::now();
+    let page = get(s.addr, "news.test", "/show/777777").await;
+    assert_eq!(page.status, 503, "{}", page.text());
+    assert!(page.header("retry-after").is_some());
+    let write = patch("Changed").await;
+    assert_eq!(write.status, 503, "{}", write.text());
+    assert!(write.header("retry-after").is_some());
+    let waited = started.elapsed();
+    assert!(waited < Duration::from_secs(4), "waited {waited:?}");
+    sqlx::query("ROLLBACK").execute(&mut locker).await.unwrap();
+    assert_eq!(patch("Changed").await.status, 200);
+
+    // The server drops the site's connections again and again: every answer
+    // is a page, a write, or a 503 to try again; never a 500.
+    let mut answers = Vec::new();
+    for round in 0..10 {
+        sqlx::query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+        )
+        .bind(format!("bulwark/{schema}"))
+        .execute(&mut locker)
+        .await
+        .unwrap();
+        answers.push(
+            get(s.addr, "news.test", &format!("/show/{}", 800_000 + round))
+                .await
+                .status,
+        );
+        answers.push(patch(&format!("Round {round}")).await.status);
+    }
+    assert!(
+        answers.iter().all(|s| matches!(s, 200 | 503)),
+        "{answers:?}"
+    );
+    // And the site works once it is left alone.
+    assert_eq!(patch("After").await.status, 200);
+
+    s.shutdown().await;
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP SCHEMA \"{schema}\" CASCADE"
+    )))
+    .execute(&mut locker)
+    .await
+    .unwrap();
+}
