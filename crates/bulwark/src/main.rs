@@ -194,6 +194,11 @@ struct ServeArgs {
         value_delimiter = ','
     )]
     trusted_proxies: Vec<String>,
+    /// The most connections one client address (IPv6: one /64) may hold open;
+    /// more get 503 at once. Default: half the open-file limit (at least 16).
+    /// Trusted proxies have no cap.
+    #[arg(long, env = "BULWARK_MAX_CONNECTIONS_PER_ADDRESS")]
+    max_connections_per_address: Option<usize>,
 }
 
 /// mimalloc's `arena_eager_commit` (option 4), turned off: memory
@@ -301,6 +306,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
         trusted_proxies: TrustedProxies::parse(&args.trusted_proxies)
             .map_err(|e| anyhow::anyhow!("--trusted-proxy: {e}"))?,
+        max_connections_per_address: args.max_connections_per_address,
     };
     let sites_options = SitesOptions {
         dev: args.dev,

@@ -44,7 +44,8 @@ impl TrustedProxies {
             .map(TrustedProxies)
     }
 
-    fn trusts(&self, ip: IpAddr) -> bool {
+    /// Whether `ip` is one of the trusted proxies.
+    pub fn trusts(&self, ip: IpAddr) -> bool {
         let ip = ip.to_canonical();
         self.0.iter().any(|net| net.contains(&ip))
     }

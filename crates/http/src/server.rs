@@ -21,7 +21,7 @@
 //! where request smuggling comes from.
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -55,6 +55,10 @@ pub struct ServerOptions {
     pub access_log: AccessLogTarget,
     /// Proxies whose `X-Forwarded-For` and `X-Forwarded-Proto` are believed.
     pub trusted_proxies: TrustedProxies,
+    /// The most connections one client address (IPv6: one /64) may hold
+    /// open; more are answered `503` at once. `None`: half the process's
+    /// open-file limit, at least 16. Trusted proxies have none.
+    pub max_connections_per_address: Option<usize>,
 }
 
 impl Default for ServerOptions {
@@ -67,6 +71,7 @@ impl Default for ServerOptions {
             shutdown_grace: Duration::from_secs(10),
             access_log: AccessLogTarget::Off,
             trusted_proxies: TrustedProxies::default(),
+            max_connections_per_address: None,
         }
     }
 }
@@ -165,7 +170,15 @@ impl<H: Handler> Server<H> {
     /// requests up to the grace period to finish.
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let stop = CancellationToken::new();
-        let connections = Connections::default();
+        let cap = self
+            .state
+            .options
+            .max_connections_per_address
+            .unwrap_or_else(default_per_address_cap);
+        let connections = Connections {
+            per_address: Arc::new(PerAddress::new(cap)),
+            ..Connections::default()
+        };
         let builder = Arc::new(Protocols::new(&self.state.options));
         let mut tasks = Vec::new();
         tasks.push(tokio::spawn(accept_loop(
@@ -258,6 +271,92 @@ impl Protocols {
 struct Connections {
     tasks: tokio_util::task::TaskTracker,
     closing: CancellationToken,
+    per_address: Arc<PerAddress>,
+}
+
+/// How many connections each client address holds open, so that one visitor
+/// holding connections open (slowly, or saying nothing) cannot take every file
+/// descriptor the process has: past its cap an address's new connections are
+/// answered `503` at once. Counted per connection, not per request: a mutex
+/// taken at accept and at close.
+#[derive(Default)]
+struct PerAddress {
+    cap: usize,
+    open: std::sync::Mutex<std::collections::HashMap<IpAddr, usize>>,
+}
+
+impl PerAddress {
+    fn new(cap: usize) -> PerAddress {
+        PerAddress {
+            cap: cap.max(1),
+            open: Default::default(),
+        }
+    }
+
+    /// A slot for a connection from `ip`, given back when dropped; `None` when
+    /// the address holds its cap already.
+    fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<AddressSlot> {
+        let key = address_key(ip);
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let n = open.entry(key).or_insert(0);
+        if *n >= self.cap {
+            return None;
+        }
+        *n += 1;
+        Some(AddressSlot {
+            book: self.clone(),
+            key,
+        })
+    }
+}
+
+/// One open connection of an address ([`PerAddress::admit`]).
+struct AddressSlot {
+    book: Arc<PerAddress>,
+    key: IpAddr,
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut open = self.book.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.key) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// An address as a visitor has it: IPv4 as it is, IPv6 per /64 (one
+/// customer's network hands out as many of its addresses as it likes).
+fn address_key(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => {
+            let bits = u128::from(v6) & !((1u128 << 64) - 1);
+            IpAddr::V6(std::net::Ipv6Addr::from(bits))
+        }
+        v4 => v4,
+    }
+}
+
+/// The per-address cap when none is set: half the open-file limit (read from
+/// `/proc/self/limits`; elsewhere 4,096), at least 16. Half, not less: a load
+/// test or a busy office behind one address must still get its connections,
+/// and the other half is left for everyone else.
+fn default_per_address_cap() -> usize {
+    let limit = std::fs::read_to_string("/proc/self/limits")
+        .ok()
+        .and_then(|limits| {
+            limits
+                .lines()
+                .find(|l| l.starts_with("Max open files"))?
+                .split_whitespace()
+                .nth(3)?
+                .parse::<usize>()
+                .ok()
+        });
+    limit.map_or(4096, |n| (n / 2).max(16))
 }
 
 /// Serves one HTTP/1.1 connection (upgrades included) until it ends or the server
@@ -334,7 +433,7 @@ async fn accept_loop<H: Handler>(
                     if spare.take().is_some()
                         && let Ok((stream, _)) = listener.accept().await
                     {
-                        refuse(stream, tls.is_some()).await;
+                        refuse(stream, tls.is_some(), RefuseReason::Descriptors).await;
                     } else {
                         tokio::time::sleep(Duration::from_millis(20)).await;
                     }
@@ -349,6 +448,22 @@ async fn accept_loop<H: Handler>(
                 }
             },
         };
+        // Past its cap, an address is answered 503 (a trusted proxy carries
+        // many visitors and has none).
+        let slot = if state.options.trusted_proxies.trusts(peer.ip()) {
+            None
+        } else {
+            match connections.per_address.admit(peer.ip()) {
+                Some(slot) => Some(slot),
+                None => {
+                    let tls = tls.is_some();
+                    connections
+                        .tasks
+                        .spawn(refuse(stream, tls, RefuseReason::Address));
+                    continue;
+                }
+            }
+        };
         let _ = stream.set_nodelay(true);
         let state = state.clone();
         let secure = tls.is_some();
@@ -361,12 +476,14 @@ async fn accept_loop<H: Handler>(
         match &tls {
             None => {
                 connections.tasks.spawn(async move {
+                    let _slot = slot;
                     serve_http1(&builder, TokioIo::new(stream), service, closing).await;
                 });
             }
             Some(acceptor) => {
                 let acceptor = acceptor.clone();
                 connections.tasks.spawn(async move {
+                    let _slot = slot;
                     // A handshake still going when the server closes is dropped.
                     let handshake =
                         tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream));
@@ -393,16 +510,33 @@ fn is_out_of_descriptors(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(23 | 24))
 }
 
-/// The process is out of file descriptors: a quick `503` on a plain connection (on
-/// a TLS port bytes mean nothing before a handshake, so that one is only closed),
-/// then the socket closes at once, giving its descriptor back.
-async fn refuse(stream: tokio::net::TcpStream, tls: bool) {
+/// Why a connection is refused at accept.
+#[derive(Clone, Copy)]
+enum RefuseReason {
+    /// The process has no file descriptor left.
+    Descriptors,
+    /// Its address holds as many connections as it may.
+    Address,
+}
+
+/// A connection not served: a quick `503` on a plain connection (on a TLS port
+/// bytes mean nothing before a handshake, so that one is only closed), then the
+/// socket closes at once, giving its descriptor back.
+async fn refuse(stream: tokio::net::TcpStream, tls: bool, reason: RefuseReason) {
     static TOLD: std::sync::Once = std::sync::Once::new();
-    TOLD.call_once(|| {
-        tracing::warn!(
-            "out of file descriptors: new connections get 503 (raise LimitNOFILE; logged once)"
-        )
-    });
+    static TOLD_ADDRESS: std::sync::Once = std::sync::Once::new();
+    match reason {
+        RefuseReason::Descriptors => TOLD.call_once(|| {
+            tracing::warn!(
+                "out of file descriptors: new connections get 503 (raise LimitNOFILE; logged once)"
+            )
+        }),
+        RefuseReason::Address => TOLD_ADDRESS.call_once(|| {
+            tracing::warn!(
+                "an address holds its share of connections: its new ones get 503 (logged once)"
+            )
+        }),
+    }
     if !tls {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
         let mut stream = stream;

@@ -5,6 +5,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use bulwark_testkit::eventually;
 use common::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -329,4 +330,69 @@ async fn shutdown_lets_a_request_in_flight_finish_and_stops_accepting() {
     conn.read_to_end(&mut buf).await.unwrap();
     assert_eq!(parse_response(&buf).unwrap().text(), "page x q=1");
     stopping.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_holding_connections_open_gets_503_and_others_are_served() {
+    let s = start(&two_sites(), |o| o.max_connections_per_address = Some(5)).await;
+    let port = s.addr.port();
+    let from = |ip: &str| {
+        let ip: std::net::IpAddr = ip.parse().unwrap();
+        async move {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind((ip, 0).into()).unwrap();
+            socket.connect(([127, 0, 0, 1], port).into()).await.unwrap()
+        }
+    };
+    // Five silent connections from one address: its share.
+    let mut silent = Vec::new();
+    for _ in 0..5 {
+        silent.push(from("127.0.0.1").await);
+    }
+    // A sixth from it is answered 503 at once.
+    let mut sixth = from("127.0.0.1").await;
+    sixth
+        .write_all(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), sixth.read_to_end(&mut answer))
+        .await
+        .expect("answered at once")
+        .unwrap();
+    let head = String::from_utf8_lossy(&answer);
+    assert!(head.starts_with("HTTP/1.1 503"), "{head}");
+    assert!(
+        head.to_ascii_lowercase().contains("retry-after: 1"),
+        "{head}"
+    );
+    // Another address is served as ever.
+    let mut other = from("127.0.0.2").await;
+    other
+        .write_all(b"GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    other.read_to_end(&mut answer).await.unwrap();
+    assert!(String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 200"));
+    // The first address's connections close: it is served again.
+    drop(silent);
+    eventually(
+        "the address is served again",
+        Duration::from_secs(5),
+        || async {
+            let mut again = from("127.0.0.1").await;
+            again
+                .write_all(b"GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
+                .await
+                .ok()?;
+            let mut answer = Vec::new();
+            again.read_to_end(&mut answer).await.ok()?;
+            String::from_utf8_lossy(&answer)
+                .starts_with("HTTP/1.1 200")
+                .then_some(())
+        },
+    )
+    .await;
+    s.shutdown().await;
 }

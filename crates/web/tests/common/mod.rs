@@ -53,6 +53,7 @@ pub struct Options {
     pub lib_limits: bulwark_web::LibLimits,
     pub file_memory_bytes: u64,
     pub trusted_proxies: bulwark_http::TrustedProxies,
+    pub max_connections_per_address: Option<usize>,
 }
 
 /// The modules the binary ships.
@@ -107,6 +108,7 @@ pub async fn start_with_modules(
         lib_limits: site_defaults.lib_limits,
         file_memory_bytes: site_defaults.file_memory_bytes,
         trusted_proxies: bulwark_http::TrustedProxies::default(),
+        max_connections_per_address: None,
     };
     tweak(&mut options);
     let site_options = SitesOptions {
@@ -125,6 +127,7 @@ pub async fn start_with_modules(
         shutdown_grace: options.shutdown_grace,
         access_log: options.access_log,
         trusted_proxies: options.trusted_proxies,
+        max_connections_per_address: options.max_connections_per_address,
         ..server_defaults
     };
     let sites_handler = Sites::load(&sites, site_options, modules)
