@@ -114,7 +114,7 @@ async fn serve(
     // logged on (or about to be: login CSRF). See `origin.rs`.
     if !is_safe(&parts.method)
         && !parts.headers.contains_key(AUTHORIZATION)
-        && origin_of(&parts) == Origin::Foreign
+        && origin_of(&parts, site) == Origin::Foreign
     {
         return with_cookie(refuse(
             site,

@@ -11,10 +11,15 @@
 //!
 //! Same origin means the same host and port as the request was sent to
 //! (`Host`, or the HTTP/2 authority), default ports counted: a page at
-//! `http://localhost:9999` is not the site at `http://localhost:8000`.
+//! `http://localhost:9999` is not the site at `http://localhost:8000`. Behind
+//! a proxy that does not pass `Host` on, the site's own names on the default
+//! port of their scheme (`https://example.org`) are its pages too: nobody but
+//! the site serves pages there, where another port may be anyone's.
 
 use http::header::{HOST, ORIGIN};
 use http::request::Parts;
+
+use crate::site::SiteRuntime;
 
 /// What the browser says of where a request comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,8 +34,17 @@ pub enum Origin {
     Foreign,
 }
 
-/// Where `parts` comes from.
-pub fn origin_of(parts: &Parts) -> Origin {
+/// Where a request to `site` comes from.
+pub fn origin_of(parts: &Parts, site: &SiteRuntime) -> Origin {
+    let config = site.config();
+    let names =
+        std::iter::once(config.hostname.as_str()).chain(config.aliases.iter().map(String::as_str));
+    origin_among(parts, names)
+}
+
+/// Where `parts` comes from, for a site named `names` (its host name and
+/// aliases).
+fn origin_among<'a>(parts: &Parts, names: impl IntoIterator<Item = &'a str>) -> Origin {
     let fetch_site = parts
         .headers
         .get("sec-fetch-site")
@@ -49,29 +63,41 @@ pub fn origin_of(parts: &Parts) -> Origin {
         .authority()
         .map(|a| a.as_str())
         .or_else(|| parts.headers.get(HOST)?.to_str().ok());
-    match asked {
-        Some(asked) if same_authority(scheme, authority, asked) => Origin::Own,
-        _ => Origin::Foreign,
+    if asked.is_some_and(|asked| same_authority(scheme, authority, asked)) {
+        return Origin::Own;
+    }
+    let default = default_port(scheme);
+    let (host, port) = split_authority(authority, default);
+    if port == default && names.into_iter().any(|n| n.eq_ignore_ascii_case(&host)) {
+        Origin::Own
+    } else {
+        Origin::Foreign
+    }
+}
+
+fn default_port(scheme: &str) -> &'static str {
+    match scheme.to_ascii_lowercase().as_str() {
+        "https" | "wss" => "443",
+        _ => "80",
+    }
+}
+
+/// Host (lower case) and port (`default` when none is written) of an
+/// authority; an IPv6 literal keeps its colons inside brackets.
+fn split_authority(authority: &str, default: &str) -> (String, String) {
+    match authority.rsplit_once(':') {
+        Some((host, port)) if !port.contains(']') && !port.is_empty() => {
+            (host.to_ascii_lowercase(), port.to_owned())
+        }
+        _ => (authority.to_ascii_lowercase(), default.to_owned()),
     }
 }
 
 /// Whether `authority` (of an origin with `scheme`) names the host and port
 /// `asked` does; a missing port is the scheme's default.
 fn same_authority(scheme: &str, authority: &str, asked: &str) -> bool {
-    let default = match scheme.to_ascii_lowercase().as_str() {
-        "https" | "wss" => "443",
-        _ => "80",
-    };
-    let split = |a: &str| -> (String, String) {
-        // An IPv6 literal keeps its colons inside brackets.
-        match a.rsplit_once(':') {
-            Some((host, port)) if !port.contains(']') && !port.is_empty() => {
-                (host.to_ascii_lowercase(), port.to_owned())
-            }
-            _ => (a.to_ascii_lowercase(), default.to_owned()),
-        }
-    };
-    split(authority) == split(asked)
+    let default = default_port(scheme);
+    split_authority(authority, default) == split_authority(asked, default)
 }
 
 #[cfg(test)]
@@ -86,42 +112,59 @@ mod tests {
         req.body(()).unwrap().into_parts().0
     }
 
+    const NAMES: [&str; 2] = ["example.org", "www.example.org"];
+
     #[test]
     fn an_origin_is_the_sites_own_only_with_the_same_host_and_port() {
-        let host = ("host", "localhost:8000");
+        let host = ("host", "example.org:8000");
         for (origin, expected) in [
-            ("http://localhost:8000", Origin::Own),
-            ("http://LOCALHOST:8000", Origin::Own),
-            ("http://localhost:9999", Origin::Foreign),
-            ("http://localhost", Origin::Foreign),
+            ("http://example.org:8000", Origin::Own),
+            ("http://EXAMPLE.org:8000", Origin::Own),
+            // The site's names on their scheme's default port: its pages
+            // (behind a proxy that does not pass Host on).
+            ("https://example.org", Origin::Own),
+            ("http://www.example.org", Origin::Own),
+            // Another port of the same name may be anyone's.
+            ("http://example.org:9999", Origin::Foreign),
+            ("https://www.example.org:8443", Origin::Foreign),
             ("http://evil.example:8000", Origin::Foreign),
+            ("https://example.org.evil.example", Origin::Foreign),
             ("null", Origin::Foreign),
         ] {
             assert_eq!(
-                origin_of(&parts(&[host, ("origin", origin)])),
+                origin_among(&parts(&[host, ("origin", origin)]), NAMES),
                 expected,
                 "{origin}"
             );
         }
         let plain = ("host", "example.org");
         assert_eq!(
-            origin_of(&parts(&[plain, ("origin", "http://example.org")])),
+            origin_among(
+                &parts(&[
+                    ("host", "127.0.0.1:8000"),
+                    ("origin", "http://127.0.0.1:8000")
+                ]),
+                []
+            ),
             Origin::Own
         );
         assert_eq!(
-            origin_of(&parts(&[
-                ("host", "example.org:443"),
-                ("origin", "https://example.org")
-            ])),
+            origin_among(
+                &parts(&[
+                    ("host", "example.org:443"),
+                    ("origin", "https://example.org")
+                ]),
+                []
+            ),
             Origin::Own
         );
-        assert_eq!(origin_of(&parts(&[plain])), Origin::Unsaid);
+        assert_eq!(origin_among(&parts(&[plain]), NAMES), Origin::Unsaid);
         assert_eq!(
-            origin_of(&parts(&[plain, ("sec-fetch-site", "cross-site")])),
+            origin_among(&parts(&[plain, ("sec-fetch-site", "cross-site")]), NAMES),
             Origin::Foreign
         );
         assert_eq!(
-            origin_of(&parts(&[plain, ("sec-fetch-site", "same-origin")])),
+            origin_among(&parts(&[plain, ("sec-fetch-site", "same-origin")]), NAMES),
             Origin::Unsaid
         );
     }

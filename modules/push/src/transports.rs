@@ -587,7 +587,7 @@ fn websocket(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
 /// event stream and long-poll need no check: another site's page cannot read
 /// what they answer.
 fn from_own_pages(req: &RequestCtx<'_>) -> bool {
-    bulwark_web::origin_of(req.parts) != bulwark_web::Origin::Foreign
+    bulwark_web::origin_of(req.parts, req.site) != bulwark_web::Origin::Foreign
 }
 
 async fn serve_websocket<S>(

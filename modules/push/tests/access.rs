@@ -210,7 +210,7 @@ async fn a_logged_on_websocket_must_come_from_the_sites_own_pages() {
         format!("http://localhost.evil.test:{port}"),
         "http://localhost:9999".to_string(),
         format!("http://127.0.0.1:{}", port.wrapping_add(1)),
-        "https://www.localhost".to_string(),
+        "https://www.localhost:8443".to_string(),
     ] {
         match Client::connect_from(&site, Some(&ada), Some(&origin)).await {
             Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => {
@@ -220,10 +220,12 @@ async fn a_logged_on_websocket_must_come_from_the_sites_own_pages() {
             Ok(_) => panic!("{origin}: expected 403, got a connection"),
         }
     }
-    // The site's own pages: the host and port the socket was asked of.
+    // The site's own pages: the host and port the socket was asked of, or
+    // the site's names on their scheme's default port.
     for origin in [
         format!("http://127.0.0.1:{port}"),
         format!("HTTP://127.0.0.1:{port}"),
+        "https://www.localhost".to_string(),
     ] {
         let push = Client::connect_from(&site, Some(&ada), Some(&origin))
             .await
