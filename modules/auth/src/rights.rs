@@ -34,7 +34,14 @@ impl AccountGuard {
 
     fn judge(&self, who: &Principal, action: Action, r: &Resource) -> Result<bool, StoreError> {
         let store = &self.store;
-        if let Some(group) = accounts::group_name(store, r.id)? {
+        // Only a resource of the user group category can be a group: persons
+        // are judged without asking the store which group they are.
+        let group = if r.category_name == USER_GROUP_CATEGORY {
+            accounts::group_name(store, r.id)?
+        } else {
+            None
+        };
+        if let Some(group) = group {
             if action == Action::Delete && DEFAULT_GROUPS.iter().any(|(n, _)| *n == group.as_str())
             {
                 return Ok(false);
