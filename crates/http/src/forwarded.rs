@@ -98,6 +98,19 @@ fn hop_address(hop: &str) -> Option<IpAddr> {
         .map(|ip| ip.to_canonical())
 }
 
+/// The addresses one visitor is taken to hold: an IPv4 address as it is, an
+/// IPv6 one by its /64 (one customer's network hands out as many of its
+/// addresses as it likes); an IPv4-mapped IPv6 address is the IPv4 one. What
+/// every per-address limit counts by.
+pub fn visitor_network(ip: IpAddr) -> IpAddr {
+    match ip.to_canonical() {
+        IpAddr::V6(v6) => IpAddr::V6(std::net::Ipv6Addr::from(
+            v6.to_bits() & !((1u128 << 64) - 1),
+        )),
+        v4 => v4,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

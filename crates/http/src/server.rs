@@ -296,7 +296,7 @@ impl PerAddress {
     /// A slot for a connection from `ip`, given back when dropped; `None` when
     /// the address holds its cap already.
     fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<AddressSlot> {
-        let key = address_key(ip);
+        let key = crate::forwarded::visitor_network(ip);
         let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
         let n = open.entry(key).or_insert(0);
         if *n >= self.cap {
@@ -325,18 +325,6 @@ impl Drop for AddressSlot {
                 open.remove(&self.key);
             }
         }
-    }
-}
-
-/// An address as a visitor has it: IPv4 as it is, IPv6 per /64 (one
-/// customer's network hands out as many of its addresses as it likes).
-fn address_key(ip: IpAddr) -> IpAddr {
-    match ip.to_canonical() {
-        IpAddr::V6(v6) => {
-            let bits = u128::from(v6) & !((1u128 << 64) - 1);
-            IpAddr::V6(std::net::Ipv6Addr::from(bits))
-        }
-        v4 => v4,
     }
 }
 

@@ -34,13 +34,7 @@ pub struct ThrottleKey(String);
 impl ThrottleKey {
     /// A client address; IPv6 per /64 (one customer's network).
     pub fn address(address: IpAddr) -> ThrottleKey {
-        ThrottleKey(match address {
-            IpAddr::V4(a) => format!("addr:{a}"),
-            IpAddr::V6(a) => {
-                let s = a.segments();
-                format!("addr:{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
-            }
-        })
+        ThrottleKey(format!("addr:{}", bulwark_http::visitor_network(address)))
     }
 
     /// An account as it was named (a username or an address, any case).

@@ -11,7 +11,7 @@
 //! has the proxy's address: raise the limit there.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -28,15 +28,7 @@ struct AddressGroup(IpAddr);
 
 impl AddressGroup {
     fn of(ip: IpAddr) -> AddressGroup {
-        match ip {
-            IpAddr::V4(_) => AddressGroup(ip),
-            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => AddressGroup(IpAddr::V4(v4)),
-                None => AddressGroup(IpAddr::V6(Ipv6Addr::from(
-                    v6.to_bits() & !((1u128 << 64) - 1),
-                ))),
-            },
-        }
+        AddressGroup(bulwark_http::visitor_network(ip))
     }
 }
 
