@@ -24,6 +24,7 @@ use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::FutureExt;
@@ -176,8 +177,8 @@ impl<H: Handler> Server<H> {
             .max_connections_per_address
             .unwrap_or_else(default_per_address_cap);
         let connections = Connections {
-            per_address: Arc::new(PerAddress::new(cap)),
-            ..Connections::default()
+            tasks: Default::default(),
+            book: Arc::new(Book::new(cap)),
         };
         let builder = Arc::new(Protocols::new(&self.state.options));
         let mut tasks = Vec::new();
@@ -210,7 +211,7 @@ impl<H: Handler> Server<H> {
                 self.state.log.dropped()
             );
         }
-        connections.closing.cancel();
+        connections.book.close_all();
         connections.tasks.close();
         tokio::select! {
             _ = connections.tasks.wait() => tracing::info!("all connections closed"),
@@ -265,65 +266,208 @@ impl Protocols {
     }
 }
 
-/// The open connections, for a graceful shutdown: `closing` asks each to finish
-/// its request in flight and close; `tasks` tells when they all have.
-#[derive(Clone, Default)]
+/// The open connections, so that the server can ask them to close (every one
+/// at shutdown, the idle ones when file descriptors run out) and count them per
+/// client address; `tasks` tells when they have all ended.
+#[derive(Clone)]
 struct Connections {
     tasks: tokio_util::task::TaskTracker,
-    closing: CancellationToken,
-    per_address: Arc<PerAddress>,
+    book: Arc<Book>,
 }
 
-/// How many connections each client address holds open, so that one visitor
-/// holding connections open (slowly, or saying nothing) cannot take every file
-/// descriptor the process has: past its cap an address's new connections are
-/// answered `503` at once. Counted per connection, not per request: a mutex
-/// taken at accept and at close.
-#[derive(Default)]
-struct PerAddress {
+/// The book of open connections. One mutex, taken when a connection opens and
+/// when it ends, never per request.
+struct Book {
+    /// The most connections one address may hold (trusted proxies aside).
     cap: usize,
-    open: std::sync::Mutex<std::collections::HashMap<IpAddr, usize>>,
+    open: std::sync::Mutex<Open>,
+    /// Woken when a connection ends while an accept loop waits for
+    /// descriptors (`waiting`: only then, sparing every close the lock).
+    ended: tokio::sync::Notify,
+    waiting: std::sync::atomic::AtomicUsize,
 }
 
-impl PerAddress {
-    fn new(cap: usize) -> PerAddress {
-        PerAddress {
-            cap: cap.max(1),
-            open: Default::default(),
-        }
+#[derive(Default)]
+struct Open {
+    connections: slab::Slab<Arc<Control>>,
+    per_address: std::collections::HashMap<IpAddr, usize>,
+    /// Set at shutdown: a connection opened since is asked to close at once.
+    closing: bool,
+}
+
+/// Why a connection is asked to close; the larger wins.
+const SHED: u8 = 1;
+const SHUTDOWN: u8 = 2;
+
+/// Between the server and one connection: whether it is busy, and whether it
+/// should close. Each connection waits on its own waker, so asking it costs no
+/// shared lock while it serves (a shared `Notify` or `CancellationToken` takes
+/// one mutex on every wake-up of every connection).
+#[derive(Default)]
+struct Control {
+    /// Requests being handled on the connection now.
+    busy: std::sync::atomic::AtomicUsize,
+    /// Whether a request has come at all.
+    used: std::sync::atomic::AtomicBool,
+    /// [`SHED`] or [`SHUTDOWN`] when asked to close, else 0.
+    close: std::sync::atomic::AtomicU8,
+    waker: futures_util::task::AtomicWaker,
+}
+
+impl Control {
+    fn ask(&self, why: u8) {
+        self.close.fetch_max(why, Ordering::AcqRel);
+        self.waker.wake();
     }
 
-    /// A slot for a connection from `ip`, given back when dropped; `None` when
-    /// the address holds its cap already.
-    fn admit(self: &Arc<Self>, ip: IpAddr) -> Option<AddressSlot> {
-        let key = crate::forwarded::visitor_network(ip);
-        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
-        let n = open.entry(key).or_insert(0);
-        if *n >= self.cap {
-            return None;
-        }
-        *n += 1;
-        Some(AddressSlot {
-            book: self.clone(),
-            key,
+    /// Ready with the reason once the connection is asked to close.
+    fn asked(&self) -> impl Future<Output = u8> + '_ {
+        std::future::poll_fn(|cx| {
+            let why = self.close.load(Ordering::Acquire);
+            if why != 0 {
+                return std::task::Poll::Ready(why);
+            }
+            self.waker.register(cx.waker());
+            match self.close.load(Ordering::Acquire) {
+                0 => std::task::Poll::Pending,
+                why => std::task::Poll::Ready(why),
+            }
         })
     }
+
+    /// A request starts; the guard says when it has been answered.
+    fn start(self: &Arc<Self>) -> Busy {
+        self.used.store(true, Ordering::Relaxed);
+        self.busy.fetch_add(1, Ordering::AcqRel);
+        Busy(self.clone())
+    }
+
+    fn is_idle(&self) -> bool {
+        self.busy.load(Ordering::Acquire) == 0
+    }
 }
 
-/// One open connection of an address ([`PerAddress::admit`]).
-struct AddressSlot {
-    book: Arc<PerAddress>,
-    key: IpAddr,
-}
+/// One request being handled ([`Control::start`]).
+struct Busy(Arc<Control>);
 
-impl Drop for AddressSlot {
+impl Drop for Busy {
     fn drop(&mut self) {
-        let mut open = self.book.open.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(n) = open.get_mut(&self.key) {
+        self.0.busy.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Book {
+    fn new(cap: usize) -> Book {
+        Book {
+            cap: cap.max(1),
+            open: Default::default(),
+            ended: tokio::sync::Notify::new(),
+            waiting: Default::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
+        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Enters a connection from `ip`; `None` when the address holds its cap
+    /// already. `counted: false` for a trusted proxy, which has no cap.
+    fn admit(self: &Arc<Self>, ip: IpAddr, counted: bool) -> Option<Entry> {
+        let key = counted.then(|| crate::forwarded::visitor_network(ip));
+        let control = Arc::new(Control::default());
+        let mut open = self.lock();
+        if let Some(key) = key {
+            let n = open.per_address.entry(key).or_insert(0);
+            if *n >= self.cap {
+                return None;
+            }
+            *n += 1;
+        }
+        if open.closing {
+            control.ask(SHUTDOWN);
+        }
+        let index = open.connections.insert(control.clone());
+        Some(Entry {
+            book: self.clone(),
+            index,
+            address: key,
+            control,
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.lock().connections.len()
+    }
+
+    /// Asks every connection to finish what is in flight and close.
+    fn close_all(&self) {
+        let mut open = self.lock();
+        open.closing = true;
+        for (_, control) in &open.connections {
+            control.ask(SHUTDOWN);
+        }
+    }
+
+    /// Asks every idle connection (no request being handled) to close, and
+    /// says how many there were. What nginx does when its connections run out:
+    /// a keep-alive connection waiting for a next request, or one that never
+    /// sent any, is the cheapest thing to give up; a browser opens a new one.
+    fn shed_idle(&self) -> usize {
+        let open = self.lock();
+        let mut asked = 0;
+        for (_, control) in &open.connections {
+            if control.is_idle() {
+                control.ask(SHED);
+                asked += 1;
+            }
+        }
+        asked
+    }
+
+    /// After [`shed_idle`](Self::shed_idle): waits (briefly) until fewer than
+    /// `before` connections are open; whether any has ended.
+    async fn some_ended(&self, before: usize) -> bool {
+        self.waiting.fetch_add(1, Ordering::AcqRel);
+        let waited = tokio::time::timeout(Duration::from_millis(200), async {
+            loop {
+                let ended = self.ended.notified();
+                tokio::pin!(ended);
+                ended.as_mut().enable();
+                if self.len() < before {
+                    return;
+                }
+                ended.await;
+            }
+        });
+        let ended = waited.await.is_ok();
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+        ended
+    }
+}
+
+/// One open connection in the [`Book`], taken out when dropped.
+struct Entry {
+    book: Arc<Book>,
+    index: usize,
+    address: Option<IpAddr>,
+    control: Arc<Control>,
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        let mut open = self.book.lock();
+        open.connections.try_remove(self.index);
+        if let Some(key) = self.address
+            && let Some(n) = open.per_address.get_mut(&key)
+        {
             *n -= 1;
             if *n == 0 {
-                open.remove(&self.key);
+                open.per_address.remove(&key);
             }
+        }
+        drop(open);
+        if self.book.waiting.load(Ordering::Acquire) > 0 {
+            self.book.ended.notify_waiters();
         }
     }
 }
@@ -349,7 +493,7 @@ fn default_per_address_cap() -> usize {
 
 /// Serves one HTTP/1.1 connection (upgrades included) until it ends or the server
 /// closes it gracefully.
-async fn serve_http1<I, S>(protocols: &Protocols, io: I, service: S, closing: CancellationToken)
+async fn serve_http1<I, S>(protocols: &Protocols, io: I, service: S, control: &Control)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
     S: hyper::service::HttpService<Incoming, ResBody = Body>,
@@ -360,7 +504,7 @@ where
         .serve_connection(io, service)
         .with_upgrades();
     tokio::pin!(conn);
-    if let Err(e) = until_closed(conn, closing, |c| c.graceful_shutdown()).await
+    if let Some(Err(e)) = until_closed(conn, control, |c| c.graceful_shutdown()).await
         && e.is_parse_version_h2()
     {
         static TOLD: std::sync::Once = std::sync::Once::new();
@@ -373,7 +517,7 @@ where
     }
 }
 
-async fn serve_http2<I, S>(protocols: &Protocols, io: I, service: S, closing: CancellationToken)
+async fn serve_http2<I, S>(protocols: &Protocols, io: I, service: S, control: &Control)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
     S: hyper::service::HttpService<Incoming, ResBody = Body> + Send,
@@ -382,22 +526,36 @@ where
 {
     let conn = protocols.http2.serve_connection(io, service);
     tokio::pin!(conn);
-    let _ = until_closed(conn, closing, |c| c.graceful_shutdown()).await;
+    let _ = until_closed(conn, control, |c| c.graceful_shutdown()).await;
 }
 
-/// Drives a connection to its end; when the server starts closing, asks it to
-/// finish what is in flight (`shutdown`) and waits for that.
+/// Drives a connection to its end. Asked to close, it finishes what is in
+/// flight (`shutdown`) and ends; asked to shed, an idle connection does the
+/// same, one that has never had a request is dropped at once (hyper would wait
+/// for its first head), and a busy one carries on. `None`: dropped.
 async fn until_closed<C: Future>(
     mut conn: std::pin::Pin<&mut C>,
-    closing: CancellationToken,
+    control: &Control,
     shutdown: impl FnOnce(std::pin::Pin<&mut C>),
-) -> C::Output {
-    tokio::select! {
-        ended = conn.as_mut() => return ended,
-        _ = closing.cancelled() => {}
+) -> Option<C::Output> {
+    loop {
+        let why = tokio::select! {
+            ended = conn.as_mut() => return Some(ended),
+            why = control.asked() => why,
+        };
+        if why == SHUTDOWN || control.is_idle() {
+            if !control.used.load(Ordering::Acquire) {
+                return None;
+            }
+            break;
+        }
+        // Busy: not shed this time.
+        let _ = control
+            .close
+            .compare_exchange(SHED, 0, Ordering::AcqRel, Ordering::Acquire);
     }
     shutdown(conn.as_mut());
-    conn.await
+    Some(conn.await)
 }
 
 async fn accept_loop<H: Handler>(
@@ -408,9 +566,11 @@ async fn accept_loop<H: Handler>(
     connections: Connections,
     stop: CancellationToken,
 ) {
-    // One descriptor held in reserve: when the process runs out, it is given up
-    // for a moment to accept the waiting connection and answer it 503, instead of
-    // leaving every new visitor hanging while `accept` fails.
+    // When the process runs out of descriptors, idle connections are closed
+    // first (`Book::shed_idle`) and the waiting visitor is then accepted. Only
+    // when nothing is idle is the one descriptor held in reserve given up for a
+    // moment, to accept the visitor and answer 503 instead of leaving every new
+    // visitor hanging while `accept` fails.
     let mut spare = std::fs::File::open("/dev/null").ok();
     loop {
         let (stream, peer) = tokio::select! {
@@ -418,6 +578,16 @@ async fn accept_loop<H: Handler>(
             accepted = listener.accept() => match accepted {
                 Ok(conn) => conn,
                 Err(e) if is_out_of_descriptors(&e) => {
+                    let before = connections.book.len();
+                    if connections.book.shed_idle() > 0
+                        && connections.book.some_ended(before).await
+                    {
+                        tell_shedding();
+                        if spare.is_none() {
+                            spare = std::fs::File::open("/dev/null").ok();
+                        }
+                        continue;
+                    }
                     if spare.take().is_some()
                         && let Ok((stream, _)) = listener.accept().await
                     {
@@ -438,40 +608,37 @@ async fn accept_loop<H: Handler>(
         };
         // Past its cap, an address is answered 503 (a trusted proxy carries
         // many visitors and has none).
-        let slot = if state.options.trusted_proxies.trusts(peer.ip()) {
-            None
-        } else {
-            match connections.per_address.admit(peer.ip()) {
-                Some(slot) => Some(slot),
-                None => {
-                    let tls = tls.is_some();
-                    connections
-                        .tasks
-                        .spawn(refuse(stream, tls, RefuseReason::Address));
-                    continue;
-                }
-            }
+        let counted = !state.options.trusted_proxies.trusts(peer.ip());
+        let Some(entry) = connections.book.admit(peer.ip(), counted) else {
+            let tls = tls.is_some();
+            connections
+                .tasks
+                .spawn(refuse(stream, tls, RefuseReason::Address));
+            continue;
         };
         let _ = stream.set_nodelay(true);
         let state = state.clone();
         let secure = tls.is_some();
+        let control = entry.control.clone();
         let service = service_fn(move |req| {
             let state = state.clone();
-            async move { Ok::<_, Infallible>(handle(state, req, Peer { addr: peer, secure }).await) }
+            let busy = control.start();
+            async move {
+                let resp = handle(state, req, Peer { addr: peer, secure }).await;
+                drop(busy);
+                Ok::<_, Infallible>(resp)
+            }
         });
-        let closing = connections.closing.clone();
         let builder = builder.clone();
         match &tls {
             None => {
                 connections.tasks.spawn(async move {
-                    let _slot = slot;
-                    serve_http1(&builder, TokioIo::new(stream), service, closing).await;
+                    serve_http1(&builder, TokioIo::new(stream), service, &entry.control).await;
                 });
             }
             Some(acceptor) => {
                 let acceptor = acceptor.clone();
                 connections.tasks.spawn(async move {
-                    let _slot = slot;
                     // A handshake still going when the server closes is dropped.
                     let handshake =
                         tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream));
@@ -480,17 +647,28 @@ async fn accept_loop<H: Handler>(
                             Ok(Ok(s)) => s,
                             _ => return,
                         },
-                        _ = closing.cancelled() => return,
+                        _ = entry.control.asked() => return,
                     };
                     if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
-                        serve_http2(&builder, TokioIo::new(stream), service, closing).await;
+                        serve_http2(&builder, TokioIo::new(stream), service, &entry.control).await;
                     } else {
-                        serve_http1(&builder, TokioIo::new(stream), service, closing).await;
+                        serve_http1(&builder, TokioIo::new(stream), service, &entry.control).await;
                     }
                 });
             }
         }
     }
+}
+
+/// Said once: idle connections were closed to accept new ones.
+fn tell_shedding() {
+    static TOLD: std::sync::Once = std::sync::Once::new();
+    TOLD.call_once(|| {
+        tracing::warn!(
+            "out of file descriptors: idle connections were closed to accept new ones \
+             (raise LimitNOFILE; logged once)"
+        )
+    });
 }
 
 fn is_out_of_descriptors(e: &std::io::Error) -> bool {

@@ -7,6 +7,8 @@
 mod accounts;
 #[path = "../../../crates/web/tests/common/mod.rs"]
 mod common;
+#[path = "../../../crates/web/tests/rights_matrix/mod.rs"]
+mod rights_matrix;
 
 use std::sync::{Arc, OnceLock};
 
@@ -339,5 +341,49 @@ async fn on_several_nodes_the_dashboard_hears_every_nodes_figures_and_only_edito
         heard.iter().all(|m| m["topic"] != "admin/figures"),
         "{heard:?}"
     );
+    stop_nodes(vec![a, b], &schema).await;
+}
+
+/// The rights matrix across two nodes of a cluster: people, groups and
+/// sessions made on node A, every attempt made on node B. Then a right taken
+/// away on A is gone on B for a session already open there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn across_two_nodes_nobody_changes_anything_above_their_rights() {
+    let schema = fresh_schema("rights_nodes");
+    let (name_a, name_b) = (format!("a-{schema}"), format!("b-{schema}"));
+    let cluster = bulwark_module_cluster::module;
+    let a = starter_node(&schema, &name_a, "", &[], cluster()).await;
+    let b = starter_node(&schema, &name_b, "", &[], cluster()).await;
+    rights_matrix::persons(&a, &b).await;
+    rights_matrix::groups(&a, &b).await;
+
+    add_user(&a, "boss", "administrators").await;
+    add_user(&a, "mo", "managers").await;
+    let target = add_user(&a, "someone", "members").await;
+    let boss = session(&a, "boss").await;
+    let mo = session(&b, "mo").await;
+    let edit = |title: &str| Some(serde_json::json!({"props": {"title": title}}));
+    let path = format!("/api/rsc/{target}");
+    let (status, body, _) = call(&b, &As::Session(&mo), "PATCH", &path, edit("By mo"), None).await;
+    assert_eq!(status, 200, "a manager edits a member's person: {body}");
+    let managers = rights_matrix::group_id(&a, "managers").await;
+    let mo_id = store(&a)
+        .run(|s| Ok(s.password_hash("mo")?.map(|(p, _)| p)))
+        .await
+        .unwrap()
+        .unwrap();
+    let out = format!("/api/rsc/{mo_id}/edges/hasusergroup/{managers}");
+    let (status, body, _) = call(&a, &As::Session(&boss), "DELETE", &out, None, None).await;
+    assert_eq!(status, 204, "{body}");
+    bulwark_testkit::eventually(
+        "node B refuses the former manager",
+        std::time::Duration::from_secs(10),
+        || async {
+            let (status, _, _) =
+                call(&b, &As::Session(&mo), "PATCH", &path, edit("Again"), None).await;
+            (status == 403 || status == 404).then_some(())
+        },
+    )
+    .await;
     stop_nodes(vec![a, b], &schema).await;
 }
