@@ -65,12 +65,17 @@ impl Bottleneck {
     /// not measured yet) runs with `block_in_place`, so the workers stay free for
     /// cached pages, static files and push while it renders.
     pub async fn run<T>(&self, cost: &RenderCost, work: impl FnOnce() -> T) -> Result<T, Busy> {
-        let permit = match tokio::time::timeout(self.queue_timeout, self.slots.acquire()).await {
-            Ok(Ok(permit)) => permit,
-            _ => {
-                self.refused.fetch_add(1, Ordering::Relaxed);
-                return Err(Busy);
-            }
+        // A free slot is taken without a timer (reading the clock and
+        // registering a deadline cost more than a small render's lookup).
+        let permit = match self.slots.try_acquire() {
+            Ok(permit) => permit,
+            Err(_) => match tokio::time::timeout(self.queue_timeout, self.slots.acquire()).await {
+                Ok(Ok(permit)) => permit,
+                _ => {
+                    self.refused.fetch_add(1, Ordering::Relaxed);
+                    return Err(Busy);
+                }
+            },
         };
         let started = Instant::now();
         let out = if cost.is_cheap() {

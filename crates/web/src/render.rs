@@ -69,18 +69,11 @@ pub async fn render_uncached(
 
 /// The models as this request's principal may see them.
 pub(crate) fn render_scope(req: &RequestCtx<'_>) -> Arc<RenderScope> {
-    let site = req.site.site().clone();
     RenderScope::for_site(
         req.site.models().clone(),
         req.principal().clone(),
         req.site.policy().clone(),
-        Arc::new(move |id, slug| {
-            let id = id.0.to_string();
-            site.router
-                .url_for("page", &[id.clone(), slug.to_string()], &[])
-                .or_else(|_| site.router.url_for("page_id", &[id], &[]))
-                .ok()
-        }),
+        req.site.page_urls().clone(),
     )
 }
 
@@ -118,9 +111,11 @@ pub(crate) fn render_template(
         .models()
         .renders
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let started = std::time::Instant::now();
+    // The clock is read only for someone who listens.
+    let observed = req.site.notifier().has_observers::<PageRendered>();
+    let started = observed.then(std::time::Instant::now);
     let rendered = req.site.templates().render(template, Value::from(vars));
-    if req.site.notifier().has_observers::<PageRendered>() {
+    if let Some(started) = started {
         req.site.notifier().notify(&PageRendered {
             path: req.parts.uri.path().to_string(),
             template: template.to_string(),

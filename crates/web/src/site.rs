@@ -29,6 +29,8 @@ pub struct SiteRuntime {
     statics: Statics,
     load: Load,
     security_headers: SecurityHeaders,
+    /// A resource's page URL, for templates (made once, not per render).
+    page_urls: bulwark_template::PageUrls,
     dev: bool,
 }
 
@@ -93,6 +95,7 @@ impl SiteRuntime {
     pub(crate) fn new(parts: SiteParts) -> SiteRuntime {
         SiteRuntime {
             security_headers: SecurityHeaders::new(&parts.site.config.headers),
+            page_urls: page_urls(&parts.site),
             site: parts.site,
             models: parts.models,
             templates: parts.templates,
@@ -187,6 +190,11 @@ impl SiteRuntime {
         &self.security_headers
     }
 
+    /// A resource's page URL by the site's `page` (or `page_id`) rule.
+    pub(crate) fn page_urls(&self) -> &bulwark_template::PageUrls {
+        &self.page_urls
+    }
+
     /// Whether the server runs with `--dev` (details in error pages, nothing
     /// cached that would hide an edit).
     pub fn dev(&self) -> bool {
@@ -211,4 +219,16 @@ pub(crate) fn lib_cache() -> moka::future::Cache<String, Arc<EncodedBody>> {
         .max_capacity(LIB_CACHE_BYTES)
         .weigher(|_k: &String, v: &Arc<EncodedBody>| v.len().try_into().unwrap_or(u32::MAX))
         .build()
+}
+
+/// A resource's page URL: the `page` rule with its slug, else `page_id`.
+fn page_urls(site: &Arc<Site>) -> bulwark_template::PageUrls {
+    let site = site.clone();
+    Arc::new(move |id, slug| {
+        let id = id.0.to_string();
+        site.router
+            .url_for("page", &[id.clone(), slug.to_string()], &[])
+            .or_else(|_| site.router.url_for("page_id", &[id], &[]))
+            .ok()
+    })
 }
