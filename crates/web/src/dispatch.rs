@@ -136,7 +136,14 @@ async fn serve(
         Bytes::new()
     } else if controller.reads_body() && parts.method != Method::GET && parts.method != Method::HEAD
     {
-        match read_body(body, max_body_bytes as usize, options.body_timeout).await {
+        // Boxed, as a rarer state than the rest: see `respond`'s file.
+        match Box::pin(read_body(
+            body,
+            max_body_bytes as usize,
+            options.body_timeout,
+        ))
+        .await
+        {
             Ok(bytes) => bytes,
             Err(BodyError::TooLarge { .. }) => {
                 return with_cookie(too_large(site, json(&parts), max_body_bytes));

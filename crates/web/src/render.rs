@@ -83,18 +83,13 @@ pub(crate) fn render_template(
     scope: &Arc<RenderScope>,
     template: &str,
     content_type: &HeaderValue,
-    mut vars: BTreeMap<String, Value>,
+    vars: BTreeMap<String, Value>,
 ) -> Outcome {
     let mut q: Vec<(String, String)> = parse_form(req.parts.uri.query().unwrap_or("").as_bytes());
     if req.parts.method == Method::POST {
         q.extend(parse_form(&req.body));
     }
-    for (k, v) in req.args {
-        vars.entry(k.clone())
-            .or_insert_with(|| Value::from(v.as_str()));
-    }
     let q: BTreeMap<String, Value> = q.into_iter().map(|(k, v)| (k, Value::from(v))).collect();
-    vars.insert("q".into(), Value::from(q));
     let request = minijinja::context! {
         path => req.parts.uri.path(),
         method => req.parts.method.as_str(),
@@ -105,8 +100,17 @@ pub(crate) fn render_template(
         viewing_as => req.auth().viewing_as.as_deref(),
     };
     scope.set_request(request.clone());
-    vars.insert("request".into(), request);
-    vars.insert("m".into(), Value::from_object(ModelRoot(scope.clone())));
+    let vars = PageVars {
+        q: Value::from(q),
+        request,
+        m: Value::from_object(ModelRoot(scope.clone())),
+        extra: vars,
+        args: req
+            .args
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+            .collect(),
+    };
     req.site
         .models()
         .renders
@@ -114,7 +118,10 @@ pub(crate) fn render_template(
     // The clock is read only for someone who listens.
     let observed = req.site.notifier().has_observers::<PageRendered>();
     let started = observed.then(std::time::Instant::now);
-    let rendered = req.site.templates().render(template, Value::from(vars));
+    let rendered = req
+        .site
+        .templates()
+        .render(template, Value::from_object(vars));
     if let Some(started) = started {
         req.site.notifier().notify(&PageRendered {
             path: req.parts.uri.path().to_string(),
@@ -150,5 +157,51 @@ pub(crate) fn render_template(
             attachment: false,
         }),
         Err(err) => Outcome::Failed(err),
+    }
+}
+
+/// A page's variables, looked up by name as the template asks: `q`,
+/// `request` and `m`, then a module's extras, then the path arguments. (A map
+/// of them built for every render, its keys and the conversion to the
+/// engine's own map included, cost more than a small template's rendering.)
+#[derive(Debug)]
+struct PageVars {
+    q: Value,
+    request: Value,
+    m: Value,
+    extra: BTreeMap<String, Value>,
+    args: Vec<(String, Value)>,
+}
+
+impl minijinja::value::Object for PageVars {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.get_value_by_str(key.as_str()?)
+    }
+
+    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
+        match key {
+            "q" => Some(self.q.clone()),
+            "request" => Some(self.request.clone()),
+            "m" => Some(self.m.clone()),
+            _ => self.extra.get(key).cloned().or_else(|| {
+                self.args
+                    .iter()
+                    .find(|(name, _)| name == key)
+                    .map(|(_, value)| value.clone())
+            }),
+        }
+    }
+
+    fn enumerate(self: &Arc<Self>) -> minijinja::value::Enumerator {
+        const OWN: [&str; 3] = ["q", "request", "m"];
+        let extra = self.extra.keys().map(String::as_str);
+        let args = self.args.iter().map(|(k, _)| k.as_str());
+        let mut names: Vec<&str> = OWN.to_vec();
+        for name in extra.chain(args) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        minijinja::value::Enumerator::Values(names.into_iter().map(Value::from).collect())
     }
 }

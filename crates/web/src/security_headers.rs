@@ -56,6 +56,11 @@ impl SecurityHeaders {
         headers
     }
 
+    /// The most headers [`add_to`](Self::add_to) adds (to a document over TLS).
+    pub fn count(&self) -> usize {
+        self.always.len() + self.documents.len() + self.tls_only.len()
+    }
+
     /// Adds the headers a response does not set itself; `secure`: the connection
     /// is TLS.
     pub fn add_to(&self, response: &mut HeaderMap, secure: bool) {

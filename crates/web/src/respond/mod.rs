@@ -29,9 +29,9 @@ use range::{open_at, parse_range};
 /// it saves.
 const COMPRESS_MIN: usize = 1024;
 
-/// Headers an answer usually carries: its own (type, length, caching,
-/// validators, encoding) and a site's security headers.
-const RESPONSE_HEADERS: usize = 12;
+/// Headers an answer usually carries of its own (type, length, caching,
+/// `Vary`); validators and encodings are rarer.
+const RESPONSE_HEADERS: usize = 4;
 
 /// Turns a controller's outcome into the response.
 pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
@@ -56,7 +56,7 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
     // Room for this answer's headers and the site's security headers at
     // once: grown from empty, the map was reallocated and rehashed on the
     // way out (about 1,300 instructions of a small JSON answer).
-    headers.reserve(RESPONSE_HEADERS);
+    headers.reserve(RESPONSE_HEADERS + req.site.security_headers().count());
     headers.insert(CONTENT_TYPE, repr.content_type);
     headers.insert(CACHE_CONTROL, HeaderValue::from_static(repr.cache_control));
     if repr.stale {
@@ -161,7 +161,9 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
             if head {
                 (Body::empty(), count)
             } else {
-                match open_at(&path, start).await {
+                // Boxed: opening a file is a large state to hold, and every
+                // answer's future would carry its room (and be copied with it).
+                match Box::pin(open_at(&path, start)).await {
                     Ok(file) => (Body::stream(file.take(count), count), count),
                     Err(e) => {
                         tracing::warn!("{}: {e}", path.display());

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Instructions a request costs, counted by callgrind: exact and the same on a
+# fast or a slow day, where requests per second drift by 10% between rounds
+# and 2x between sessions. Counts the server's own code and libraries (not
+# the kernel's work for the socket, nor the client's), so it finds what a
+# change added to the request path, down to the function; wrk (bench/ab.sh)
+# still says what it costs in time.
+#
+#   bench/instructions.sh BIN [PATH] [HOST]     # default /json on bench.localhost
+#   bench/instructions.sh target/release/bulwark /cached
+#
+# The server runs under valgrind (about 50x slower), serves wrk -c4 for 3 s
+# to warm up, then the counters are zeroed and 6 s more are counted. Prints
+# instructions per request and keeps the profile for callgrind_annotate
+# (--inclusive=yes) in bench/instructions-out/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=$(readlink -f "${1:?the bulwark binary to measure}")
+URL_PATH=${2:-/json}
+HOST=${3:-bench.localhost}
+PORT=${PORT:-8710}
+
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
+need wrk wrk
+need valgrind valgrind
+
+mkdir -p "$work/sites" bench/instructions-out
+cp -r bench/sites/bench "$work/sites/bench"
+out="$PWD/bench/instructions-out/$(basename "$BIN")-$(echo "$URL_PATH" | tr -c 'a-z0-9' '_').callgrind"
+rm -f "$out" "$out".*
+(cd "$work" && BULWARK_LOG=warn BULWARK_ADMIN_PASSWORD="instructions-$$" \
+    exec valgrind --tool=callgrind --callgrind-out-file="$out" \
+    "$BIN" serve --listen "127.0.0.1:$PORT" --access-log off) >"$work/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 600); do
+    curl -sf -o /dev/null -H "Host: $HOST" "http://127.0.0.1:$PORT$URL_PATH" && break
+    sleep 0.2
+done
+wrk -t1 -c4 -d3s -H "Host: $HOST" "http://127.0.0.1:$PORT$URL_PATH" >/dev/null
+callgrind_control -z "$SERVER_PID" >/dev/null
+requests=$(wrk -t1 -c4 -d6s -H "Host: $HOST" "http://127.0.0.1:$PORT$URL_PATH" |
+    awk '/requests in/ {print $1}')
+callgrind_control -d "$SERVER_PID" >/dev/null
+dump=$(ls -t "$out".* | head -1)
+instructions=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+echo "$(basename "$BIN") $URL_PATH: $requests requests, $((instructions / requests)) instructions each"
+echo "profile: $dump (callgrind_annotate --inclusive=yes $dump)"
