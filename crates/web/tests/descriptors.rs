@@ -12,18 +12,6 @@ use common::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-/// One request answered on a connection that stays open.
-async fn kept_alive(addr: std::net::SocketAddr) -> TcpStream {
-    let mut conn = TcpStream::connect(addr).await.unwrap();
-    conn.write_all(b"GET /page/a HTTP/1.1\r\nHost: a.test\r\n\r\n")
-        .await
-        .unwrap();
-    let mut buf = vec![0u8; 4096];
-    let n = conn.read(&mut buf).await.unwrap();
-    assert_eq!(parse_response(&buf[..n]).unwrap().status, 200);
-    conn
-}
-
 /// Whether the server closed the connection (end of stream, or a reset).
 async fn closed_by_server(conn: &mut TcpStream) -> bool {
     let mut buf = [0u8; 64];
@@ -46,16 +34,8 @@ fn take_every_descriptor_but_one() -> Vec<std::fs::File> {
 /// when the visitor itself found no descriptor for its socket.
 async fn visit(addr: std::net::SocketAddr) -> Option<String> {
     let mut visitor = TcpStream::connect(addr).await.ok()?;
-    visitor
-        .write_all(b"GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n")
-        .await
-        .unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(Duration::from_secs(5), visitor.read_to_end(&mut answer))
-        .await
-        .expect("answered at once, not left hanging")
-        .unwrap();
-    Some(String::from_utf8_lossy(&answer).into_owned())
+    let request = b"GET / HTTP/1.1\r\nHost: a.test\r\nConnection: close\r\n\r\n";
+    Some(answered_at_once(&mut visitor, request).await)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

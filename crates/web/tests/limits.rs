@@ -234,25 +234,13 @@ async fn a_slowloris_client_is_cut_off_while_others_are_served() {
     s.shutdown().await;
 }
 
-/// A connection that has had one request answered and is now idle.
-async fn kept_alive(s: &TestServer) -> TcpStream {
-    let mut conn = TcpStream::connect(s.addr).await.unwrap();
-    conn.write_all(b"GET /page/a HTTP/1.1\r\nHost: a.test\r\n\r\n")
-        .await
-        .unwrap();
-    let mut buf = vec![0u8; 4096];
-    let n = conn.read(&mut buf).await.unwrap();
-    assert_eq!(parse_response(&buf[..n]).unwrap().status, 200);
-    conn
-}
-
 #[tokio::test]
 async fn idle_keep_alive_connections_are_closed_after_the_timeout() {
     let s = start(&two_sites(), |o| {
         o.header_read_timeout = Duration::from_secs(1)
     })
     .await;
-    let mut conn = kept_alive(&s).await;
+    let mut conn = kept_alive(s.addr).await;
     let mut buf = vec![0u8; 4096];
     let t = Instant::now();
     let n = tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf))
@@ -287,7 +275,7 @@ async fn keep_alive_and_pipelined_requests_are_answered_in_order() {
 #[tokio::test]
 async fn shutdown_closes_idle_keep_alive_connections_at_once() {
     let s = start(&two_sites(), |o| o.shutdown_grace = Duration::from_secs(10)).await;
-    let mut conn = kept_alive(&s).await;
+    let mut conn = kept_alive(s.addr).await;
     let mut buf = vec![0u8; 4096];
     let t = Instant::now();
     s.shutdown().await;
@@ -351,16 +339,7 @@ async fn one_address_holding_connections_open_gets_503_and_others_are_served() {
     }
     // A sixth from it is answered 503 at once.
     let mut sixth = from("127.0.0.1").await;
-    sixth
-        .write_all(b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n")
-        .await
-        .unwrap();
-    let mut answer = Vec::new();
-    tokio::time::timeout(Duration::from_secs(5), sixth.read_to_end(&mut answer))
-        .await
-        .expect("answered at once")
-        .unwrap();
-    let head = String::from_utf8_lossy(&answer);
+    let head = answered_at_once(&mut sixth, b"GET / HTTP/1.1\r\nHost: a.test\r\n\r\n").await;
     assert!(head.starts_with("HTTP/1.1 503"), "{head}");
     assert!(
         head.to_ascii_lowercase().contains("retry-after: 1"),

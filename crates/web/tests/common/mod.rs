@@ -454,3 +454,27 @@ template = "show.tpl"
     )
     .await
 }
+
+/// A connection to `addr` that has had one request answered and is now idle.
+pub async fn kept_alive(addr: SocketAddr) -> TcpStream {
+    let mut conn = TcpStream::connect(addr).await.unwrap();
+    conn.write_all(b"GET /page/a HTTP/1.1\r\nHost: a.test\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = conn.read(&mut buf).await.unwrap();
+    assert_eq!(parse_response(&buf[..n]).unwrap().status, 200);
+    conn
+}
+
+/// Sends `request` on `conn` and reads what comes back until the server
+/// closes, which must be within 5 s (not left hanging).
+pub async fn answered_at_once(conn: &mut TcpStream, request: &[u8]) -> String {
+    conn.write_all(request).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), conn.read_to_end(&mut answer))
+        .await
+        .expect("answered at once, not left hanging")
+        .unwrap();
+    String::from_utf8_lossy(&answer).into_owned()
+}
