@@ -629,3 +629,43 @@ async fn concurrent_patches_without_if_match_all_apply_and_a_stale_if_match_conf
     assert_eq!(stale.status, 409, "{}", stale.text());
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cached_page_carries_a_validator_and_a_revisit_with_it_gets_304() {
+    let s = start(&files(), |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let id = create(&store, "article", "First", true);
+    let first = get(s.addr, "news.test", "/").await;
+    assert_eq!(first.status, 200);
+    let etag = first.header("etag").expect("an ETag").to_string();
+    assert!(etag.starts_with("\"p"), "{etag}");
+    // From the cache, the same page and the same tag.
+    let again = get(s.addr, "news.test", "/").await;
+    assert_eq!(again.header("etag"), Some(etag.as_str()));
+    let revisit = get_with(
+        s.addr,
+        "news.test",
+        "/",
+        &format!("If-None-Match: {etag}\r\n"),
+    )
+    .await;
+    assert_eq!(revisit.status, 304, "the browser's copy is current");
+    assert!(revisit.body.is_empty());
+    // The page changes: the old tag no longer matches.
+    let now = store.resource(id).unwrap().unwrap();
+    let mut update = ResourceUpdate::new(id, now.version);
+    update.props = PropsChange::Merge(Props::new().with("title", "Changed"));
+    store.update_resource(update).unwrap();
+    let changed = wait_for(&s, "/", "[Changed]").await;
+    assert!(changed.contains("[Changed]"));
+    let revisit = get_with(
+        s.addr,
+        "news.test",
+        "/",
+        &format!("If-None-Match: {etag}\r\n"),
+    )
+    .await;
+    assert_eq!(revisit.status, 200, "a changed page is sent whole");
+    assert_ne!(revisit.header("etag"), Some(etag.as_str()));
+    s.shutdown().await;
+}

@@ -113,7 +113,12 @@ pub enum ModelValue {
 /// every anonymous visitor until a dependency of its render is flushed.
 #[derive(Debug)]
 pub struct CachedPage {
-    pub content_type: String,
+    /// Made once, when the page is stored, as its validator is.
+    pub content_type: http::HeaderValue,
+    /// A strong validator of the page's bytes (`"p…"`): the same bytes give
+    /// the same tag on every node and after every re-render, so a revisit is
+    /// answered `304` for as long as the page reads the same.
+    pub etag: http::HeaderValue,
     pub body: Arc<EncodedBody>,
 }
 
@@ -132,7 +137,7 @@ impl Weigh for ModelValue {
             ModelValue::Fragment { html, deps } => {
                 html.len() + deps.iter().map(|d| d.as_str().len() + 16).sum::<usize>()
             }
-            ModelValue::Page(p) => p.content_type.len() + p.body.len(),
+            ModelValue::Page(p) => p.content_type.len() + p.etag.len() + p.body.len(),
             _ => 0,
         }
     }
