@@ -442,3 +442,42 @@ async fn managers_store_access_rules_and_every_page_follows_at_once() {
     assert_eq!(back["stored"], false);
     assert_eq!(get(&s, &page, None).await.0, 200);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resource_read_carries_its_version_as_etag_and_a_revisit_with_it_gets_304() {
+    let s = starter_with("").await;
+    add_user(&s, "ed", "editors").await;
+    let eds = session(&s, "ed").await;
+    let editor = As::Session(&eds);
+    let new = json!({"category": "article", "props": {"title": "Tagged"}});
+    let (status, article, _) = call(&s, &editor, "POST", "/api/rsc", Some(new), None).await;
+    assert_eq!(status, 201, "{article}");
+    let id = article["id"].as_i64().unwrap();
+    let path = format!("/api/rsc/{id}");
+    let (status, read, headers) = call(&s, &editor, "GET", &path, None, None).await;
+    assert_eq!(status, 200, "{read}");
+    let etag = headers["etag"].to_str().unwrap().to_string();
+    assert_eq!(etag, format!("\"{}\"", read["version"]));
+    let revisit = |tag: String| {
+        client()
+            .get(url(&s, &path))
+            .header("cookie", &eds.cookie)
+            .header("if-none-match", tag)
+            .send()
+    };
+    let resp = revisit(etag.clone()).await.unwrap();
+    assert_eq!(resp.status(), 304, "the client's copy is current");
+    assert_eq!(resp.headers()["etag"], etag.as_str());
+    assert!(resp.bytes().await.unwrap().is_empty());
+    // Changed: the old tag gets the new version whole.
+    let patch = json!({"props": {"title": "Retagged"}});
+    let (status, patched, _) = call(&s, &editor, "PATCH", &path, Some(patch), None).await;
+    assert_eq!(status, 200, "{patched}");
+    let resp = revisit(etag.clone()).await.unwrap();
+    assert_eq!(resp.status(), 200, "a changed resource is sent whole");
+    assert_eq!(
+        resp.headers()["etag"],
+        format!("\"{}\"", patched["version"]).as_str()
+    );
+    s.shutdown().await;
+}

@@ -1,6 +1,6 @@
 //! `/api/rsc` and `/api/rsc/{id}`: create, read, change and delete resources.
 
-use http::header::LOCATION;
+use http::header::{CACHE_CONTROL, ETAG, IF_NONE_MATCH, LOCATION};
 use http::{HeaderValue, StatusCode};
 
 use bulwark_acl::Action;
@@ -10,7 +10,7 @@ use super::input::{NewFields, PatchFields, json_body, visibility};
 use super::{
     id_arg, if_match, no_content, not_found, reply, resource_for, resource_json, visible_resource,
 };
-use bulwark_web::{Access, Caller, Endpoint, Outcome, Problem, RequestCtx};
+use bulwark_web::{Access, Caller, Endpoint, Outcome, Problem, RequestCtx, json_response};
 use serde_json::json;
 
 /// How often a write without `If-Match` is tried again after losing a race with
@@ -18,14 +18,29 @@ use serde_json::json;
 /// write committed in between).
 const MAX_ATTEMPTS: u32 = 100;
 
-/// `GET /api/rsc/{id}`: the resource as the caller may see it; 410 for one
-/// that was public and is deleted.
+/// `GET /api/rsc/{id}`: the resource as the caller may see it, with its
+/// version as `ETag` (`"7"`, what `If-Match` takes): `If-None-Match` with it
+/// gets `304` and no body. 410 for one that was public and is deleted.
 pub(super) async fn read(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Problem> {
     let Some(id) = id_arg(req, "id") else {
         return Err(not_found());
     };
     match visible_resource(req, caller, id).await {
-        Ok(r) => reply(StatusCode::OK, resource_json(caller, req.site, &r)),
+        Ok(r) => {
+            let etag = HeaderValue::from_str(&format!("\"{}\"", r.version.0))
+                .expect("a number is a header value");
+            let mut resp = if none_match(req, &etag) {
+                let mut resp = http::Response::new(bulwark_http::Body::empty());
+                *resp.status_mut() = StatusCode::NOT_MODIFIED;
+                resp.headers_mut()
+                    .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                resp
+            } else {
+                json_response(StatusCode::OK, &resource_json(caller, req.site, &r))
+            };
+            resp.headers_mut().insert(ETAG, etag);
+            Ok(Outcome::Response(resp))
+        }
         Err(refused) => {
             let key = id.to_string();
             match req.site.models().store.run(move |s| s.deletion(&key)).await {
@@ -38,6 +53,21 @@ pub(super) async fn read(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Out
             }
         }
     }
+}
+
+/// Whether the caller's `If-None-Match` names `etag` (or `*`); weak tags
+/// compare equal to strong ones, as RFC 9110 has it for this header.
+fn none_match(req: &RequestCtx<'_>, etag: &HeaderValue) -> bool {
+    let Some(asked) = req.parts.headers.get(IF_NONE_MATCH) else {
+        return false;
+    };
+    let etag = etag.to_str().unwrap_or("");
+    asked
+        .to_str()
+        .unwrap_or("")
+        .split(',')
+        .map(|tag| tag.trim().trim_start_matches("W/"))
+        .any(|tag| tag == "*" || tag == etag)
 }
 
 /// `POST /api/rsc`: a new resource, if the rules let the caller insert its
@@ -223,10 +253,16 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                     "tags": [
                         "resources"
                     ],
-                    "description": "As the caller may see it: a resource they may not see is a 404, as one that does not exist; properties some groups may not read are left out.",
+                    "description": "As the caller may see it: a resource they may not see is a 404, as one that does not exist; properties some groups may not read are left out. The answer's ETag is the version (`\"7\"`); sent back in If-None-Match it gets 304 while the resource is unchanged.",
                     "responses": {
                         "200": {
                             "description": "The resource",
+                            "headers": {
+                                "ETag": {
+                                    "description": "The resource's version, quoted",
+                                    "schema": {"type": "string"}
+                                }
+                            },
                             "content": {
                                 "application/json": {
                                     "schema": {
@@ -234,6 +270,9 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                                     }
                                 }
                             }
+                        },
+                        "304": {
+                            "description": "Unchanged since the version named in If-None-Match"
                         },
                         "410": {
                             "$ref": "#/components/responses/Gone"
