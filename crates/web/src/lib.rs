@@ -75,6 +75,7 @@ pub use reload::{ReloadError, ReloadHandle};
 pub use render::{render_page, render_uncached};
 pub use representation::{Content, Outcome, Representation};
 pub use request::RequestCtx;
+pub use respond::not_modified;
 pub use site::{ModuleInfo, SiteRuntime};
 pub use sites::Sites;
 pub use stores::open_site_store;

@@ -8,8 +8,9 @@ use http::HeaderValue;
 use http::header::{IF_MODIFIED_SINCE, IF_NONE_MATCH};
 use http::request::Parts;
 
-/// Whether the client's copy is current: the answer is 304.
-pub(super) fn not_modified(
+/// Whether the client's copy is current: the answer is 304. For answers made
+/// outside [`respond`](super::respond) too (the JSON API's reads).
+pub fn not_modified(
     parts: &Parts,
     etag: Option<&HeaderValue>,
     modified: Option<SystemTime>,

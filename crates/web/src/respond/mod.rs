@@ -22,7 +22,7 @@ use crate::error_page::error_response;
 use crate::representation::{Content, Outcome};
 use crate::request::RequestCtx;
 
-use conditional::not_modified;
+pub use conditional::not_modified;
 use range::{open_at, parse_range};
 
 /// Bodies smaller than this are sent as they are: compressing them costs more than

@@ -98,11 +98,16 @@ pub(super) fn reply(status: StatusCode, value: serde_json::Value) -> Result<Outc
 }
 
 pub(super) fn no_content() -> Result<Outcome, Problem> {
+    Ok(Outcome::Response(empty(StatusCode::NO_CONTENT)))
+}
+
+/// An answer without a body (`204`, `304`), never stored by a cache.
+pub(super) fn empty(status: StatusCode) -> http::Response<bulwark_http::Body> {
     let mut resp = http::Response::new(bulwark_http::Body::empty());
-    *resp.status_mut() = StatusCode::NO_CONTENT;
+    *resp.status_mut() = status;
     resp.headers_mut()
         .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    Ok(Outcome::Response(resp))
+    resp
 }
 
 pub(super) fn not_found() -> Problem {

@@ -1,6 +1,6 @@
 //! `/api/rsc` and `/api/rsc/{id}`: create, read, change and delete resources.
 
-use http::header::{CACHE_CONTROL, ETAG, IF_NONE_MATCH, LOCATION};
+use http::header::{ETAG, LOCATION};
 use http::{HeaderValue, StatusCode};
 
 use bulwark_acl::Action;
@@ -8,9 +8,12 @@ use bulwark_store::{NewResource, PropsChange, ResourceId, ResourceUpdate, StoreE
 
 use super::input::{NewFields, PatchFields, json_body, visibility};
 use super::{
-    id_arg, if_match, no_content, not_found, reply, resource_for, resource_json, visible_resource,
+    empty, id_arg, if_match, no_content, not_found, reply, resource_for, resource_json,
+    visible_resource,
 };
-use bulwark_web::{Access, Caller, Endpoint, Outcome, Problem, RequestCtx, json_response};
+use bulwark_web::{
+    Access, Caller, Endpoint, Outcome, Problem, RequestCtx, json_response, not_modified,
+};
 use serde_json::json;
 
 /// How often a write without `If-Match` is tried again after losing a race with
@@ -29,12 +32,8 @@ pub(super) async fn read(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Out
         Ok(r) => {
             let etag = HeaderValue::from_str(&format!("\"{}\"", r.version.0))
                 .expect("a number is a header value");
-            let mut resp = if none_match(req, &etag) {
-                let mut resp = http::Response::new(bulwark_http::Body::empty());
-                *resp.status_mut() = StatusCode::NOT_MODIFIED;
-                resp.headers_mut()
-                    .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-                resp
+            let mut resp = if not_modified(req.parts, Some(&etag), None) {
+                empty(StatusCode::NOT_MODIFIED)
             } else {
                 json_response(StatusCode::OK, &resource_json(caller, req.site, &r))
             };
@@ -53,21 +52,6 @@ pub(super) async fn read(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Out
             }
         }
     }
-}
-
-/// Whether the caller's `If-None-Match` names `etag` (or `*`); weak tags
-/// compare equal to strong ones, as RFC 9110 has it for this header.
-fn none_match(req: &RequestCtx<'_>, etag: &HeaderValue) -> bool {
-    let Some(asked) = req.parts.headers.get(IF_NONE_MATCH) else {
-        return false;
-    };
-    let etag = etag.to_str().unwrap_or("");
-    asked
-        .to_str()
-        .unwrap_or("")
-        .split(',')
-        .map(|tag| tag.trim().trim_start_matches("W/"))
-        .any(|tag| tag == "*" || tag == etag)
 }
 
 /// `POST /api/rsc`: a new resource, if the rules let the caller insert its
