@@ -293,6 +293,8 @@ struct Open {
     per_address: std::collections::HashMap<IpAddr, usize>,
     /// Set at shutdown: a connection opened since is asked to close at once.
     closing: bool,
+    /// How many times idle connections have been shed ([`Book::shed_idle`]).
+    sheddings: u32,
 }
 
 /// Why a connection is asked to close; the larger wins.
@@ -311,6 +313,8 @@ struct Control {
     used: std::sync::atomic::AtomicBool,
     /// [`SHED`] or [`SHUTDOWN`] when asked to close, else 0.
     close: std::sync::atomic::AtomicU8,
+    /// [`Open::sheddings`] when the connection was admitted.
+    admitted_after: u32,
     waker: futures_util::task::AtomicWaker,
 }
 
@@ -374,7 +378,6 @@ impl Book {
     /// already. `counted: false` for a trusted proxy, which has no cap.
     fn admit(self: &Arc<Self>, ip: IpAddr, counted: bool) -> Option<Entry> {
         let key = counted.then(|| crate::forwarded::visitor_network(ip));
-        let control = Arc::new(Control::default());
         let mut open = self.lock();
         if let Some(key) = key {
             let n = open.per_address.entry(key).or_insert(0);
@@ -383,6 +386,10 @@ impl Book {
             }
             *n += 1;
         }
+        let control = Arc::new(Control {
+            admitted_after: open.sheddings,
+            ..Control::default()
+        });
         if open.closing {
             control.ask(SHUTDOWN);
         }
@@ -412,11 +419,21 @@ impl Book {
     /// says how many there were. What nginx does when its connections run out:
     /// a keep-alive connection waiting for a next request, or one that never
     /// sent any, is the cheapest thing to give up; a browser opens a new one.
+    ///
+    /// Spared once: a connection admitted since the last shedding that has not
+    /// sent its request yet. It is most likely the visitor that shedding made
+    /// room for, and `accept` fails for lack of a descriptor even with nobody
+    /// waiting (Linux takes the descriptor before it looks at the queue), so a
+    /// second shedding can follow the first at once. Shed the next time.
     fn shed_idle(&self) -> usize {
-        let open = self.lock();
+        let mut open = self.lock();
+        let last = open.sheddings;
+        open.sheddings = last.wrapping_add(1);
         let mut asked = 0;
         for (_, control) in &open.connections {
-            if control.is_idle() {
+            let newcomer =
+                last > 0 && control.admitted_after == last && !control.used.load(Ordering::Acquire);
+            if control.is_idle() && !newcomer {
                 control.ask(SHED);
                 asked += 1;
             }
