@@ -8,6 +8,7 @@
 #   bench/ab.sh [BASE_COMMIT]          # default: HEAD~1, against the work tree
 #   ROUNDS=3 DURATION=6 CONNECTIONS=50 bench/ab.sh b9490a8
 #   BASE_BIN=... NEW_BIN=... bench/ab.sh   # two binaries built already
+#   ACCESS_LOG=on bench/ab.sh             # both servers write an access log file
 #
 # Scenarios: /json and /random (templates, no cache) and /cached (page cache)
 # of bench/sites; the starter site's front page from the page cache
@@ -55,9 +56,12 @@ prepare() {
     mkdir -p "$dir/sites/default/files"
     head -c 20480 /dev/urandom >"$dir/sites/default/files/20k.bin"
 }
+access_log() {
+    if [ "${ACCESS_LOG:-off}" = on ]; then echo "$work/$1-access.log"; else echo off; fi
+}
 start() {
     (cd "$work/$1" && BULWARK_ADMIN_PASSWORD="$password" BULWARK_LOG=warn \
-        exec "$2" serve --listen "127.0.0.1:$PORT" --access-log off) >"$work/$1.log" 2>&1 &
+        exec "$2" serve --listen "127.0.0.1:$PORT" --access-log "$(access_log "$1")") >"$work/$1.log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/" && return; sleep 0.1; done
     echo "the $1 server did not start:" >&2

@@ -8,6 +8,7 @@
 #
 #   bench/files.sh                      # 3 rounds of 6 s per file and server, 100 connections
 #   DURATION=20 CONNECTIONS=256 bench/files.sh
+#   ACCESS_LOG=on bench/files.sh        # both servers write an access log file
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-6}
@@ -32,9 +33,15 @@ head -c 20480 /dev/urandom >"$work/sites/files/files/20k.jpg"
 head -c 1048576 /dev/urandom >"$work/sites/files/files/1m.jpg"
 chmod -R a+rX "$work/sites"
 
-cargo build --release -q -p bulwark
-target/release/bulwark serve --sites "$work/sites" --listen "127.0.0.1:$BULWARK_PORT" \
-    --access-log off >"$work/bulwark.log" 2>&1 &
+bulwark_log=off
+if [ "${ACCESS_LOG:-off}" = on ]; then
+    bulwark_log="$work/bulwark-access.log"
+    export NGINX_ACCESS_LOG="$work/nginx-access.log"
+fi
+BULWARK_BIN=${BULWARK_BIN:-target/release/bulwark}
+[ "$BULWARK_BIN" != target/release/bulwark ] || cargo build --release -q -p bulwark
+"$BULWARK_BIN" serve --sites "$work/sites" --listen "127.0.0.1:$BULWARK_PORT" \
+    --access-log "$bulwark_log" >"$work/bulwark.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$BULWARK_PORT/files/20k.jpg" >/dev/null && break; sleep 0.1; done
 

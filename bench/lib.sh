@@ -15,7 +15,8 @@ bench_cleanup() {
 trap bench_cleanup EXIT
 
 # start_nginx PORT LOCATIONS: nginx with 2 workers (the machine's cores) on
-# 127.0.0.1:PORT, with the given location blocks.
+# 127.0.0.1:PORT, with the given location blocks; no access log unless
+# NGINX_ACCESS_LOG names a file.
 start_nginx() {
     cat >"$work/nginx.conf" <<NGINX
 worker_processes 2;
@@ -23,7 +24,7 @@ pid $work/nginx.pid;
 error_log $work/nginx-error.log;
 events { worker_connections 4096; }
 http {
-    access_log off;
+    access_log ${NGINX_ACCESS_LOG:-off};
     keepalive_requests 1000000;
     server {
         listen 127.0.0.1:$1;

@@ -28,8 +28,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures_util::FutureExt;
-use http::header::{CONTENT_LENGTH, HOST, REFERER, USER_AGENT};
-use http::{HeaderValue, Request, Response, StatusCode};
+use http::header::CONTENT_LENGTH;
+use http::{Request, Response, StatusCode};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -219,6 +219,8 @@ impl<H: Handler> Server<H> {
                 tracing::warn!("shutdown grace period over; closing remaining connections");
             }
         }
+        let log = self.state.log.clone();
+        let _ = tokio::task::spawn_blocking(move || log.finish()).await;
     }
 }
 
@@ -748,21 +750,7 @@ async fn handle<H: Handler>(
 ) -> Response<Body> {
     let start = Instant::now();
     let peer = state.options.trusted_proxies.resolve(peer, req.headers());
-    let logged = state.log.enabled().then(|| {
-        // Copied, not kept: a header value is a slice of the connection's read buffer.
-        let header = |name| {
-            req.headers()
-                .get(name)
-                .map_or(&b"-"[..], HeaderValue::as_bytes)
-                .to_vec()
-        };
-        (
-            format!("{} {} {:?}", req.method(), req.uri(), req.version()).into_bytes(),
-            header(HOST),
-            header(REFERER),
-            header(USER_AGENT),
-        )
-    });
+    let logged = state.log.enabled().then(|| AccessEntry::of(&req));
     let resp = match AssertUnwindSafe(state.handler.handle(req, peer))
         .catch_unwind()
         .await
@@ -781,23 +769,17 @@ async fn handle<H: Handler>(
             )
         }
     };
-    if let Some((request_line, host, referer, user_agent)) = logged {
-        let bytes = resp
+    if let Some(mut entry) = logged {
+        entry.bytes = resp
             .headers()
             .get(CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok()?.parse().ok())
             .unwrap_or(0);
-        state.log.record(AccessEntry {
-            time: SystemTime::now(),
-            peer: peer.addr.ip(),
-            host,
-            request_line,
-            status: resp.status().as_u16(),
-            bytes,
-            referer,
-            user_agent,
-            duration: start.elapsed(),
-        });
+        entry.time = SystemTime::now();
+        entry.peer = peer.addr.ip();
+        entry.status = resp.status().as_u16();
+        entry.duration = start.elapsed();
+        state.log.record(entry);
     }
     resp
 }
