@@ -481,3 +481,60 @@ async fn a_resource_read_carries_its_version_as_etag_and_a_revisit_with_it_gets_
     );
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_json_answer_is_compressed_when_the_client_takes_it() {
+    use std::io::Read;
+    let s = starter_with("").await;
+    add_user(&s, "ed", "editors").await;
+    let eds = session(&s, "ed").await;
+    let editor = As::Session(&eds);
+    let body = "Words that repeat compress well. ".repeat(100);
+    let new = json!({"category": "article", "props": {"title": "Long", "body": body}});
+    let (status, article, _) = call(&s, &editor, "POST", "/api/rsc", Some(new), None).await;
+    assert_eq!(status, 201, "{article}");
+    let path = format!("/api/rsc/{}", article["id"]);
+    // A client that decodes nothing itself, to see the bytes as sent.
+    let raw = reqwest::Client::builder()
+        .no_gzip()
+        .no_brotli()
+        .build()
+        .unwrap();
+    let read = |encoding: &'static str| {
+        raw.get(url(&s, &path))
+            .header("cookie", &eds.cookie)
+            .header("accept-encoding", encoding)
+            .send()
+    };
+
+    let plain = read("identity").await.unwrap();
+    assert_eq!(plain.headers().get("content-encoding"), None);
+    let plain: serde_json::Value = serde_json::from_slice(&plain.bytes().await.unwrap()).unwrap();
+    assert_eq!(plain["props"]["body"], body.as_str());
+
+    let gzipped = read("gzip").await.unwrap();
+    assert_eq!(gzipped.status(), 200);
+    assert_eq!(gzipped.headers()["content-encoding"], "gzip");
+    assert_eq!(gzipped.headers()["vary"], "Accept-Encoding");
+    let sent = gzipped.bytes().await.unwrap();
+    assert!(sent.len() < body.len() / 4, "{} bytes sent", sent.len());
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&sent[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    let decoded: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(decoded, plain, "the same answer, compressed");
+
+    let brotli = read("br").await.unwrap();
+    assert_eq!(brotli.headers()["content-encoding"], "br");
+    let sent = brotli.bytes().await.unwrap();
+    let mut text = String::new();
+    brotli::Decompressor::new(&sent[..], 4096)
+        .read_to_string(&mut text)
+        .unwrap();
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+        plain
+    );
+    s.shutdown().await;
+}

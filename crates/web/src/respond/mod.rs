@@ -39,7 +39,7 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
     let repr = match outcome {
         Outcome::Found(repr) => repr,
         Outcome::NotFound => return error_response(req.site, StatusCode::NOT_FOUND, None),
-        Outcome::Response(resp) => return resp,
+        Outcome::Response(resp) => return compressed(req, resp),
         Outcome::Failed(err) if err.kind == RenderErrorKind::StoreBusy => {
             tracing::warn!(site = %req.site.site().name(), path = %req.parts.uri.path(), "{err}");
             req.site.renders().note_database_busy();
@@ -180,6 +180,57 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
     }
     let body = if head { Body::empty() } else { body };
     resp.body(body).expect("headers are valid")
+}
+
+/// An answer a controller built whole (the JSON API, the admin's and the
+/// modules' own answers), compressed as a rendered page is: when it is text or
+/// JSON, large enough, not encoded already, and the client takes an encoding.
+fn compressed(req: &RequestCtx<'_>, mut resp: Response<Body>) -> Response<Body> {
+    let Body::Full(Some(bytes)) = resp.body() else {
+        return resp;
+    };
+    let headers = resp.headers();
+    if bytes.len() < COMPRESS_MIN
+        || resp.status() == StatusCode::PARTIAL_CONTENT
+        || headers.contains_key(CONTENT_ENCODING)
+        || !headers.get(CONTENT_TYPE).is_some_and(compressible)
+    {
+        return resp;
+    }
+    let encoding = negotiate(&req.parts.headers);
+    let encoded = encoding
+        .header_value()
+        .map(|name| (name, compress(bytes, encoding, Effort::Fast)));
+    let headers = resp.headers_mut();
+    headers.append(VARY, HeaderValue::from_static("Accept-Encoding"));
+    if let Some((name, body)) = encoded {
+        headers.insert(CONTENT_ENCODING, HeaderValue::from_static(name));
+        if headers.contains_key(CONTENT_LENGTH) {
+            headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+        }
+        *resp.body_mut() = Body::from(body);
+    }
+    resp
+}
+
+/// Whether a body of this type is worth compressing: text, JSON, XML and
+/// scripts (not images, archives or anything compressed already).
+fn compressible(content_type: &HeaderValue) -> bool {
+    let essence = content_type
+        .to_str()
+        .unwrap_or_default()
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence.starts_with("text/")
+        || essence.ends_with("+json")
+        || essence.ends_with("+xml")
+        || matches!(
+            essence.as_str(),
+            "application/json" | "application/xml" | "application/javascript"
+        )
 }
 
 /// The part of a body of `len` bytes the request asks for (`Range`), as
