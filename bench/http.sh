@@ -4,6 +4,7 @@
 #
 #   bench/http.sh                 # 10 s per scenario, 100 connections
 #   DURATION=30 CONNECTIONS=256 bench/http.sh
+#   CONNECTIONS=3000 BULWARK_BIN=/path/to/bulwark bench/http.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-10}
@@ -16,8 +17,10 @@ source bench/lib.sh
 need wrk wrk
 need nginx nginx-light
 
-cargo build --release -q -p bulwark
-target/release/bulwark serve --sites bench/sites --listen "127.0.0.1:$BULWARK_PORT" \
+BULWARK_BIN=${BULWARK_BIN:-target/release/bulwark}
+[ "$BULWARK_BIN" != target/release/bulwark ] || cargo build --release -q -p bulwark
+ulimit -n "$(ulimit -Hn)"
+"$BULWARK_BIN" serve --sites bench/sites --listen "127.0.0.1:$BULWARK_PORT" \
     --access-log off >"$work/bulwark.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$BULWARK_PORT/json" >/dev/null && break; sleep 0.1; done

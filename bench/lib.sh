@@ -14,15 +14,16 @@ bench_cleanup() {
 }
 trap bench_cleanup EXIT
 
-# start_nginx PORT LOCATIONS: nginx with 2 workers (the machine's cores) on
+# start_nginx PORT LOCATIONS: nginx with 2 workers (the machine's cores; or
+# NGINX_WORKERS) on
 # 127.0.0.1:PORT, with the given location blocks; no access log unless
 # NGINX_ACCESS_LOG names a file.
 start_nginx() {
     cat >"$work/nginx.conf" <<NGINX
-worker_processes 2;
+worker_processes ${NGINX_WORKERS:-2};
 pid $work/nginx.pid;
 error_log $work/nginx-error.log;
-events { worker_connections 4096; }
+events { worker_connections ${NGINX_CONNECTIONS:-4096}; }
 http {
     access_log ${NGINX_ACCESS_LOG:-off};
     keepalive_requests 1000000;
