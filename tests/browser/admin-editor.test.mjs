@@ -7,34 +7,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { screenshotsDir, serverAndBrowser } from "./helpers.mjs";
+import { logOn as logOnAs, screenshotsDir, newArticle as newArticleIn, said, serverAndBrowser } from "./helpers.mjs";
 
 const PASSWORD = "browser-test-admin-password";
 const SHOTS = screenshotsDir("admin");
 const env = serverAndBrowser({ env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
 
-async function logOn(context) {
-  const page = await context.newPage();
-  await page.setViewportSize({ width: 1100, height: 900 });
-  await page.goto(env.server.url + "/admin");
-  await page.waitForURL(/\/logon\?next=/);
-  await page.fill("#username", "admin");
-  await page.fill("#password", PASSWORD);
-  await Promise.all([page.waitForURL(env.server.url + "/admin"), page.click('form.auth-form button[type="submit"]')]);
-  return page;
-}
-
-async function said(page, selector, pattern) {
-  try {
-    await page.waitForFunction(
-      ([selector, source]) => new RegExp(source).test(document.querySelector(selector).textContent),
-      [selector, pattern.source],
-      { timeout: 15000 },
-    );
-  } catch (e) {
-    const text = await page.locator(selector).textContent().catch(() => "(nothing)");
-    throw new Error(`${selector} never matched ${pattern}: it says ${JSON.stringify(text)}`);
-  }
+function logOn(context) {
+  return logOnAs(env.server, context, PASSWORD);
 }
 
 async function save(page) {
@@ -44,12 +24,8 @@ async function save(page) {
   assert.ok(Number(await page.locator("#editor").getAttribute("data-version")) > before);
 }
 
-async function newArticle(page, title) {
-  await page.goto(env.server.url + "/admin/new");
-  await page.selectOption('#new-resource select[name="category"]', "article");
-  await page.fill('#new-resource input[name="title"]', title);
-  await Promise.all([page.waitForURL(/\/admin\/edit\/\d+$/), page.click('#new-resource button[type="submit"]')]);
-  return Number(page.url().match(/(\d+)$/)[1]);
+function newArticle(page, title) {
+  return newArticleIn(env.server, page, title);
 }
 
 test("an article is made, written in rich text, published, and the site shows it", async () => {

@@ -1,22 +1,16 @@
 // The admin's editor in a real browser: the administrator logs on, finds an
 // article in /admin/resources, changes its title and the public page shows it;
-// the same article open in two tabs: the second save is refused with the
-// conflict message, and the first one's change stands.
+// the same article open in two tabs: the second save is held back with both
+// versions shown, and the first one's change stands.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { serverAndBrowser } from "./helpers.mjs";
+import { logOn as logOnAs, serverAndBrowser } from "./helpers.mjs";
 
 const PASSWORD = "browser-test-admin-password";
 const env = serverAndBrowser({ env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
 
-async function logOn(context) {
-  const page = await context.newPage();
-  await page.goto(env.server.url + "/admin");
-  await page.waitForURL(/\/logon\?next=/);
-  await page.fill("#username", "admin");
-  await page.fill("#password", PASSWORD);
-  await Promise.all([page.waitForURL(env.server.url + "/admin"), page.click('form.auth-form button[type="submit"]')]);
-  return page;
+function logOn(context) {
+  return logOnAs(env.server, context, PASSWORD);
 }
 
 test("an editor changes an article's title; a concurrent edit is shown, not overwritten", async () => {
@@ -50,7 +44,8 @@ test("an editor changes an article's title; a concurrent edit is shown, not over
   // The second tab still holds the old version: its save is refused and says so.
   await other.fill("#title", "Lost update");
   await other.click('#editor button[type="submit"]');
-  await other.waitForFunction(() => /Someone else changed this page/.test(document.getElementById("status").textContent));
+  await other.waitForFunction(() => /someone else saved this page meanwhile/.test(document.getElementById("status").textContent));
+  assert.equal(await other.locator("#conflict").isVisible(), true, "both versions are shown");
   await pub.reload();
   assert.equal(await pub.locator("article h1").textContent(), title);
 

@@ -98,3 +98,59 @@ export function serverAndBrowser(options) {
   });
   return env;
 }
+
+/// A page of `context` logged on to `server` as `username`, on /admin.
+export async function logOn(server, context, password, username = "admin") {
+  const page = await context.newPage();
+  await page.setViewportSize({ width: 1100, height: 900 });
+  await page.goto(server.url + "/admin");
+  await page.waitForURL(/\/logon\?next=/);
+  await page.fill("#username", username);
+  await page.fill("#password", password);
+  await Promise.all([page.waitForURL(server.url + "/admin"), page.click('form.auth-form button[type="submit"]')]);
+  return page;
+}
+
+/// A JPEG drawn in the page's canvas (1200 x 800): `hue` makes each one different.
+export async function pictureBytes(page, hue) {
+  const base64 = await page.evaluate((hue) => {
+    const c = document.createElement("canvas");
+    c.width = 1200;
+    c.height = 800;
+    const g = c.getContext("2d");
+    const grad = g.createLinearGradient(0, 0, 1200, 800);
+    grad.addColorStop(0, `hsl(${hue}, 70%, 60%)`);
+    grad.addColorStop(1, `hsl(${hue + 120}, 70%, 30%)`);
+    g.fillStyle = grad;
+    g.fillRect(0, 0, 1200, 800);
+    g.fillStyle = "white";
+    g.beginPath();
+    g.arc(600, 400, 150, 0, 2 * Math.PI);
+    g.fill();
+    return c.toDataURL("image/jpeg", 0.9).split(",")[1];
+  }, hue);
+  return Buffer.from(base64, "base64");
+}
+
+/// Waits until the text of `selector` matches `pattern`; fails saying what it said.
+export async function said(page, selector, pattern) {
+  try {
+    await page.waitForFunction(
+      ([selector, source]) => new RegExp(source).test(document.querySelector(selector).textContent),
+      [selector, pattern.source],
+      { timeout: 15000 },
+    );
+  } catch (e) {
+    const text = await page.locator(selector).textContent().catch(() => "(nothing)");
+    throw new Error(`${selector} never matched ${pattern}: it says ${JSON.stringify(text)}`);
+  }
+}
+
+/// A new article made on /admin/new by a logged-on `page`, left in its editor; its id.
+export async function newArticle(server, page, title) {
+  await page.goto(server.url + "/admin/new");
+  await page.selectOption('#new-resource select[name="category"]', "article");
+  await page.fill('#new-resource input[name="title"]', title);
+  await Promise.all([page.waitForURL(/\/admin\/edit\/\d+$/), page.click('#new-resource button[type="submit"]')]);
+  return Number(page.url().match(/(\d+)$/)[1]);
+}

@@ -6,42 +6,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { screenshotsDir, serverAndBrowser } from "./helpers.mjs";
+import { logOn as logOnAs, pictureBytes, screenshotsDir, serverAndBrowser } from "./helpers.mjs";
 
 const PASSWORD = "browser-test-admin-password";
 const SHOTS = screenshotsDir("media");
 const env = serverAndBrowser({ env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
 
-async function logOn(context) {
-  const page = await context.newPage();
-  await page.setViewportSize({ width: 1100, height: 900 });
-  await page.goto(env.server.url + "/admin");
-  await page.waitForURL(/\/logon\?next=/);
-  await page.fill("#username", "admin");
-  await page.fill("#password", PASSWORD);
-  await Promise.all([page.waitForURL(env.server.url + "/admin"), page.click('form.auth-form button[type="submit"]')]);
-  return page;
-}
-
-// A picture drawn in the page's canvas: `hue` makes each one different.
-async function pictureBytes(page, hue) {
-  const base64 = await page.evaluate((hue) => {
-    const c = document.createElement("canvas");
-    c.width = 1200;
-    c.height = 800;
-    const g = c.getContext("2d");
-    const grad = g.createLinearGradient(0, 0, 1200, 800);
-    grad.addColorStop(0, `hsl(${hue}, 70%, 60%)`);
-    grad.addColorStop(1, `hsl(${hue + 120}, 70%, 30%)`);
-    g.fillStyle = grad;
-    g.fillRect(0, 0, 1200, 800);
-    g.fillStyle = "white";
-    g.beginPath();
-    g.arc(600, 400, 150, 0, 2 * Math.PI);
-    g.fill();
-    return c.toDataURL("image/jpeg", 0.9).split(",")[1];
-  }, hue);
-  return Buffer.from(base64, "base64");
+function logOn(context) {
+  return logOnAs(env.server, context, PASSWORD);
 }
 
 test("files dropped on the library upload with progress and appear; a wrong one says why", async () => {
@@ -107,7 +79,8 @@ test("an article gets a picture from the library and its page shows it", async (
   await page.click("#depiction summary");
   const other = page.locator('#depiction button[data-pick]').last();
   const otherId = await other.getAttribute("data-pick");
-  await Promise.all([page.waitForEvent("load"), other.click()]);
+  await other.click();
+  await page.waitForFunction(() => /^The picture is saved\.$/.test(document.querySelector("#depiction-status").textContent), null, { timeout: 15000 });
   const current = page.locator("#depiction .current-picture img");
   assert.equal(await current.count(), 1, "one picture");
   assert.match(await current.getAttribute("src"), new RegExp(`^/media/preview/${otherId}/thumbnail/`));
@@ -146,7 +119,8 @@ test("an image's focal point, clicked in its editor, moves its crops", async () 
   const image = page.locator("#focus-image");
   await image.scrollIntoViewIfNeeded();
   const box = await image.boundingBox();
-  await Promise.all([page.waitForEvent("load"), image.click({ position: { x: box.width * 0.9, y: box.height * 0.5 } })]);
+  await image.click({ position: { x: box.width * 0.9, y: box.height * 0.5 } });
+  await page.waitForFunction(() => /^Saved/.test(document.querySelector("#focus-status").textContent), null, { timeout: 15000 });
   assert.equal(Number(await page.inputValue("#focus-x")), 90);
   assert.equal(Number(await page.inputValue("#focus-y")), 50);
   const after = await page.locator("#focus img").last().getAttribute("src");

@@ -62,6 +62,16 @@
   </fieldset>
   <p><button type="submit">Save</button></p>
   <p id="status" role="status" aria-live="polite"></p>
+  <div id="draft" class="notice" role="region" aria-labelledby="draft-title" hidden>
+    <p id="draft-title"></p>
+    <p><button type="button" id="draft-restore">Restore them</button> <button type="button" id="draft-discard">Discard them</button></p>
+  </div>
+  <div id="conflict" class="notice" role="region" aria-labelledby="conflict-title" hidden>
+    <h2 id="conflict-title">Someone else saved this while you were writing</h2>
+    <p>Nothing you wrote is lost: it is still in the form. What they saved (struck through) against what you have (underlined):</p>
+    <div id="conflict-diff" class="diff"></div>
+    <p><button type="button" id="conflict-mine">Save mine over theirs</button> <button type="button" id="conflict-theirs">Take theirs, drop mine</button></p>
+  </div>
 </form>
 
 {% if "media" in site_modules and r.category == "image" %}
@@ -77,7 +87,7 @@
     <p><br><button type="submit">Save the focal point</button></p>
   </form>
   <p id="focus-status" class="message" role="status" aria-live="polite"></p>
-  <p>As the thumbnail crops it: {{ image(r.id, "thumbnail") }}</p>
+  <p id="focus-preview">As the thumbnail crops it: {{ image(r.id, "thumbnail") }}</p>
 </section>
 {% endif %}
 {% if "media" in site_modules %}

@@ -78,6 +78,120 @@
     return input.value ? new Date(input.value).toISOString() : null;
   }
 
+  // Nothing typed is lost. What the form holds is compared with what was last
+  // saved: leaving with a difference asks first, and the difference is kept in
+  // this browser's storage as it is typed, offered back when the editor opens
+  // again (after a closed tab, a crash, a lost connection).
+  function currentBody() {
+    return editor && textarea.hidden ? editor.getHTML() : textarea.value;
+  }
+  var fieldNames = ["title", "summary", "category", "name", "slug", "published",
+    "publication_start", "publication_end", "visibility"];
+  function snapshot() {
+    var fields = { body: currentBody() };
+    fieldNames.forEach(function (n) {
+      var el = form.elements[n];
+      fields[n] = el.type === "checkbox" ? el.checked : el.value;
+    });
+    return fields;
+  }
+  function fill(fields) {
+    fieldNames.forEach(function (n) {
+      var el = form.elements[n];
+      if (!(n in fields)) return;
+      if (el.type === "checkbox") el.checked = fields[n]; else el.value = fields[n];
+    });
+    textarea.value = fields.body || "";
+    if (editor) editor.setHTML(textarea.value);
+  }
+  var savedState = JSON.stringify(snapshot());
+  function dirty() { return JSON.stringify(snapshot()) !== savedState; }
+  var draftKey = "bulwark.draft." + location.host + "." + id;
+  function keepDraft() {
+    try {
+      if (dirty()) {
+        localStorage.setItem(draftKey, JSON.stringify({ version: Number(form.dataset.version), at: Date.now(), fields: snapshot() }));
+      } else {
+        localStorage.removeItem(draftKey);
+      }
+    } catch (e) { /* storage full or refused: the leave warning still guards */ }
+  }
+  var draftTimer = null;
+  function changed() {
+    clearTimeout(draftTimer);
+    draftTimer = setTimeout(keepDraft, 500);
+  }
+  form.addEventListener("input", changed);
+  form.addEventListener("change", changed);
+  if (editor) editor.addEventListener("input", changed);
+  window.addEventListener("beforeunload", function (event) {
+    if (!dirty()) return;
+    keepDraft();
+    event.preventDefault();
+    event.returnValue = "";
+  });
+  function markSaved() {
+    savedState = JSON.stringify(snapshot());
+    try { localStorage.removeItem(draftKey); } catch (e) { /* nothing kept */ }
+  }
+
+  var draftBox = document.getElementById("draft");
+  (function offerDraft() {
+    var kept = null;
+    try { kept = JSON.parse(localStorage.getItem(draftKey) || "null"); } catch (e) { kept = null; }
+    if (!kept || !kept.fields || JSON.stringify(kept.fields) === savedState) return;
+    var when = new Date(kept.at);
+    document.getElementById("draft-title").textContent =
+      "You have changes here that were not saved, from " + when.toLocaleString() +
+      (kept.version < Number(form.dataset.version) ? " (this page has been saved by someone since: you will see both before yours replaces theirs)." : ".");
+    draftBox.hidden = false;
+    document.getElementById("draft-restore").addEventListener("click", function () {
+      fill(kept.fields);
+      // Saved against the version it was written on: if that is not the
+      // latest any more, the save shows both versions first.
+      if (kept.version < Number(form.dataset.version)) form.dataset.version = kept.version;
+      draftBox.hidden = true;
+      say("Your unsaved changes are back in the form. Save to keep them.", "");
+      form.elements.title.focus();
+    });
+    document.getElementById("draft-discard").addEventListener("click", function () {
+      try { localStorage.removeItem(draftKey); } catch (e) { /* nothing kept */ }
+      draftBox.hidden = true;
+      form.elements.title.focus();
+    });
+  })();
+
+  // A save refused because someone else saved first: both versions shown,
+  // and the editor chooses.
+  var conflictBox = document.getElementById("conflict");
+  var theirs = null;
+  function showConflict() {
+    return Admin.api("GET", "/api/rsc/" + id).then(function (current) {
+      theirs = current;
+      var diff = document.getElementById("conflict-diff");
+      diff.innerHTML = "";
+      diff.appendChild(diffOf(describe(current.props || {}), describe(snapshot())));
+      conflictBox.hidden = false;
+      say("Not saved yet: someone else saved this page meanwhile. Choose below.", "conflict");
+      document.getElementById("conflict-title").tabIndex = -1;
+      document.getElementById("conflict-title").focus();
+    });
+  }
+  document.getElementById("conflict-mine").addEventListener("click", function () {
+    if (!theirs) return;
+    form.dataset.version = theirs.version;
+    conflictBox.hidden = true;
+    form.requestSubmit();
+  });
+  document.getElementById("conflict-theirs").addEventListener("click", function () {
+    if (!theirs) return;
+    var p = theirs.props || {};
+    fill({ title: p.title || "", summary: p.summary || "", body: p.body || "" });
+    form.dataset.version = theirs.version;
+    conflictBox.hidden = true;
+    say("Their version is in the form; yours is dropped.", "");
+  });
+
   var original = { name: form.elements.name.value, slug: form.elements.slug.value };
   form.addEventListener("submit", function (event) {
     event.preventDefault();
@@ -117,11 +231,12 @@
           original = { name: name, slug: slug };
           document.getElementById("heading").textContent = r.answer.props.title || "(untitled)";
           say("Saved.", "ok");
+          markSaved();
+          conflictBox.hidden = true;
           refreshPreview();
           loadRevisions();
         } else if (r.res.status === 409) {
-          say("Someone else changed this page since you opened it. Your change was not saved: " +
-            "reload the page to see their version, then make your change again.", "conflict");
+          return showConflict();
         } else {
           say("Not saved: " + (r.answer.detail || r.res.status), "error");
         }
@@ -265,6 +380,19 @@
   });
   loadEdges();
 
+  // Two texts word by word: what only the first has struck through, what
+  // only the second has underlined.
+  function diffOf(before, after) {
+    var parts = window.Diff ? window.Diff.diffWords(before, after) : [{ removed: true, value: before }, { added: true, value: after }];
+    var pre = document.createElement("pre");
+    parts.forEach(function (part) {
+      var el = document.createElement(part.added ? "ins" : part.removed ? "del" : "span");
+      el.textContent = part.value;
+      pre.appendChild(el);
+    });
+    return pre;
+  }
+
   // Revisions: what each earlier version said, compared with now, and put back.
   var revStatus = document.getElementById("revisions-status");
   var revList = document.getElementById("revision-list");
@@ -280,13 +408,7 @@
   function showDiff(old) {
     var now = { title: form.title.value, summary: form.summary.value, body: textarea.value };
     diffBox.innerHTML = "";
-    var parts = window.Diff ? window.Diff.diffWords(describe(old), describe(now)) : [{ value: describe(old) }];
-    var pre = document.createElement("pre");
-    parts.forEach(function (part) {
-      var el = document.createElement(part.added ? "ins" : part.removed ? "del" : "span");
-      el.textContent = part.value;
-      pre.appendChild(el);
-    });
+    var pre = diffOf(describe(old), describe(now));
     var caption = document.createElement("p");
     caption.textContent = "From that version (struck through) to what the form holds now (underlined):";
     diffBox.appendChild(caption);

@@ -26,6 +26,25 @@
     });
   }
 
+  // A part of the editor as the server renders it now, put in place of the
+  // one shown: the rest of the page, and whatever is typed in its form, is
+  // left as it is (a reload would throw unsaved text away).
+  function refresh(elementId) {
+    return fetch(location.href, { credentials: "same-origin" })
+      .then(function (res) {
+        if (!res.ok) throw new Error(res.status + " " + res.statusText);
+        return res.text();
+      })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html").getElementById(elementId);
+        var shown = document.getElementById(elementId);
+        if (!fresh || !shown) throw new Error("the page has no " + elementId);
+        var placed = document.importNode(fresh, true);
+        shown.replaceWith(placed);
+        return placed;
+      });
+  }
+
   var zone = document.getElementById("dropzone");
   if (zone) {
     var list = document.getElementById("uploads");
@@ -128,7 +147,11 @@
       }).then(function (res) {
         return res.json().then(function (answer) {
           if (res.ok) {
-            location.reload();
+            // The editor's form saves against the version this made.
+            editor.dataset.version = answer.version;
+            return refresh("focus-preview").then(function () {
+              Admin.say(focusStatus, "Saved: the crops follow the new focal point.", "ok");
+            });
           } else if (res.status === 409) {
             Admin.say(focusStatus, "Someone else changed this since you opened it: reload, then set it again.", "error");
           } else {
@@ -150,11 +173,13 @@
   }
 
   // The editor's picture: one `depiction` connection, chosen from the
-  // library or uploaded on the spot.
-  var picker = document.getElementById("depiction");
-  if (picker) {
+  // library or uploaded on the spot. Shown again in place once saved.
+  function bindPicker(said, kind) {
+    var picker = document.getElementById("depiction");
+    if (!picker) return;
     var id = picker.dataset.id;
     var status = document.getElementById("depiction-status");
+    if (said) Admin.say(status, said, kind);
     var current = picker.dataset.current ? picker.dataset.current.split(",") : [];
     var choose = function (object) {
       Admin.say(status, "Saving…");
@@ -165,7 +190,12 @@
         if (object === null || current.indexOf(String(object)) >= 0) return null;
         return Admin.api("POST", "/api/rsc/" + id + "/edges", { predicate: "depiction", object: Number(object) });
       }).then(function () {
-        location.reload();
+        return refresh("depiction").then(function (placed) {
+          bindPicker(object === null ? "The picture is removed." : "The picture is saved.", "ok");
+          var heading = placed.querySelector("h2");
+          heading.tabIndex = -1;
+          heading.focus();
+        });
       }).catch(function (e) { Admin.say(status, "Not saved: " + e.message, "error"); });
     };
     picker.querySelectorAll("button[data-pick]").forEach(function (b) {
@@ -184,4 +214,5 @@
       }).catch(function (e) { Admin.say(status, "Not uploaded: " + e.message, "error"); });
     });
   }
+  bindPicker();
 })();
