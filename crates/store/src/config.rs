@@ -71,6 +71,25 @@ impl Store {
         })
     }
 
+    /// The value of `key`, stored as `value` first if it has none: what the
+    /// first caller stores is what every caller gets, on every node (a secret
+    /// key made the first time it is needed).
+    pub fn config_value_or_insert(&self, key: &str, value: &str) -> Result<String> {
+        check_key(key)?;
+        self.write(|c, ch| {
+            let made = c.execute(
+                "INSERT INTO config (key, value, modified) VALUES ($1, $2, $3) \
+                 ON CONFLICT (key) DO NOTHING",
+                &params![key, value, Utc::now().timestamp_millis()],
+            )?;
+            if made > 0 {
+                ch.add(dependency::config(key));
+            }
+            Ok(())
+        })?;
+        Ok(self.config_value(key)?.unwrap_or_else(|| value.to_owned()))
+    }
+
     pub fn delete_config_value(&self, key: &str) -> Result<()> {
         check_key(key)?;
         self.write(|c, ch| {

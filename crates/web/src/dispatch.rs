@@ -262,14 +262,20 @@ fn refuse(site: &SiteRuntime, json: bool, problem: Problem) -> Response<Body> {
     }
 }
 
-/// 403 for a state-changing request without the session's CSRF token.
+/// 403 for a state-changing request without the session's CSRF token: to a
+/// browser, most likely a form kept open past its session, or sent from
+/// another site.
 fn csrf_refused(site: &SiteRuntime, json: bool) -> Response<Body> {
-    refuse(
-        site,
-        json,
-        Problem::forbidden(
+    if json {
+        return Problem::forbidden(
             "a request with a session cookie needs its CSRF token (header X-CSRF-Token)",
-        ),
+        )
+        .into_response();
+    }
+    crate::error_page::error_response_saying(
+        site,
+        StatusCode::FORBIDDEN,
+        "This form has expired, or it was not sent from this site. Go back, reload the page, and send it again.",
     )
 }
 

@@ -16,6 +16,21 @@ pub fn error_response(
     status: StatusCode,
     error: Option<&RenderError>,
 ) -> Response<Body> {
+    error_page(site, status, error, None)
+}
+
+/// The site's error page for `status`, saying `why` (words for the visitor:
+/// what happened and what to do) instead of the status's usual sentence.
+pub fn error_response_saying(site: &SiteRuntime, status: StatusCode, why: &str) -> Response<Body> {
+    error_page(site, status, None, Some(why))
+}
+
+fn error_page(
+    site: &SiteRuntime,
+    status: StatusCode,
+    error: Option<&RenderError>,
+    why: Option<&str>,
+) -> Response<Body> {
     let html = match error {
         Some(err) if site.dev() => {
             let mut resp = html_response(status, dev_error_page(status, err));
@@ -37,7 +52,7 @@ pub fn error_response(
             };
             match site.templates().render(
                 name,
-                context! { status => status.as_u16(), reason => reason },
+                context! { status => status.as_u16(), reason => reason, why => why },
             ) {
                 Ok(html) => html,
                 Err(e) => {

@@ -144,8 +144,19 @@ async fn a_request_with_a_session_needs_its_csrf_token() {
     ] {
         let resp = post(header, form).await.unwrap();
         assert_eq!(resp.status(), 403);
+        // The page says what to do.
+        let page = resp.text().await.unwrap();
+        assert!(
+            page.contains("This form has expired, or it was not sent from this site"),
+            "{page}"
+        );
         assert!(!me(&s, &cookie).await["user"].is_null());
     }
+    // A page she may not see, asked for plainly: no word of forms.
+    let (status, page) = get(&s, "/admin", Some(&cookie)).await;
+    assert_eq!(status, 403);
+    assert!(page.contains("You may not see this page."), "{page}");
+    assert!(!page.contains("form"), "{page}");
     let json = client()
         .post(url(&s, "/api/auth/logoff"))
         .header("cookie", &cookie)
@@ -159,9 +170,14 @@ async fn a_request_with_a_session_needs_its_csrf_token() {
     let resp = post(None, vec![("_csrf", csrf.clone())]).await.unwrap();
     assert_eq!(resp.status(), 303);
     assert!(me(&s, &cookie).await["user"].is_null());
-    // Without a session cookie no token is needed (nothing to forge).
-    let (status, _) = get(&s, "/logon", None).await;
+    // Without a session cookie no token is needed (nothing to forge); the
+    // page shows the way to a forgotten password.
+    let (status, page) = get(&s, "/logon", None).await;
     assert_eq!(status, 200);
+    assert!(
+        page.contains(r#"<a href="/logon/reset">Forgot your password?</a>"#),
+        "{page}"
+    );
     s.shutdown().await;
 }
 
@@ -400,9 +416,46 @@ async fn an_account_with_a_second_factor_needs_its_code() {
         200
     );
     assert_eq!(attempt("mia", Some(recovery)).await.unwrap().status(), 401);
-    // The page asks for the code after a right password.
+    // The page asks for the code alone after a right password, carrying a
+    // ticket for it: the password is not typed twice, nor written back.
     let page = logon_form(&s, None, &[("username", "mia"), ("password", PASSWORD)]).await;
-    assert!(page.text().await.unwrap().contains(r#"name="code""#));
+    let page = page.text().await.unwrap();
+    assert!(page.contains(r#"name="code""#), "{page}");
+    assert!(!page.contains(r#"name="password""#), "{page}");
+    assert!(!page.contains(PASSWORD));
+    let ticket = page
+        .split(r#"name="ticket" value=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a ticket in the page")
+        .to_string();
+    let server = &s;
+    let with_ticket = |ticket: String, code: String| async move {
+        let form = [("username", "mia"), ("ticket", &ticket), ("code", &code)];
+        logon_form(server, None, &form).await
+    };
+    // A wrong code asks for the code again (the password stays proven).
+    let again = with_ticket(ticket.clone(), "000000".into()).await;
+    assert!(session_cookie(&again).is_none());
+    let again = again.text().await.unwrap();
+    assert!(again.contains("That code is not right"), "{again}");
+    assert!(again.contains(&ticket), "{again}");
+    // A ticket changed by hand is no password: no session, the first step again.
+    let forged = format!("9{ticket}");
+    let refused = with_ticket(forged, key.code_at(unix_now())).await;
+    assert!(session_cookie(&refused).is_none());
+    assert!(
+        refused
+            .text()
+            .await
+            .unwrap()
+            .contains("Wrong username or password.")
+    );
+    // The right code with the ticket logs on (the next one: the current
+    // code was used above, and a code is taken once).
+    let resp = with_ticket(ticket, key.code_at(unix_now() + 30)).await;
+    assert_eq!(resp.status(), 303);
+    assert!(session_cookie(&resp).is_some());
     // Editors must have one: without it, no logon.
     let resp = attempt("eddy", None).await.unwrap();
     assert_eq!(resp.status(), 403);

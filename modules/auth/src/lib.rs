@@ -39,6 +39,7 @@ pub mod api_tokens;
 mod asking;
 mod hashing_cores;
 pub mod logon;
+mod logon_ticket;
 pub mod password;
 pub mod reset;
 mod reset_pages;

@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use bulwark_http::Body;
+use bulwark_store::{ResourceId, StoreError};
 use bulwark_web::events::{Logoff, Logon};
 use bulwark_web::{
     Controller, ModuleError, Outcome, Problem, RequestCtx, busy_response, json_response,
@@ -23,10 +24,12 @@ use bulwark_web::{
 };
 
 use crate::api_tokens::ApiTokens;
+use crate::logon_ticket;
 use crate::password::{Password, PasswordError, Passwords};
 use crate::second_factor::{self, SecondFactorCheck};
 use crate::sessions::{Sessions, clear_cookie, set_cookie};
 use crate::throttle::{LogonThrottle, SLOW_DOWN, ThrottleKey};
+use crate::totp::unix_now;
 
 /// What one site's logon pages share.
 pub struct AuthSite {
@@ -103,6 +106,10 @@ struct Credentials {
     /// The second factor: a code from the authenticator app or a recovery code.
     #[serde(default)]
     code: Option<String>,
+    /// Given with the code instead of the password: what the answer that
+    /// asked for the code carried ([`logon_ticket`](crate::logon_ticket)).
+    #[serde(default)]
+    ticket: Option<String>,
 }
 
 fn form(body: &[u8]) -> BTreeMap<String, String> {
@@ -236,6 +243,7 @@ impl AuthController {
                     remember: f.get("remember").is_some_and(|v| !v.is_empty() && v != "0"),
                     next: f.get("next").cloned(),
                     code: f.get("code").cloned().filter(|c| !c.trim().is_empty()),
+                    ticket: f.get("ticket").cloned().filter(|t| !t.is_empty()),
                 }
             }
         };
@@ -287,12 +295,27 @@ impl AuthController {
             Some((person, hash)) => (Some(person), Some(hash)),
             None => (None, None),
         };
+        // The code step: the ticket the password step gave stands in for the
+        // password.
+        let ticketed = match (creds.ticket.as_deref(), person, hash.as_deref()) {
+            (Some(ticket), Some(person), Some(hash)) => {
+                self.ticket_holds(ticket, person, hash).await
+            }
+            _ => false,
+        };
         // A password that cannot be one (empty, too long) is checked against
         // the dummy hash all the same: the answer takes as long.
         let password = Password::new(creds.password.clone())
             .unwrap_or_else(|_| Password::new("-".repeat(8)).expect("a valid password"));
-        let matches = match self.site.passwords.verify_or_dummy(password, hash).await {
-            Ok(ok) => ok && !creds.password.is_empty(),
+        let verified = match ticketed {
+            true => Ok(true),
+            false => {
+                let verified = self.site.passwords.verify_or_dummy(password, hash.clone());
+                verified.await.map(|ok| ok && !creds.password.is_empty())
+            }
+        };
+        let matches = match verified {
+            Ok(ok) => ok,
             Err(PasswordError::Busy { .. }) if self.format == Format::Html => {
                 return Outcome::Response(busy_response());
             }
@@ -311,18 +334,32 @@ impl AuthController {
         match self.second_factor(person, creds.code.clone()).await {
             Ok(SecondStep::Passed) => {}
             Ok(SecondStep::CodeNeeded) => {
-                let mut v = BTreeMap::new();
                 let message = "Enter the code from your authenticator app (or a recovery code).";
+                let ticket = match self
+                    .ticket(person, hash.as_deref().unwrap_or_default())
+                    .await
+                {
+                    Ok(ticket) => ticket,
+                    Err(e) => return Problem::from(e).into(),
+                };
+                return match self.format {
+                    Format::Json => Problem::unauthenticated(message)
+                        .with("second_factor", json!(true))
+                        .with("ticket", json!(ticket))
+                        .into(),
+                    Format::Html => self.code_step(req, message, &creds, &ticket).await,
+                };
+            }
+            Ok(SecondStep::WrongCode) if ticketed => {
+                // The password was right: only the code is asked again.
+                let message = "That code is not right. Enter the current one from your app, or a recovery code.";
                 return match self.format {
                     Format::Json => Problem::unauthenticated(message)
                         .with("second_factor", json!(true))
                         .into(),
                     Format::Html => {
-                        v.insert("second_factor".into(), Value::from(true));
-                        v.insert("error".into(), Value::from(message));
-                        v.insert("username".into(), Value::from(creds.username.as_str()));
-                        v.insert("next".into(), Value::from(safe_next(creds.next.as_deref())));
-                        render_page(req, "logon.tpl", StatusCode::OK, v).await
+                        let ticket = creds.ticket.as_deref().unwrap_or_default();
+                        self.code_step(req, message, &creds, ticket).await
                     }
                 };
             }
@@ -368,6 +405,41 @@ impl AuthController {
         };
         resp.headers_mut().append(SET_COOKIE, cookie);
         Outcome::Response(resp)
+    }
+
+    /// The logon page's second step: the code alone, the password carried by
+    /// `ticket`.
+    async fn code_step(
+        &self,
+        req: &RequestCtx<'_>,
+        message: &str,
+        creds: &Credentials,
+        ticket: &str,
+    ) -> Outcome {
+        let mut v = BTreeMap::new();
+        v.insert("second_factor".into(), Value::from(true));
+        v.insert("ticket".into(), Value::from(ticket));
+        v.insert("remember".into(), Value::from(creds.remember));
+        v.insert("error".into(), Value::from(message));
+        v.insert("username".into(), Value::from(creds.username.as_str()));
+        v.insert("next".into(), Value::from(safe_next(creds.next.as_deref())));
+        render_page(req, "logon.tpl", StatusCode::OK, v).await
+    }
+
+    /// A ticket saying `person`'s password (stored as `hash`) was right now.
+    async fn ticket(&self, person: ResourceId, hash: &str) -> Result<String, StoreError> {
+        let key = self.site.sessions.store().run(logon_ticket::key).await?;
+        Ok(logon_ticket::issue(&key, person, hash, unix_now()))
+    }
+
+    async fn ticket_holds(&self, ticket: &str, person: ResourceId, hash: &str) -> bool {
+        match self.site.sessions.store().run(logon_ticket::key).await {
+            Ok(key) => logon_ticket::holds(&key, ticket, person, hash, unix_now()),
+            Err(e) => {
+                tracing::warn!("the logon ticket key: {e}");
+                false
+            }
+        }
     }
 
     /// After a right password: does the account need a code, and is the one

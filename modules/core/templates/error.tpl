@@ -8,7 +8,7 @@
 </head>
 <body class="bulwark-error">
 <h1>{{ status }} {{ reason }}</h1>
-<p>{% if status == 404 %}The page you asked for is not here.{% elif status == 403 %}You may not do this. If you sent a form, it may have expired or not come from this site: reload the page and try again.{% elif status >= 500 %}Something went wrong on our side. Please try again in a moment.{% else %}The request could not be served.{% endif %}</p>
+<p>{% if why %}{{ why }}{% elif status == 404 %}The page you asked for is not here.{% elif status == 403 %}You may not see this page. If you should, log on with an account that may.{% elif status >= 500 %}Something went wrong on our side. Please try again in a moment.{% else %}The request could not be served.{% endif %}</p>
 <p><a href="/">Home</a></p>
 </body>
 </html>

@@ -197,10 +197,11 @@ pub fn signing_key(store: &Store) -> Result<Vec<u8>, StoreError> {
         store.delete_config_value(OLD_KEY_SETTING)?;
         return Ok(old.into_bytes());
     }
+    // Another node may make one at the same moment: the first one stored wins.
     let key = hex::encode(rand::random::<[u8; 32]>());
-    store.set_config_value(KEY_SETTING, &key)?;
-    // Another node may have made one at the same moment: use what is stored.
-    Ok(store.config_value(KEY_SETTING)?.unwrap_or(key).into_bytes())
+    Ok(store
+        .config_value_or_insert(KEY_SETTING, &key)?
+        .into_bytes())
 }
 
 /// The size a preset gives an image of `width` x `height`: inside its box,
