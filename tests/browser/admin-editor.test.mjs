@@ -130,11 +130,24 @@ test("an earlier version is compared with now and put back", async () => {
   const context = await env.browser.newContext();
   const page = await logOn(context);
   const id = await newArticle(page, "The first title");
+  // None yet, said as such (not as a numbered item).
+  await page.locator("#revisions-empty").waitFor({ state: "visible" });
+  assert.equal(await page.locator("#revision-list li").count(), 0);
   await page.fill("#summary", "Said first");
   await save(page);
   await page.fill("#title", "The second title");
   await page.fill("#summary", "Said second");
   await save(page);
+
+  // Each says who saved it and when, as people read it; the full date on hover.
+  await page.waitForFunction(() => {
+    const who = document.querySelector("#revision-list li a");
+    return who && !who.textContent.startsWith("#");
+  });
+  const latest = page.locator("#revision-list li").first();
+  assert.match(await latest.textContent(), /^Version \d+, saved by \S.* (now|\d+ seconds? ago) /);
+  assert.match(await latest.locator("time").getAttribute("title"), /\d{4}/);
+  assert.equal(await page.locator("#revisions-empty").isHidden(), true);
 
   // Newest first: the version before the last save has the first title.
   await page.locator("#revision-list li button:has-text('Compare')").first().waitFor();

@@ -130,6 +130,7 @@
 <section id="revisions" aria-labelledby="revisions-title" data-id="{{ r.id }}">
   <h2 id="revisions-title">Earlier versions</h2>
   <p id="revisions-status" class="message" role="status" aria-live="polite"></p>
+  <p id="revisions-empty" hidden>None yet: every save keeps the version before it.</p>
   <ol id="revision-list" class="plain"></ol>
   <div id="revision-diff" class="diff" hidden aria-live="polite"></div>
 </section>

@@ -203,6 +203,61 @@ pub(crate) fn over_quota(settings: &Settings) -> Refused {
     )
 }
 
+/// Types (`image/png`...) as an editor reads them: "pictures (JPEG, PNG),
+/// PDF documents and audio (MP3)".
+fn said_as_people_say_it(types: &[String]) -> String {
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for mime in types {
+        let (kind, sub) = mime.split_once('/').unwrap_or((mime.as_str(), ""));
+        let (group, name) = match (kind, sub) {
+            ("image", sub) => ("pictures", format_name(sub)),
+            ("application", "pdf") => ("PDF documents", None),
+            ("audio", sub) => ("audio", format_name(sub)),
+            ("video", sub) => ("video", format_name(sub)),
+            _ => (mime.as_str(), None),
+        };
+        match groups.iter_mut().find(|(g, _)| g == group) {
+            Some((_, names)) => names.extend(name),
+            None => groups.push((group.to_owned(), name.into_iter().collect())),
+        }
+    }
+    let said: Vec<String> = groups
+        .into_iter()
+        .map(|(group, names)| match names.is_empty() {
+            true => group,
+            false => format!("{group} ({})", names.join(", ")),
+        })
+        .collect();
+    match said.as_slice() {
+        [] => "nothing".to_owned(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+/// A format's usual name from its MIME subtype.
+fn format_name(subtype: &str) -> Option<&'static str> {
+    Some(match subtype {
+        "jpeg" => "JPEG",
+        "png" => "PNG",
+        "gif" => "GIF",
+        "webp" => "WebP",
+        "avif" => "AVIF",
+        "heic" | "heif" => "HEIC",
+        "tiff" => "TIFF",
+        "svg+xml" => "SVG",
+        "mpeg" => "MP3",
+        "mp4" => "MP4",
+        "ogg" => "Ogg",
+        "x-flac" | "flac" => "FLAC",
+        "x-wav" | "wav" => "WAV",
+        "webm" => "WebM",
+        "quicktime" => "QuickTime",
+        "x-m4a" | "m4a" => "M4A",
+        _ => return None,
+    })
+}
+
 pub(crate) fn store_refused(e: StoreError) -> Refused {
     Problem::from(e)
 }
@@ -326,13 +381,15 @@ pub(crate) async fn upload(
     }
     let mime = infer::get(&received.head).map(|t| t.mime_type().to_owned());
     let Some(mime) = mime.filter(|m| types.iter().any(|t| t == m)) else {
+        let kind = infer::get(&received.head).map_or("of no kind known here".to_owned(), |t| {
+            t.extension().to_uppercase()
+        });
         return Err(refused(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             format!(
-                "{} is {} (read from its content), which this site does not take; it takes {}",
+                "{} (its content is {kind}) cannot be uploaded here: only {} can.",
                 received.name,
-                infer::get(&received.head).map_or("of no type known here", |t| t.mime_type()),
-                types.join(", ")
+                said_as_people_say_it(&types)
             ),
         ));
     };
@@ -482,4 +539,29 @@ pub(crate) async fn upload(
         "width": dimensions.map(|d| d.0),
         "height": dimensions.map(|d| d.1),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_types_a_site_takes_are_said_as_people_say_them() {
+        let types: Vec<String> = crate::settings::DEFAULT_TYPES
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+        assert_eq!(
+            said_as_people_say_it(&types),
+            "pictures (JPEG, PNG, GIF, WebP), PDF documents, video (MP4, WebM) and audio (MP3, Ogg, FLAC, WAV)"
+        );
+        assert_eq!(
+            said_as_people_say_it(&["image/png".to_string()]),
+            "pictures (PNG)"
+        );
+        assert_eq!(
+            said_as_people_say_it(&["text/csv".to_string(), "application/pdf".to_string()]),
+            "text/csv and PDF documents"
+        );
+    }
 }

@@ -396,6 +396,7 @@
   // Revisions: what each earlier version said, compared with now, and put back.
   var revStatus = document.getElementById("revisions-status");
   var revList = document.getElementById("revision-list");
+  var revEmpty = document.getElementById("revisions-empty");
   var diffBox = document.getElementById("revision-diff");
   function text(html) {
     var div = document.createElement("div");
@@ -418,15 +419,23 @@
   function loadRevisions() {
     return Admin.api("GET", "/api/rsc/" + id + "/revisions").then(function (answer) {
       revList.innerHTML = "";
-      if (!answer.revisions.length) {
-        var none = document.createElement("li");
-        none.textContent = "None yet: every save keeps the version before it.";
-        revList.appendChild(none);
-      }
+      revEmpty.hidden = answer.revisions.length > 0;
       answer.revisions.slice(0, 20).forEach(function (rev) {
         var li = document.createElement("li");
-        var when = new Date(rev.created).toLocaleString();
-        li.appendChild(document.createTextNode("Version " + rev.version + ", " + when + " "));
+        // Who wrote that version, and when (its own modification time).
+        var written = (rev.resource && rev.resource.modified) || rev.created;
+        li.appendChild(document.createTextNode("Version " + rev.version + ", saved "));
+        if (rev.modifier) {
+          var who = document.createElement("a");
+          who.href = "/admin/edit/" + rev.modifier;
+          who.textContent = "#" + rev.modifier;
+          titleOf(rev.modifier).then(function (t) { who.textContent = t; });
+          li.appendChild(document.createTextNode("by "));
+          li.appendChild(who);
+          li.appendChild(document.createTextNode(" "));
+        }
+        li.appendChild(Admin.when(written));
+        li.appendChild(document.createTextNode(" "));
         var compare = document.createElement("button");
         compare.type = "button";
         compare.textContent = "Compare";

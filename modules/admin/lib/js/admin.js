@@ -46,7 +46,27 @@ var Admin = (function () {
     });
   }
 
-  return { api: api, say: say, on: on, csrf: csrf };
+  // A moment as people read it ("3 minutes ago", "yesterday"), the full
+  // date and time in the reader's own zone on hover and for screen readers.
+  var relative = window.Intl && Intl.RelativeTimeFormat ? new Intl.RelativeTimeFormat(undefined, { numeric: "auto" }) : null;
+  var steps = [[60, "second"], [60, "minute"], [24, "hour"], [7, "day"], [4.35, "week"], [12, "month"], [Infinity, "year"]];
+  function when(iso) {
+    var t = new Date(iso);
+    var el = document.createElement("time");
+    el.dateTime = t.toISOString();
+    var full = t.toLocaleString(undefined, { dateStyle: "full", timeStyle: "short" });
+    el.title = full;
+    var amount = (t.getTime() - Date.now()) / 1000;
+    var unit = "second";
+    for (var i = 0; i < steps.length && Math.abs(amount) >= steps[i][0]; i++) {
+      amount /= steps[i][0];
+      unit = steps[i + 1][1];
+    }
+    el.textContent = relative ? relative.format(Math.round(amount), unit) : full;
+    return el;
+  }
+
+  return { api: api, say: say, on: on, csrf: csrf, when: when };
 })();
 
 // Resources: bulk publish, unpublish, delete.
