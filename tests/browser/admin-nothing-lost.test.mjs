@@ -138,3 +138,26 @@ test("a save that crosses another editor's shows both versions, and the editor c
   await first.close();
   await second.close();
 });
+
+test("two editors on one resource are told of each other, of a save, and of leaving", async () => {
+  const first = await env.browser.newContext();
+  const second = await env.browser.newContext();
+  const a = await logOn(env.server, first, PASSWORD);
+  await newArticle(a, `Together ${Date.now()}`);
+  const b = await logOn(env.server, second, PASSWORD);
+  await b.goto(a.url());
+  // Each hears of the other (the one already there, too).
+  await said(a, "#others", /has this open in the editor too/);
+  await said(b, "#others", /has this open in the editor too/);
+
+  await b.fill("#summary", "Saved by the second");
+  await b.click('#editor button[type="submit"]');
+  await said(b, "#status", /^Saved\.$/);
+  const version = await b.locator("#editor").getAttribute("data-version");
+  await said(a, "#others", new RegExp(`saved version ${version} at .*you will see their version and yours first`));
+
+  await b.close();
+  await said(a, "#others", /^(?!.*has this open)/);
+  await first.close();
+  await second.close();
+});

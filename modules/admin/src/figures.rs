@@ -23,7 +23,7 @@ const OBSERVER_PRIORITY: i32 = 500;
 
 /// Those who may use the admin.
 #[derive(Debug)]
-struct Editors;
+pub(crate) struct Editors;
 
 impl Audience for Editors {
     fn admits(&self, principal: &Principal) -> bool {

@@ -33,6 +33,7 @@ use bulwark_web::{
     render_page,
 };
 
+mod editing;
 mod figures;
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
@@ -61,7 +62,8 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             Some(&TEMPLATES),
             Some(&LIB),
             include_str!("../module.toml"),
-        );
+        )
+        .and_then(|m| m.with_endpoints(editing::api().routes()));
         Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
     })
 }
@@ -76,7 +78,12 @@ impl Module for Admin {
             AdminController::from_rule(options).map(|c| Box::new(c) as Box<dyn Controller>)
         });
         figures::observe(setup);
+        editing::observe(setup);
         Ok(())
+    }
+
+    fn api(&self) -> Option<&'static bulwark_web::Api> {
+        Some(editing::api())
     }
 }
 

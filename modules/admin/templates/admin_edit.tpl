@@ -12,6 +12,7 @@
 <h1>Edit: <span id="heading">{{ r.title or "(untitled)" }}</span></h1>
 <p><a id="page-link" href="{{ r.page_url }}">View the page</a> &middot; {{ r.category }} &middot;
   <button type="button" id="preview-toggle" aria-expanded="false" aria-controls="preview">Preview</button></p>
+<p id="others" class="notice" role="status" aria-live="polite" hidden></p>
 <div id="preview" hidden><iframe title="Preview of the page" id="preview-frame" loading="lazy"></iframe></div>
 <form id="editor" class="editor" data-id="{{ r.id }}" data-version="{{ r.version }}" data-csrf="{{ request.csrf_token }}" data-page="{{ r.page_url }}">
   <p><label for="title">Title</label><br>
@@ -136,4 +137,4 @@
 </section>
 {% endif %}
 {% endblock %}
-{% block scripts %}{% if r and m.acl.may("update", r.id) %}{{ lib("vendor/purify.min.js", "vendor/squire.js", "vendor/sortable.min.js", "vendor/diff.min.js", "js/admin-edit.js") }}{% if "media" in site_modules %}{{ lib("js/admin-media.js") }}{% endif %}{% endif %}{% endblock %}
+{% block scripts %}{% if r and m.acl.may("update", r.id) %}{% if "push" in site_modules %}{{ lib("js/bulwark.js") }}{% endif %}{{ lib("vendor/purify.min.js", "vendor/squire.js", "vendor/sortable.min.js", "vendor/diff.min.js", "js/admin-edit.js") }}{% if "media" in site_modules %}{{ lib("js/admin-media.js") }}{% endif %}{% endif %}{% endblock %}

@@ -294,6 +294,91 @@ async fn the_dashboards_live_figures_reach_editors_and_nobody_else() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editors_of_a_resource_hear_of_each_other_and_nobody_else_does() {
+    let s = admin_site().await;
+    let ed_id = add_user(&s, "ed", "editors").await;
+    add_user(&s, "mia", "members").await;
+    let eds = session(&s, "ed").await;
+    let mias = session(&s, "mia").await;
+    let (ed_as, mia_as) = (As::Session(&eds), As::Session(&mias));
+    let new = serde_json::json!({"category": "article", "published": true, "props": {"title": "Open twice"}});
+    let (status, article, _) = call(&s, &ed_as, "POST", "/api/rsc", Some(new), None).await;
+    assert_eq!(status, 201, "{article}");
+    let path = format!("/api/rsc/{}/editing", article["id"]);
+    let topic = format!("admin/editing/{}", article["id"]);
+    let ed = PushClient::connect(&s, &eds.cookie).await;
+    let mia = PushClient::connect(&s, &mias.cookie).await;
+
+    // The editors' topic: a member may not subscribe by name, and her
+    // wildcard brings her nothing of it; no browser publishes there.
+    let subscribe = |topic: &str| serde_json::json!({"op": "subscribe", "topic": topic});
+    assert_eq!(
+        ed.command(&s, subscribe(&topic)).await["type"],
+        "subscribed"
+    );
+    assert_eq!(mia.command(&s, subscribe(&topic)).await["type"], "error");
+    assert_eq!(
+        mia.command(&s, subscribe("admin/#")).await["type"],
+        "subscribed"
+    );
+    let forged =
+        serde_json::json!({"op": "publish", "topic": topic, "payload": {"name": "the boss"}});
+    assert_eq!(ed.command(&s, forged).await["type"], "error");
+
+    // Only those who may change it say they are on it.
+    let here = serde_json::json!({"tab": "tab-1", "state": "here"});
+    let (status, _, _) = call(&s, &mia_as, "POST", &path, Some(here.clone()), None).await;
+    assert_eq!(status, 403);
+    let (status, _, _) = call(&s, &As::Anonymous, "POST", &path, Some(here.clone()), None).await;
+    assert_eq!(status, 401);
+    let odd = serde_json::json!({"tab": "tab-1", "state": "typing"});
+    let (status, _, _) = call(&s, &ed_as, "POST", &path, Some(odd), None).await;
+    assert_eq!(status, 400);
+    let (status, answer, _) = call(&s, &ed_as, "POST", &path, Some(here), None).await;
+    assert_eq!(
+        (status, answer["told"].clone()),
+        (200, serde_json::json!(true))
+    );
+    let saved = serde_json::json!({"tab": "tab-1", "state": "saved", "version": 2});
+    assert_eq!(
+        call(&s, &ed_as, "POST", &path, Some(saved), None).await.0,
+        200
+    );
+
+    // The editor hears both, named by the server; the member nothing.
+    let mut heard = Vec::new();
+    for _ in 0..10 {
+        heard.extend(
+            ed.poll(&s, std::time::Duration::from_secs(3))
+                .await
+                .into_iter()
+                .filter(|m| m["topic"] == topic.as_str()),
+        );
+        if heard.len() >= 2 {
+            break;
+        }
+    }
+    let states: Vec<_> = heard
+        .iter()
+        .map(|m| m["payload"]["state"].clone())
+        .collect();
+    assert_eq!(
+        states,
+        [serde_json::json!("here"), serde_json::json!("saved")]
+    );
+    assert_eq!(heard[0]["payload"]["user"], ed_id.0);
+    assert_eq!(heard[0]["payload"]["tab"], "tab-1");
+    assert!(heard[0]["payload"]["name"].is_string(), "{}", heard[0]);
+    assert_eq!(heard[1]["payload"]["version"], 2);
+    let overheard = mia.poll(&s, std::time::Duration::from_millis(1500)).await;
+    assert!(
+        overheard.iter().all(|m| m["topic"] != topic.as_str()),
+        "{overheard:?}"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_several_nodes_the_dashboard_hears_every_nodes_figures_and_only_editors_do() {
     let schema = fresh_schema("admin_nodes");
     let (name_a, name_b) = (format!("a-{schema}"), format!("b-{schema}"));

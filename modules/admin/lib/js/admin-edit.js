@@ -232,6 +232,7 @@
           document.getElementById("heading").textContent = r.answer.props.title || "(untitled)";
           say("Saved.", "ok");
           markSaved();
+          tellOthers("saved", r.answer.version);
           conflictBox.hidden = true;
           refreshPreview();
           loadRevisions();
@@ -243,6 +244,63 @@
       })
       .catch(function () { say("Not saved: the server could not be reached. Try again.", "error"); });
   });
+
+  // Who else has this resource open: each editor's page says so to the
+  // server (POST .../editing), which tells the others over push (the topic
+  // admin/editing/{id}, for editors only). A page not heard from for a
+  // minute has gone.
+  var others = document.getElementById("others");
+  var tellOthers = function () {};
+  if (window.Bulwark && window.Bulwark.push) {
+    var tab = Math.random().toString(36).slice(2) + Date.now().toString(36);
+    var topic = "admin/editing/" + id;
+    var seen = {};
+    var news = "";
+    tellOthers = function (state, version) {
+      var said = { tab: tab, state: state };
+      if (version !== undefined) said.version = Number(version);
+      return fetch("/api/rsc/" + id + "/editing", {
+        method: "POST",
+        credentials: "same-origin",
+        keepalive: state === "left",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": form.dataset.csrf },
+        body: JSON.stringify(said),
+      }).catch(function () { /* the next one will do */ });
+    };
+    var showOthers = function () {
+      var now = Date.now();
+      var names = [];
+      Object.keys(seen).forEach(function (t) {
+        if (now - seen[t].at > 60000) delete seen[t];
+        else if (names.indexOf(seen[t].name) < 0) names.push(seen[t].name);
+      });
+      others.hidden = !names.length && !news;
+      others.textContent = (names.length
+        ? names.join(", ") + (names.length === 1 ? " has" : " have") + " this open in the editor too. "
+        : "") + news;
+    };
+    var push = window.Bulwark.push();
+    push.on("reset", function () {});
+    // Once listening (again, after a reconnect), this page says it is here.
+    push.on("subscribed", function (e) { if (e.filter === topic) tellOthers("here"); });
+    push.subscribe(topic, function (m) {
+      if (m.tab === tab) return;
+      if (m.state === "left") {
+        delete seen[m.tab];
+      } else {
+        // A newcomer hears of this page at once, not at its next beat.
+        if (!seen[m.tab] && m.state === "here") tellOthers("here");
+        seen[m.tab] = { name: m.name, at: Date.now() };
+        if (m.state === "saved") {
+          news = m.name + " saved version " + m.version + " at " + new Date().toLocaleTimeString() +
+            ". If you save, you will see their version and yours first.";
+        }
+      }
+      showOthers();
+    });
+    setInterval(function () { tellOthers("here"); showOthers(); }, 20000);
+    window.addEventListener("pagehide", function () { tellOthers("left"); });
+  }
 
   // Preview: the public page as it renders now, drafts included for those
   // who may see them.

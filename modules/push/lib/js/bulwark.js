@@ -4,6 +4,7 @@
  *   push.subscribe("site/chat/+", msg => ..., {snapshot: true});
  *   push.publish("site/chat/lobby", {text: "hi"});
  *   push.on("reset", () => location.reload());   // the default
+ *   push.on("subscribed", e => ...);             // e.filter: now receiving
  *
  * The client keeps its id across reconnects and transport changes, and the last
  * position (epoch, offset) of every topic it saw. After a reconnect it subscribes
@@ -40,7 +41,7 @@
     this.epoch = null;
     this.subs = {};        // filter -> {callbacks: [], snapshot: bool}
     this.positions = {};   // topic -> {epoch, offset}
-    this.handlers = {reset: [], lost: [], state: [], error: []};
+    this.handlers = {reset: [], lost: [], state: [], error: [], subscribed: []};
     this.attempt = 0;
     this.transport = null;
     this.closed = false;
@@ -164,6 +165,7 @@
     if (msg.type === "subscribed") {
       if (msg.recovery === "gap" || msg.recovery === "epoch_changed") this.emit("reset", {reason: msg.recovery, filter: msg.filter});
       if (msg.position && !this.positions[msg.filter]) this.positions[msg.filter] = msg.position;
+      this.emit("subscribed", {filter: msg.filter});
       return;
     }
     if (!msg.messages) return;
