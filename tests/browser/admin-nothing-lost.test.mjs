@@ -6,13 +6,18 @@
 // choose.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { logOn, pictureBytes, newArticle as newArticleIn, said, serverAndBrowser } from "./helpers.mjs";
+import { eventually, logOn, pictureBytes, newArticle as newArticleIn, said, serverAndBrowser } from "./helpers.mjs";
 
 const PASSWORD = "browser-test-admin-password";
 const env = serverAndBrowser({ env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
 
 function newArticle(page, title) {
   return newArticleIn(env.server, page, title);
+}
+
+// The editor's draft of the resource on the server, or null.
+function draft(page, id) {
+  return page.evaluate((id) => fetch(`/api/rsc/${id}/draft`).then((r) => (r.ok ? r.json() : null)), id);
 }
 
 // The resource as the API has it now, read with the page's session.
@@ -160,4 +165,29 @@ test("two editors on one resource are told of each other, of a save, and of leav
   await said(a, "#others", /^(?!.*has this open)/);
   await first.close();
   await second.close();
+});
+
+test("what an editor typed is kept on the server and offered in another browser", async () => {
+  const laptop = await env.browser.newContext();
+  const page = await logOn(env.server, laptop, PASSWORD);
+  const id = await newArticle(page, `Two devices ${Date.now()}`);
+  await page.click("#summary");
+  await page.keyboard.type("Begun on the laptop");
+  // Kept on the server as it is typed (not saved, not published).
+  await eventually("the draft is kept on the server", () => draft(page, id).then((d) => d?.fields.summary === "Begun on the laptop"));
+  assert.equal((await stored(page, id)).props.summary ?? "", "", "a draft is not a save");
+
+  // Another browser, nothing in its own storage: the server's copy is offered.
+  const phone = await env.browser.newContext();
+  const other = await logOn(env.server, phone, PASSWORD);
+  await other.goto(page.url());
+  await other.locator("#draft").waitFor({ state: "visible", timeout: 15000 });
+  await other.click("#draft-restore");
+  assert.equal(await other.inputValue("#summary"), "Begun on the laptop");
+  await other.click('#editor button[type="submit"]');
+  await said(other, "#status", /^Saved\.$/);
+  // Saved: the working copy is gone.
+  await eventually("the draft is gone after the save", () => draft(other, id).then((d) => d === null));
+  await laptop.close();
+  await phone.close();
 });

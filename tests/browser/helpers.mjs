@@ -154,3 +154,15 @@ export async function newArticle(server, page, title) {
   await Promise.all([page.waitForURL(/\/admin\/edit\/\d+$/), page.click('#new-resource button[type="submit"]')]);
   return Number(page.url().match(/(\d+)$/)[1]);
 }
+
+/// Asks `check` (which may be async) until it gives something truthy, and
+/// gives that; fails naming `what` after `timeout` ms.
+export async function eventually(what, check, timeout = 15000) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    const got = await check();
+    if (got) return got;
+    if (Date.now() > end) throw new Error(`never happened: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

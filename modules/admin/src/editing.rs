@@ -15,7 +15,7 @@ use serde_json::json;
 
 use bulwark_acl::Action;
 use bulwark_module_push::{Publish, PushAccess, PushAction};
-use bulwark_store::ResourceId;
+use bulwark_store::{Resource, ResourceId};
 use bulwark_web::{Access, Api, Caller, Endpoint, Outcome, Problem, RequestCtx, SiteSetup};
 
 use crate::ADMIN_GROUP;
@@ -57,7 +57,13 @@ impl State {
     }
 }
 
-async fn editing(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Problem> {
+/// A resource the caller may edit in the admin (`{id}` of the path), and the
+/// caller's person: 404 when they may not see it, 401/403 when they may not
+/// change it or are not an editor.
+pub(crate) async fn editable(
+    req: &RequestCtx<'_>,
+    caller: Caller<'_>,
+) -> Result<(Resource, Resource), Problem> {
     let Some(id) = req
         .arg("id")
         .and_then(|a| a.parse::<i64>().ok())
@@ -65,14 +71,6 @@ async fn editing(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Pr
     else {
         return Err(Problem::not_found("no such resource"));
     };
-    let said: Said = serde_json::from_slice(&req.body).map_err(|e| {
-        Problem::bad_request(format!(
-            "expected {{\"tab\", \"state\": \"here\" | \"saved\" | \"left\", \"version\"}}: {e}"
-        ))
-    })?;
-    if said.tab.is_empty() || said.tab.len() > 64 {
-        return Err(Problem::bad_request("tab: 1 to 64 characters"));
-    }
     let user = caller.user();
     let store = req.site.models().store.clone();
     let (resource, person) = store
@@ -90,9 +88,23 @@ async fn editing(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Pr
     if !caller.in_group(ADMIN_GROUP) || !caller.may(req.site, Action::Update, &resource) {
         return Err(caller.refused("edit this resource"));
     }
-    let (Some(user), Some(person)) = (user, person) else {
-        return Err(caller.refused("edit this resource"));
-    };
+    match person {
+        Some(person) => Ok((resource, person)),
+        None => Err(caller.refused("edit this resource")),
+    }
+}
+
+async fn editing(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Problem> {
+    let said: Said = serde_json::from_slice(&req.body).map_err(|e| {
+        Problem::bad_request(format!(
+            "expected {{\"tab\", \"state\": \"here\" | \"saved\" | \"left\", \"version\"}}: {e}"
+        ))
+    })?;
+    if said.tab.is_empty() || said.tab.len() > 64 {
+        return Err(Problem::bad_request("tab: 1 to 64 characters"));
+    }
+    let (resource, person) = editable(req, caller).await?;
+    let (id, user) = (resource.id.0, person.id);
     let payload = json!({
         "tab": said.tab,
         "state": said.state.as_str(),
@@ -129,10 +141,10 @@ pub(crate) fn observe(setup: &mut SiteSetup<'_>) {
         });
 }
 
-/// The module's endpoint: `POST /api/rsc/{id}/editing`.
+/// The module's endpoints: `POST /api/rsc/{id}/editing`, and the drafts'.
 pub(crate) fn api() -> &'static Api {
     static API: std::sync::LazyLock<Api> = std::sync::LazyLock::new(|| {
-        Api::new().endpoint(Endpoint::new("admin_editing", "/api/rsc/{id}/editing").post(
+        crate::drafts::endpoints(Api::new()).endpoint(Endpoint::new("admin_editing", "/api/rsc/{id}/editing").post(
             Access::Known,
             || {
                 json!({

@@ -33,6 +33,7 @@ use bulwark_web::{
     render_page,
 };
 
+mod drafts;
 mod editing;
 mod figures;
 
@@ -84,6 +85,10 @@ impl Module for Admin {
 
     fn api(&self) -> Option<&'static bulwark_web::Api> {
         Some(editing::api())
+    }
+
+    fn migrations(&self) -> &'static [bulwark_store::Migration] {
+        drafts::MIGRATIONS
     }
 }
 

@@ -379,6 +379,83 @@ async fn editors_of_a_resource_hear_of_each_other_and_nobody_else_does() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editors_draft_is_kept_for_them_alone_until_dropped() {
+    let s = admin_site().await;
+    add_user(&s, "ed", "editors").await;
+    add_user(&s, "eve", "editors").await;
+    add_user(&s, "mia", "members").await;
+    let (eds, eves, mias) = (
+        session(&s, "ed").await,
+        session(&s, "eve").await,
+        session(&s, "mia").await,
+    );
+    let (ed, eve, mia) = (As::Session(&eds), As::Session(&eves), As::Session(&mias));
+    let new = serde_json::json!({"category": "article", "published": true, "props": {"title": "Drafted"}});
+    let (status, article, _) = call(&s, &ed, "POST", "/api/rsc", Some(new), None).await;
+    assert_eq!(status, 201, "{article}");
+    let path = format!("/api/rsc/{}/draft", article["id"]);
+
+    assert_eq!(
+        call(&s, &ed, "GET", &path, None, None).await.0,
+        404,
+        "none yet"
+    );
+    let kept = serde_json::json!({"version": 1, "fields": {"title": "Drafted", "summary": "Not saved yet"}});
+    let (status, answer, _) = call(&s, &ed, "PUT", &path, Some(kept), None).await;
+    assert_eq!(status, 200, "{answer}");
+    let (status, draft, _) = call(&s, &ed, "GET", &path, None, None).await;
+    assert_eq!(status, 200, "{draft}");
+    assert_eq!(draft["fields"]["summary"], "Not saved yet");
+    assert_eq!(draft["version"], 1);
+    assert_eq!(draft["saved"], answer["saved"]);
+    // Not a save: the resource is as it was.
+    let (_, stored, _) = call(
+        &s,
+        &ed,
+        "GET",
+        &format!("/api/rsc/{}", article["id"]),
+        None,
+        None,
+    )
+    .await;
+    assert!(stored["props"]["summary"].is_null(), "{stored}");
+
+    // Another editor has their own, and sees nothing of ed's; a member may
+    // not keep one; an anonymous visitor neither; a body not a draft: 400.
+    assert_eq!(call(&s, &eve, "GET", &path, None, None).await.0, 404);
+    let other = serde_json::json!({"version": 1, "fields": {"summary": "Eve's"}});
+    assert_eq!(
+        call(&s, &mia, "PUT", &path, Some(other.clone()), None)
+            .await
+            .0,
+        403
+    );
+    assert_eq!(call(&s, &mia, "GET", &path, None, None).await.0, 403);
+    assert_eq!(
+        call(&s, &As::Anonymous, "GET", &path, None, None).await.0,
+        401
+    );
+    let odd = serde_json::json!({"version": 1, "fields": "text"});
+    assert_eq!(call(&s, &ed, "PUT", &path, Some(odd), None).await.0, 400);
+    assert_eq!(call(&s, &eve, "PUT", &path, Some(other), None).await.0, 200);
+    let (_, draft, _) = call(&s, &ed, "GET", &path, None, None).await;
+    assert_eq!(
+        draft["fields"]["summary"], "Not saved yet",
+        "ed's is his still"
+    );
+
+    // Dropped: gone for ed, eve's stays.
+    assert_eq!(call(&s, &ed, "DELETE", &path, None, None).await.0, 204);
+    assert_eq!(call(&s, &ed, "GET", &path, None, None).await.0, 404);
+    let (status, draft, _) = call(&s, &eve, "GET", &path, None, None).await;
+    assert_eq!(
+        (status, draft["fields"]["summary"].clone()),
+        (200, serde_json::json!("Eve's"))
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_several_nodes_the_dashboard_hears_every_nodes_figures_and_only_editors_do() {
     let schema = fresh_schema("admin_nodes");
     let (name_a, name_b) = (format!("a-{schema}"), format!("b-{schema}"));

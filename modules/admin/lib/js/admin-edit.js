@@ -107,6 +107,7 @@
   var savedState = JSON.stringify(snapshot());
   function dirty() { return JSON.stringify(snapshot()) !== savedState; }
   var draftKey = "bulwark.draft." + location.host + "." + id;
+  var draftUrl = "/api/rsc/" + id + "/draft";
   function keepDraft() {
     try {
       if (dirty()) {
@@ -114,12 +115,40 @@
       } else {
         localStorage.removeItem(draftKey);
       }
-    } catch (e) { /* storage full or refused: the leave warning still guards */ }
+    } catch (e) { /* storage full or refused: the server's copy and the leave warning still guard */ }
+  }
+  // The server's working copy (drafts.rs): what another browser or device
+  // of the same editor offers back too.
+  var keptOnServer = false;
+  function draftRequest(method, body, leaving) {
+    return fetch(draftUrl, {
+      method: method,
+      credentials: "same-origin",
+      keepalive: !!leaving,
+      headers: { "Content-Type": "application/json", "X-CSRF-Token": form.dataset.csrf },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+  function keepOnServer(leaving) {
+    if (dirty()) {
+      return draftRequest("PUT", { version: Number(form.dataset.version), fields: snapshot() }, leaving)
+        .then(function (res) { if (res.ok) keptOnServer = true; })
+        .catch(function () { /* kept in this browser meanwhile; the next change tries again */ });
+    }
+    return dropOnServer(leaving);
+  }
+  function dropOnServer(leaving) {
+    if (!keptOnServer) return Promise.resolve();
+    keptOnServer = false;
+    return draftRequest("DELETE", undefined, leaving).catch(function () {});
   }
   var draftTimer = null;
+  var serverTimer = null;
   function changed() {
     clearTimeout(draftTimer);
     draftTimer = setTimeout(keepDraft, 500);
+    clearTimeout(serverTimer);
+    serverTimer = setTimeout(keepOnServer, 2000);
   }
   form.addEventListener("input", changed);
   form.addEventListener("change", changed);
@@ -127,37 +156,54 @@
   window.addEventListener("beforeunload", function (event) {
     if (!dirty()) return;
     keepDraft();
+    keepOnServer(true);
     event.preventDefault();
     event.returnValue = "";
   });
   function markSaved() {
     savedState = JSON.stringify(snapshot());
+    clearTimeout(serverTimer);
     try { localStorage.removeItem(draftKey); } catch (e) { /* nothing kept */ }
+    keptOnServer = true;
+    dropOnServer();
   }
 
+  // On opening: the newer of this browser's copy and the server's, if it
+  // differs from what is saved, is offered (never put in unasked).
   var draftBox = document.getElementById("draft");
   (function offerDraft() {
-    var kept = null;
-    try { kept = JSON.parse(localStorage.getItem(draftKey) || "null"); } catch (e) { kept = null; }
-    if (!kept || !kept.fields || JSON.stringify(kept.fields) === savedState) return;
-    var when = new Date(kept.at);
-    document.getElementById("draft-title").textContent =
-      "You have changes here that were not saved, from " + when.toLocaleString() +
-      (kept.version < Number(form.dataset.version) ? " (this page has been saved by someone since: you will see both before yours replaces theirs)." : ".");
-    draftBox.hidden = false;
-    document.getElementById("draft-restore").addEventListener("click", function () {
-      fill(kept.fields);
-      // Saved against the version it was written on: if that is not the
-      // latest any more, the save shows both versions first.
-      if (kept.version < Number(form.dataset.version)) form.dataset.version = kept.version;
-      draftBox.hidden = true;
-      say("Your unsaved changes are back in the form. Save to keep them.", "");
-      form.elements.title.focus();
-    });
-    document.getElementById("draft-discard").addEventListener("click", function () {
-      try { localStorage.removeItem(draftKey); } catch (e) { /* nothing kept */ }
-      draftBox.hidden = true;
-      form.elements.title.focus();
+    var local = null;
+    try { local = JSON.parse(localStorage.getItem(draftKey) || "null"); } catch (e) { local = null; }
+    draftRequest("GET").then(function (res) {
+      return res.ok ? res.json() : null;
+    }, function () { return null; }).then(function (server) {
+      if (server) {
+        keptOnServer = true;
+        server = { version: server.version, at: Date.parse(server.saved) || 0, fields: server.fields };
+      }
+      var kept = [local, server].filter(function (k) {
+        return k && k.fields && JSON.stringify(k.fields) !== savedState;
+      }).sort(function (a, b) { return b.at - a.at; })[0];
+      if (!kept) return;
+      document.getElementById("draft-title").textContent =
+        "You have changes here that were not saved, from " + new Date(kept.at).toLocaleString() +
+        (kept.version < Number(form.dataset.version) ? " (this page has been saved by someone since: you will see both before yours replaces theirs)." : ".");
+      draftBox.hidden = false;
+      document.getElementById("draft-restore").addEventListener("click", function () {
+        fill(kept.fields);
+        // Saved against the version it was written on: if that is not the
+        // latest any more, the save shows both versions first.
+        if (kept.version < Number(form.dataset.version)) form.dataset.version = kept.version;
+        draftBox.hidden = true;
+        say("Your unsaved changes are back in the form. Save to keep them.", "");
+        form.elements.title.focus();
+      });
+      document.getElementById("draft-discard").addEventListener("click", function () {
+        try { localStorage.removeItem(draftKey); } catch (e) { /* nothing kept */ }
+        dropOnServer();
+        draftBox.hidden = true;
+        form.elements.title.focus();
+      });
     });
   })();
 
