@@ -8,21 +8,14 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { screenshotsDir, serverAndBrowser } from "./helpers.mjs";
+import { logOn as logOnAs, said, screenshotsDir, serverAndBrowser } from "./helpers.mjs";
 
 const PASSWORD = "browser-test-admin-password";
 const SHOTS = screenshotsDir("admin");
 const env = serverAndBrowser({ env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
 
-async function logOn(context, username = "admin", password = PASSWORD) {
-  const page = await context.newPage();
-  await page.setViewportSize({ width: 1100, height: 800 });
-  await page.goto(env.server.url + "/admin");
-  await page.waitForURL(/\/logon\?next=/);
-  await page.fill("#username", username);
-  await page.fill("#password", password);
-  await Promise.all([page.waitForURL(env.server.url + "/admin"), page.click('form.auth-form button[type="submit"]')]);
-  return page;
+function logOn(context, username = "admin", password = PASSWORD) {
+  return logOnAs(env.server, context, password, username);
 }
 
 /// Calls the JSON API from the page, with its session and CSRF token.
@@ -41,19 +34,6 @@ function api(page, method, url, body) {
     },
     [method, url, body],
   );
-}
-
-async function status(page, selector, pattern) {
-  try {
-    await page.waitForFunction(
-      ([selector, source]) => new RegExp(source).test(document.querySelector(selector).textContent),
-      [selector, pattern.source],
-      { timeout: 15000 },
-    );
-  } catch (e) {
-    const said = await page.locator(selector).textContent().catch(() => "(nothing)");
-    throw new Error(`${selector} never matched ${pattern}: it says ${JSON.stringify(said)}`);
-  }
 }
 
 async function shoot(page, name) {
@@ -100,7 +80,7 @@ test("a predicate limited to some categories refuses the others", async () => {
   await relation.waitFor();
   await relation.locator('select[name="objects"]').selectOption(["person"]);
   await relation.locator('button[type="submit"]').click();
-  await status(page, "#predicate-status", /^Saved relation\./);
+  await said(page, "#predicate-status", /^Saved relation\./);
   await shoot(page, "predicates.png");
   const refused = await api(page, "POST", `/api/rsc/${a}/edges`, { predicate: "relation", object: b });
   assert.equal(refused.status, 400, JSON.stringify(refused.body));
@@ -113,7 +93,7 @@ test("a predicate limited to some categories refuses the others", async () => {
   assert.deepEqual(await objects.evaluate((s) => [...s.selectedOptions].map((o) => o.value)), ["person"]);
   await objects.selectOption([]);
   await page.locator('form[data-name="relation"] button[type="submit"]').click();
-  await status(page, "#predicate-status", /^Saved relation\./);
+  await said(page, "#predicate-status", /^Saved relation\./);
   assert.equal((await api(page, "POST", `/api/rsc/${a}/edges`, { predicate: "relation", object: b })).status, 201);
   await context.close();
 });
@@ -143,7 +123,7 @@ test("a manager adds a user, puts them in the editors, and they get into the adm
   assert.equal(refusedAtFirst.status(), 403, `${refusedAtFirst.url()}: ${await ann.content()}`);
 
   await editors.check();
-  await status(page, "#users-status", /Added ann to Editors/);
+  await said(page, "#users-status", /Added ann to Editors/);
   await shoot(page, "users.png");
   await page.reload();
   assert.equal(await page.locator('input[aria-label="ann in Editors"]').isChecked(), true);
@@ -190,7 +170,7 @@ test("a rule change hides a page from anonymous visitors at once, and going back
   await shoot(page, "rules.png");
   await row.locator(".remove-rule").click();
   await page.click('#rules button[type="submit"]');
-  await status(page, "#rules-status", /Saved: the new rules are in force/);
+  await said(page, "#rules-status", /Saved: the new rules are in force/);
   assert.match(await page.locator("#rules-source").textContent(), /kept in the site's database/);
 
   assert.equal((await visitor.goto(env.server.url + articleUrl)).status(), 404);
@@ -200,7 +180,7 @@ test("a rule change hides a page from anonymous visitors at once, and going back
   await page.goto(env.server.url + "/admin/rules");
   page.once("dialog", (d) => d.accept());
   await page.click("#forget-rules");
-  await status(page, "#rules-status", /site.toml's apply/);
+  await said(page, "#rules-status", /site.toml's apply/);
   assert.equal((await visitor.goto(env.server.url + articleUrl)).status(), 200);
   await anonymous.close();
   await context.close();
@@ -218,7 +198,7 @@ test("a manager views the site as anonymous visitors see it, and stops", async (
   await page.selectOption('#view-as select[name="group"]', "anonymous");
   const [opened] = await Promise.all([context.waitForEvent("page"), page.click('#view-as button[type="submit"]')]);
   await opened.waitForLoadState();
-  await status(page, "#view-as-status", /as anonymous see it/);
+  await said(page, "#view-as-status", /as anonymous see it/);
   await shoot(page, "view-as.png");
   // The site that opened says whose view it is, with the way back.
   const bar = opened.locator(".viewing-as");
@@ -228,7 +208,7 @@ test("a manager views the site as anonymous visitors see it, and stops", async (
   assert.equal((await viewer.goto(draft)).status(), 404, "hidden from anonymous visitors");
   // The admin stays theirs, and Stop brings the site back.
   await page.click("#view-as-stop");
-  await status(page, "#view-as-status", /as you see it/);
+  await said(page, "#view-as-status", /as you see it/);
   assert.equal((await viewer.goto(draft)).status(), 200);
   await viewer.goto(env.server.url + "/");
   assert.equal(await viewer.locator(".viewing-as").count(), 0, "no bar once stopped");
@@ -239,7 +219,7 @@ test("the dashboard shows the site's figures live", async () => {
   const context = await env.browser.newContext();
   const page = await logOn(context);
   for (let i = 0; i < 5; i++) await fetch(env.server.url + "/about");
-  await status(page, "#figures-status", /^Live, as of/);
+  await said(page, "#figures-status", /^Live, as of/);
   await page.waitForFunction(() => /\/s$/.test(document.querySelector('[data-figure="requests_per_s"]').textContent));
   assert.match(await page.locator('[data-figure="database"]').textContent(), /^\d+ of \d+$/);
   assert.match(await page.locator('[data-figure="push_clients"]').textContent(), /^\d+$/);
@@ -272,12 +252,12 @@ test("an administrator turns a module off and on, and the site follows", async (
   assert.equal(await page.locator('#module-list input[value="auth"]').isDisabled(), true);
   await seo.uncheck();
   await page.click('#modules button[type="submit"]');
-  await status(page, "#modules-status", /^Saved/);
+  await said(page, "#modules-status", /^Saved/);
   await shoot(page, "modules.png");
   assert.equal((await fetch(env.server.url + "/sitemap.xml")).status, 404);
   await page.locator('#module-list input[value="seo"]').check();
   await page.click('#modules button[type="submit"]');
-  await status(page, "#modules-status", /^Saved/);
+  await said(page, "#modules-status", /^Saved/);
   assert.equal((await fetch(env.server.url + "/sitemap.xml")).status, 200);
   await context.close();
 });
@@ -314,7 +294,7 @@ test("a setting changed in the admin shows on the pages that read it", async () 
   await page.fill('#new-setting input[name="key"]', "site_title");
   await page.fill('#new-setting input[name="value"]', "Tea Room");
   await page.click('#new-setting button[type="submit"]');
-  await status(page, "#settings-status", /Added site_title/);
+  await said(page, "#settings-status", /Added site_title/);
   await shoot(page, "settings.png");
   await page.goto(env.server.url + "/admin");
   assert.match(await page.title(), /Tea Room$/);
@@ -338,7 +318,7 @@ test("a purged page is rendered again for its next visitor", async () => {
   await page.goto(env.server.url + "/admin/cache");
   await page.fill('#purge-url input[name="url"]', "/about");
   await page.click('#purge-url button[type="submit"]');
-  await status(page, "#cache-status", /Purged \/about/);
+  await said(page, "#cache-status", /Purged \/about/);
   await shoot(page, "cache.png");
   const before = await renders();
   await fetch(env.server.url + "/about");
@@ -351,7 +331,7 @@ test("a backup is made, downloaded, and restored with a confirmation", async () 
   const page = await logOn(context);
   await page.goto(env.server.url + "/admin/backups");
   await page.click("#make-backup");
-  await status(page, "#backups-status", /^Made backup-/);
+  await said(page, "#backups-status", /^Made backup-/);
   const link = page.locator("#backup-list a").first();
   const name = await link.textContent();
   await shoot(page, "backups.png");
@@ -367,11 +347,11 @@ test("a backup is made, downloaded, and restored with a confirmation", async () 
   await page.click(`button[aria-label="Restore ${name}"]`);
   await page.fill('#restore-dialog input[name="confirm"]', "not the site");
   await page.click('#restore-dialog button[value="restore"]');
-  await status(page, "#restore-dialog .message", /Type the site's name/);
+  await said(page, "#restore-dialog .message", /Type the site's name/);
   await shoot(page, "restore.png");
   await page.fill('#restore-dialog input[name="confirm"]', "default");
   await page.click('#restore-dialog button[value="restore"]');
-  await status(page, "#backups-status", /^Restored /);
+  await said(page, "#backups-status", /^Restored /);
   const gone = await fetch(`${env.server.url}/page/${made.body.id}`);
   assert.equal(gone.status, 404);
   await context.close();

@@ -37,7 +37,9 @@ struct Kept {
 
 /// Unix milliseconds as RFC 3339, as the table keeps them.
 fn moment(ms: i64) -> Option<String> {
-    Utc.timestamp_millis_opt(ms).single().map(|t| t.to_rfc3339())
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .map(|t| t.to_rfc3339())
 }
 
 fn read(
