@@ -340,12 +340,15 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .map_err(|errors| anyhow::anyhow!("{}", lines(&errors)))?;
         let tls = sites.tls_config()?;
         tokio::spawn(reload_on_hangup(Arc::downgrade(&sites)));
+        // Installed before the port is open: a stop asked for as soon as the
+        // server answers is a graceful one, not the signal's default (death).
+        let shutdown = shutdown_signal()?;
         let server = Server::bind(options, tls, sites).await?;
         tracing::info!("serving on http://{}/", server.local_addr());
         if let Some(addr) = server.tls_local_addr() {
             tracing::info!("serving on https://{addr}/");
         }
-        server.run(shutdown_signal()).await;
+        server.run(shutdown).await;
         tracing::info!("stopped");
         Ok(())
     })
@@ -372,15 +375,19 @@ async fn reload_on_hangup(sites: std::sync::Weak<Sites>) {
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("installing the SIGTERM handler");
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term.recv() => {},
-    }
-    tracing::info!("shutting down: no new connections, finishing requests in flight");
+/// Ready when `SIGTERM` or `SIGINT` comes; both handlers are installed when
+/// this is called, not when the future is first polled.
+fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    let mut interrupt = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {},
+            _ = term.recv() => {},
+        }
+        tracing::info!("shutting down: no new connections, finishing requests in flight");
+    })
 }
 
 fn has_sites(dir: &Path) -> bool {
