@@ -6,7 +6,8 @@ growth of its RSS per connection, for one kind of connection:
   poll  a long-poll client waiting in `POST /push/poll?client=...`
   ws    a WebSocket client (upgraded, subscribed to nothing) that stays open
 
-Usage: bench/conn-memory.py PORT PID [N] [idle|poll|ws]   (loopback only)
+Usage: bench/conn-memory.py PORT PID[,PID...] [N] [idle|poll|ws]   (loopback only)
+Several PIDs (nginx's workers) are summed.
 """
 import base64
 import json
@@ -18,7 +19,11 @@ import sys
 import time
 
 
-def rss_kib(pid):
+def rss_kib(pids):
+    return sum(rss_kib_of(pid) for pid in pids)
+
+
+def rss_kib_of(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith("VmRSS:"):
@@ -72,7 +77,7 @@ def open_one(port, kind):
 
 
 def main():
-    port, pid = int(sys.argv[1]), int(sys.argv[2])
+    port, pid = int(sys.argv[1]), [int(p) for p in sys.argv[2].split(",")]
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 3000
     kind = sys.argv[4] if len(sys.argv) > 4 else "idle"
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
