@@ -23,6 +23,10 @@ test("an editor changes an article's title; a concurrent edit is shown, not over
   await page.waitForURL(env.server.url + "/admin/resources");
   await page.selectOption('select[name="cat"]', "article");
   await Promise.all([page.waitForURL(/cat=article/), page.click('form.filter button[type="submit"]')]);
+  // When each was changed, as people read it; the full date on hover.
+  const changed = page.locator("table time").first();
+  assert.match(await changed.textContent(), /ago|now|yesterday|last /);
+  assert.match(await changed.getAttribute("title"), /\d{4}/);
   const edit = page.locator('table a[href^="/admin/edit/"]').first();
   const href = await edit.getAttribute("href");
   await Promise.all([page.waitForURL(env.server.url + href), edit.click()]);

@@ -52,7 +52,7 @@
       <td><a href="/admin/edit/{{ r.id }}">{{ r.title or "(untitled)" }}</a> <small>(<a href="{{ r.page_url }}">view</a>)</small></td>
       <td>{{ r.category }}</td>
       <td>{% if r.published %}published{% else %}<span class="status-draft">draft</span>{% endif %}</td>
-      <td class="wide">{{ r.modified }}</td>
+      <td class="wide"><time datetime="{{ r.modified }}">{{ r.modified }}</time></td>
     </tr>
   {% else %}
     <tr><td colspan="5">Nothing found.</td></tr>

@@ -66,6 +66,13 @@ var Admin = (function () {
     return el;
   }
 
+  // Moments the server wrote as RFC 3339 (`<time datetime>`), shown as
+  // people read them.
+  document.querySelectorAll("main time[datetime]").forEach(function (el) {
+    if (!el.dateTime || isNaN(Date.parse(el.dateTime))) return;
+    el.replaceWith(when(el.dateTime));
+  });
+
   return { api: api, say: say, on: on, csrf: csrf, when: when };
 })();
 
