@@ -75,7 +75,10 @@ impl Store {
     /// first caller stores is what every caller gets, on every node (a secret
     /// key made the first time it is needed).
     pub fn config_value_or_insert(&self, key: &str, value: &str) -> Result<String> {
-        check_key(key)?;
+        // Read first: once it is there (nearly always), no write transaction.
+        if let Some(stored) = self.config_value(key)? {
+            return Ok(stored);
+        }
         self.write(|c, ch| {
             let made = c.execute(
                 "INSERT INTO config (key, value, modified) VALUES ($1, $2, $3) \

@@ -584,3 +584,40 @@ fn operation_doc(op: &Operation, has_parameters: bool) -> Value {
     );
     doc
 }
+
+/// A numeric path argument; anything else names nothing here (404).
+pub fn id_arg(req: &RequestCtx<'_>, name: &str) -> Option<i64> {
+    req.arg(name)?.parse::<i64>().ok().filter(|id| *id > 0)
+}
+
+/// Loads a resource the caller may see: 404 for one they may not see, as
+/// for one that does not exist (the API does not tell what exists to those
+/// who may not see it).
+pub async fn visible_resource(
+    req: &RequestCtx<'_>,
+    caller: Caller<'_>,
+    id: i64,
+) -> Result<Resource, Problem> {
+    let id = ResourceId(id);
+    match req.site.models().store.run(move |s| s.resource(id)).await? {
+        Some(r) if caller.may_see(req.site, &r) => Ok(r),
+        _ => Err(Problem::not_found("no such resource")),
+    }
+}
+
+/// A resource the caller may see and act on: 404 when they may not see it,
+/// 401/403 when they see it but may not do `action` (`what` says it).
+pub async fn resource_for(
+    req: &RequestCtx<'_>,
+    caller: Caller<'_>,
+    id: i64,
+    action: Action,
+    what: &str,
+) -> Result<Resource, Problem> {
+    let r = visible_resource(req, caller, id).await?;
+    if caller.may(req.site, action, &r) {
+        Ok(r)
+    } else {
+        Err(caller.refused(what))
+    }
+}

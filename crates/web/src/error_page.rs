@@ -65,6 +65,15 @@ fn error_page(
     html_response(status, html)
 }
 
+/// An answer without a body (`204`, `304`), never stored by a cache.
+pub fn empty_response(status: StatusCode) -> Response<Body> {
+    let mut resp = Response::new(Body::empty());
+    *resp.status_mut() = status;
+    resp.headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp
+}
+
 /// A JSON answer for the API and push endpoints; never stored by browsers.
 pub fn json_response(status: StatusCode, value: &serde_json::Value) -> Response<Body> {
     let mut resp = Response::new(Body::from(value.to_string()));

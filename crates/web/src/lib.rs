@@ -59,9 +59,11 @@ pub use bearer::{BearerCheck, check_bearer};
 pub use bottleneck::{Bottleneck, LibBuilds, LibLimits, RenderCost, RenderLimits, busy_response};
 pub use content_type::content_type_for;
 pub use controllers::{Controller, ControllerFactory, GET_HEAD};
-pub use endpoint::{Access, Answer, Api, Caller, Doc, Endpoint, Handler};
+pub use endpoint::{
+    Access, Answer, Api, Caller, Doc, Endpoint, Handler, id_arg, resource_for, visible_resource,
+};
 pub use error::{LoadError, ModuleError, OpenError, StartError, read_settings};
-pub use error_page::{error_response, json_response};
+pub use error_page::{empty_response, error_response, json_response};
 pub use figures::{FIGURES_EVERY, Figures, PoolUse};
 pub use form::parse_form;
 pub use language::pick_language;

@@ -12,7 +12,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use bulwark_store::{Migration, ModuleSql, ResourceId, StoreError};
-use bulwark_web::{Access, Api, Caller, Endpoint, Outcome, Problem, RequestCtx, json_response};
+use bulwark_web::{
+    Access, Api, Caller, Endpoint, Outcome, Problem, RequestCtx, empty_response, json_response,
+};
 
 use crate::editing::editable;
 
@@ -57,7 +59,7 @@ fn read(
 
 async fn get(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Problem> {
     let (resource, person) = editable(req, caller).await?;
-    let (rsc, person) = (resource.id, person.id);
+    let rsc = resource.id;
     let store = req.site.models().store.clone();
     let found = store
         .run(move |s| s.module_read(|sql| read(sql, rsc, person)))
@@ -86,7 +88,7 @@ async fn put(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Proble
         )));
     }
     let (resource, person) = editable(req, caller).await?;
-    let (rsc, person, version) = (resource.id, person.id, kept.version);
+    let (rsc, version) = (resource.id, kept.version);
     let now = Utc::now().timestamp_millis();
     let store = req.site.models().store.clone();
     store
@@ -116,7 +118,7 @@ async fn put(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Proble
 
 async fn delete(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Problem> {
     let (resource, person) = editable(req, caller).await?;
-    let (rsc, person) = (resource.id, person.id);
+    let rsc = resource.id;
     let store = req.site.models().store.clone();
     store
         .run(move |s| {
@@ -128,9 +130,7 @@ async fn delete(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Pro
             })
         })
         .await?;
-    let mut resp = http::Response::new(bulwark_http::Body::empty());
-    *resp.status_mut() = StatusCode::NO_CONTENT;
-    Ok(Outcome::Response(resp))
+    Ok(Outcome::Response(empty_response(StatusCode::NO_CONTENT)))
 }
 
 fn draft_schema() -> serde_json::Value {

@@ -16,7 +16,9 @@ use serde_json::json;
 use bulwark_acl::Action;
 use bulwark_module_push::{Publish, PushAccess, PushAction};
 use bulwark_store::{Resource, ResourceId};
-use bulwark_web::{Access, Api, Caller, Endpoint, Outcome, Problem, RequestCtx, SiteSetup};
+use bulwark_web::{
+    Access, Api, Caller, Endpoint, Outcome, Problem, RequestCtx, SiteSetup, id_arg, resource_for,
+};
 
 use crate::ADMIN_GROUP;
 use crate::figures::Editors;
@@ -58,39 +60,18 @@ impl State {
 }
 
 /// A resource the caller may edit in the admin (`{id}` of the path), and the
-/// caller's person: 404 when they may not see it, 401/403 when they may not
-/// change it or are not an editor.
+/// caller: 404 when they may not see it, 401/403 when they may not change it
+/// or are not an editor.
 pub(crate) async fn editable(
     req: &RequestCtx<'_>,
     caller: Caller<'_>,
-) -> Result<(Resource, Resource), Problem> {
-    let Some(id) = req
-        .arg("id")
-        .and_then(|a| a.parse::<i64>().ok())
-        .filter(|id| *id > 0)
-    else {
-        return Err(Problem::not_found("no such resource"));
-    };
-    let user = caller.user();
-    let store = req.site.models().store.clone();
-    let (resource, person) = store
-        .run(move |s| {
-            let person = match user {
-                Some(u) => s.resource(u)?,
-                None => None,
-            };
-            Ok((s.resource(ResourceId(id))?, person))
-        })
-        .await?;
-    let Some(resource) = resource.filter(|r| caller.may_see(req.site, r)) else {
-        return Err(Problem::not_found("no such resource"));
-    };
-    if !caller.in_group(ADMIN_GROUP) || !caller.may(req.site, Action::Update, &resource) {
-        return Err(caller.refused("edit this resource"));
-    }
-    match person {
-        Some(person) => Ok((resource, person)),
-        None => Err(caller.refused("edit this resource")),
+) -> Result<(Resource, ResourceId), Problem> {
+    let id = id_arg(req, "id").ok_or_else(|| Problem::not_found("no such resource"))?;
+    let what = "edit this resource";
+    let resource = resource_for(req, caller, id, Action::Update, what).await?;
+    match caller.user() {
+        Some(user) if caller.in_group(ADMIN_GROUP) => Ok((resource, user)),
+        _ => Err(caller.refused(what)),
     }
 }
 
@@ -103,14 +84,17 @@ async fn editing(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Pr
     if said.tab.is_empty() || said.tab.len() > 64 {
         return Err(Problem::bad_request("tab: 1 to 64 characters"));
     }
-    let (resource, person) = editable(req, caller).await?;
-    let (id, user) = (resource.id.0, person.id);
+    let (resource, user) = editable(req, caller).await?;
+    let id = resource.id.0;
+    let store = req.site.models().store.clone();
+    let person = store.run(move |s| s.resource(user)).await?;
+    let name = person.as_ref().and_then(|p| p.title());
     let payload = json!({
         "tab": said.tab,
         "state": said.state.as_str(),
         "version": said.version,
         "user": user.0,
-        "name": person.title().unwrap_or("someone without a name"),
+        "name": name.unwrap_or("someone without a name"),
     });
     let published = req.site.notifier().first(&Publish {
         topic: format!("{EDITING_TOPIC}{id}"),

@@ -8,6 +8,7 @@
 mod conditional;
 mod range;
 
+use bytes::Bytes;
 use http::header::{
     ACCEPT_RANGES, CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_ENCODING, CONTENT_LENGTH,
     CONTENT_RANGE, CONTENT_TYPE, ETAG, LAST_MODIFIED, RANGE, VARY,
@@ -144,10 +145,9 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
             let mut bytes = bytes;
             if bytes.len() >= COMPRESS_MIN {
                 vary(headers);
-                let encoding = negotiate(&req.parts.headers);
-                if let Some(name) = encoding.header_value() {
+                if let Some((name, encoded)) = in_preferred_encoding(req, &bytes) {
                     headers.insert(CONTENT_ENCODING, HeaderValue::from_static(name));
-                    bytes = compress(&bytes, encoding, Effort::Fast);
+                    bytes = encoded;
                 }
             }
             let len = bytes.len() as u64;
@@ -197,10 +197,7 @@ fn compressed(req: &RequestCtx<'_>, mut resp: Response<Body>) -> Response<Body> 
     {
         return resp;
     }
-    let encoding = negotiate(&req.parts.headers);
-    let encoded = encoding
-        .header_value()
-        .map(|name| (name, compress(bytes, encoding, Effort::Fast)));
+    let encoded = in_preferred_encoding(req, bytes);
     let headers = resp.headers_mut();
     headers.append(VARY, HeaderValue::from_static("Accept-Encoding"));
     if let Some((name, body)) = encoded {
@@ -211,6 +208,14 @@ fn compressed(req: &RequestCtx<'_>, mut resp: Response<Body>) -> Response<Body> 
         *resp.body_mut() = Body::from(body);
     }
     resp
+}
+
+/// A body made for this request in the encoding the client prefers, with the
+/// encoding's name; `None` when it takes none.
+fn in_preferred_encoding(req: &RequestCtx<'_>, bytes: &[u8]) -> Option<(&'static str, Bytes)> {
+    let encoding = negotiate(&req.parts.headers);
+    let name = encoding.header_value()?;
+    Some((name, compress(bytes, encoding, Effort::Fast)))
 }
 
 /// Whether a body of this type is worth compressing: text, JSON, XML and

@@ -164,8 +164,10 @@
     savedState = JSON.stringify(snapshot());
     clearTimeout(serverTimer);
     try { localStorage.removeItem(draftKey); } catch (e) { /* nothing kept */ }
-    keptOnServer = true;
-    dropOnServer();
+    // Dropped even when this page kept none: a PUT may still be on its way,
+    // or the copy came from another tab or device.
+    keptOnServer = false;
+    draftRequest("DELETE").catch(function () {});
   }
 
   // On opening: the newer of this browser's copy and the server's, if it

@@ -28,11 +28,12 @@ use http::header::{CACHE_CONTROL, CONTENT_TYPE, IF_MATCH};
 use http::{HeaderValue, StatusCode};
 use serde_json::json;
 
-use bulwark_acl::Action;
-use bulwark_store::{Resource, ResourceId, Version, Visibility};
+use bulwark_store::{Resource, Version, Visibility};
 use bulwark_web::{
-    Access, Api, Caller, Endpoint, Outcome, Problem, RequestCtx, SiteRuntime, json_response,
+    Access, Api, Caller, Endpoint, Outcome, Problem, RequestCtx, SiteRuntime, empty_response,
+    json_response,
 };
+pub(super) use bulwark_web::{id_arg, resource_for, visible_resource};
 
 /// The core module's endpoints and schemas.
 pub fn api() -> &'static Api {
@@ -98,25 +99,11 @@ pub(super) fn reply(status: StatusCode, value: serde_json::Value) -> Result<Outc
 }
 
 pub(super) fn no_content() -> Result<Outcome, Problem> {
-    Ok(Outcome::Response(empty(StatusCode::NO_CONTENT)))
-}
-
-/// An answer without a body (`204`, `304`), never stored by a cache.
-pub(super) fn empty(status: StatusCode) -> http::Response<bulwark_http::Body> {
-    let mut resp = http::Response::new(bulwark_http::Body::empty());
-    *resp.status_mut() = status;
-    resp.headers_mut()
-        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    resp
+    Ok(Outcome::Response(empty_response(StatusCode::NO_CONTENT)))
 }
 
 pub(super) fn not_found() -> Problem {
     Problem::not_found("no such resource")
-}
-
-/// A numeric path argument; anything else names nothing here (404).
-pub(super) fn id_arg(req: &RequestCtx<'_>, name: &str) -> Option<i64> {
-    req.arg(name)?.parse::<i64>().ok().filter(|id| *id > 0)
 }
 
 /// `If-Match: <version>` (quoted or not), if given.
@@ -133,38 +120,6 @@ pub(super) fn if_match(req: &RequestCtx<'_>) -> Result<Option<Version>, Problem>
         .ok_or_else(|| {
             Problem::invalid("If-Match", "If-Match must be the resource's version number")
         })
-}
-
-/// Loads a resource the caller may see: 404 for one they may not see, as
-/// for one that does not exist (the API does not tell what exists to those
-/// who may not see it).
-pub(super) async fn visible_resource(
-    req: &RequestCtx<'_>,
-    caller: Caller<'_>,
-    id: i64,
-) -> Result<Resource, Problem> {
-    let id = ResourceId(id);
-    match req.site.models().store.run(move |s| s.resource(id)).await? {
-        Some(r) if caller.may_see(req.site, &r) => Ok(r),
-        _ => Err(not_found()),
-    }
-}
-
-/// A resource the caller may see and act on: 404 when they may not see it,
-/// 401/403 when they see it but may not do `action` (`what` says it).
-pub(super) async fn resource_for(
-    req: &RequestCtx<'_>,
-    caller: Caller<'_>,
-    id: i64,
-    action: Action,
-    what: &str,
-) -> Result<Resource, Problem> {
-    let r = visible_resource(req, caller, id).await?;
-    if caller.may(req.site, action, &r) {
-        Ok(r)
-    } else {
-        Err(caller.refused(what))
-    }
 }
 
 /// `GET /api/stats` (with the site's token): renders, caches and refusals.

@@ -8,11 +8,11 @@ use bulwark_store::{NewResource, PropsChange, ResourceId, ResourceUpdate, StoreE
 
 use super::input::{NewFields, PatchFields, json_body, visibility};
 use super::{
-    empty, id_arg, if_match, no_content, not_found, reply, resource_for, resource_json,
-    visible_resource,
+    id_arg, if_match, no_content, not_found, reply, resource_for, resource_json, visible_resource,
 };
 use bulwark_web::{
-    Access, Caller, Endpoint, Outcome, Problem, RequestCtx, json_response, not_modified,
+    Access, Caller, Endpoint, Outcome, Problem, RequestCtx, empty_response, json_response,
+    not_modified,
 };
 use serde_json::json;
 
@@ -33,7 +33,7 @@ pub(super) async fn read(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Out
             let etag = HeaderValue::from_str(&format!("\"{}\"", r.version.0))
                 .expect("a number is a header value");
             let mut resp = if not_modified(req.parts, Some(&etag), None) {
-                empty(StatusCode::NOT_MODIFIED)
+                empty_response(StatusCode::NOT_MODIFIED)
             } else {
                 json_response(StatusCode::OK, &resource_json(caller, req.site, &r))
             };
