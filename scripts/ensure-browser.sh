@@ -12,6 +12,6 @@ if ! command -v node >/dev/null 2>&1; then
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
 fi
-if [ ! -d "$root/tests/browser/node_modules/playwright-core" ]; then
+if [ ! -d "$root/tests/browser/node_modules/playwright-core" ] || [ ! -d "$root/tests/browser/node_modules/axe-core" ]; then
     (cd "$root/tests/browser" && npm ci --no-audit --no-fund --loglevel=error)
 fi

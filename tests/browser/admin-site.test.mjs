@@ -277,13 +277,13 @@ test("drafts are published in bulk from the resource list", async () => {
     { polling: 200, timeout: 20000 },
   );
   await page.goto(`${env.server.url}/admin/resources?text=${word}&status=draft`);
-  assert.match(await page.locator("main > p").first().textContent(), /^2 found/);
+  assert.match(await page.locator("#found").textContent(), /^2 found/);
   await page.check("#select-all");
   await shoot(page, "resources.png");
   await Promise.all([page.waitForLoadState("load"), page.click('#bulk button[value="publish"]')]);
-  await page.waitForFunction(() => /^0 found/.test(document.querySelector("main > p").textContent));
+  await page.waitForFunction(() => /^0 found/.test(document.querySelector("#found").textContent));
   await page.goto(`${env.server.url}/admin/resources?text=${word}&status=published`);
-  assert.match(await page.locator("main > p").first().textContent(), /^2 found/);
+  assert.match(await page.locator("#found").textContent(), /^2 found/);
   await context.close();
 });
 

@@ -1,7 +1,8 @@
 // Starts a real `bulwark serve` on a free port in a temporary folder, and a headless
 // Debian Chromium driven by playwright-core.
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -165,4 +166,26 @@ export async function eventually(what, check, timeout = 15000) {
     if (Date.now() > end) throw new Error(`never happened: ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/// axe-core's serious and critical findings on `page` as it is now, one line a
+/// rule (how many elements, the first, what is wrong); an empty list when
+/// there are none. axe runs inside
+/// the page (evaluated over the DevTools protocol, which the page's CSP
+/// does not govern).
+export async function accessibilityProblems(page) {
+  await page.evaluate(axeSource);
+  const found = await page.evaluate(async () => {
+    const result = await window.axe.run(document, { resultTypes: ["violations"] });
+    return result.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => {
+        const n = v.nodes[0];
+        const why = n.failureSummary.split("\n").slice(1).join(" ").trim();
+        return `${v.id} on ${v.nodes.length} element(s), the first ${n.target.join(" ")}: ${why}`;
+      });
+  });
+  return found;
 }

@@ -492,6 +492,9 @@ impl VisibilityFilter {
 pub struct SearchQuery {
     /// Category names; a resource matches when it is in one of them or below.
     pub categories: Vec<String>,
+    /// Category names left out: a resource in one of them or below does not match
+    /// (the admin's lists keep the site's own machinery, `meta`, behind a filter).
+    pub exclude_categories: Vec<String>,
     /// Words that must all occur (prefix match), in title or any text property.
     pub text: Option<String>,
     pub date_field: DateField,
@@ -503,6 +506,8 @@ pub struct SearchQuery {
     pub published_only: bool,
     /// Only drafts: unpublished, or outside their publication window (at `now`).
     pub unpublished_only: bool,
+    /// Only scheduled ones: published, with a publication start still to come.
+    pub scheduled_only: bool,
     /// Only what the one asking may see, as the access policy decides.
     pub visibility: VisibilityFilter,
     pub sort: SortKey,
@@ -518,6 +523,7 @@ impl Default for SearchQuery {
     fn default() -> Self {
         SearchQuery {
             categories: Vec::new(),
+            exclude_categories: Vec::new(),
             text: None,
             date_field: DateField::Created,
             date_from: None,
@@ -525,6 +531,7 @@ impl Default for SearchQuery {
             has_object: None,
             published_only: false,
             unpublished_only: false,
+            scheduled_only: false,
             visibility: VisibilityFilter::Everything,
             sort: SortKey::Id,
             descending: false,

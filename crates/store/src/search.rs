@@ -49,23 +49,19 @@ impl Store {
                 conditions: Vec::new(),
                 params: Vec::new(),
             };
-            if !q.categories.is_empty() {
+            for (names, include) in [(&q.categories, true), (&q.exclude_categories, false)] {
+                if names.is_empty() {
+                    continue;
+                }
                 let mut ranges = Vec::new();
-                for name in &q.categories {
-                    if crate::names::check_name("category", name).is_err() {
-                        return Err(StoreError::UnknownCategory(name.clone()));
-                    }
-                    let row = c
-                        .query_one(
-                            "SELECT k.nr_left, k.nr_right FROM category k JOIN rsc r ON r.id = k.id WHERE r.name = $1",
-                            &params![name.as_str()],
-                        )?
-                        .ok_or_else(|| StoreError::UnknownCategory(name.clone()))?;
-                    let (l, r) = (sql.bind(row.int(0)), sql.bind(row.int(1)));
+                for name in names {
+                    let (left, right) = category_range(c, name)?;
+                    let (l, r) = (sql.bind(left), sql.bind(right));
                     ranges.push(format!("k.nr_left BETWEEN {l} AND {r}"));
                 }
                 sql.conditions.push(format!(
-                    "r.category_id IN (SELECT k.id FROM category k WHERE {})",
+                    "r.category_id {}IN (SELECT k.id FROM category k WHERE {})",
+                    if include { "" } else { "NOT " },
                     ranges.join(" OR ")
                 ));
             }
@@ -121,6 +117,12 @@ impl Store {
             if q.unpublished_only {
                 let published = published_now(&mut sql);
                 sql.conditions.push(format!("NOT ({published})"));
+            }
+            if q.scheduled_only {
+                let (t, now) = (sql.bind(true), sql.bind(Utc::now().timestamp_millis()));
+                sql.conditions.push(format!(
+                    "r.is_published = {t} AND r.publication_start > {now}"
+                ));
             }
             if let VisibilityFilter::Visible {
                 members,
@@ -253,4 +255,18 @@ fn sort_column(k: SortKey) -> &'static str {
         SortKey::DateStart => "p.date_start",
         SortKey::Title => "p.title_sort",
     }
+}
+
+/// The nested-set range of a category and everything below it.
+fn category_range(c: &mut dyn crate::db::Conn, name: &str) -> Result<(i64, i64)> {
+    if crate::names::check_name("category", name).is_err() {
+        return Err(StoreError::UnknownCategory(name.to_owned()));
+    }
+    let row = c
+        .query_one(
+            "SELECT k.nr_left, k.nr_right FROM category k JOIN rsc r ON r.id = k.id WHERE r.name = $1",
+            &params![name],
+        )?
+        .ok_or_else(|| StoreError::UnknownCategory(name.to_owned()))?;
+    Ok((row.int(0), row.int(1)))
 }

@@ -713,6 +713,33 @@ fn search_filters_combine_and_page(s: &Store) {
         })
         .unwrap();
     assert_eq!(two_cats.ids, vec![ids[2], ids[3], ids[4]]);
+    // Leaving a category out leaves out what is below it too.
+    let text_but_news = s
+        .search(&SearchQuery {
+            exclude_categories: vec!["news".into()],
+            ..base.clone()
+        })
+        .unwrap();
+    assert_eq!(text_but_news.ids, vec![ids[0], ids[1], ids[6]]);
+    let no_meta = s
+        .search(&SearchQuery {
+            exclude_categories: vec!["meta".into()],
+            limit: 1000,
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(
+        no_meta.ids.iter().all(|&id| !s.is_a(id, "meta").unwrap()),
+        "nothing in meta or below it is found"
+    );
+    assert!(no_meta.ids.contains(&ids[5]), "the rest still is");
+    assert!(matches!(
+        s.search(&SearchQuery {
+            exclude_categories: vec!["nope".into()],
+            ..Default::default()
+        }),
+        Err(StoreError::UnknownCategory(_))
+    ));
 
     // Date range on the pivoted date_start, sorted by it, newest first.
     let dated = s
@@ -1075,6 +1102,14 @@ fn publication_window_and_visibility_are_kept(s: &Store) {
         .unwrap();
     assert_eq!(found.ids, vec![id, mid]);
     assert!(!found.ids.contains(&fid));
+    // Scheduled: published, its start still to come (what the dashboard lists).
+    let scheduled = s
+        .search(&SearchQuery {
+            scheduled_only: true,
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(scheduled.ids, vec![fid]);
 
     // Visibility filters: anonymous visitors see public resources published
     // now, members also members-only ones, group members also their group's,

@@ -34,6 +34,7 @@
 
 mod blocking;
 mod error;
+mod filters;
 mod models;
 
 pub use blocking::off_the_runtime;
@@ -131,6 +132,7 @@ impl SiteTemplates {
             rand::random_range(1..=n.max(1))
         });
         env.add_function("live", live_block);
+        env.add_filter("date", filters::date);
         env.add_function("not_found", || -> Result<Value, minijinja::Error> {
             Err(
                 minijinja::Error::new(ErrorKind::InvalidOperation, "not_found() was called")

@@ -36,6 +36,7 @@ use bulwark_web::{
 mod drafts;
 mod editing;
 mod figures;
+mod health;
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
@@ -269,6 +270,9 @@ impl Controller for AdminController {
             );
             let modules: Vec<Value> = site.modules.iter().map(|m| Value::from(m.name)).collect();
             vars.insert("site_modules".to_string(), Value::from(modules));
+            if self.page == Page::Dashboard {
+                vars.insert("health".to_string(), health::health(req).await);
+            }
             render_page(req, &template, StatusCode::OK, vars).await
         })
     }

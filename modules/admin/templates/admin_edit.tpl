@@ -10,7 +10,9 @@
 <p>You may see this {{ r.category }} but not change it. <a href="{{ r.page_url }}">View it</a>.</p>
 {% else %}
 <h1>Edit: <span id="heading">{{ r.title or "(untitled)" }}</span></h1>
-<p><a id="page-link" href="{{ r.page_url }}">View the page</a> &middot; {{ r.category }} &middot;
+<p class="page-head">{% if r.published %}<span class="badge published">published</span>{% else %}<span class="badge draft">draft</span>{% endif %}
+  <span>{{ r.category }}</span> <span>changed <time datetime="{{ r.modified }}">{{ r.modified }}</time></span>
+  <a id="page-link" href="{{ r.page_url }}">View the page</a>
   <button type="button" id="preview-toggle" aria-expanded="false" aria-controls="preview">Preview</button></p>
 <p id="others" class="notice" role="status" aria-live="polite" hidden></p>
 <div id="preview" hidden><iframe title="Preview of the page" id="preview-frame" loading="lazy"></iframe></div>
@@ -25,9 +27,9 @@
       <button type="button" data-command="bold" aria-label="Bold" title="Bold (Ctrl+B)"><b>B</b></button>
       <button type="button" data-command="italic" aria-label="Italic" title="Italic (Ctrl+I)"><i>I</i></button>
       <button type="button" data-command="heading" aria-label="Heading">H</button>
-      <button type="button" data-command="ul" aria-label="Bulleted list">&bull; list</button>
-      <button type="button" data-command="ol" aria-label="Numbered list">1. list</button>
-      <button type="button" data-command="link" aria-label="Link">link</button>
+      <button type="button" data-command="ul" aria-label="Bulleted list">&bull; Bulleted</button>
+      <button type="button" data-command="ol" aria-label="Numbered list">Numbered</button>
+      <button type="button" data-command="link" aria-label="Link">Link</button>
       <button type="button" data-command="source" aria-pressed="false" aria-label="Edit the HTML source">HTML</button>
     </div>
     <div id="body-editor" class="rich" role="textbox" aria-multiline="true" aria-labelledby="body-label" hidden></div>
@@ -61,23 +63,26 @@
         {% endfor %}
       </select></p>
   </fieldset>
-  <p><button type="submit">Save</button></p>
-  <p id="status" role="status" aria-live="polite"></p>
+  <div class="savebar">
+    <button type="submit" class="primary" aria-keyshortcuts="Control+S">Save</button>
+    <button type="button" id="publish-now"{% if r.published %} hidden{% endif %}>Save and publish</button>
+    <p id="status" role="status" aria-live="polite"></p>
+  </div>
   <div id="draft" class="notice" role="region" aria-labelledby="draft-title" hidden>
     <p id="draft-title"></p>
-    <p><button type="button" id="draft-restore">Restore them</button> <button type="button" id="draft-discard">Discard them</button></p>
+    <p><button type="button" id="draft-restore" class="primary">Restore them</button> <button type="button" id="draft-discard">Discard them</button></p>
   </div>
   <div id="conflict" class="notice" role="region" aria-labelledby="conflict-title" hidden>
     <h2 id="conflict-title">Someone else saved this while you were writing</h2>
     <p>Nothing you wrote is lost: it is still in the form. What they saved (struck through) against what you have (underlined):</p>
     <div id="conflict-diff" class="diff"></div>
-    <p><button type="button" id="conflict-mine">Save mine over theirs</button> <button type="button" id="conflict-theirs">Take theirs, drop mine</button></p>
+    <p><button type="button" id="conflict-mine" class="primary">Save mine over theirs</button> <button type="button" id="conflict-theirs">Take theirs, drop mine</button></p>
   </div>
 </form>
 
 {% if "media" in site_modules and r.category == "image" %}
 {% set fx = r.focus_x if r.focus_x is number else 0.5 %}{% set fy = r.focus_y if r.focus_y is number else 0.5 %}
-<section id="focus" aria-labelledby="focus-title" data-id="{{ r.id }}">
+<section id="focus" class="editor-section" aria-labelledby="focus-title" data-id="{{ r.id }}">
   <h2 id="focus-title">Focal point</h2>
   <p>Crops of this picture keep its focal point in view. Click on the picture where it is, or give it in per cent.</p>
   <div class="focus-frame"><img id="focus-image" src="/media/file/{{ r.id }}" alt="{{ r.title or '' }}" width="{{ r.width }}" height="{{ r.height }}">
@@ -85,7 +90,7 @@
   <form id="focus-form" class="columns">
     <p><label for="focus-x">From the left (%)</label><br><input id="focus-x" name="x" type="number" min="0" max="100" step="0.1" value="{{ (fx * 100)|round(1) }}"></p>
     <p><label for="focus-y">From the top (%)</label><br><input id="focus-y" name="y" type="number" min="0" max="100" step="0.1" value="{{ (fy * 100)|round(1) }}"></p>
-    <p><br><button type="submit">Save the focal point</button></p>
+    <p><br><button type="submit" class="primary">Save the focal point</button></p>
   </form>
   <p id="focus-status" class="message" role="status" aria-live="polite"></p>
   <p id="focus-preview">As the thumbnail crops it: {{ image(r.id, "thumbnail") }}</p>
@@ -93,20 +98,20 @@
 {% endif %}
 {% if "media" in site_modules %}
 {% set pictures = r.o.depiction %}
-<section id="depiction" aria-labelledby="depiction-title" data-id="{{ r.id }}" data-current="{% for p in pictures %}{{ p.id }}{% if not loop.last %},{% endif %}{% endfor %}">
+<section id="depiction" class="editor-section" aria-labelledby="depiction-title" data-id="{{ r.id }}" data-current="{% for p in pictures %}{{ p.id }}{% if not loop.last %},{% endif %}{% endfor %}">
   <h2 id="depiction-title">Picture</h2>
   <p id="depiction-status" class="message" role="status" aria-live="polite"></p>
   {% if pictures %}
   <div class="current-picture">{% for p in pictures %}{{ image(p.id, "thumbnail") }}{% endfor %}
-    <button type="button" id="depiction-remove">Remove the picture</button></div>
-  {% else %}<p>None yet.</p>{% endif %}
+    <button type="button" id="depiction-remove" class="danger">Remove the picture</button></div>
+  {% else %}<p class="muted">No picture yet: choose one from the library or upload one.</p>{% endif %}
   <details>
     <summary>Choose from the library</summary>
     <ul class="media-grid plain">
     {% for img in m.search(cat="image", sort="-created", pagelen=24) %}
       <li><button type="button" data-pick="{{ img.id }}" aria-label="Use {{ img.title or img.id }}">{{ image(img.id, "thumbnail") }}</button></li>
     {% else %}
-      <li>The library has no images yet.</li>
+      <li class="empty">The library has no images yet: upload one below.</li>
     {% endfor %}
     </ul>
   </details>
@@ -115,7 +120,7 @@
 </section>
 {% endif %}
 
-<section id="edges" aria-labelledby="edges-title" data-id="{{ r.id }}">
+<section id="edges" class="editor-section" aria-labelledby="edges-title" data-id="{{ r.id }}">
   <h2 id="edges-title">Connections</h2>
   <p id="edges-status" class="message" role="status" aria-live="polite"></p>
   <div id="edge-lists"></div>
@@ -128,10 +133,10 @@
   </form>
 </section>
 
-<section id="revisions" aria-labelledby="revisions-title" data-id="{{ r.id }}">
+<section id="revisions" class="editor-section" aria-labelledby="revisions-title" data-id="{{ r.id }}">
   <h2 id="revisions-title">Earlier versions</h2>
   <p id="revisions-status" class="message" role="status" aria-live="polite"></p>
-  <p id="revisions-empty" hidden>None yet: every save keeps the version before it.</p>
+  <p id="revisions-empty" class="muted" hidden>None yet: every save keeps the version before it.</p>
   <ol id="revision-list" class="plain"></ol>
   <div id="revision-diff" class="diff" hidden aria-live="polite"></div>
 </section>

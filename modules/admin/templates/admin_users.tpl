@@ -18,7 +18,7 @@ member). Only people in a group may put others in it.</p>
     <tr>
       <th scope="row"><a href="/admin/edit/{{ u.id }}">{{ u.title }}</a></th>
       {% for g in groups if g.name != "acl_user_group_anonymous" %}
-      <td><input type="checkbox" class="membership" data-person="{{ u.id }}" data-group="{{ g.id }}"
+      <td data-label="{{ g.title or g.name }}"><input type="checkbox" class="membership" data-person="{{ u.id }}" data-group="{{ g.id }}"
         data-username="{{ u.title }}" data-group-name="{{ g.title or g.name }}"
         aria-label="{{ u.title }} in {{ g.title or g.name }}"{% if g.id in mine %} checked{% endif %}
         {% if not m.acl.may("link", u.id) or (g.name | replace("acl_user_group_", "")) not in my_groups %} disabled{% endif %}></td>

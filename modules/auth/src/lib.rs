@@ -33,6 +33,7 @@
 //! their `email` identity ([`accounts::set_email`]). A new password ends every
 //! session and API token of the account ([`accounts::end_logons`]).
 
+mod account;
 pub mod accounts;
 mod api;
 pub mod api_tokens;

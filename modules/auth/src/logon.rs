@@ -15,6 +15,7 @@ use minijinja::Value;
 use serde::Deserialize;
 use serde_json::json;
 
+use bulwark_acl::EDITORS;
 use bulwark_http::Body;
 use bulwark_store::{ResourceId, StoreError};
 use bulwark_web::events::{Logoff, Logon};
@@ -23,11 +24,12 @@ use bulwark_web::{
     parse_form, read_settings, render_page,
 };
 
+use crate::accounts;
 use crate::api_tokens::ApiTokens;
 use crate::logon_ticket;
 use crate::password::{Password, PasswordError, Passwords};
 use crate::second_factor::{self, SecondFactorCheck};
-use crate::sessions::{Sessions, clear_cookie, set_cookie};
+use crate::sessions::{Sessions, clear_cookie, clear_editor_hint, set_cookie, set_editor_hint};
 use crate::throttle::{LogonThrottle, SLOW_DOWN, ThrottleKey};
 use crate::totp::unix_now;
 
@@ -48,6 +50,7 @@ pub(crate) enum Action {
     Me,
     Tokens,
     Users,
+    Account,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -138,7 +141,7 @@ fn json(status: StatusCode, value: serde_json::Value) -> Response<Body> {
     resp
 }
 
-fn see_other(location: &str) -> Response<Body> {
+pub(crate) fn see_other(location: &str) -> Response<Body> {
     let mut resp = Response::new(Body::empty());
     *resp.status_mut() = StatusCode::SEE_OTHER;
     if let Ok(l) = HeaderValue::from_str(location) {
@@ -177,6 +180,7 @@ impl Controller for AuthController {
                 }
                 (Action::Logoff, true) => self.logoff(req).await,
                 (Action::Sessions, _) => self.sessions(req, post).await,
+                (Action::Account, _) => crate::account::page(req, &self.site, post).await,
                 (Action::Me, _) => Outcome::Response(json(StatusCode::OK, me(req))),
                 (Action::Tokens, _) => Outcome::Response(self.tokens(req).await),
                 (Action::Users, _) => {
@@ -404,6 +408,20 @@ impl AuthController {
             Format::Html => see_other(&safe_next(creds.next.as_deref())),
         };
         resp.headers_mut().append(SET_COOKIE, cookie);
+        let secure = req.peer().secure;
+        let store = self.site.sessions.store().clone();
+        match store.run(move |s| accounts::principal_of(s, person)).await {
+            Ok(who) if who.in_group(EDITORS) => {
+                resp.headers_mut()
+                    .append(SET_COOKIE, set_editor_hint(secure, started.max_age));
+            }
+            Ok(_) => {
+                resp.headers_mut()
+                    .append(SET_COOKIE, clear_editor_hint(secure));
+            }
+            // Only a hint is missing: the logon stands.
+            Err(e) => tracing::warn!("the editor hint after a logon: {e}"),
+        }
         Outcome::Response(resp)
     }
 
@@ -493,6 +511,8 @@ impl AuthController {
         };
         resp.headers_mut()
             .append(SET_COOKIE, clear_cookie(req.peer().secure));
+        resp.headers_mut()
+            .append(SET_COOKIE, clear_editor_hint(req.peer().secure));
         Outcome::Response(resp)
     }
 

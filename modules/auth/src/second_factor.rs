@@ -196,6 +196,24 @@ pub fn start_enrolment(
     })
 }
 
+/// The enrolment `person` started and has not confirmed yet, to show again
+/// (after a mistyped code), or `None`.
+pub fn pending_enrolment(
+    store: &Store,
+    person: ResourceId,
+    issuer: &str,
+    username: &str,
+) -> Result<Option<PendingEnrolment>, SecondFactorError> {
+    let Some(secret) = table::pending_totp_secret(store, person)? else {
+        return Ok(None);
+    };
+    let key = TotpKey::from_base32(&secret)?;
+    Ok(Some(PendingEnrolment {
+        uri: key.provisioning_uri(issuer, username)?,
+        secret,
+    }))
+}
+
 /// Confirms the pending secret with a code the app made from it: from now on
 /// the account needs a second factor. Returns the new recovery codes (an
 /// earlier secret and its codes are replaced).

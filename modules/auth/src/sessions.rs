@@ -109,6 +109,34 @@ pub fn set_cookie(token: &Token, secure: bool, max_age: Option<Duration>) -> Hea
     HeaderValue::from_str(&cookie).expect("hex and ASCII")
 }
 
+/// The hint that tells a public page's script to show "Edit this page"
+/// (`bulwark_editor=1`): no secret and no right, readable by scripts, set at
+/// logon for editors and dropped at logoff. The page itself is the same for
+/// everyone, so it stays in the page cache; the admin decides, when the link
+/// is followed, whether this person may edit what it points to.
+pub const EDITOR_HINT_COOKIE: &str = "bulwark_editor";
+
+/// `Set-Cookie` for the editor hint, living as long as the session cookie.
+pub fn set_editor_hint(secure: bool, max_age: Option<Duration>) -> HeaderValue {
+    let mut cookie = format!("{EDITOR_HINT_COOKIE}=1; Path=/; SameSite=Lax");
+    if secure {
+        cookie.push_str("; Secure");
+    }
+    if let Some(age) = max_age {
+        cookie.push_str(&format!("; Max-Age={}", age.as_secs()));
+    }
+    HeaderValue::from_str(&cookie).expect("ASCII")
+}
+
+/// `Set-Cookie` that drops the editor hint.
+pub fn clear_editor_hint(secure: bool) -> HeaderValue {
+    let secure_attr = if secure { "; Secure" } else { "" };
+    HeaderValue::from_str(&format!(
+        "{EDITOR_HINT_COOKIE}=; Path=/; SameSite=Lax; Max-Age=0{secure_attr}"
+    ))
+    .expect("ASCII")
+}
+
 /// `Set-Cookie` that makes the browser drop its session cookie.
 pub fn clear_cookie(secure: bool) -> HeaderValue {
     let secure_attr = if secure { "; Secure" } else { "" };

@@ -7,6 +7,7 @@
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{% block title %}Account{% endblock %}</title>
 {{ lib("css/bulwark.css") }}
+{% block head %}<meta name="robots" content="noindex">{% endblock %}
 </head>
 <body>
 <main class="wrap">

@@ -1,14 +1,7 @@
-<!doctype html>
-<html lang="{{ request.language }}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Forgot your password?</title>
-{{ lib("css/bulwark.css") }}
-</head>
-<body class="bulwark-page">
-<main class="logon-reset">
+{% extends "auth_base.tpl" %}
+{% block title %}Forgot your password?{% endblock %}
+{% block content %}
+<section class="auth logon-reset">
 <h1>Forgot your password?</h1>
 {% if sent %}
 <p class="notice" role="status">{{ message }}</p>
@@ -18,13 +11,12 @@
 <p>Type your username or e-mail address, and we send a link to choose a new
 password to the address of the account.</p>
 {% if error %}<p class="error" role="alert">{{ error }}</p>{% endif %}
-<form method="post" action="{{ request.path }}">
+<form method="post" action="{{ request.path }}" class="auth-form">
   {{ csrf_field() }}
 <label for="account">Username or e-mail address</label>
 <input id="account" name="account" autocomplete="username" required autofocus value="{{ q.account }}">
 <button type="submit">Send the link</button>
 </form>
 {% endif %}
-</main>
-</body>
-</html>
+</section>
+{% endblock %}

@@ -1,14 +1,7 @@
-<!doctype html>
-<html lang="{{ request.language }}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>Choose a new password</title>
-{{ lib("css/bulwark.css") }}
-</head>
-<body class="bulwark-page">
-<main class="logon-reset">
+{% extends "auth_base.tpl" %}
+{% block title %}Choose a new password{% endblock %}
+{% block content %}
+<section class="auth logon-reset">
 <h1>Choose a new password</h1>
 {% if done %}
 <p class="notice" role="status">The password of {{ username }} was changed. You can log on with it now.</p>
@@ -18,7 +11,7 @@
 <p><a href="{{ url('logon_reset') }}">Ask for a new link</a></p>
 {% else %}
 {% if error %}<p class="error" role="alert">{{ error }}</p>{% endif %}
-<form method="post" action="{{ request.path }}">
+<form method="post" action="{{ request.path }}" class="auth-form">
   {{ csrf_field() }}
 <label for="password">New password (at least 8 characters)</label>
 <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required autofocus>
@@ -27,6 +20,5 @@
 <button type="submit">Set the password</button>
 </form>
 {% endif %}
-</main>
-</body>
-</html>
+</section>
+{% endblock %}

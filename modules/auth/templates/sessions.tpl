@@ -1,14 +1,14 @@
 {% extends "auth_base.tpl" %}
 {% block title %}Your sessions{% endblock %}
 {% block content %}
-<section class="auth">
+<section class="auth wide">
 <h1>Your sessions</h1>
 <table class="sessions">
-<thead><tr><th scope="col">Since</th><th scope="col">Last seen</th><th scope="col">Browser</th><th scope="col">Address</th><th scope="col"></th></tr></thead>
+<thead><tr><th scope="col">Since</th><th scope="col">Last seen</th><th scope="col">Browser</th><th scope="col">Address</th><th scope="col"><span class="visually-hidden">End it</span></th></tr></thead>
 <tbody>
 {% for s in sessions %}
 <tr>
-  <td>{{ s.created }}</td><td>{{ s.last_seen }}</td><td>{{ s.user_agent or "" }}</td><td>{{ s.address or "" }}</td>
+  <td data-label="Since"><time datetime="{{ s.created }}">{{ s.created|date("%-d %b %Y, %H:%M UTC") }}</time></td><td data-label="Last seen"><time datetime="{{ s.last_seen }}">{{ s.last_seen|date("%-d %b %Y, %H:%M UTC") }}</time></td><td data-label="Browser">{{ s.user_agent or "" }}</td><td data-label="Address">{{ s.address or "" }}</td>
   <td>{% if s.current %}this one{% else %}
     <form method="post" action="/logon/sessions">{{ csrf_field() }}<input type="hidden" name="end" value="{{ s.id }}"><button type="submit">End</button></form>
   {% endif %}</td>
@@ -16,7 +16,10 @@
 {% endfor %}
 </tbody>
 </table>
-<form method="post" action="/logon/sessions">{{ csrf_field() }}<input type="hidden" name="end" value="others"><button type="submit">End all other sessions</button></form>
+<div class="actions">
+<form method="post" action="/logon/sessions">{{ csrf_field() }}<input type="hidden" name="end" value="others"><button type="submit" class="secondary">End all other sessions</button></form>
 <form method="post" action="/logoff">{{ csrf_field() }}<button type="submit">Log off</button></form>
+</div>
+<p><a href="{{ url('account') }}">Your account</a></p>
 </section>
 {% endblock %}

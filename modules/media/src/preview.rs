@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use hmac::{Hmac, KeyInit, Mac};
 use image::metadata::Orientation;
-use minijinja::value::Value;
+use minijinja::value::{Kwargs, Value};
 use minijinja::{Environment, Error, ErrorKind, State};
 use serde::Deserialize;
 use sha2::Sha256;
@@ -235,11 +235,15 @@ pub fn focus(x: Option<f64>, y: Option<f64>) -> (f64, f64) {
 }
 
 /// `image(id, preset)`: the `<img>` of a preview, or nothing for what is not
-/// an image the visitor may see.
+/// an image the visitor may see. Its `alt` is the picture's own `alt` text,
+/// else its title; `image(id, preset, alt="")` overrides it (an empty one for
+/// a picture beside its own title, which would otherwise be read twice).
 pub fn register(env: &mut Environment<'static>, previews: Arc<Previews>) {
     env.add_function(
         "image",
-        move |state: &State, id: Value, preset: String| -> Result<Value, Error> {
+        move |state: &State, id: Value, preset: String, kwargs: Kwargs| -> Result<Value, Error> {
+            let alt_given: Option<String> = kwargs.get("alt")?;
+            kwargs.assert_all_used()?;
             let Some(settings) = previews.presets.get(&preset) else {
                 return Err(Error::new(
                     ErrorKind::InvalidOperation,
@@ -276,7 +280,10 @@ pub fn register(env: &mut Environment<'static>, previews: Arc<Previews>) {
             let fraction = |k: &str| r.get_attr(k).ok().and_then(|v| f64::try_from(v).ok());
             let focus = focus(fraction("focus_x"), fraction("focus_y"));
             let (w, h) = fitted(settings, width, height);
-            let alt = text("title").unwrap_or_default();
+            let alt = alt_given
+                .or_else(|| text("alt").filter(|a| !a.trim().is_empty()))
+                .or_else(|| text("title"))
+                .unwrap_or_default();
             let src = previews.url(rid, &preset, &sha256, focus);
             // Twice the pixels, when the original has them to give.
             let double = format!("{preset}@2x");

@@ -5,8 +5,9 @@
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{% block title %}{{ site.settings.title }}{% endblock %}</title>
 {{ lib("css/bulwark.css", "css/site.css") }}
+{% block head %}{% endblock %}
 </head>
-<body>
+<body{% if rsc is defined and rsc %} data-resource="{{ rsc.id }}"{% endif %}>
 {% if request.viewing_as %}<p class="viewing-as" role="status">Viewing the site as the group <strong>{{ request.viewing_as }}</strong>. <a href="/admin/rules#view-as">Back to your own view</a></p>{% endif %}
 <header class="top">
   <div class="wrap">
@@ -25,5 +26,6 @@
 <footer class="wrap foot">
   <p>{{ site.settings.tagline }} &middot; Served by Bulwark.</p>
 </footer>
+{{ lib("js/edit-link.js") }}
 </body>
 </html>

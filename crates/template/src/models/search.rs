@@ -12,7 +12,7 @@ use minijinja::{Error, ErrorKind, Value};
 use super::scope::RenderScope;
 use super::{ModelKey, ModelValue, SearchKey};
 
-/// `m.search(cat="article", text="...", sort="-created", page=1, pagelen=10)`:
+/// `m.search(cat="article", exclude="meta", text="...", sort="-created", page=1, pagelen=10)`:
 /// visible resources, plus paging when asked for (`m.search(..., total=true)`).
 pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, Error> {
     let mut q = SearchQuery {
@@ -45,6 +45,23 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
     } else {
         deps.push(dependency::search());
     }
+    // `exclude="meta"` or `exclude=["meta", "media"]`: categories left out.
+    if let Some(exclude) = kwargs.get::<Option<Value>>("exclude")? {
+        q.exclude_categories = match exclude.as_str() {
+            Some(one) => vec![one.to_owned()],
+            None => exclude
+                .try_iter()?
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::InvalidOperation,
+                        "exclude takes a category name or a list of them",
+                    )
+                })?,
+        };
+        q.exclude_categories.retain(|name| !name.is_empty());
+    }
     q.text = kwargs
         .get::<Option<String>>("text")?
         .filter(|t| !t.trim().is_empty());
@@ -73,10 +90,11 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
         None | Some("") => {}
         Some("published") => q.published_only = true,
         Some("draft") => q.unpublished_only = true,
+        Some("scheduled") => q.scheduled_only = true,
         Some(other) => {
             return Err(Error::new(
                 ErrorKind::InvalidOperation,
-                format!("status {other:?}: use \"published\" or \"draft\""),
+                format!("status {other:?}: use \"published\", \"draft\" or \"scheduled\""),
             ));
         }
     }

@@ -240,6 +240,23 @@
     say("Their version is in the form; yours is dropped.", "");
   });
 
+  // The save bar: "Save and publish" while the resource is a draft, and
+  // Ctrl+S (Cmd+S) saves from anywhere on the page.
+  var publishNow = document.getElementById("publish-now");
+  function showPublishNow() { publishNow.hidden = form.published.checked; }
+  form.published.addEventListener("change", showPublishNow);
+  publishNow.addEventListener("click", function () {
+    form.published.checked = true;
+    showPublishNow();
+    form.requestSubmit();
+  });
+  document.addEventListener("keydown", function (event) {
+    if ((event.ctrlKey || event.metaKey) && !event.altKey && event.key.toLowerCase() === "s") {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+
   var original = { name: form.elements.name.value, slug: form.elements.slug.value };
   form.addEventListener("submit", function (event) {
     event.preventDefault();
@@ -279,6 +296,7 @@
           original = { name: name, slug: slug };
           document.getElementById("heading").textContent = r.answer.props.title || "(untitled)";
           say("Saved.", "ok");
+          Admin.toast(body.published ? "Saved and published." : "Saved as a draft.");
           markSaved();
           tellOthers("saved", r.answer.version);
           conflictBox.hidden = true;

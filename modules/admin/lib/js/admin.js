@@ -73,7 +73,43 @@ var Admin = (function () {
     el.replaceWith(when(el.dateTime));
   });
 
-  return { api: api, say: say, on: on, csrf: csrf, when: when };
+  // A short message that comes and goes, for the eye: every toast echoes a
+  // screen's own status line, which is what a screen reader reads out. Errors
+  // stay until clicked.
+  function toast(text, kind) {
+    var region = document.getElementById("toasts");
+    if (!region) return;
+    var el = document.createElement("div");
+    el.className = "toast " + (kind || "");
+    el.textContent = text;
+    region.appendChild(el);
+    var gone = function () { el.remove(); };
+    el.addEventListener("click", gone);
+    if (kind !== "error") setTimeout(gone, 4000);
+  }
+
+  // On a phone the navigation folds behind the Menu button (without this
+  // script it stays open: nothing is out of reach).
+  var toggle = document.getElementById("nav-toggle");
+  var nav = document.getElementById("sidenav");
+  if (toggle && nav) {
+    document.body.classList.add("js");
+    toggle.hidden = false;
+    toggle.addEventListener("click", function () {
+      var open = nav.classList.toggle("open");
+      toggle.setAttribute("aria-expanded", open ? "true" : "false");
+      if (open) nav.querySelector("ul a").focus();
+    });
+    document.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && nav.classList.contains("open")) {
+        nav.classList.remove("open");
+        toggle.setAttribute("aria-expanded", "false");
+        toggle.focus();
+      }
+    });
+  }
+
+  return { api: api, say: say, on: on, csrf: csrf, when: when, toast: toast };
 })();
 
 // Resources: bulk publish, unpublish, delete.
@@ -505,9 +541,32 @@ document.addEventListener("DOMContentLoaded", function () {
   function number(n, digits) {
     return n.toLocaleString(undefined, { maximumFractionDigits: digits });
   }
-  function show(name, text) {
+  // The last two minutes of each figure, drawn under it as a small line.
+  var HISTORY = 120;
+  var history = {};
+  var SVG = "http://www.w3.org/2000/svg";
+  function show(name, text, value) {
     var dd = list.querySelector('[data-figure="' + name + '"]');
-    if (dd) dd.textContent = text;
+    if (!dd) return;
+    dd.textContent = text;
+    if (typeof value !== "number" || !isFinite(value)) return;
+    var values = history[name] || (history[name] = []);
+    values.push(value);
+    if (values.length > HISTORY) values.shift();
+    var svg = dd.parentNode.querySelector("svg");
+    if (!svg) {
+      svg = document.createElementNS(SVG, "svg");
+      svg.setAttribute("aria-hidden", "true");
+      svg.setAttribute("preserveAspectRatio", "none");
+      svg.appendChild(document.createElementNS(SVG, "polyline"));
+      dd.parentNode.appendChild(svg);
+    }
+    var top = Math.max.apply(null, values.concat([1e-9]));
+    svg.setAttribute("viewBox", "0 0 " + (HISTORY - 1) + " 100");
+    var start = HISTORY - values.length;
+    svg.firstChild.setAttribute("points", values.map(function (v, i) {
+      return (start + i) + "," + (98 - 96 * v / top).toFixed(1);
+    }).join(" "));
   }
   // On several nodes each sends its own figures (named by `node`): the
   // dashboard shows the sum of the latest of each node heard from lately.
@@ -522,11 +581,12 @@ document.addEventListener("DOMContentLoaded", function () {
     });
     var nodes = Object.keys(latest).sort();
     var f = Admin.sumFigures(nodes.map(function (node) { return latest[node].figures; }));
-    show("requests_per_s", number(f.requests_per_s, 1) + "/s");
-    show("renders_per_s", number(f.renders_per_s, 1) + "/s");
-    show("page_cache_hit_ratio", f.page_cache_hit_ratio === null ? "no pages asked for" : number(100 * f.page_cache_hit_ratio, 1) + "%");
-    show("database", f.database.busy + " of " + f.database.open);
-    show("push_clients", f.more.push_clients === undefined ? "–" : number(f.more.push_clients, 0));
+    show("requests_per_s", number(f.requests_per_s, 1) + "/s", f.requests_per_s);
+    show("renders_per_s", number(f.renders_per_s, 1) + "/s", f.renders_per_s);
+    show("page_cache_hit_ratio", f.page_cache_hit_ratio === null ? "no pages asked for" : number(100 * f.page_cache_hit_ratio, 1) + "%",
+      f.page_cache_hit_ratio === null ? null : 100 * f.page_cache_hit_ratio);
+    show("database", f.database.busy + " of " + f.database.open, f.database.busy);
+    show("push_clients", f.more.push_clients === undefined ? "–" : number(f.more.push_clients, 0), f.more.push_clients);
     show("refused", Object.keys(f.refused).map(function (k) { return k.replace(/_/g, " ") + ": " + f.refused[k]; }).join(", "));
     var on = nodes.length > 1 ? " Summed over " + nodes.length + " nodes: " + nodes.join(", ") + "." : "";
     Admin.say(status, "Live, as of " + new Date().toLocaleTimeString() + "." + on, "ok");

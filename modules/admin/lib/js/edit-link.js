@@ -1,0 +1,14 @@
+// "Edit this page" on a public page, for editors. The page is the same for
+// everyone (so it stays one cached page); this script adds the link when the
+// browser holds the hint cookie logon sets for editors (bulwark_editor=1) and
+// the page names its resource (<body data-resource="ID">). Whether the person
+// may edit it is decided by the admin when the link is followed.
+(function () {
+  var id = document.body.getAttribute("data-resource");
+  if (!id || !/(^|;\s*)bulwark_editor=1(;|$)/.test(document.cookie)) return;
+  var link = document.createElement("a");
+  link.href = "/admin/edit/" + encodeURIComponent(id);
+  link.className = "edit-link";
+  link.textContent = "Edit this page";
+  document.body.appendChild(link);
+})();
