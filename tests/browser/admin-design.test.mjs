@@ -40,6 +40,10 @@ const PUBLIC_PAGES = [
   ["not-found", "/no/such/page"],
   ["site-home", "/"],
   ["site-articles", "/articles"],
+  ["site-features", "/features"],
+  ["site-live", "/live"],
+  ["site-about", "/about"],
+  ["site-contact", "/contact"],
 ];
 
 /// Opens `path` in `page` at each size, checks it, and photographs it.
@@ -73,6 +77,10 @@ for (const scheme of ["light", "dark"]) {
     for (const [name, path] of PUBLIC_PAGES) {
       await checkScreen(page, name, path, scheme);
     }
+    // And an article, as a visitor reads it.
+    await page.goto(env.server.url + "/articles");
+    const article = await page.locator('main a[href^="/page/"]').first().getAttribute("href");
+    await checkScreen(page, "site-article", article, scheme);
     await context.close();
   });
 }
