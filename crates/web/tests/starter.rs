@@ -27,3 +27,47 @@ async fn a_page_number_that_is_not_a_whole_number_shows_the_first_page() {
     }
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn lists_show_when_and_by_whom_and_an_article_describes_itself_to_link_previews() {
+    let s = start_starter_site(|_| {}).await;
+    let list = get(s.addr, "localhost", "/articles").await;
+    assert_eq!(list.status, 200);
+    let html = list.text();
+    let cards = html.matches(r#"<article class="card">"#).count();
+    assert!(cards >= 5, "the demo articles are listed: {cards}");
+    assert_eq!(
+        html.matches(r#"<p class="meta"><time datetime=""#).count(),
+        cards,
+        "every card has its date, machine-readable: {html}"
+    );
+    assert!(
+        html.contains("&middot; by Ada Lovelace") || html.contains("&middot; by Alan Turing"),
+        "and its authors: {html}"
+    );
+
+    // An article's page: a description and Open Graph tags from the resource.
+    let href = html
+        .split(r#"<h3><a href=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a card links its article");
+    let page = get(s.addr, "localhost", href).await;
+    assert_eq!(page.status, 200);
+    let page = page.text();
+    let title = html
+        .split(&format!(r#"<a href="{href}">"#))
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .expect("the card's title");
+    assert!(
+        page.contains(&format!(r#"<meta property="og:title" content="{title}">"#)),
+        "og:title is the article's title {title:?}"
+    );
+    assert!(
+        page.contains(r#"<meta name="description" content=""#),
+        "a description"
+    );
+    assert!(page.contains(r#"<meta property="og:type" content="article">"#));
+    s.shutdown().await;
+}

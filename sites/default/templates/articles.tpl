@@ -1,5 +1,5 @@
 {% extends "base.tpl" %}
-{% from "_macros.tpl" import card %}
+{% from "_macros.tpl" import card, resource_card %}
 {% block title %}Articles &middot; {{ super() }}{% endblock %}
 {% block content %}
 <h1>Articles</h1>
@@ -10,7 +10,7 @@
 {% set found = m.search(cat="article", text=q.text, page=q.page, pagelen=10, total=true) %}
 <section class="grid">
 {% for a in found.items %}
-  {{ card(a.title, a.summary, a.page_url) }}
+  {{ resource_card(a) }}
 {% else %}
   <p>Nothing found{% if q.text %} for “{{ q.text }}”{% endif %}.</p>
 {% endfor %}

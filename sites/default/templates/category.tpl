@@ -1,5 +1,5 @@
 {% extends "base.tpl" %}
-{% from "_macros.tpl" import card %}
+{% from "_macros.tpl" import card, resource_card %}
 {% set cat = m.category[name] %}
 {% block title %}{{ cat.title }} &middot; {{ super() }}{% endblock %}
 {% block content %}
@@ -16,7 +16,7 @@
 {% set found = m.search(cat=name, sort="-created", page=q.page, pagelen=10, total=true) %}
 <section class="grid">
 {% for r in found.items %}
-  {{ card(r.title, r.summary, r.page_url) }}
+  {{ resource_card(r) }}
 {% else %}
   <p>Nothing here yet.</p>
 {% endfor %}

@@ -1,5 +1,5 @@
 {% extends "base.tpl" %}
-{% from "_macros.tpl" import card %}
+{% from "_macros.tpl" import card, resource_card %}
 {% from "features_list.tpl" import features %}
 {% block content %}
 <section class="hero">
@@ -15,7 +15,7 @@
 <h2>Latest articles</h2>
 <section class="grid">
 {% for a in m.search(cat="article", pagelen=3) %}
-  {{ card(a.title, a.summary, a.page_url) }}
+  {{ resource_card(a) }}
 {% else %}
   <p>No articles yet.</p>
 {% endfor %}

@@ -1,5 +1,12 @@
 {% extends "base.tpl" %}
 {% block title %}{{ rsc.title }} &middot; {{ super() }}{% endblock %}
+{% block head %}
+{% if rsc.summary %}<meta name="description" content="{{ rsc.summary }}">{% endif %}
+<meta property="og:type" content="article">
+<meta property="og:title" content="{{ rsc.title }}">
+{% if rsc.summary %}<meta property="og:description" content="{{ rsc.summary }}">{% endif %}
+<meta property="og:site_name" content="{{ site.settings.title }}">
+{% endblock %}
 {% block content %}
 <article class="page">
 {% call live("rsc/" ~ rsc.id) %}
