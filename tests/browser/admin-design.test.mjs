@@ -31,6 +31,7 @@ const ADMIN_SCREENS = [
   ["cache", "/admin/cache"],
   ["modules", "/admin/modules"],
   ["backups", "/admin/backups"],
+  ["menus", "/admin/menus"],
   ["account", "/logon/account"],
   ["sessions", "/logon/sessions"],
 ];
@@ -65,7 +66,11 @@ for (const scheme of ["light", "dark"]) {
     const context = await env.browser.newContext({ colorScheme: scheme });
     const page = await logOnAs(env.server, context, PASSWORD);
     const id = await newArticle(env.server, page, `Design check ${scheme}`);
-    for (const [name, path] of [...ADMIN_SCREENS, ["editor", `/admin/edit/${id}`]]) {
+    const menu = (await page.evaluate(() => fetch("/api/menu/main").then((r) => r.json()))).name;
+    assert.equal(menu, "main");
+    await page.goto(env.server.url + "/admin/menus");
+    const menuEditor = await page.locator('main a:has-text("Main menu")').getAttribute("href");
+    for (const [name, path] of [...ADMIN_SCREENS, ["editor", `/admin/edit/${id}`], ["menu-editor", menuEditor]]) {
       await checkScreen(page, name, path, scheme);
     }
     await context.close();

@@ -416,6 +416,7 @@ fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
         bulwark_module_cluster::module(),
         bulwark_module_voting::module(),
         bulwark_module_media::module(),
+        bulwark_module_menu::module(),
     ])
 }
 

@@ -72,6 +72,7 @@ mod migrate;
 mod model;
 mod module_sql;
 mod names;
+pub use names::check_name;
 mod pivot;
 mod publication;
 mod resource;

@@ -6,7 +6,7 @@ use crate::error::{Result, StoreError};
 pub(crate) const MAX_NAME_LEN: usize = 80;
 
 /// A unique name: lowercase identifier, so it is safe in URLs and keys.
-pub(crate) fn check_name(field: &str, name: &str) -> Result<()> {
+pub fn check_name(field: &str, name: &str) -> Result<()> {
     if name.is_empty() || name.len() > MAX_NAME_LEN {
         return Err(StoreError::invalid(
             field,

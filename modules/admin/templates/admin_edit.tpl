@@ -120,6 +120,10 @@
 </section>
 {% endif %}
 
+{# A category's own part of the editor, when a module brings one
+   (`_admin_edit_<category>.tpl`: the menu module's menu items). #}
+{% include "_admin_edit_" ~ r.category ~ ".tpl" ignore missing %}
+
 <section id="edges" class="editor-section" aria-labelledby="edges-title" data-id="{{ r.id }}">
   <h2 id="edges-title">Connections</h2>
   <p id="edges-status" class="message" role="status" aria-live="polite"></p>

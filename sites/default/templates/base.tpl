@@ -12,11 +12,17 @@
 <header class="top">
   <div class="wrap">
     <a class="brand" href="{{ url('home') }}">{{ site.settings.title }}</a>
-    <nav>
-      {% for rule, label in [("home", "Home"), ("articles", "Articles"), ("features", "Features"), ("live", "Live"), ("about", "About"), ("contact", "Contact")] %}
-      <a href="{{ url(rule) }}"{% if request.path == url(rule) %} aria-current="page"{% endif %}>{{ label }}</a>
+    <button type="button" class="nav-toggle" aria-expanded="false" aria-controls="site-nav" hidden>Menu</button>
+    {# The main menu, edited in the admin (Menus); two levels shown. #}
+    <nav id="site-nav" aria-label="Main">
+      <ul>
+      {% for item in menu("main") %}
+        <li><a href="{{ item.url }}"{% if request.path == item.url %} aria-current="page"{% endif %}>{{ item.title }}</a>
+        {% if item.children %}<ul>{% for child in item.children %}<li><a href="{{ child.url }}"{% if request.path == child.url %} aria-current="page"{% endif %}>{{ child.title }}</a></li>{% endfor %}</ul>{% endif %}
+        </li>
       {% endfor %}
-      {% if request.user_id %}<a href="/logoff">Log off</a>{% else %}<a href="/logon">Log on</a>{% endif %}
+        <li>{% if request.user_id %}<a href="/logoff">Log off</a>{% else %}<a href="/logon">Log on</a>{% endif %}</li>
+      </ul>
     </nav>
   </div>
 </header>
@@ -26,6 +32,6 @@
 <footer class="wrap foot">
   <p>{{ site.settings.tagline }} &middot; Served by Bulwark.</p>
 </footer>
-{{ lib("js/edit-link.js") }}
+{{ lib("js/site-nav.js", "js/edit-link.js") }}
 </body>
 </html>

@@ -66,6 +66,7 @@ pub fn modules() -> Vec<std::sync::Arc<dyn bulwark_web::Module>> {
         bulwark_module_mail::module(),
         bulwark_module_admin::module(),
         bulwark_module_media::module(),
+        bulwark_module_menu::module(),
     ]
 }
 

@@ -75,8 +75,8 @@ impl Site {
             };
             replace(
                 text,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media"]"#,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "ping"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "ping"]"#,
             );
             replace(
                 text,
