@@ -13,7 +13,7 @@
 # Scenarios: /json and /random (templates, no cache) and /cached (page cache)
 # of bench/sites; the starter site's front page from the page cache
 # (anonymous) and rendered per request (logged on); a 20 KB file from its
-# files/. wrk -t2, loopback only, every run bounded by DURATION.
+# files/; a demo article's page (the `page` controller), cached and rendered. wrk -t2, loopback only, every run bounded by DURATION.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
@@ -75,13 +75,17 @@ stop() {
 }
 
 url="http://127.0.0.1:$PORT"
-scenarios=(json random cached front-cached front-rendered file-20k)
+# SCENARIOS="page-cached page-rendered" bench/ab.sh ... measures only those.
+read -r -a scenarios <<<"${SCENARIOS:-json random cached front-cached front-rendered file-20k page-cached page-rendered}"
 measure() {
-    local name=$1 round=$2 cookie
+    local name=$1 round=$2 cookie page
     cookie=$(curl -sf -c - -H 'Content-Type: application/json' \
         -d "{\"username\": \"admin\", \"password\": \"$password\"}" "$url/api/auth/logon" |
         awk '/bulwark_session/ {print $6 "=" $7}')
     [ -n "$cookie" ] || { echo "logon failed ($name)" >&2; exit 1; }
+    # A resource's page (`page` controller): the newest demo article's own URL.
+    page=$(curl -sf "$url/articles" | grep -o 'href="/page/[^"]*"' | head -1 | cut -d'"' -f2)
+    [ -n "$page" ] || { echo "no article page found ($name)" >&2; exit 1; }
     for scenario in "${scenarios[@]}"; do
         local args=()
         case $scenario in
@@ -91,6 +95,8 @@ measure() {
             front-cached) args=("$url/") ;;
             front-rendered) args=(-H "Cookie: $cookie" "$url/") ;;
             file-20k) args=("$url/files/20k.bin") ;;
+            page-cached) args=("$url$page") ;;
+            page-rendered) args=(-H "Cookie: $cookie" "$url$page") ;;
         esac
         wrk -t2 -c"$CONNECTIONS" -d"${WARMUP}s" "${args[@]}" >/dev/null
         wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" "${args[@]}" |

@@ -32,6 +32,7 @@ const ADMIN_SCREENS = [
   ["modules", "/admin/modules"],
   ["backups", "/admin/backups"],
   ["menus", "/admin/menus"],
+  ["redirects", "/admin/redirects"],
   ["account", "/logon/account"],
   ["sessions", "/logon/sessions"],
 ];

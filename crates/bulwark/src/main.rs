@@ -417,6 +417,7 @@ fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
         bulwark_module_voting::module(),
         bulwark_module_media::module(),
         bulwark_module_menu::module(),
+        bulwark_module_redirects::module(),
     ])
 }
 

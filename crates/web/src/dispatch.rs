@@ -80,6 +80,9 @@ async fn serve(
         .as_ref()
         .map_or(parts.uri.path(), |r| r.0.as_str());
     let Some(matched) = site.site().router.route(path) else {
+        if let Some(moved) = crate::respond::moved_instead(site, &parts) {
+            return moved;
+        }
         return refuse(
             site,
             wants_json(&parts),

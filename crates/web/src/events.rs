@@ -70,6 +70,29 @@ impl Event for RequestDispatch {
     type Delivery = First<Rewrite>;
 }
 
+/// **first**: a `GET` or `HEAD` found nothing: no dispatch rule matched its
+/// path, or its controller found nothing there (a missing resource, a
+/// template's `not_found()`). An observer may answer with a [`Moved`] instead
+/// of the 404 (the redirects module). Asked only on the way to a 404, and only
+/// when some module observes it: requests that find something never ask.
+#[derive(Debug, Clone)]
+pub struct PathNotFound {
+    /// The path as it was asked for (percent-encoded).
+    pub path: String,
+    /// The query string, if any (without `?`).
+    pub query: Option<String>,
+}
+/// What a path that was not found answers instead: `301`, `302`, `307`,
+/// `308` to `location`, or `410 Gone` (no location).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    pub status: http::StatusCode,
+    pub location: Option<String>,
+}
+impl Event for PathNotFound {
+    type Delivery = First<Moved>;
+}
+
 /// **notify**: a template was rendered for a request (a page cache hit renders
 /// nothing and sends nothing).
 #[derive(Debug, Clone)]

@@ -71,3 +71,37 @@ async fn lists_show_when_and_by_whom_and_an_article_describes_itself_to_link_pre
     assert!(page.contains(r#"<meta property="og:type" content="article">"#));
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_wrong_slug_moves_to_the_page_and_an_unknown_feature_is_not_found() {
+    let s = start_starter_site(|_| {}).await;
+    let list = get(s.addr, "localhost", "/articles").await.text();
+    let href = list
+        .split(r#"<h3><a href=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a card links its article")
+        .to_owned();
+    let id = href.split('/').nth(2).unwrap();
+    // The canonical URL answers; an old or wrong slug moves there, query and all.
+    assert_eq!(get(s.addr, "localhost", &href).await.status, 200);
+    let moved = get(
+        s.addr,
+        "localhost",
+        &format!("/page/{id}/an-old-slug?from=mail"),
+    )
+    .await;
+    assert_eq!(moved.status, 301);
+    assert_eq!(
+        moved.header("location"),
+        Some(format!("{href}?from=mail").as_str())
+    );
+    // A template rule that takes a name says when the name is unknown.
+    assert_eq!(
+        get(s.addr, "localhost", "/features/depcache").await.status,
+        200
+    );
+    let unknown = get(s.addr, "localhost", "/features/no-such-feature").await;
+    assert_eq!(unknown.status, 404, "{}", unknown.text());
+    s.shutdown().await;
+}

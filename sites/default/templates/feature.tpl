@@ -3,11 +3,9 @@
 {% block title %}Feature &middot; {{ super() }}{% endblock %}
 {% block content %}
 {% set found = features | selectattr("slug", "eq", slug) | first %}
-{% if found %}
+{# A name the list does not have is not a page: 404, with the site's 404.tpl. #}
+{% if not found %}{{ not_found() }}{% endif %}
 <h1>{{ found.title }}</h1>
 <p class="lead">{{ found.text }}</p>
-{% else %}
-<h1>No feature called “{{ slug }}”</h1>
-{% endif %}
 <p><a href="{{ url('features') }}">All features</a></p>
 {% endblock %}

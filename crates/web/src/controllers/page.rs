@@ -70,6 +70,20 @@ fn render_resource_page(req: &RequestCtx<'_>, scope: &Arc<RenderScope>) -> Outco
         }
         Err(e) => return Outcome::Failed(e.into()),
     };
+    // `/page/{id}/{slug}` with a slug that is not the resource's (an old one,
+    // a typo, a link cut short): 301 to the page's own URL, so a changed
+    // slug breaks no link and search engines move to the new one.
+    if let Some(asked) = req.arg("slug")
+        && let Ok(slug) = rsc.get_attr("slug")
+        && slug.as_str().is_some_and(|slug| slug != asked)
+        && let Some(url) = rsc
+            .get_attr("page_url")
+            .ok()
+            .and_then(|u| u.as_str().map(str::to_owned))
+        && url != req.parts.uri.path()
+    {
+        return Outcome::Response(moved_permanently(&url, req.parts.uri.query()));
+    }
     let category = rsc
         .get_attr("category")
         .ok()
@@ -89,4 +103,18 @@ fn render_resource_page(req: &RequestCtx<'_>, scope: &Arc<RenderScope>) -> Outco
     vars.insert("rsc".to_string(), rsc);
     let html = HeaderValue::from_static("text/html; charset=utf-8");
     render_template(req, scope, &template, &html, vars)
+}
+
+/// `301 Moved Permanently` to `path` (and the request's query string).
+fn moved_permanently(path: &str, query: Option<&str>) -> http::Response<bulwark_http::Body> {
+    let location = match query {
+        Some(q) if !q.is_empty() => format!("{path}?{q}"),
+        _ => path.to_owned(),
+    };
+    let mut resp = http::Response::new(bulwark_http::Body::empty());
+    *resp.status_mut() = StatusCode::MOVED_PERMANENTLY;
+    if let Ok(location) = HeaderValue::from_str(&location) {
+        resp.headers_mut().insert(http::header::LOCATION, location);
+    }
+    resp
 }

@@ -23,6 +23,7 @@ use crate::error_page::error_response;
 use crate::representation::{Content, Outcome};
 use crate::request::RequestCtx;
 
+use crate::events::PathNotFound;
 pub use conditional::not_modified;
 use range::{open_at, parse_range};
 
@@ -34,12 +35,49 @@ const COMPRESS_MIN: usize = 1024;
 /// `Vary`); validators and encodings are rarer.
 const RESPONSE_HEADERS: usize = 4;
 
+/// What a `GET` or `HEAD` that found nothing answers instead of the 404, when
+/// a module says ([`PathNotFound`]): a redirect or `410 Gone`. `None` without
+/// observers, for other methods, or when no module has an answer.
+pub(crate) fn moved_instead(
+    site: &crate::site::SiteRuntime,
+    parts: &http::request::Parts,
+) -> Option<Response<Body>> {
+    if !matches!(parts.method, http::Method::GET | http::Method::HEAD)
+        || !site.notifier().has_observers::<PathNotFound>()
+    {
+        return None;
+    }
+    let moved = site.notifier().first(&PathNotFound {
+        path: parts.uri.path().to_owned(),
+        query: parts.uri.query().map(str::to_owned),
+    })?;
+    if moved.status == StatusCode::GONE {
+        return Some(error_response(site, StatusCode::GONE, None));
+    }
+    let location = HeaderValue::from_str(moved.location.as_deref()?).ok()?;
+    let mut resp = Response::new(Body::empty());
+    *resp.status_mut() = moved.status;
+    resp.headers_mut().insert(http::header::LOCATION, location);
+    // A permanent move may be kept a little (a rule taken back is obeyed
+    // within five minutes); a temporary one is asked again every time.
+    let keep = match moved.status {
+        StatusCode::MOVED_PERMANENTLY | StatusCode::PERMANENT_REDIRECT => "public, max-age=300",
+        _ => "no-cache",
+    };
+    resp.headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static(keep));
+    Some(resp)
+}
+
 /// Turns a controller's outcome into the response.
 pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
     let method = &req.parts.method;
     let repr = match outcome {
         Outcome::Found(repr) => repr,
-        Outcome::NotFound => return error_response(req.site, StatusCode::NOT_FOUND, None),
+        Outcome::NotFound => {
+            return moved_instead(req.site, req.parts)
+                .unwrap_or_else(|| error_response(req.site, StatusCode::NOT_FOUND, None));
+        }
         Outcome::Response(resp) => return compressed(req, resp),
         Outcome::Failed(err) if err.kind == RenderErrorKind::StoreBusy => {
             tracing::warn!(site = %req.site.site().name(), path = %req.parts.uri.path(), "{err}");

@@ -67,6 +67,7 @@ pub fn modules() -> Vec<std::sync::Arc<dyn bulwark_web::Module>> {
         bulwark_module_admin::module(),
         bulwark_module_media::module(),
         bulwark_module_menu::module(),
+        bulwark_module_redirects::module(),
     ]
 }
 

@@ -1,0 +1,408 @@
+//! The redirect rules: kept in the database (table `redirect`), looked up in
+//! memory. A lookup happens only on the way to a 404, so a request that finds
+//! its page never pays for the rules, however many there are.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use http::StatusCode;
+use serde::Serialize;
+
+use bulwark_store::{ModuleSql, ResourceId, Store, StoreError};
+use bulwark_web::events::Moved;
+
+/// A path that is longer than this is not a rule.
+pub const MAX_PATH: usize = 2000;
+/// Statuses a rule may answer.
+pub const STATUSES: [u16; 5] = [301, 302, 307, 308, 410];
+
+/// One rule, as the database keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    pub id: i64,
+    pub from: String,
+    /// A path of this site or an http(s) URL.
+    pub to: Option<String>,
+    /// A resource: its page.
+    pub to_rsc: Option<i64>,
+    pub status: u16,
+    pub hits: i64,
+    /// RFC 3339.
+    pub last_hit: Option<String>,
+}
+
+/// What a new rule says, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewRule {
+    pub from: String,
+    pub to: Option<String>,
+    pub to_rsc: Option<ResourceId>,
+    pub status: u16,
+}
+
+impl NewRule {
+    /// Checks and normalises what a person or a CSV file gave; the error says
+    /// what is wrong in words.
+    pub fn new(
+        from: &str,
+        to: Option<&str>,
+        to_rsc: Option<i64>,
+        status: Option<u16>,
+    ) -> Result<NewRule, String> {
+        let from = normalise(from)?;
+        let to = to.map(str::trim).filter(|t| !t.is_empty());
+        let status = status.unwrap_or(if to.is_none() && to_rsc.is_none() {
+            410
+        } else {
+            301
+        });
+        if !STATUSES.contains(&status) {
+            return Err(format!("status {status}: use 301, 302, 307, 308 or 410"));
+        }
+        if let Some(to) = to {
+            let lower = to.to_ascii_lowercase();
+            if !(to.starts_with('/') && !to.starts_with("//")
+                || lower.starts_with("http://")
+                || lower.starts_with("https://"))
+            {
+                return Err(format!(
+                    "{to:?}: a target is a path (/...) or an http(s):// URL"
+                ));
+            }
+            if to.len() > MAX_PATH || to.chars().any(char::is_control) {
+                return Err("the target is too long or holds control characters".into());
+            }
+            if to == from {
+                return Err(format!("{from} would redirect to itself"));
+            }
+        }
+        if to.is_some() && to_rsc.is_some() {
+            return Err("a rule goes to a path or to a resource, not both".into());
+        }
+        if status != 410 && to.is_none() && to_rsc.is_none() {
+            return Err(format!(
+                "status {status} needs a target (a path, a URL or a resource)"
+            ));
+        }
+        Ok(NewRule {
+            from,
+            to: to.map(str::to_owned),
+            to_rsc: to_rsc.map(ResourceId),
+            status,
+        })
+    }
+}
+
+/// `/old/page/` and `/old/page` are one rule: no trailing slash (but `/`).
+pub fn normalise(path: &str) -> Result<String, String> {
+    let path = path.trim();
+    if !path.starts_with('/') || path.starts_with("//") {
+        return Err(format!(
+            "{path:?}: an old path starts with / (a path of this site)"
+        ));
+    }
+    if path.len() > MAX_PATH || path.chars().any(|c| c.is_control() || c == ' ') {
+        return Err("the old path is too long, or holds spaces or control characters".into());
+    }
+    let (path, query) = match path.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (path, None),
+    };
+    let path = if path.len() > 1 {
+        path.trim_end_matches('/')
+    } else {
+        path
+    };
+    let path = if path.is_empty() { "/" } else { path };
+    Ok(match query {
+        Some(q) if !q.is_empty() => format!("{path}?{q}"),
+        _ => path.to_owned(),
+    })
+}
+
+struct Entry {
+    rule: Rule,
+    /// Hits not written to the database yet.
+    hits: AtomicU64,
+}
+
+/// The rules in memory, by old path.
+#[derive(Default)]
+pub struct Rules {
+    by_path: RwLock<Arc<HashMap<String, Arc<Entry>>>>,
+}
+
+impl std::fmt::Debug for Rules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rules").field("len", &self.len()).finish()
+    }
+}
+
+impl Rules {
+    pub fn len(&self) -> usize {
+        self.by_path.read().expect("rules").len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// What `path` (and `query`) answers instead of a 404, if a rule says.
+    /// A rule for the path with this very query string comes first, then the
+    /// one for the path, which passes the query string on.
+    pub fn lookup(&self, path: &str, query: Option<&str>) -> Option<Moved> {
+        let table = self.by_path.read().expect("rules").clone();
+        if table.is_empty() {
+            return None;
+        }
+        let path = normalise(path).ok()?;
+        let exact = query
+            .filter(|q| !q.is_empty())
+            .and_then(|q| table.get(&format!("{path}?{q}")));
+        let (entry, pass_query) = match exact {
+            Some(entry) => (entry, None),
+            None => (table.get(&path)?, query.filter(|q| !q.is_empty())),
+        };
+        entry.hits.fetch_add(1, Ordering::Relaxed);
+        let rule = &entry.rule;
+        let target = match (&rule.to, rule.to_rsc) {
+            (Some(to), _) => Some(to.clone()),
+            (None, Some(id)) => Some(format!("/page/{id}")),
+            (None, None) => None,
+        };
+        match (rule.status, target) {
+            (410, _) | (_, None) => Some(Moved {
+                status: StatusCode::GONE,
+                location: None,
+            }),
+            (status, Some(mut location)) => {
+                if let Some(q) = pass_query
+                    && !location.contains('?')
+                {
+                    location = format!("{location}?{q}");
+                }
+                Some(Moved {
+                    status: StatusCode::from_u16(status).unwrap_or(StatusCode::MOVED_PERMANENTLY),
+                    location: Some(location),
+                })
+            }
+        }
+    }
+
+    /// Puts `rules` in place of the ones in memory (hits not written yet are
+    /// carried over to the same rule).
+    pub fn replace(&self, rules: Vec<Rule>) {
+        let mut table = self.by_path.write().expect("rules");
+        let old = table.clone();
+        let fresh: HashMap<String, Arc<Entry>> = rules
+            .into_iter()
+            .map(|rule| {
+                let pending = old
+                    .get(&rule.from)
+                    .filter(|e| e.rule.id == rule.id)
+                    .map_or(0, |e| e.hits.swap(0, Ordering::Relaxed));
+                let key = rule.from.clone();
+                (
+                    key,
+                    Arc::new(Entry {
+                        rule,
+                        hits: AtomicU64::new(pending),
+                    }),
+                )
+            })
+            .collect();
+        *table = Arc::new(fresh);
+    }
+
+    /// The hits counted since the last call, by rule id.
+    pub fn take_hits(&self) -> Vec<(i64, u64)> {
+        self.by_path
+            .read()
+            .expect("rules")
+            .values()
+            .filter_map(|e| match e.hits.swap(0, Ordering::Relaxed) {
+                0 => None,
+                n => Some((e.rule.id, n)),
+            })
+            .collect()
+    }
+}
+
+fn moment(ms: Option<i64>) -> Option<String> {
+    use chrono::TimeZone;
+    ms.and_then(|ms| chrono::Utc.timestamp_millis_opt(ms).single())
+        .map(|t| t.to_rfc3339())
+}
+
+/// Every rule, newest first.
+pub fn load(store: &Store) -> Result<Vec<Rule>, StoreError> {
+    store.module_read(|sql| {
+        Ok(sql
+            .query(
+                "SELECT id, from_path, to_path, to_rsc, status, hits, last_hit FROM redirect \
+                 ORDER BY id DESC",
+                &[],
+            )?
+            .iter()
+            .map(|r| Rule {
+                id: r.int(0),
+                from: r.text(1),
+                to: r.opt_text(2),
+                to_rsc: r.opt_int(3),
+                status: u16::try_from(r.int(4)).unwrap_or(301),
+                hits: r.int(5),
+                last_hit: moment(r.opt_int(6)),
+            })
+            .collect())
+    })
+}
+
+fn insert(sql: &mut ModuleSql<'_>, rule: &NewRule, now: i64) -> Result<(), StoreError> {
+    if let Some(id) = rule.to_rsc {
+        sql.require_resource(id, "to_rsc")?;
+    }
+    sql.execute(
+        "INSERT INTO redirect (from_path, to_path, to_rsc, status, created) VALUES ($1, $2, $3, $4, $5)",
+        &[
+            rule.from.clone().into(),
+            rule.to.clone().into(),
+            rule.to_rsc.map(|r| r.0).into(),
+            i64::from(rule.status).into(),
+            now.into(),
+        ],
+    )?;
+    Ok(())
+}
+
+/// Adds rules in one transaction: all of them, or (on any error) none.
+pub fn add(store: &Store, rules: &[NewRule]) -> Result<(), StoreError> {
+    let now = chrono::Utc::now().timestamp_millis();
+    store.module_write(|sql| {
+        for rule in rules {
+            insert(sql, rule, now)?;
+        }
+        sql.flush(crate::rules_key());
+        Ok(())
+    })
+}
+
+/// Removes a rule; `false` when there was none.
+pub fn remove(store: &Store, id: i64) -> Result<bool, StoreError> {
+    store.module_write(|sql| {
+        let removed = sql.execute("DELETE FROM redirect WHERE id = $1", &[id.into()])? > 0;
+        sql.flush(crate::rules_key());
+        Ok(removed)
+    })
+}
+
+/// Writes counted hits.
+pub fn add_hits(store: &Store, hits: &[(i64, u64)]) -> Result<(), StoreError> {
+    let now = chrono::Utc::now().timestamp_millis();
+    store.module_write(|sql| {
+        for (id, n) in hits {
+            sql.execute(
+                "UPDATE redirect SET hits = hits + $1, last_hit = $2 WHERE id = $3",
+                &[
+                    i64::try_from(*n).unwrap_or(i64::MAX).into(),
+                    now.into(),
+                    (*id).into(),
+                ],
+            )?;
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(id: i64, from: &str, to: Option<&str>, to_rsc: Option<i64>, status: u16) -> Rule {
+        Rule {
+            id,
+            from: from.into(),
+            to: to.map(Into::into),
+            to_rsc,
+            status,
+            hits: 0,
+            last_hit: None,
+        }
+    }
+
+    #[test]
+    fn old_paths_are_one_rule_with_or_without_a_trailing_slash() {
+        assert_eq!(normalise("/old/page/").unwrap(), "/old/page");
+        assert_eq!(normalise(" /old?p=1 ").unwrap(), "/old?p=1");
+        assert_eq!(normalise("/").unwrap(), "/");
+        assert!(normalise("old").is_err());
+        assert!(normalise("//evil.example").is_err());
+        assert!(normalise("/a b").is_err());
+    }
+
+    #[test]
+    fn a_new_rule_says_what_is_wrong_with_it() {
+        assert_eq!(NewRule::new("/gone", None, None, None).unwrap().status, 410);
+        assert_eq!(
+            NewRule::new("/old", Some("/new"), None, None)
+                .unwrap()
+                .status,
+            301
+        );
+        assert!(
+            NewRule::new("/old", Some("javascript:alert(1)"), None, None)
+                .unwrap_err()
+                .contains("a target is a path")
+        );
+        assert!(NewRule::new("/old", Some("//evil.example"), None, None).is_err());
+        assert!(
+            NewRule::new("/old", Some("/old"), None, None)
+                .unwrap_err()
+                .contains("itself")
+        );
+        assert!(
+            NewRule::new("/old", None, None, Some(301))
+                .unwrap_err()
+                .contains("needs a target")
+        );
+        assert!(
+            NewRule::new("/old", Some("/new"), None, Some(200))
+                .unwrap_err()
+                .contains("status 200")
+        );
+    }
+
+    #[test]
+    fn a_lookup_finds_the_rule_passes_the_query_on_and_counts_the_hit() {
+        let rules = Rules::default();
+        rules.replace(vec![
+            rule(1, "/old", Some("/new"), None, 301),
+            rule(2, "/old?id=7", Some("/seven"), None, 302),
+            rule(3, "/gone", None, None, 410),
+            rule(4, "/post", None, Some(42), 301),
+        ]);
+        let moved = rules.lookup("/old/", Some("utm=x")).unwrap();
+        assert_eq!(
+            (moved.status.as_u16(), moved.location.as_deref()),
+            (301, Some("/new?utm=x"))
+        );
+        let exact = rules.lookup("/old", Some("id=7")).unwrap();
+        assert_eq!(
+            (exact.status.as_u16(), exact.location.as_deref()),
+            (302, Some("/seven"))
+        );
+        assert_eq!(
+            rules.lookup("/gone", None).unwrap().status,
+            StatusCode::GONE
+        );
+        assert_eq!(
+            rules.lookup("/post", None).unwrap().location.as_deref(),
+            Some("/page/42")
+        );
+        assert_eq!(rules.lookup("/other", None), None);
+        let mut hits = rules.take_hits();
+        hits.sort();
+        assert_eq!(hits, vec![(1, 1), (2, 1), (3, 1), (4, 1)]);
+        assert!(rules.take_hits().is_empty(), "taken once");
+    }
+}
