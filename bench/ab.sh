@@ -9,6 +9,7 @@
 #   ROUNDS=3 DURATION=6 CONNECTIONS=50 bench/ab.sh b9490a8
 #   BASE_BIN=... NEW_BIN=... bench/ab.sh   # two binaries built already
 #   ACCESS_LOG=on bench/ab.sh             # both servers write an access log file
+#   BASE_BIN=B NEW_BIN=B NEW_REDIRECTS=1000 bench/ab.sh   # one binary, 1,000 redirect rules against none
 #
 # Scenarios: /json and /random (templates, no cache) and /cached (page cache)
 # of bench/sites; the starter site's front page from the page cache
@@ -105,8 +106,23 @@ measure() {
     done
 }
 
+# NEW_REDIRECTS=1000: the new side's site gets that many redirect rules (the
+# redirects module), to show what they cost requests that find their page.
+with_redirects() {
+    local dir="$work/$1" n=$2 token csv
+    token=$(sed -n 's/^token = "\(.*\)"/\1/p' "$dir/sites/default/site.toml" | head -1)
+    [ -n "$token" ] || { echo "no [api] token in $dir's starter site" >&2; exit 1; }
+    csv=$(python3 -c "import json,sys; print(json.dumps({'csv': ''.join(f'/old/{i}/page,/page/{i},301\\n' for i in range($n))}))")
+    start "$1" "$3"
+    curl -sf -H "Authorization: Bearer $token" -H 'Content-Type: application/json' \
+        -d "$csv" "$url/api/redirects/import" >/dev/null ||
+        { echo "importing $n redirects failed" >&2; exit 1; }
+    stop
+}
+
 prepare base "$BASE_BIN"
 prepare new "$NEW_BIN"
+if [ -n "${NEW_REDIRECTS:-}" ]; then with_redirects new "$NEW_REDIRECTS" "$NEW_BIN"; fi
 for round in $(seq "$ROUNDS"); do
     if [ $((round % 2)) -eq 1 ]; then order="base new"; else order="new base"; fi
     for name in $order; do

@@ -14,7 +14,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         Path::new("sites/default/site.toml"),
         text,
         Path::new("sites/default"),
-        &["core", "seo", "push", "auth", "mail", "admin", "media"],
+        &["core", "seo", "push", "auth", "mail", "admin", "media", "menu", "redirects"],
     )
     .expect("the starter site.toml is valid");
     let mut module_rules = Vec::new();
@@ -25,6 +25,8 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         ("mail", include_str!("../../modules/mail/module.toml")),
         ("admin", include_str!("../../modules/admin/module.toml")),
         ("media", include_str!("../../modules/media/module.toml")),
+        ("menu", include_str!("../../modules/menu/module.toml")),
+        ("redirects", include_str!("../../modules/redirects/module.toml")),
         ("core", include_str!("../../modules/core/module.toml")),
     ] {
         let manifest = ModuleManifest::new(name, 0, &[], None, None, toml)

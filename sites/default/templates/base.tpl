@@ -4,6 +4,7 @@
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{% block title %}{{ site.settings.title }}{% endblock %}</title>
+<link rel="icon" type="image/svg+xml" href="{{ lib("images/favicon.svg") }}">
 {{ lib("css/bulwark.css", "css/site.css") }}
 {% block head %}{% endblock %}
 </head>
@@ -32,6 +33,6 @@
 <footer class="wrap foot">
   <p>{{ site.settings.tagline }} &middot; Served by Bulwark.</p>
 </footer>
-{{ lib("js/site-nav.js", "js/edit-link.js") }}
+{{ lib("js/site-nav.js", "js/new-since.js", "js/edit-link.js") }}
 </body>
 </html>
