@@ -82,7 +82,7 @@ fn serve_without_sites_creates_the_starter_site_and_stops_on_sigterm() {
     );
     let html = home.text().unwrap();
     assert!(html.contains("<title>Bulwark</title>"), "{html}");
-    let css = &html[html.find("/lib/").unwrap()..];
+    let css = &html[html.find("/lib/css/").unwrap()..];
     let css = &css[..css.find('"').unwrap()];
     let css = client
         .get(format!("http://127.0.0.1:{port}{css}"))
