@@ -8,7 +8,8 @@
 //! (`PATCH /api/rsc/{id}` changes it), backups, and the dependency capture: a
 //! page that shows a menu is flushed when the menu or a title in it changes.
 //!
-//! - `menu("main")` in a template ([`tree`]): the items the visitor may see;
+//! - `m.menu("main")` in a template ([`tree`]; also `menu("main")`): the items
+//!   the visitor may see;
 //! - `GET /api/menu/{name}`: the same, as JSON, for a front end of its own;
 //! - `[menu.<name>]` in `site.toml`: a menu made when the site has none of
 //!   that name yet (the starter's navigation); after that the admin owns it;
@@ -132,6 +133,8 @@ impl Module for Menus {
     fn setup(&self, site: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
         settings(site.site())?;
         site.add_template_extension(tree::register);
+        site.models()
+            .add_model("menu", minijinja::Value::from_function(tree::menu));
         site.observers()
             .on_fold(PRIORITY, |_: &AdminMenu, mut menu: Vec<MenuItem>| {
                 menu.push(MenuItem {

@@ -1,4 +1,5 @@
-//! `menu("main")` in a template: the menu's tree as the visitor may see it.
+//! `m.menu("main")` (or `menu("main")`) in a template: the menu's tree as the
+//! visitor may see it.
 //!
 //! It reads through the models, like any template (`m.rsc`), so the access
 //! rules apply and the page depends on what it read: the menu resource, and
@@ -24,26 +25,28 @@ pub fn resource_name(name: &str) -> String {
     format!("menu_{name}")
 }
 
+/// `menu("main")`, the same as `m.menu("main")`.
 pub(crate) fn register(env: &mut Environment<'static>) {
-    env.add_function(
-        "menu",
-        |state: &State, name: String| -> Result<Value, Error> {
-            let Some(rsc) = state.lookup("m").and_then(|m| m.get_attr("rsc").ok()) else {
-                return Ok(Value::from(Vec::<Value>::new()));
-            };
-            let menu = rsc.get_item(&Value::from(resource_name(&name)))?;
-            if menu.is_undefined() || menu.is_none() {
-                return Ok(Value::from(Vec::<Value>::new()));
-            }
-            let mut budget = MAX_ITEMS;
-            Ok(Value::from(visible(
-                &rsc,
-                &menu.get_attr("menu")?,
-                1,
-                &mut budget,
-            )?))
-        },
-    );
+    env.add_function("menu", menu);
+}
+
+/// The items of menu `name` the visitor may see, as `{title, url, id,
+/// children}` (`m.menu("main")`).
+pub(crate) fn menu(state: &State, name: String) -> Result<Value, Error> {
+    let Some(rsc) = state.lookup("m").and_then(|m| m.get_attr("rsc").ok()) else {
+        return Ok(Value::from(Vec::<Value>::new()));
+    };
+    let menu = rsc.get_item(&Value::from(resource_name(&name)))?;
+    if menu.is_undefined() || menu.is_none() {
+        return Ok(Value::from(Vec::<Value>::new()));
+    }
+    let mut budget = MAX_ITEMS;
+    Ok(Value::from(visible(
+        &rsc,
+        &menu.get_attr("menu")?,
+        1,
+        &mut budget,
+    )?))
 }
 
 /// The items of `items` the visitor may see, as `{title, url, id, children}`.

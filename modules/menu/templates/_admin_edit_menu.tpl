@@ -5,7 +5,7 @@
   <h2 id="menu-title">Menu items</h2>
   <p>Drag an item by its handle to move it, or under another to nest it; or use its buttons:
     up, down, in (under the item above) and out. {% if r.name is startingwith("menu_") %}Templates show it with
-    <code>menu("{{ r.name[5:] }}")</code>.{% endif %}</p>
+    <code>m.menu("{{ r.name[5:] }}")</code>.{% endif %}</p>
   <p id="menu-status" class="message" role="status" aria-live="polite"></p>
   <ol id="menu-tree" class="menu-tree">
   {%- for item in (r.menu if r.menu is sequence else []) recursive %}

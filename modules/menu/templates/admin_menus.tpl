@@ -3,7 +3,7 @@
 {% block content %}
 <h1>Menus</h1>
 <p>A menu is a list of pages and links, nested up to four levels, that templates show with
-<code>menu("name")</code>: the starter site's navigation is the menu <code>main</code>. Each
+<code>m.menu("name")</code>: the starter site's navigation is the menu <code>main</code>. Each
 visitor sees only the items they may see. Open a menu to change it.</p>
 {% set menus = m.search(cat="menu", sort="title", pagelen=100) %}
 <table>
@@ -12,7 +12,7 @@ visitor sees only the items they may see. Open a menu to change it.</p>
   {% for menu in menus %}
     <tr>
       <td class="title"><a href="/admin/edit/{{ menu.id }}">{{ menu.title or menu.name }}</a></td>
-      <td data-label="In templates">{% if menu.name is startingwith("menu_") %}<code>menu("{{ menu.name[5:] }}")</code>{% else %}<span class="muted">no name: give it one that starts with menu_</span>{% endif %}</td>
+      <td data-label="In templates">{% if menu.name is startingwith("menu_") %}<code>m.menu("{{ menu.name[5:] }}")</code>{% else %}<span class="muted">no name: give it one that starts with menu_</span>{% endif %}</td>
       <td data-label="Changed"><time datetime="{{ menu.modified }}">{{ menu.modified }}</time></td>
     </tr>
   {% else %}

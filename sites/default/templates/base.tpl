@@ -17,7 +17,7 @@
     {# The main menu, edited in the admin (Menus); two levels shown. #}
     <nav id="site-nav" aria-label="Main">
       <ul>
-      {% for item in menu("main") %}
+      {% for item in m.menu("main") %}
         <li><a href="{{ item.url }}"{% if request.path == item.url %} aria-current="page"{% endif %}>{{ item.title }}</a>
         {% if item.children %}<ul>{% for child in item.children %}<li><a href="{{ child.url }}"{% if request.path == child.url %} aria-current="page"{% endif %}>{{ child.title }}</a></li>{% endfor %}</ul>{% endif %}
         </li>

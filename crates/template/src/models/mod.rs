@@ -54,6 +54,8 @@ pub struct SiteModels {
     pub cache: Depcache<ModelKey, ModelValue>,
     /// Template renders, counted (tests and stats: a cached page renders nothing).
     pub renders: std::sync::atomic::AtomicU64,
+    /// Models modules add to `m` ([`SiteModels::add_model`]): `m.menu`.
+    module_models: std::sync::RwLock<std::collections::BTreeMap<String, Value>>,
 }
 
 impl SiteModels {
@@ -62,7 +64,28 @@ impl SiteModels {
             store,
             cache: Depcache::default(),
             renders: std::sync::atomic::AtomicU64::new(0),
+            module_models: Default::default(),
         })
+    }
+
+    /// Adds `m.<name>` for this site's templates (a module, at setup): a
+    /// value, usually a function that reads through `m` itself, so the access
+    /// rules and the dependency capture apply (the menu module's `m.menu`).
+    /// The core's own models keep their names.
+    pub fn add_model(&self, name: &str, value: Value) {
+        self.module_models
+            .write()
+            .expect("module models")
+            .insert(name.to_owned(), value);
+    }
+
+    /// A model a module added, if any.
+    fn module_model(&self, name: &str) -> Option<Value> {
+        self.module_models
+            .read()
+            .expect("module models")
+            .get(name)
+            .cloned()
     }
 
     /// Stores a value computed from `deps` (with the serials they had when they
@@ -163,7 +186,8 @@ impl Object for ModelRoot {
                 let request = scope.request.get().cloned().unwrap_or(Value::from(()));
                 Some(Value::from_object(req::RequestView { request, anonymous }))
             }
-            _ => None,
+            // Only for a name that is none of the above: the core's are not slowed.
+            other => self.0.models.module_model(other),
         }
     }
 
