@@ -40,12 +40,13 @@ fn rules_of(req: &RequestCtx<'_>) -> Result<Arc<Rules>, Problem> {
         .ok_or_else(|| Problem::internal("the redirects module", &"it is not set up on this site"))
 }
 
-/// Reads the rules again on this node now (the others hear of the change).
-async fn reload(req: &RequestCtx<'_>) -> Result<(), Problem> {
+/// Reads the rules again on this node now (the others hear of the change),
+/// and gives them.
+async fn reload(req: &RequestCtx<'_>) -> Result<Vec<rules::Rule>, Problem> {
     let rules = rules_of(req)?;
     let fresh = req.site.models().store.run(rules::load).await?;
-    rules.replace(fresh);
-    Ok(())
+    rules.replace(fresh.clone());
+    Ok(fresh)
 }
 
 fn added_or_refused(added: Result<(), StoreError>, what: &str) -> Result<(), Problem> {
@@ -87,13 +88,11 @@ async fn add(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Proble
         ))
     })?;
     let rule = NewRule::new(&asked.from, asked.to.as_deref(), asked.to_rsc, asked.status)
-        .map_err(Problem::bad_request)?;
+        .map_err(|e| Problem::bad_request(e.to_string()))?;
     let from = rule.from.clone();
     let store = req.site.models().store.clone();
     added_or_refused(store.run(move |s| rules::add(s, &[rule])).await, &from)?;
-    reload(req).await?;
-    let all = store.run(rules::load).await?;
-    let made = all.into_iter().find(|r| r.from == from);
+    let made = reload(req).await?.into_iter().find(|r| r.from == from);
     Ok(Outcome::Response(json_response(
         StatusCode::CREATED,
         &json!(made),
@@ -107,7 +106,7 @@ struct Import {
 }
 
 /// The rules of a CSV text, or every wrong line with what is wrong with it.
-pub fn parse_csv(text: &str) -> Result<Vec<NewRule>, Vec<String>> {
+pub(crate) fn parse_csv(text: &str) -> Result<Vec<NewRule>, Vec<String>> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)

@@ -32,6 +32,27 @@ pub struct Rule {
     pub last_hit: Option<String>,
 }
 
+/// What is wrong with a rule a person or a CSV file gave, in words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RuleError {
+    #[error("{0:?}: an old path starts with / (a path of this site)")]
+    NotAPath(String),
+    #[error("the old path is too long, or holds spaces or control characters")]
+    BadPath,
+    #[error("status {0}: use 301, 302, 307, 308 or 410")]
+    Status(u16),
+    #[error("{0:?}: a target is a path (/...) or an http(s):// URL")]
+    BadTarget(String),
+    #[error("the target is too long or holds control characters")]
+    BadTargetText,
+    #[error("{0} would redirect to itself")]
+    ToItself(String),
+    #[error("a rule goes to a path or to a resource, not both")]
+    TwoTargets,
+    #[error("status {0} needs a target (a path, a URL or a resource)")]
+    NoTarget(u16),
+}
+
 /// What a new rule says, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewRule {
@@ -42,14 +63,13 @@ pub struct NewRule {
 }
 
 impl NewRule {
-    /// Checks and normalises what a person or a CSV file gave; the error says
-    /// what is wrong in words.
+    /// Checks and normalises what a person or a CSV file gave.
     pub fn new(
         from: &str,
         to: Option<&str>,
         to_rsc: Option<i64>,
         status: Option<u16>,
-    ) -> Result<NewRule, String> {
+    ) -> Result<NewRule, RuleError> {
         let from = normalise(from)?;
         let to = to.map(str::trim).filter(|t| !t.is_empty());
         let status = status.unwrap_or(if to.is_none() && to_rsc.is_none() {
@@ -58,7 +78,7 @@ impl NewRule {
             301
         });
         if !STATUSES.contains(&status) {
-            return Err(format!("status {status}: use 301, 302, 307, 308 or 410"));
+            return Err(RuleError::Status(status));
         }
         if let Some(to) = to {
             let lower = to.to_ascii_lowercase();
@@ -66,24 +86,20 @@ impl NewRule {
                 || lower.starts_with("http://")
                 || lower.starts_with("https://"))
             {
-                return Err(format!(
-                    "{to:?}: a target is a path (/...) or an http(s):// URL"
-                ));
+                return Err(RuleError::BadTarget(to.to_owned()));
             }
             if to.len() > MAX_PATH || to.chars().any(char::is_control) {
-                return Err("the target is too long or holds control characters".into());
+                return Err(RuleError::BadTargetText);
             }
             if to == from {
-                return Err(format!("{from} would redirect to itself"));
+                return Err(RuleError::ToItself(from));
             }
         }
         if to.is_some() && to_rsc.is_some() {
-            return Err("a rule goes to a path or to a resource, not both".into());
+            return Err(RuleError::TwoTargets);
         }
         if status != 410 && to.is_none() && to_rsc.is_none() {
-            return Err(format!(
-                "status {status} needs a target (a path, a URL or a resource)"
-            ));
+            return Err(RuleError::NoTarget(status));
         }
         Ok(NewRule {
             from,
@@ -95,15 +111,13 @@ impl NewRule {
 }
 
 /// `/old/page/` and `/old/page` are one rule: no trailing slash (but `/`).
-pub fn normalise(path: &str) -> Result<String, String> {
+pub fn normalise(path: &str) -> Result<String, RuleError> {
     let path = path.trim();
     if !path.starts_with('/') || path.starts_with("//") {
-        return Err(format!(
-            "{path:?}: an old path starts with / (a path of this site)"
-        ));
+        return Err(RuleError::NotAPath(path.to_owned()));
     }
     if path.len() > MAX_PATH || path.chars().any(|c| c.is_control() || c == ' ') {
-        return Err("the old path is too long, or holds spaces or control characters".into());
+        return Err(RuleError::BadPath);
     }
     let (path, query) = match path.split_once('?') {
         Some((p, q)) => (p, Some(q)),
@@ -352,22 +366,26 @@ mod tests {
         assert!(
             NewRule::new("/old", Some("javascript:alert(1)"), None, None)
                 .unwrap_err()
+                .to_string()
                 .contains("a target is a path")
         );
         assert!(NewRule::new("/old", Some("//evil.example"), None, None).is_err());
         assert!(
             NewRule::new("/old", Some("/old"), None, None)
                 .unwrap_err()
+                .to_string()
                 .contains("itself")
         );
         assert!(
             NewRule::new("/old", None, None, Some(301))
                 .unwrap_err()
+                .to_string()
                 .contains("needs a target")
         );
         assert!(
             NewRule::new("/old", Some("/new"), None, Some(200))
                 .unwrap_err()
+                .to_string()
                 .contains("status 200")
         );
     }
