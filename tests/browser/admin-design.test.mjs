@@ -33,6 +33,7 @@ const ADMIN_SCREENS = [
   ["backups", "/admin/backups"],
   ["menus", "/admin/menus"],
   ["redirects", "/admin/redirects"],
+  ["comments", "/admin/comments"],
   ["account", "/logon/account"],
   ["sessions", "/logon/sessions"],
 ];

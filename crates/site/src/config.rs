@@ -45,6 +45,16 @@ pub struct SiteConfig {
     pub headers: SecurityHeaderSettings,
 }
 
+impl SiteConfig {
+    /// The scheme and canonical host name links made outside a request start
+    /// with (`https://example.org`): a mail's links, never the request's `Host`,
+    /// which whoever asks could point elsewhere.
+    pub fn origin(&self) -> String {
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://{}", self.hostname)
+    }
+}
+
 /// `[headers]`: the security headers sent with every response of the site. A key
 /// replaces its default; `""` turns that header off. `strict_transport_security`
 /// is sent only over TLS.

@@ -41,7 +41,7 @@ pub use blocking::off_the_runtime;
 pub use error::{Location, RenderError, RenderErrorKind};
 pub use models::{
     CachedPage, ModelKey, ModelRoot, ModelValue, PageUrls, RenderScope, RscObject, SearchKey,
-    SiteModels, StoreFailure,
+    SiteModels, StoreFailure, slug_of,
 };
 
 use std::path::Path;
@@ -306,11 +306,7 @@ fn cache_block(state: &mut minijinja::State, kwargs: Kwargs) -> Result<Value, mi
         .unwrap_or(0)
         + 1;
     state.set_temp("cache_count", Value::from(n));
-    let Some(scope) = state
-        .lookup("m")
-        .and_then(|m| m.downcast_object::<ModelRoot>())
-        .map(|root| root.0.clone())
-    else {
+    let Some(scope) = RenderScope::of(state) else {
         // No models in this render: nothing to key or invalidate by.
         return caller.call(state, &[]);
     };

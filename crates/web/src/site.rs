@@ -195,6 +195,11 @@ impl SiteRuntime {
         &self.page_urls
     }
 
+    /// Resource `r`'s page URL (with its slug), as templates make it.
+    pub fn page_url(&self, r: &bulwark_store::Resource) -> Option<String> {
+        (self.page_urls)(r.id, &bulwark_template::slug_of(r))
+    }
+
     /// Whether the server runs with `--dev` (details in error pages, nothing
     /// cached that would hide an edit).
     pub fn dev(&self) -> bool {

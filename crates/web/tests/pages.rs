@@ -484,7 +484,7 @@ async fn each_language_gets_its_own_cached_page() {
     s.shutdown().await;
 }
 
-async fn rush_after_an_edit(grace: bool) -> (Vec<String>, u64) {
+async fn rush_after_an_edit(grace: bool, headers: &'static str) -> (Vec<String>, u64) {
     let mut files = files();
     let site = format!(
         "{NEWS_SITE}\n[page_cache]\ngrace = {grace}\n\n[[dispatch]]\nname = \"slowshow\"\npath = \"/slowshow\"\ncontroller = \"template\"\ntemplate = \"slowshow.tpl\"\n"
@@ -509,7 +509,7 @@ async fn rush_after_an_edit(grace: bool) -> (Vec<String>, u64) {
     for _ in 0..20 {
         let (addr, path) = (s.addr, path.clone());
         rush.push(tokio::spawn(async move {
-            get(addr, "news.test", &path).await.text()
+            get_with(addr, "news.test", &path, headers).await.text()
         }));
     }
     let mut bodies = Vec::new();
@@ -564,7 +564,7 @@ async fn grace_never_serves_a_deleted_page_after_its_410_rendered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_grace_a_rush_on_a_changed_page_gets_the_old_version_during_one_render() {
-    let (bodies, rendered) = rush_after_an_edit(true).await;
+    let (bodies, rendered) = rush_after_an_edit(true, "").await;
     assert_eq!(rendered, 1);
     assert!(
         bodies.iter().all(|b| b == "Old" || b == "New"),
@@ -576,9 +576,19 @@ async fn with_grace_a_rush_on_a_changed_page_gets_the_old_version_during_one_ren
     );
 }
 
+/// A live element fetching its page because the page's data changed (and a
+/// reload) says `Cache-Control: no-cache`: it must get the new version, not
+/// the one it replaces, and still costs no render of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_grace_a_request_that_says_no_cache_waits_for_the_one_render() {
+    let (bodies, rendered) = rush_after_an_edit(true, "Cache-Control: no-cache\r\n").await;
+    assert_eq!(rendered, 1);
+    assert!(bodies.iter().all(|b| b == "New"), "{bodies:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_grace_a_rush_waits_for_the_one_render() {
-    let (bodies, rendered) = rush_after_an_edit(false).await;
+    let (bodies, rendered) = rush_after_an_edit(false, "").await;
     assert_eq!(rendered, 1);
     assert!(bodies.iter().all(|b| b == "New"), "{bodies:?}");
 }

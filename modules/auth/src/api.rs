@@ -183,6 +183,23 @@ pub(crate) fn api() -> &'static Api {
                 ),
             )
             .endpoint(
+                Endpoint::new("api_form_ticket", "/api/form-ticket").get(
+                    Access::Anyone,
+                    || doc(
+                        "formTicket",
+                        "A ticket for a visitor's post",
+                        "A page's script asks for one when a visitor starts filling a comment \
+                         or a form, and sends it back as the `_ticket` field: a post made sooner \
+                         after its ticket than a person can type is taken for a bot's. Never \
+                         cached.",
+                        None,
+                        ("200", "A ticket", json!({"type": "object", "required": ["ticket"],
+                            "properties": {"ticket": {"type": "string"}}})),
+                    ),
+                    |req, caller| Box::pin(crate::visitor_posts::form_ticket(req, caller)),
+                ),
+            )
+            .endpoint(
                 Endpoint::new("api_auth_users", "/api/auth/users")
                     .get(
                         Access::Group(bulwark_acl::MANAGERS),

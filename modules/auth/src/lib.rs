@@ -55,6 +55,7 @@ pub mod throttle;
 pub mod totp;
 pub mod users;
 pub mod view_as;
+pub mod visitor_posts;
 
 use std::io::Write;
 use std::sync::{Arc, OnceLock};
@@ -73,7 +74,7 @@ pub use sessions::Sessions;
 pub use settings::AuthSettings;
 
 use crate::logon::{AuthController, AuthSite};
-use crate::throttle::LogonThrottle;
+use crate::throttle::Throttle;
 pub use reset::{RESET_EXPIRY, ResetToken, TokenProblem};
 pub use reset_pages::{CONFIRM_RULE, MAIL_TEMPLATE, REQUEST_ANSWER};
 
@@ -225,19 +226,28 @@ impl Module for Auth {
             settings.clone(),
         ));
         let store = setup.models().store.clone();
-        let logon_throttle = Arc::new(LogonThrottle::new(
+        let logon_throttle = Arc::new(Throttle::new(
             store.clone(),
             "logon",
             settings.logon_attempts,
             settings.logon_window,
         ));
-        let reset_throttle = Arc::new(LogonThrottle::new(
+        let reset_throttle = Arc::new(Throttle::new(
             store.clone(),
             "reset",
             settings.reset_requests,
             reset_pages::RESET_REQUEST_WINDOW,
         ));
-        spawn_sweeper(&sessions, [logon_throttle.clone(), reset_throttle.clone()]);
+        let guard = Arc::new(visitor_posts::PostGuard::new(store.clone()));
+        spawn_sweeper(
+            &sessions,
+            [
+                logon_throttle.clone(),
+                reset_throttle.clone(),
+                Arc::new(guard.throttle()),
+            ],
+        );
+        setup.provide(guard);
         let tokens = Arc::new(api_tokens::ApiTokens::new(setup.models().store.clone()));
         let (ended, revoked) = (sessions.clone(), tokens.clone());
         setup.observers().on_notify(500, move |f: &CacheFlushed| {
@@ -377,7 +387,7 @@ fn csrf_field(state: &minijinja::State) -> minijinja::Value {
 /// Removes ended sessions and throttle windows from the database every ten
 /// minutes, while the site's sessions live (a reload replaces them, and this
 /// task ends).
-fn spawn_sweeper(sessions: &Arc<Sessions>, throttles: [Arc<LogonThrottle>; 2]) {
+fn spawn_sweeper(sessions: &Arc<Sessions>, throttles: [Arc<Throttle>; 3]) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return; // A command, not a server: nothing to sweep.
     };

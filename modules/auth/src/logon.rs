@@ -30,7 +30,7 @@ use crate::logon_ticket;
 use crate::password::{Password, PasswordError, Passwords};
 use crate::second_factor::{self, SecondFactorCheck};
 use crate::sessions::{Sessions, clear_cookie, clear_editor_hint, set_cookie, set_editor_hint};
-use crate::throttle::{LogonThrottle, SLOW_DOWN, ThrottleKey};
+use crate::throttle::{SLOW_DOWN, Throttle, ThrottleKey};
 use crate::totp::unix_now;
 
 /// What one site's logon pages share.
@@ -38,7 +38,7 @@ pub struct AuthSite {
     pub sessions: Arc<Sessions>,
     pub tokens: Arc<ApiTokens>,
     pub passwords: Arc<Passwords>,
-    pub throttle: Arc<LogonThrottle>,
+    pub throttle: Arc<Throttle>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

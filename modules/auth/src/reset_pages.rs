@@ -40,7 +40,7 @@ use crate::logon::with_retry_after;
 use crate::password::{NewPassword, PasswordError, Passwords};
 use crate::reset::{self, ResetToken, TokenProblem};
 use crate::settings::AuthSettings;
-use crate::throttle::{LogonThrottle, ThrottleKey};
+use crate::throttle::{Throttle, ThrottleKey};
 
 /// The rule whose path a reset link points at (`/logon/reset/{token}`).
 pub const CONFIRM_RULE: &str = "logon_reset_confirm";
@@ -58,7 +58,7 @@ pub(crate) struct SiteReset {
     pub passwords: Arc<Passwords>,
     pub settings: AuthSettings,
     /// Requests per account and per address (`[auth] reset_requests` an hour).
-    pub throttle: Arc<LogonThrottle>,
+    pub throttle: Arc<Throttle>,
 }
 
 /// The window of `[auth] reset_requests`.

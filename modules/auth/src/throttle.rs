@@ -37,6 +37,14 @@ impl ThrottleKey {
         ThrottleKey(format!("addr:{}", bulwark_http::visitor_network(address)))
     }
 
+    /// Posts of one kind (`comment`, `form`) from a client address.
+    pub fn posts_from(kind: &str, address: IpAddr) -> ThrottleKey {
+        ThrottleKey(format!(
+            "{kind}:addr:{}",
+            bulwark_http::visitor_network(address)
+        ))
+    }
+
     /// An account as it was named (a username or an address, any case).
     pub fn account(name: &str) -> ThrottleKey {
         ThrottleKey(format!("user:{}", name.trim().to_lowercase()))
@@ -57,18 +65,18 @@ pub struct Count {
     pub left: Duration,
 }
 
-/// A site's counters of one kind (`logon`, `reset`), with their limit and
+/// A site's counters of one kind (`logon`, `reset`, `post`), with their limit and
 /// window.
-pub struct LogonThrottle {
+pub struct Throttle {
     store: Store,
     kind: &'static str,
     pub limit: u32,
     window: Duration,
 }
 
-impl LogonThrottle {
-    pub fn new(store: Store, kind: &'static str, limit: u32, window: Duration) -> LogonThrottle {
-        LogonThrottle {
+impl Throttle {
+    pub fn new(store: Store, kind: &'static str, limit: u32, window: Duration) -> Throttle {
+        Throttle {
             store,
             kind,
             limit,

@@ -27,6 +27,7 @@ use bulwark_web::events::{GatherFigures, Logoff, ResourceChanged};
 use bulwark_web::{Module, ModuleError, SiteNotifier, SiteSetup};
 
 pub use events::{Publish, PublishToUser, PushAccess, PushAction, PushHub};
+pub use rsc::publish_about;
 pub use settings::PushSettings;
 pub use transports::{PushTransport, run_command};
 pub use user::{PublishToUserError, publish_to_user};

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use bulwark_acl::{AccessPolicy, Principal, VisibilityFilter};
-use bulwark_push::{Audience, Hub, Topic};
+use bulwark_push::{Audience, Hub, Position, PushError, Topic};
 use bulwark_store::{Resource, ResourceId, Store};
 
 /// The topics of resource changes, `rsc/{id}`.
@@ -61,6 +61,28 @@ impl Audience for ResourceAudience {
     }
 }
 
+/// Publishes `payload_json` on `topic` for the clients that may see
+/// `resource` as it is now (`None`: it is gone, and only those who may see
+/// every resource hear of it). For news about a resource on a topic of its
+/// own (the comments module's `comments/{id}`), heard by whom `rsc/{id}`
+/// would be. Not relayed to other nodes: each node publishes what it heard.
+pub fn publish_about(
+    hub: &Hub,
+    topic: &str,
+    payload_json: &str,
+    resource: Option<Resource>,
+    policy: Arc<dyn AccessPolicy>,
+) -> Result<Position, PushError> {
+    let audience = match resource {
+        Some(resource) => ResourceAudience::Visible {
+            resource: Box::new(resource),
+            policy,
+        },
+        None => ResourceAudience::Gone { policy },
+    };
+    hub.publish_for(topic, payload_json, Arc::new(audience))
+}
+
 /// Where a site's change observer sends the ids of changed resources.
 pub(crate) type ChangedResources = mpsc::UnboundedSender<ResourceId>;
 
@@ -92,19 +114,13 @@ pub(crate) fn spawn_publisher(
                 }
             };
             for (id, resource) in resources {
-                let policy = policy.clone();
-                let audience = match resource {
-                    Some(resource) => ResourceAudience::Visible {
-                        resource: Box::new(resource),
-                        policy,
-                    },
-                    None => ResourceAudience::Gone { policy },
-                };
                 // A full hub or an oversized message only loses a hint to reload.
-                let _ = hub.publish_for(
+                let _ = publish_about(
+                    &hub,
                     &resource_topic(id),
                     &format!("{{\"id\":{id},\"changed\":true}}"),
-                    Arc::new(audience),
+                    resource,
+                    policy.clone(),
                 );
             }
         }

@@ -27,5 +27,6 @@
   {% endif %}
 {% endcall %}
 </article>
+{% if m.comments is defined and m.comments.open(rsc.id) %}{% include "_comments.tpl" %}{% endif %}
 {{ lib("js/bulwark.js", "js/bulwark-live.js") }}
 {% endblock %}

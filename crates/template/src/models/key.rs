@@ -38,6 +38,9 @@ pub enum ModelKey {
         path: String,
         query: String,
     },
+    /// A value a module reads from its own tables (the comments module's
+    /// comments of a resource), named by the module and its own key.
+    Module { module: &'static str, key: String },
     /// A `cache()` block of a template.
     Fragment {
         /// Who may share it: principals with this profile ...

@@ -34,7 +34,7 @@ mod scope;
 mod search;
 
 pub use key::{ModelKey, SearchKey};
-pub use rsc::RscObject;
+pub use rsc::{RscObject, slug_of};
 pub use scope::{PageUrls, RenderScope, StoreFailure};
 
 use std::sync::Arc;
@@ -125,6 +125,11 @@ pub enum ModelValue {
     Categories(Arc<[Category]>),
     /// A rendered page, in every encoding.
     Page(Arc<CachedPage>),
+    /// A module's value ([`RenderScope::module_value`]), with what it weighs.
+    Module {
+        value: Value,
+        bytes: usize,
+    },
     /// A cached template fragment and the dependency keys its render read.
     Fragment {
         html: Arc<str>,
@@ -161,6 +166,7 @@ impl Weigh for ModelValue {
                 html.len() + deps.iter().map(|d| d.as_str().len() + 16).sum::<usize>()
             }
             ModelValue::Page(p) => p.content_type.len() + p.etag.len() + p.body.len(),
+            ModelValue::Module { bytes, .. } => *bytes,
             _ => 0,
         }
     }

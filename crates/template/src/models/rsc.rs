@@ -31,14 +31,18 @@ pub struct RscObject {
 }
 
 impl RscObject {
-    /// The resource's URL slug: its `slug` property when an editor set one,
-    /// else made from the title as people read it ("Tom &amp; Jerry", as
-    /// stored, is `tom-jerry`, not `tom-amp-jerry`).
     fn slug(&self) -> String {
-        match self.rsc.props.str("slug").filter(|s| !s.trim().is_empty()) {
-            Some(chosen) => slugify(&html_to_plain(chosen)),
-            None => slugify(&html_to_plain(self.rsc.title().unwrap_or(""))),
-        }
+        slug_of(&self.rsc)
+    }
+}
+
+/// A resource's URL slug: its `slug` property when an editor set one, else
+/// made from the title as people read it ("Tom &amp; Jerry", as stored, is
+/// `tom-jerry`, not `tom-amp-jerry`).
+pub fn slug_of(r: &Resource) -> String {
+    match r.props.str("slug").filter(|s| !s.trim().is_empty()) {
+        Some(chosen) => slugify(&html_to_plain(chosen)),
+        None => slugify(&html_to_plain(r.title().unwrap_or(""))),
     }
 }
 

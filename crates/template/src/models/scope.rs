@@ -185,6 +185,38 @@ impl RenderScope {
             .collect()
     }
 
+    /// The render `state` belongs to, for a module's template functions: the
+    /// same scope `m` reads through (its principal, its dependency capture).
+    /// `None` outside a render with models.
+    pub fn of(state: &minijinja::State) -> Option<Arc<RenderScope>> {
+        state
+            .lookup("m")
+            .and_then(|m| m.downcast_object::<super::ModelRoot>())
+            .map(|root| root.0.clone())
+    }
+
+    /// A value a module reads from its own tables, the way `m` reads the
+    /// store's: from this render's memo, the site's depcache, or `load` (which
+    /// answers the value and about how many bytes it holds), and recorded as
+    /// depending on `deps`, which the module's writes flush
+    /// ([`ModuleSql::flush`](bulwark_store::ModuleSql::flush)). A page that
+    /// shows it is then cached until one of them is flushed, like any other.
+    pub fn module_value(
+        &self,
+        module: &'static str,
+        key: String,
+        deps: &[DependencyKey],
+        load: impl FnOnce(&Store) -> Result<(Value, usize), StoreError>,
+    ) -> Result<Value, Error> {
+        let value = self.fetch(ModelKey::Module { module, key }, deps, |s| {
+            load(s).map(|(value, bytes)| ModelValue::Module { value, bytes })
+        })?;
+        Ok(match value {
+            ModelValue::Module { value, .. } => value,
+            _ => Value::UNDEFINED,
+        })
+    }
+
     /// A model value: memo, then depcache, then `load` against the store.
     pub(super) fn fetch(
         &self,

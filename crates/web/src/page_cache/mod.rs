@@ -12,7 +12,9 @@
 //! progress (depcache's single flight), so a page whose cache was just invalidated
 //! under a rush of visitors is rendered once, not once per visitor. The render runs
 //! in the request that came first; the others wait for its result, or, with grace
-//! (`[page_cache] grace`, on by default), get the previous version at once. If
+//! (`[page_cache] grace`, on by default), get the previous version at once
+//! (except a request that says `Cache-Control: no-cache`, such as a live
+//! element fetching the page again because its data changed). If
 //! that render fails, the waiters answer 503; if it is no page to share (404, 410,
 //! a redirect), they render for themselves.
 //!
@@ -129,7 +131,10 @@ pub async fn serve(
     let settings = &req.site.config().page_cache;
     let mut policy = Policy::ttl(settings.ttl).stale_if_error(settings.stale_if_error);
     if settings.grace {
-        policy = policy.with_grace(PAGE_GRACE).serve_stale_after_flush();
+        policy = policy.with_grace(PAGE_GRACE);
+        if takes_flushed_pages(req) {
+            policy = policy.serve_stale_after_flush();
+        }
     }
     let counters = &req.site.counters();
     let leader = match cache.get_or_lead::<ModelKey, NoPage>(&key, policy).await {
@@ -185,6 +190,26 @@ pub async fn serve(
             other
         }
     }
+}
+
+/// Whether the request takes the previous version of a page whose data just
+/// changed, while it is rendered again. Not when it says `Cache-Control:
+/// no-cache`: a reload, and a live element fetching its page because that
+/// data changed (`fetch` with `cache: "no-store"` sends it), which must not
+/// get the version it is replacing when another visitor's request leads the
+/// render. The request still gets a fresh cached page, and joins the render
+/// in progress otherwise: it never costs a render of its own.
+fn takes_flushed_pages(req: &RequestCtx<'_>) -> bool {
+    !req.parts
+        .headers
+        .get_all(http::header::CACHE_CONTROL)
+        .iter()
+        .any(|v| {
+            v.to_str().is_ok_and(|v| {
+                v.split(',')
+                    .any(|d| d.trim().eq_ignore_ascii_case("no-cache"))
+            })
+        })
 }
 
 type PageLeader = bulwark_depcache::Leader<ModelKey, ModelValue, NoPage>;

@@ -75,8 +75,8 @@ impl Site {
             };
             replace(
                 text,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects"]"#,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "ping"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "ping"]"#,
             );
             replace(
                 text,
