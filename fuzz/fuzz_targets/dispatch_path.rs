@@ -14,7 +14,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         Path::new("sites/default/site.toml"),
         text,
         Path::new("sites/default"),
-        &["core", "seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments"],
+        &["core", "seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms"],
     )
     .expect("the starter site.toml is valid");
     let mut module_rules = Vec::new();
@@ -28,6 +28,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         ("menu", include_str!("../../modules/menu/module.toml")),
         ("redirects", include_str!("../../modules/redirects/module.toml")),
         ("comments", include_str!("../../modules/comments/module.toml")),
+        ("forms", include_str!("../../modules/forms/module.toml")),
         ("core", include_str!("../../modules/core/module.toml")),
     ] {
         let manifest = ModuleManifest::new(name, 0, &[], None, None, toml)

@@ -5,37 +5,18 @@
 // account page (the secret as the QR code carries it, a code the test's
 // authenticator makes from it), keeps her recovery codes, logs on with one of
 // them, then with a code, makes new recovery codes, and turns it off.
-import { test, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, appendFileSync, rmSync } from "node:fs";
+import { cpSync, appendFileSync } from "node:fs";
 import { createHmac } from "node:crypto";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { eventually, logOn as logOnAs, said, serverAndBrowser } from "./helpers.mjs";
+import { eventually, logOn as logOnAs, mailBody, said, serverAndBrowser, startSmtpSink } from "./helpers.mjs";
 
 const PASSWORD = "browser-test-account-admin";
 const root = resolve(import.meta.dirname, "../..");
 
-// The SMTP server: aiosmtpd writing every message into a maildir.
-const maildir = mkdtempSync(join(tmpdir(), "bulwark-maildir-"));
-const smtpPort = await new Promise((done) => {
-  const probe = createServer().listen(0, "127.0.0.1", () => {
-    const { port } = probe.address();
-    probe.close(() => done(port));
-  });
-});
-// (A Python that has aiosmtpd: scripts/ensure-smtp.sh installs Debian's.)
-const python = ["python3", "/usr/bin/python3"].find((p) => spawnSync(p, ["-c", "import aiosmtpd"]).status === 0);
-assert.ok(python, "no python3 with aiosmtpd: run scripts/ensure-smtp.sh");
-const smtp = spawn(python, ["-m", "aiosmtpd", "-n", "-l", `127.0.0.1:${smtpPort}`, "-c", "aiosmtpd.handlers.Mailbox", join(maildir, "box")], {
-  stdio: ["ignore", "ignore", "inherit"],
-});
-after(() => {
-  smtp.kill();
-  rmSync(maildir, { recursive: true, force: true });
-});
+// The SMTP server (aiosmtpd writing a maildir).
+const smtp = await startSmtpSink();
 
 // The starter site, sending its mail to that server.
 const env = serverAndBrowser({
@@ -44,22 +25,14 @@ const env = serverAndBrowser({
     cpSync(join(root, "sites", "default"), join(dir, "sites", "default"), { recursive: true });
     appendFileSync(
       join(dir, "sites", "default", "site.toml"),
-      `\n[mail]\nsmtp = "smtp://127.0.0.1:${smtpPort}"\nfrom = "Bulwark <noreply@example.org>"\n`,
+      smtp.config,
     );
   },
 });
 
-/// The messages the SMTP server received, as text.
-function mails() {
-  const fresh = join(maildir, "box", "new");
-  if (!existsSync(fresh)) return [];
-  return readdirSync(fresh).map((name) => readFileSync(join(fresh, name), "utf8"));
-}
-
-/// The first link of a mail's body (quoted-printable undone: lettre wraps long lines so).
+/// The first link of a mail's body.
 function linkIn(raw) {
-  const body = raw.split(/\r?\n\r?\n/).slice(1).join("\n\n").replace(/=\r?\n/g, "").replace(/=([0-9A-F]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)));
-  return body.match(/https?:\/\/\S+/)[0];
+  return mailBody(raw).match(/https?:\/\/\S+/)[0];
 }
 
 /// RFC 6238's code (SHA-1, 6 digits, 30 s) for `secret` (base32) at time step `step`.
@@ -113,7 +86,7 @@ test("Eve resets her password by mail, then sets up, uses and turns off a second
   await page.fill("#account", "eve");
   await page.click('form.auth-form button[type="submit"]');
   await said(page, ".notice", /./);
-  const mail = await eventually("the reset mail arrives", () => mails().find((m) => /eve@example\.org/.test(m)));
+  const mail = await eventually("the reset mail arrives", () => smtp.mails().find((m) => /eve@example\.org/.test(m)));
   assert.match(mail, /Subject: Choose a new password/);
   // (The link names the site's configured host; the test's server is on a port of its own.)
   await page.goto(env.server.url + new URL(linkIn(mail)).pathname);

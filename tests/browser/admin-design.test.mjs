@@ -34,6 +34,7 @@ const ADMIN_SCREENS = [
   ["menus", "/admin/menus"],
   ["redirects", "/admin/redirects"],
   ["comments", "/admin/comments"],
+  ["forms", "/admin/forms"],
   ["account", "/logon/account"],
   ["sessions", "/logon/sessions"],
 ];
@@ -72,7 +73,17 @@ for (const scheme of ["light", "dark"]) {
     assert.equal(menu, "main");
     await page.goto(env.server.url + "/admin/menus");
     const menuEditor = await page.locator('main a:has-text("Main menu")').getAttribute("href");
-    for (const [name, path] of [...ADMIN_SCREENS, ["editor", `/admin/edit/${id}`], ["menu-editor", menuEditor]]) {
+    await page.goto(env.server.url + "/admin/forms");
+    const formEditor = await page.locator('main td a:has-text("Contact")').getAttribute("href");
+    const formId = formEditor.match(/(\d+)$/)[1];
+    const screens = [
+      ...ADMIN_SCREENS,
+      ["editor", `/admin/edit/${id}`],
+      ["menu-editor", menuEditor],
+      ["form-editor", formEditor],
+      ["form-answers", `/admin/forms?form=${formId}`],
+    ];
+    for (const [name, path] of screens) {
       await checkScreen(page, name, path, scheme);
     }
     await context.close();

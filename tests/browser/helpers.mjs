@@ -1,7 +1,7 @@
 // Starts a real `bulwark serve` on a free port in a temporary folder, and a headless
 // Debian Chromium driven by playwright-core.
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -188,4 +188,42 @@ export async function accessibilityProblems(page) {
       });
   });
   return found;
+}
+
+/// A real SMTP server for a test file (Python's aiosmtpd, writing every
+/// message into a maildir; scripts/ensure-smtp.sh installs it), stopped when
+/// the file's tests end. `config` is the `[mail]` table a site sends through
+/// it with; `mails()` every message received so far, as text.
+export async function startSmtpSink() {
+  const maildir = mkdtempSync(join(tmpdir(), "bulwark-maildir-"));
+  const port = await freePort();
+  const python = ["python3", "/usr/bin/python3"].find((p) => spawnSync(p, ["-c", "import aiosmtpd"]).status === 0);
+  if (!python) throw new Error("no python3 with aiosmtpd: run scripts/ensure-smtp.sh");
+  const smtp = spawn(python, ["-m", "aiosmtpd", "-n", "-l", `127.0.0.1:${port}`, "-c", "aiosmtpd.handlers.Mailbox", join(maildir, "box")], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  after(() => {
+    smtp.kill();
+    rmSync(maildir, { recursive: true, force: true });
+  });
+  return {
+    port,
+    config: `\n[mail]\nsmtp = "smtp://127.0.0.1:${port}"\nfrom = "Bulwark <noreply@example.org>"\n`,
+    mails() {
+      const fresh = join(maildir, "box", "new");
+      if (!existsSync(fresh)) return [];
+      return readdirSync(fresh).map((name) => readFileSync(join(fresh, name), "utf8"));
+    },
+  };
+}
+
+/// A mail's body as its reader sees it (quoted-printable undone: lettre
+/// wraps long lines so).
+export function mailBody(raw) {
+  return raw
+    .split(/\r?\n\r?\n/)
+    .slice(1)
+    .join("\n\n")
+    .replace(/=\r?\n/g, "")
+    .replace(/=([0-9A-F]{2})/g, (_, h) => String.fromCharCode(parseInt(h, 16)));
 }

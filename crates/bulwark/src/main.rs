@@ -419,6 +419,7 @@ fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
         bulwark_module_menu::module(),
         bulwark_module_redirects::module(),
         bulwark_module_comments::module(),
+        bulwark_module_forms::module(),
     ])
 }
 

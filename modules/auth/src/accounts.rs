@@ -416,6 +416,21 @@ pub fn accounts(store: &Store) -> Result<Vec<Account>, StoreError> {
         .collect()
 }
 
+/// The addresses of the accounts in `group` (or a group above it) that have
+/// one: whom a module tells when nobody else was named (a comment that
+/// waits, a form's answers).
+pub fn addresses_in_group(store: &Store, group: &str) -> Result<Vec<String>, StoreError> {
+    let mut found = Vec::new();
+    for account in accounts(store)? {
+        if principal_of(store, account.person)?.in_group(group)
+            && let Some(address) = contact(store, account.person)?.and_then(|c| c.email)
+        {
+            found.push(address);
+        }
+    }
+    Ok(found)
+}
+
 /// Who `person` is to the access rules.
 pub fn principal_of(store: &Store, person: ResourceId) -> Result<Principal, StoreError> {
     let groups = groups_of(store, person)?;

@@ -81,6 +81,23 @@ fn number<T: std::str::FromStr>(req: &RequestCtx<'_>, name: &str) -> Result<Opti
 
 async fn list(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Problem> {
     let rsc = number::<i64>(req, "rsc")?.map(ResourceId);
+    let status = match param(req, "status") {
+        Some(s) => Some(Status::parse(&s).ok_or_else(|| {
+            Problem::invalid("status", "status is pending, approved, spam or deleted")
+        })?),
+        None => None,
+    };
+    let before = number::<i64>(req, "before")?.map(CommentId);
+    let limit = match number::<usize>(req, "limit")? {
+        None => 50,
+        Some(n @ 1..=MAX_LIMIT) => n,
+        Some(_) => {
+            return Err(Problem::invalid(
+                "limit",
+                format!("limit is between 1 and {MAX_LIMIT}"),
+            ));
+        }
+    };
     let store = req.site.models().store.clone();
     if !moderates(caller) {
         let Some(rsc) = rsc else {
@@ -98,26 +115,11 @@ async fn list(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Probl
             &json!({ "comments": comments }),
         )));
     }
-    let status = match param(req, "status") {
-        Some(s) => Some(Status::parse(&s).ok_or_else(|| {
-            Problem::invalid("status", "status is pending, approved, spam or deleted")
-        })?),
-        None => None,
-    };
     let filter = Filter {
         status,
         rsc,
-        before: number::<i64>(req, "before")?.map(CommentId),
-        limit: match number::<usize>(req, "limit")? {
-            None => 50,
-            Some(n @ 1..=MAX_LIMIT) => n,
-            Some(_) => {
-                return Err(Problem::invalid(
-                    "limit",
-                    format!("limit is between 1 and {MAX_LIMIT}"),
-                ));
-            }
-        },
+        before,
+        limit,
     };
     let site = req.site;
     let (found, counts, resources) = store

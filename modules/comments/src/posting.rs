@@ -377,14 +377,9 @@ fn recipients(
         }
     }
     if notify.is_empty() {
-        for account in accounts::accounts(store)? {
-            if accounts::principal_of(store, account.person)?.in_group(EDITORS)
-                && let Some(address) =
-                    accounts::contact(store, account.person)?.and_then(|c| c.email)
-            {
-                add(address);
-            }
-        }
+        accounts::addresses_in_group(store, EDITORS)?
+            .into_iter()
+            .for_each(&mut add);
     } else {
         notify.iter().cloned().for_each(add);
     }

@@ -13,16 +13,17 @@ mod common;
 mod db;
 #[path = "../../mail/tests/smtp/mod.rs"]
 mod smtp;
+#[path = "../../auth/tests/tickets/mod.rs"]
+mod tickets;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Value, json};
-use sha2::Sha256;
 
 use common::*;
 use smtp::SmtpSink;
+use tickets::{aged_ticket, fresh_ticket};
 
 const TOKEN: &str = "comments-test-token";
 
@@ -107,28 +108,6 @@ async fn articles(s: &TestServer) -> Vec<i64> {
     ids.dedup();
     assert!(ids.len() >= 2, "the starter has articles: {page}");
     ids
-}
-
-/// A ticket issued `age` ago under the site's own key, as `/api/form-ticket`
-/// would have issued it then: what a person's page holds after typing.
-async fn aged_ticket(s: &TestServer, age: Duration) -> String {
-    fresh_ticket(s).await; // the site makes its key the first time
-    let key = s.models["default"]
-        .store
-        .run(|s| s.config_value("secret.auth.form_ticket_key"))
-        .await
-        .unwrap()
-        .expect("the auth module made its ticket key");
-    let issued = chrono::Utc::now().timestamp_millis() as u64 - age.as_millis() as u64;
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key.as_bytes()).unwrap();
-    mac.update(format!("form ticket\n{issued}").as_bytes());
-    format!("{issued}.{}", hex::encode(mac.finalize().into_bytes()))
-}
-
-async fn fresh_ticket(s: &TestServer) -> String {
-    let (status, answer, _) = api(s, "GET", "/api/form-ticket", None, false).await;
-    assert_eq!(status, 200);
-    answer["ticket"].as_str().unwrap().to_owned()
 }
 
 fn comment(rsc: i64, name: &str, body: &str, ticket: &str) -> Value {

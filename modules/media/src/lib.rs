@@ -57,6 +57,7 @@ use include_dir::{Dir, include_dir};
 use bulwark_web::{Api, Controller, Module, ModuleError, SiteSetup};
 use originals::Originals;
 pub use preview::{Format, Preset, Previews, RenderFailed, default_presets, focus, render};
+pub use upload::accept_form_file;
 
 pub const PRIORITY: i32 = 350;
 

@@ -370,7 +370,7 @@ pub(crate) async fn upload(
             received = Some(receive(&mut field, &originals.dir.join("tmp"), max_bytes).await?);
         }
     }
-    let Some(mut received) = received else {
+    let Some(received) = received else {
         return Err(refused(
             StatusCode::BAD_REQUEST,
             "no file: send it in a field called file",
@@ -379,6 +379,46 @@ pub(crate) async fn upload(
     if received.size == 0 {
         return Err(refused(StatusCode::BAD_REQUEST, "the file is empty"));
     }
+    let by_editor = match caller {
+        Caller::SiteToken => true,
+        Caller::Principal(who) => who.in_group(bulwark_acl::EDITORS),
+    };
+    let keeping = Keeping {
+        types: &types,
+        may_upload: &may_upload,
+        by_editor,
+        creator: caller.user(),
+        published: true,
+    };
+    keep(req.site, media, received, &keeping)
+        .await
+        .map(|(_, made)| made)
+}
+
+/// How a received file is kept: the types taken, who may upload what, and
+/// what its resource says of who sent it.
+pub(crate) struct Keeping<'a> {
+    pub(crate) types: &'a [String],
+    pub(crate) may_upload: &'a (dyn Fn(&str) -> bool + Sync),
+    /// Sent by an editor (or the site's token): a PDF of theirs may be shown inline.
+    pub(crate) by_editor: bool,
+    pub(crate) creator: Option<bulwark_store::ResourceId>,
+    /// Unpublished: only those who may see drafts see it (a visitor's file).
+    pub(crate) published: bool,
+}
+
+/// Checks a received file (its type from its bytes, a picture's pixels and
+/// metadata), admits it against the quota, keeps it by its content and makes
+/// its media resource: the resource's id, and what an upload answers.
+pub(crate) async fn keep(
+    site: &bulwark_web::SiteRuntime,
+    media: &Media,
+    mut received: Received,
+    keeping: &Keeping<'_>,
+) -> Result<(bulwark_store::ResourceId, serde_json::Value), Refused> {
+    let settings = &media.settings;
+    let originals = &media.originals;
+    let (types, may_upload) = (keeping.types, keeping.may_upload);
     let mime = infer::get(&received.head).map(|t| t.mime_type().to_owned());
     let Some(mime) = mime.filter(|m| types.iter().any(|t| t == m)) else {
         let kind = infer::get(&received.head).map_or("of no kind known here".to_owned(), |t| {
@@ -389,12 +429,12 @@ pub(crate) async fn upload(
             format!(
                 "{} (its content is {kind}) cannot be uploaded here: only {} can.",
                 received.name,
-                said_as_people_say_it(&types)
+                said_as_people_say_it(types)
             ),
         ));
     };
     let category = category_of(&mime);
-    if !may_upload(category) {
+    if !(may_upload)(category) {
         return Err(refused(
             StatusCode::FORBIDDEN,
             format!("you may not upload a {category}"),
@@ -497,18 +537,13 @@ pub(crate) async fn upload(
         props = props.with("metadata_removed", true);
     }
     if mime == PDF {
-        let by_editor = match caller {
-            Caller::SiteToken => true,
-            Caller::Principal(who) => who.in_group(bulwark_acl::EDITORS),
-        };
-        props = props.with(UPLOADED_BY_EDITOR, by_editor);
+        props = props.with(UPLOADED_BY_EDITOR, keeping.by_editor);
     }
-    let mut new = NewResource::new(category, props).published(true);
-    if let Some(user) = caller.user() {
+    let mut new = NewResource::new(category, props).published(keeping.published);
+    if let Some(user) = keeping.creator {
         new = new.created_by(user);
     }
-    let made = req
-        .site
+    let made = site
         .models()
         .store
         .run(move |s| s.create_resource(new))
@@ -518,8 +553,7 @@ pub(crate) async fn upload(
         // A resource whose file is not recorded could lose its file (a sweep
         // takes what nothing records), so it does not stand.
         tracing::error!("recording the file of media {}: {e}", made.0);
-        let undone = req
-            .site
+        let undone = site
             .models()
             .store
             .run(move |s| s.delete_resource(made, None))
@@ -529,16 +563,52 @@ pub(crate) async fn upload(
         }
         return Err(store_refused(e));
     }
-    Ok(json!({
-        "id": made.0,
-        "url": format!("/media/file/{}", made.0),
-        "category": category,
-        "mime": mime,
-        "size": received.size,
-        "sha256": received.sha256,
-        "width": dimensions.map(|d| d.0),
-        "height": dimensions.map(|d| d.1),
-    }))
+    Ok((
+        made,
+        json!({
+            "id": made.0,
+            "url": format!("/media/file/{}", made.0),
+            "category": category,
+            "mime": mime,
+            "size": received.size,
+            "sha256": received.sha256,
+            "width": dimensions.map(|d| d.0),
+            "height": dimensions.map(|d| d.1),
+        }),
+    ))
+}
+
+/// A file a visitor sends with a form (the forms module's file fields),
+/// taken as an upload is: within the size and types the site allows
+/// `who` (`[media]`, and `[media.groups.*]` for their groups), its type from
+/// its bytes, a picture within the pixel limit and cleaned of its metadata,
+/// within the quota. It becomes a media resource that is not published, so
+/// only those who may see drafts (editors) see it.
+pub async fn accept_form_file(
+    site: &bulwark_web::SiteRuntime,
+    field: &mut multer::Field<'static>,
+    who: &bulwark_acl::Principal,
+) -> Result<bulwark_store::ResourceId, Problem> {
+    let media = site
+        .state::<std::sync::Arc<Media>>()
+        .cloned()
+        .ok_or_else(|| Problem::internal("the media module", &"it is not set up on this site"))?;
+    let (max_bytes, types) = media.settings.limits_for(who);
+    let received = receive(field, &media.originals.dir.join("tmp"), max_bytes).await?;
+    if received.size == 0 {
+        return Err(refused(StatusCode::BAD_REQUEST, "the file is empty"));
+    }
+    // The form's editor chose to take files: any category of media will do.
+    let keeping = Keeping {
+        types: &types,
+        may_upload: &|_| true,
+        by_editor: false,
+        creator: who.user_id(),
+        published: false,
+    };
+    keep(site, &media, received, &keeping)
+        .await
+        .map(|(id, _)| id)
 }
 
 #[cfg(test)]

@@ -2,12 +2,7 @@
 {% block title %}Contact &middot; {{ super() }}{% endblock %}
 {% block content %}
 <h1>Contact</h1>
-{% if request.method == "POST" and q.name %}
-<p class="notice">Thank you, {{ q.name }}. We read every message.</p>
-{% endif %}
-<form method="post" action="{{ url('contact') }}" class="form">
-  <label>Name <input name="name" required value="{{ q.name or '' }}"></label>
-  <label>Message <textarea name="message" rows="5">{{ q.message or '' }}</textarea></label>
-  <button class="button" type="submit">Send</button>
-</form>
+<p>Write to us: every message reaches a person.</p>
+{# The contact form, built in the admin (Forms): see docs/forms.md. #}
+{% if m.forms is defined %}{% set form = m.forms("contact") %}{% include "_form.tpl" %}{% endif %}
 {% endblock %}

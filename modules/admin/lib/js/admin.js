@@ -8,10 +8,13 @@ var Admin = (function () {
   csrf = csrf ? csrf.content : "";
 
   // Calls the API; resolves with the parsed answer, rejects with an Error
-  // whose message says what went wrong (the API's own words when it has them).
-  function api(method, url, body) {
+  // whose message says what went wrong (the API's own words when it has them)
+  // and whose `status` is the answer's. `options.ifMatch`: the version the
+  // change is made to (a change saved elsewhere meanwhile answers 412).
+  function api(method, url, body, options) {
     var headers = { "X-CSRF-Token": csrf };
     if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (options && options.ifMatch !== undefined) headers["If-Match"] = '"' + options.ifMatch + '"';
     return fetch(url, {
       method: method,
       credentials: "same-origin",
@@ -24,7 +27,9 @@ var Admin = (function () {
         if (!res.ok) {
           var why = answer && answer.detail ? answer.detail : res.status + " " + res.statusText;
           if (res.status === 503) why = "the server is busy; try again in a moment (" + why + ")";
-          throw new Error(why);
+          var failed = new Error(why);
+          failed.status = res.status;
+          throw failed;
         }
         return answer;
       });

@@ -61,7 +61,7 @@ pub async fn media_site_counting(
     for (path, text) in files.iter_mut() {
         if path == "default/site.toml" {
             assert!(
-                text.contains(r#""admin", "media", "menu", "redirects", "comments"]"#),
+                text.contains(r#""admin", "media", "menu", "redirects", "comments", "forms"]"#),
                 "the starter has media"
             );
             text.push_str(settings);

@@ -190,30 +190,20 @@ document.addEventListener("DOMContentLoaded", function () {
 
   document.getElementById("menu-save").addEventListener("click", function () {
     say("Saving…", "");
-    fetch("/api/rsc/" + id, {
-      method: "PATCH",
-      credentials: "same-origin",
-      headers: {
-        "Content-Type": "application/json",
-        "If-Match": '"' + editor.dataset.version + '"',
-        "X-CSRF-Token": Admin.csrf,
-      },
-      body: JSON.stringify({ props: { menu: serialise(tree) } }),
-    })
-      .then(function (res) { return res.json().then(function (answer) { return { res: res, answer: answer }; }); })
-      .then(function (r) {
-        if (r.res.ok) {
-          editor.dataset.version = r.answer.version;
-          changed = false;
-          say("Saved the menu.", "ok");
-          Admin.toast("Saved the menu.");
-        } else if (r.res.status === 409 || r.res.status === 412) {
+    Admin.api("PATCH", "/api/rsc/" + id, { props: { menu: serialise(tree) } }, { ifMatch: editor.dataset.version })
+      .then(function (saved) {
+        editor.dataset.version = saved.version;
+        changed = false;
+        say("Saved the menu.", "ok");
+        Admin.toast("Saved the menu.");
+      })
+      .catch(function (e) {
+        if (e.status === 409 || e.status === 412) {
           say("Not saved: someone else changed this menu meanwhile. Reload the page to see theirs (yours is lost then), or save the rest first.", "error");
         } else {
-          say("Not saved: " + (r.answer.detail || r.res.status), "error");
+          say("Not saved: " + e.message, "error");
         }
-      })
-      .catch(function () { say("Not saved: the server could not be reached. Try again.", "error"); });
+      });
   });
 
   // Leaving with a changed menu asks first, as the editor's form does.

@@ -75,8 +75,8 @@ impl Site {
             };
             replace(
                 text,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments"]"#,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "ping"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "ping"]"#,
             );
             replace(
                 text,
