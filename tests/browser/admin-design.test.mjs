@@ -35,6 +35,7 @@ const ADMIN_SCREENS = [
   ["redirects", "/admin/redirects"],
   ["comments", "/admin/comments"],
   ["forms", "/admin/forms"],
+  ["webhooks", "/admin/webhooks"],
   ["account", "/logon/account"],
   ["sessions", "/logon/sessions"],
 ];

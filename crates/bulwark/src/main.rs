@@ -420,6 +420,7 @@ fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
         bulwark_module_redirects::module(),
         bulwark_module_comments::module(),
         bulwark_module_forms::module(),
+        bulwark_module_webhooks::module(),
     ])
 }
 

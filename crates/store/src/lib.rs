@@ -90,8 +90,9 @@ pub use model::{
     ResourceUpdate, Revision, SanitizedUpdate, ScopeGroup, SearchPage, SearchQuery, SortKey,
     Version, Visibility, VisibilityFilter,
 };
+pub use module_sql::ResourceFacts;
 pub use module_sql::{ModuleSql, SqlParam, SqlRow};
 pub use sanitize::{
     HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, html_to_plain, sanitize_html_value,
 };
-pub use store::{CommitHook, Database, PoolOptions, PoolStatus, Store, StoreConfig};
+pub use store::{ChangeNote, CommitHook, Database, PoolOptions, PoolStatus, Store, StoreConfig};

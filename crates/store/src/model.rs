@@ -359,6 +359,21 @@ pub struct ChangeEvent {
 }
 
 impl ChangeEvent {
+    /// No key and no resource: what a commit hook sees of a write that
+    /// only announced something ([`ChangeNote`](crate::ChangeNote)).
+    pub fn nothing() -> ChangeEvent {
+        ChangeEvent {
+            keys: Vec::new(),
+            resources: Vec::new(),
+            everything: false,
+        }
+    }
+
+    /// Whether it names nothing at all.
+    pub fn is_nothing(&self) -> bool {
+        self.keys.is_empty() && self.resources.is_empty() && !self.everything
+    }
+
     /// "Anything may have changed": flush every cached value.
     pub fn everything() -> ChangeEvent {
         ChangeEvent {

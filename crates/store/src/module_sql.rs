@@ -86,12 +86,107 @@ impl ModuleSql<'_> {
         }
     }
 
+    /// Says that something happened in this write (`comment.posted` with the
+    /// comment), for the commit hooks to hear in the same transaction (the
+    /// webhooks module queues its messages from it). In a
+    /// [`Store::module_read`] there is nothing to announce: a debug build
+    /// panics, a release build ignores it.
+    pub fn announce(&mut self, kind: &'static str, payload: serde_json::Value) {
+        debug_assert!(self.changes.is_some(), "announce in a module_read");
+        if let Some(changes) = self.changes.as_deref_mut() {
+            changes.note(crate::store::ChangeNote { kind, payload });
+        }
+    }
+
+    /// What a commit hook may know of resource `id` inside the transaction:
+    /// its categories (its own first, then those above it), whether it is
+    /// published, its title and version; for one deleted (in this write or
+    /// before), what its tombstone kept. `None` when there is neither.
+    pub fn resource_facts(&mut self, id: ResourceId) -> Result<Option<ResourceFacts>> {
+        let row = self.conn.query_one(
+            "SELECT r.category_id, r.is_published, r.name, r.version, r.props FROM rsc r WHERE r.id = $1",
+            &[Param::from(id.0)],
+        )?;
+        if let Some(row) = row {
+            let categories = self
+                .conn
+                .query(
+                    "SELECT a_rsc.name FROM category k \
+                     JOIN category a ON k.nr_left BETWEEN a.nr_left AND a.nr_right \
+                     JOIN rsc a_rsc ON a_rsc.id = a.id WHERE k.id = $1 ORDER BY a.nr_left DESC",
+                    &[Param::from(row.int(0))],
+                )?
+                .iter()
+                .filter_map(|r| r.opt_text(0))
+                .collect();
+            let props: serde_json::Value = serde_json::from_str(&row.text(4)).unwrap_or_default();
+            return Ok(Some(ResourceFacts {
+                id,
+                categories,
+                published: row.bool(1),
+                name: row.opt_text(2),
+                version: row.int(3),
+                title: props
+                    .get("title")
+                    .and_then(serde_json::Value::as_str)
+                    .map(crate::html_to_plain),
+                deleted: false,
+            }));
+        }
+        let gone = self.conn.query_one(
+            "SELECT category, name FROM rsc_deleted WHERE id = $1",
+            &[Param::from(id.0)],
+        )?;
+        let Some(gone) = gone else {
+            return Ok(None);
+        };
+        let category = gone.text(0);
+        let mut categories: Vec<String> = self
+            .conn
+            .query(
+                "SELECT a_rsc.name FROM rsc k_rsc JOIN category k ON k.id = k_rsc.id \
+                 JOIN category a ON k.nr_left BETWEEN a.nr_left AND a.nr_right \
+                 JOIN rsc a_rsc ON a_rsc.id = a.id WHERE k_rsc.name = $1 ORDER BY a.nr_left DESC",
+                &[Param::from(category.as_str())],
+            )?
+            .iter()
+            .filter_map(|r| r.opt_text(0))
+            .collect();
+        if categories.is_empty() {
+            categories.push(category);
+        }
+        Ok(Some(ResourceFacts {
+            id,
+            categories,
+            published: false,
+            name: gone.opt_text(1),
+            version: 0,
+            title: None,
+            deleted: true,
+        }))
+    }
+
     /// [`StoreError::ResourceNotFound`](crate::StoreError::ResourceNotFound)
     /// (naming `what`) unless resource `id` exists: for a row of the module's
     /// that stands for a resource.
     pub fn require_resource(&mut self, id: ResourceId, what: &str) -> Result<()> {
         require_resource(self.conn, id, what)
     }
+}
+
+/// What [`ModuleSql::resource_facts`] tells of a resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceFacts {
+    pub id: ResourceId,
+    /// Its category's unique name first, then those of the categories above.
+    pub categories: Vec<String>,
+    pub published: bool,
+    pub name: Option<String>,
+    /// 0 for a deleted one.
+    pub version: i64,
+    /// As text (HTML taken out).
+    pub title: Option<String>,
+    pub deleted: bool,
 }
 
 impl Store {

@@ -114,9 +114,27 @@ pub(crate) struct Changes {
     /// per transaction: a bulk import would otherwise ask for every row.
     /// Cleared whenever the tree is renumbered.
     pub category_memo: std::collections::HashMap<String, (ResourceId, Vec<String>)>,
+    /// What modules said happened in this write ([`ModuleSql::announce`]),
+    /// for the commit hooks.
+    notes: Vec<ChangeNote>,
+}
+
+/// Something a module says happened in a write (`comment.posted`,
+/// `form.submitted`): handed to the commit hooks with the write's change
+/// (the webhooks module queues its messages from them), in the same
+/// transaction. Not part of the change event: the other nodes and the caches
+/// have no use for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChangeNote {
+    pub kind: &'static str,
+    pub payload: serde_json::Value,
 }
 
 impl Changes {
+    pub(crate) fn note(&mut self, note: ChangeNote) {
+        self.notes.push(note);
+    }
+
     pub fn add(&mut self, key: DependencyKey) {
         self.keys.insert(key);
     }
@@ -199,16 +217,23 @@ pub(crate) struct Inner {
     /// Woken by every change event: a resource's publication window may have
     /// moved (`publication.rs`).
     pub publication_wakeup: Notify,
-    commit_hook: parking_lot::RwLock<Option<Arc<dyn CommitHook>>>,
+    /// By the name they were set under, in the order they were first set.
+    commit_hooks: parking_lot::RwLock<Vec<(&'static str, Arc<dyn CommitHook>)>>,
 }
 
-/// Runs inside every write's transaction that changes something, just before
-/// it commits, with the event the write will emit: what it writes commits or
-/// rolls back with the change. The cluster module keeps its outbox this way, so
-/// the other nodes hear of a change exactly when it committed. An error rolls
-/// the write back.
+/// Runs inside every write's transaction that changes something (or in which
+/// a module announced something), just before it commits, with the event the
+/// write will emit and the modules' notes: what it writes commits or rolls
+/// back with the change. The cluster module keeps its outbox this way, so the
+/// other nodes hear of a change exactly when it committed; the webhooks module
+/// queues its messages. An error rolls the write back.
 pub trait CommitHook: Send + Sync {
-    fn before_commit(&self, tx: &mut ModuleSql<'_>, change: &ChangeEvent) -> Result<()>;
+    fn before_commit(
+        &self,
+        tx: &mut ModuleSql<'_>,
+        change: &ChangeEvent,
+        notes: &[ChangeNote],
+    ) -> Result<()>;
 }
 
 /// A site's database. Cheap to clone; all clones share the pools.
@@ -365,7 +390,7 @@ impl Store {
                 events,
                 pivot_wakeup: Notify::new(),
                 publication_wakeup: Notify::new(),
-                commit_hook: parking_lot::RwLock::new(None),
+                commit_hooks: parking_lot::RwLock::new(Vec::new()),
             }),
         };
         let s = store.clone();
@@ -403,10 +428,18 @@ impl Store {
         let _ = self.inner.events.send(event);
     }
 
-    /// Sets (or with `None` removes) the hook every changing write runs just
-    /// before its commit.
-    pub fn set_commit_hook(&self, hook: Option<Arc<dyn CommitHook>>) {
-        *self.inner.commit_hook.write() = hook;
+    /// Sets (or with `None` removes) the hook named `name` (one per module)
+    /// that every changing write runs just before its commit.
+    pub fn set_commit_hook(&self, name: &'static str, hook: Option<Arc<dyn CommitHook>>) {
+        let mut hooks = self.inner.commit_hooks.write();
+        match (hooks.iter().position(|(n, _)| *n == name), hook) {
+            (Some(at), Some(hook)) => hooks[at].1 = hook,
+            (Some(at), None) => {
+                hooks.remove(at);
+            }
+            (None, Some(hook)) => hooks.push((name, hook)),
+            (None, None) => {}
+        }
     }
 
     /// How many database connections are open and idle right now.
@@ -479,13 +512,17 @@ impl Store {
         f: impl FnOnce(&mut dyn Conn, &mut Changes) -> Result<T>,
     ) -> Result<T> {
         let mut changes = Changes::default();
-        let hook = self.inner.commit_hook.read().clone();
+        let hooks = self.inner.commit_hooks.read().clone();
         let body = |c: &mut dyn Conn| -> Result<T> {
             let out = f(c, &mut changes)?;
-            if let Some(hook) = &hook
-                && let Some(event) = changes.peek_event()
-            {
-                hook.before_commit(&mut ModuleSql::new(c), &event)?;
+            if !hooks.is_empty() {
+                let event = changes.peek_event();
+                if event.is_some() || !changes.notes.is_empty() {
+                    let event = event.unwrap_or_else(ChangeEvent::nothing);
+                    for (_, hook) in &hooks {
+                        hook.before_commit(&mut ModuleSql::new(c), &event, &changes.notes)?;
+                    }
+                }
             }
             Ok(out)
         };

@@ -47,8 +47,8 @@ async fn admin_site() -> common::TestServer {
     for (path, text) in files.iter_mut() {
         if path == "default/site.toml" {
             *text = text.replacen(
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms"]"#,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "extra"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "extra"]"#,
                 1,
             );
         }

@@ -364,6 +364,15 @@ pub fn add_user(
             e => e.into(),
         });
     }
+    // Told in a write of its own: the account is made in several (the person,
+    // its password, its group), and is complete only now.
+    store.module_write(|sql| {
+        sql.announce(
+            "user.created",
+            serde_json::json!({"id": person.0, "username": username, "group": group.as_str()}),
+        );
+        Ok(())
+    })?;
     Ok(person)
 }
 

@@ -116,7 +116,7 @@ impl ClusterModule {
         if !settings.enabled {
             // A store that outlived its node writes no outbox rows any more.
             if old.is_some_and(|old| old.notifier.same_as(&notifier)) {
-                store.set_commit_hook(None);
+                store.set_commit_hook("cluster", None);
             }
             return Ok(None);
         }

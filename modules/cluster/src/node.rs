@@ -150,7 +150,7 @@ impl Node {
             notifier: RwLock::new(None),
             publications,
         });
-        store.set_commit_hook(Some(Arc::new(Outbox { origin, channel })));
+        store.set_commit_hook("cluster", Some(Arc::new(Outbox { origin, channel })));
         let tasks = vec![
             tokio::spawn(listen(shared.clone())),
             tokio::spawn(send_publications(shared.clone(), queue)),

@@ -3,7 +3,7 @@
 //! that transaction commits. A write that rolls back leaves no row and sends
 //! nothing; one that commits cannot commit without its notification.
 
-use bulwark_store::{ChangeEvent, CommitHook, Migration, ModuleSql, StoreError};
+use bulwark_store::{ChangeEvent, ChangeNote, CommitHook, Migration, ModuleSql, StoreError};
 
 use crate::wire::{Body, Envelope, INLINE_LIMIT, WireChange};
 
@@ -30,8 +30,10 @@ impl CommitHook for Outbox {
         &self,
         tx: &mut ModuleSql<'_>,
         change: &ChangeEvent,
+        _notes: &[ChangeNote],
     ) -> Result<(), StoreError> {
-        if !tx.is_postgres() {
+        // A write that only announced something changed nothing to tell.
+        if !tx.is_postgres() || change.is_nothing() {
             return Ok(());
         }
         let body = Envelope {

@@ -199,7 +199,19 @@ pub fn insert(store: &Store, new: &NewComment) -> Result<Comment, CommentError> 
         if new.status == Status::Approved {
             sql.flush(comments_key(new.rsc));
         }
-        Ok(Ok(from_row(&row)))
+        let made = from_row(&row);
+        // Spam is nobody's news (the webhooks module tells the others).
+        if made.status != Status::Spam {
+            sql.announce(
+                "comment.posted",
+                serde_json::json!({
+                    "id": made.id, "rsc": made.rsc.0, "parent": made.parent, "name": made.name,
+                    "body": made.body, "status": made.status, "user": made.user.map(|u| u.0),
+                    "created": made.created.to_rfc3339(),
+                }),
+            );
+        }
+        Ok(Ok(made))
     })?
 }
 

@@ -65,7 +65,15 @@ pub fn insert(
                 ],
             )?
             .expect("INSERT .. RETURNING gives a row");
-        Ok(from_row(&row))
+        let made = from_row(&row);
+        sql.announce(
+            "form.submitted",
+            serde_json::json!({
+                "id": made.id, "form": made.form, "rsc": made.form, "answers": made.answers,
+                "user": made.user, "created": made.created.to_rfc3339(),
+            }),
+        );
+        Ok(made)
     })
 }
 

@@ -61,7 +61,9 @@ pub async fn media_site_counting(
     for (path, text) in files.iter_mut() {
         if path == "default/site.toml" {
             assert!(
-                text.contains(r#""admin", "media", "menu", "redirects", "comments", "forms"]"#),
+                text.contains(
+                    r#""admin", "media", "menu", "redirects", "comments", "forms", "webhooks"]"#
+                ),
                 "the starter has media"
             );
             text.push_str(settings);

@@ -75,8 +75,8 @@ impl Site {
             };
             replace(
                 text,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms"]"#,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "ping"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "ping"]"#,
             );
             replace(
                 text,

@@ -1,0 +1,405 @@
+//! Delivering the queued messages: one task per site on every node, off the
+//! request path (a slow or dead receiver slows nothing but its own queue).
+//!
+//! - **Once, in order.** An endpoint's messages are sent one at a time, oldest
+//!   first, by the node that holds the endpoint's lease (a row update any node
+//!   can win and renews while it sends), so two nodes never send the same
+//!   message at once and a receiver gets them in the order the changes
+//!   committed. A message that fails holds back the ones after it until it is
+//!   delivered or given up: order is kept.
+//! - **Retried** with a backoff that doubles from `[webhooks] retry_first_ms`
+//!   (five seconds) up to an hour, for `give_up_hours` (a day); then the
+//!   message is given up (`failed`) and the next one goes. A 2xx answer is a
+//!   delivery; anything else, or no answer within `timeout_ms`, is a failure.
+//! - **Signed** as the Standard Webhooks specification says: `webhook-id` (the
+//!   message's id, the same on every attempt: a receiver drops repeats by it),
+//!   `webhook-timestamp`, and `webhook-signature: v1,<base64 HMAC-SHA256 of
+//!   "{id}.{timestamp}.{body}">` under the endpoint's secret.
+//! - **Logged**: each message keeps its last status, the first characters of
+//!   the answer, how long it took and when; delivered ones are removed after
+//!   thirty days.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use base64::Engine;
+use chrono::Utc;
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+
+use bulwark_store::{Store, StoreError};
+
+use crate::endpoints::{Endpoint, Endpoints};
+
+/// How often the queue is looked at when nothing woke the worker.
+const POLL: Duration = Duration::from_millis(250);
+/// How long a lease holds without being renewed.
+const LEASE: Duration = Duration::from_secs(30);
+/// Characters of a receiver's answer kept.
+const RESPONSE_EXCERPT: usize = 500;
+/// Delivered messages are removed this long after.
+const KEEP_DELIVERED: Duration = Duration::from_secs(30 * 24 * 3600);
+/// The longest wait between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_secs(3600);
+
+/// `[webhooks]` as the worker uses it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DeliverySettings {
+    pub first_retry: Duration,
+    pub give_up_after: Duration,
+    pub timeout: Duration,
+}
+
+/// The wait before attempt `attempts + 1`, after `attempts` failed.
+pub fn backoff(settings: &DeliverySettings, attempts: u32) -> Duration {
+    let doubled = settings.first_retry.saturating_mul(
+        1u32.checked_shl(attempts.saturating_sub(1))
+            .unwrap_or(u32::MAX),
+    );
+    doubled.min(MAX_BACKOFF)
+}
+
+/// The `webhook-signature` header's value for a message.
+pub fn signature(key: &[u8], id: &str, timestamp: i64, body: &str) -> String {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("any key");
+    mac.update(format!("{id}.{timestamp}.{body}").as_bytes());
+    format!(
+        "v1,{}",
+        base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes())
+    )
+}
+
+fn now_millis() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// A queued message about to be sent.
+struct Due {
+    id: i64,
+    message_id: String,
+    payload: String,
+    attempts: u32,
+    next_attempt: i64,
+    created: i64,
+}
+
+/// What one attempt gave.
+struct Attempt {
+    status: Option<u16>,
+    error: Option<String>,
+    response: String,
+    took: Duration,
+}
+
+impl Attempt {
+    fn delivered(&self) -> bool {
+        self.status.is_some_and(|s| (200..300).contains(&s))
+    }
+}
+
+/// Starts the site's worker; it ends when `endpoints` (held by the site) goes
+/// at the next reload.
+pub(crate) fn spawn(
+    endpoints: Weak<Endpoints>,
+    store: Store,
+    settings: DeliverySettings,
+    queued: Arc<tokio::sync::Notify>,
+) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return; // A command, not a server.
+    };
+    let node = format!("node-{}", hex::encode(rand::random::<[u8; 8]>()));
+    let client = match reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(settings.timeout)
+        .user_agent(concat!("Bulwark-Webhooks/", env!("CARGO_PKG_VERSION")))
+        .build()
+    {
+        Ok(client) => client,
+        Err(e) => {
+            tracing::error!("webhooks: no HTTP client: {e}");
+            return;
+        }
+    };
+    runtime.spawn(async move {
+        let mut last_purge = 0i64;
+        loop {
+            tokio::select! {
+                _ = queued.notified() => {}
+                _ = tokio::time::sleep(POLL) => {}
+            }
+            let Some(endpoints) = endpoints.upgrade() else {
+                return;
+            };
+            let current = endpoints.current();
+            drop(endpoints);
+            if current.is_empty() {
+                continue;
+            }
+            let due = match store.run(due_endpoints).await {
+                Ok(due) => due,
+                Err(e) => {
+                    tracing::warn!("webhooks: reading the queue: {e}");
+                    continue;
+                }
+            };
+            for id in due {
+                let Some(endpoint) = current.iter().find(|e| e.id == id && e.active) else {
+                    continue;
+                };
+                if let Err(e) = deliver_endpoint(&store, &client, &settings, &node, endpoint).await
+                {
+                    tracing::warn!(endpoint = endpoint.id, "webhooks: {e}");
+                }
+            }
+            if now_millis() - last_purge > 3_600_000 {
+                last_purge = now_millis();
+                if let Err(e) = store.run(purge).await {
+                    tracing::warn!("webhooks: removing old messages: {e}");
+                }
+            }
+        }
+    });
+}
+
+/// The endpoints with a message due now.
+fn due_endpoints(store: &Store) -> Result<Vec<i64>, StoreError> {
+    store.module_read(|sql| {
+        Ok(sql
+            .query(
+                "SELECT DISTINCT endpoint_id FROM webhook_delivery \
+                 WHERE state = 'pending' AND next_attempt <= $1",
+                &[now_millis().into()],
+            )?
+            .iter()
+            .map(|r| r.int(0))
+            .collect())
+    })
+}
+
+fn purge(store: &Store) -> Result<u64, StoreError> {
+    store.module_write(|sql| {
+        sql.execute(
+            "DELETE FROM webhook_delivery WHERE state = 'delivered' AND delivered < $1",
+            &[(now_millis() - millis(KEEP_DELIVERED)).into()],
+        )
+    })
+}
+
+/// Takes (or renews) endpoint `id`'s lease for `node`: whether it holds it.
+fn lease(store: &Store, id: i64, node: &str) -> Result<bool, StoreError> {
+    let now = now_millis();
+    store.module_write(|sql| {
+        Ok(sql.execute(
+            "UPDATE webhook_endpoint SET lease_holder = $1, lease_until = $2 WHERE id = $3 \
+             AND (lease_until IS NULL OR lease_until < $4 OR lease_holder = $1)",
+            &[
+                node.into(),
+                (now + millis(LEASE)).into(),
+                id.into(),
+                now.into(),
+            ],
+        )? > 0)
+    })
+}
+
+fn release(store: &Store, id: i64, node: &str) -> Result<(), StoreError> {
+    store.module_write(|sql| {
+        sql.execute(
+            "UPDATE webhook_endpoint SET lease_until = NULL WHERE id = $1 AND lease_holder = $2",
+            &[id.into(), node.into()],
+        )?;
+        Ok(())
+    })
+}
+
+/// The endpoint's oldest message that waits.
+fn oldest(store: &Store, id: i64) -> Result<Option<Due>, StoreError> {
+    store.module_read(|sql| {
+        Ok(sql
+            .query_one(
+                "SELECT id, message_id, payload, attempts, next_attempt, created FROM webhook_delivery \
+                 WHERE endpoint_id = $1 AND state = 'pending' ORDER BY id LIMIT 1",
+                &[id.into()],
+            )?
+            .map(|r| Due {
+                id: r.int(0),
+                message_id: r.text(1),
+                payload: r.text(2),
+                attempts: u32::try_from(r.int(3)).unwrap_or(u32::MAX),
+                next_attempt: r.int(4),
+                created: r.int(5),
+            }))
+    })
+}
+
+/// Sends the endpoint's messages that are due, in order, while this node
+/// holds its lease.
+async fn deliver_endpoint(
+    store: &Store,
+    client: &reqwest::Client,
+    settings: &DeliverySettings,
+    node: &str,
+    endpoint: &Endpoint,
+) -> Result<(), StoreError> {
+    let (id, owner) = (endpoint.id, node.to_owned());
+    if !store.run(move |s| lease(s, id, &owner)).await? {
+        return Ok(()); // Another node is on it.
+    }
+    let key = endpoint.key();
+    let mut renewed = now_millis();
+    loop {
+        if now_millis() - renewed > millis(LEASE) / 3 {
+            let owner = node.to_owned();
+            if !store.run(move |s| lease(s, id, &owner)).await? {
+                return Ok(()); // Lost it (a long stall): the other node goes on.
+            }
+            renewed = now_millis();
+        }
+        let Some(due) = store.run(move |s| oldest(s, id)).await? else {
+            break;
+        };
+        if due.next_attempt > now_millis() {
+            break; // It waits for its retry, and the ones after it with it.
+        }
+        let attempt = send(client, &endpoint.url, &key, &due).await;
+        let outcome = record(store, settings, &due, attempt).await?;
+        if !outcome {
+            break;
+        }
+    }
+    let owner = node.to_owned();
+    store.run(move |s| release(s, id, &owner)).await
+}
+
+async fn send(client: &reqwest::Client, url: &str, key: &[u8], due: &Due) -> Attempt {
+    let timestamp = Utc::now().timestamp();
+    let started = std::time::Instant::now();
+    let sent = client
+        .post(url)
+        .header("content-type", "application/json")
+        .header("webhook-id", &due.message_id)
+        .header("webhook-timestamp", timestamp.to_string())
+        .header(
+            "webhook-signature",
+            signature(key, &due.message_id, timestamp, &due.payload),
+        )
+        .body(due.payload.clone())
+        .send()
+        .await;
+    match sent {
+        Ok(resp) => {
+            let status = resp.status().as_u16();
+            let text = resp.text().await.unwrap_or_default();
+            Attempt {
+                status: Some(status),
+                error: None,
+                response: text.chars().take(RESPONSE_EXCERPT).collect(),
+                took: started.elapsed(),
+            }
+        }
+        Err(e) => Attempt {
+            status: None,
+            error: Some(if e.is_timeout() {
+                "no answer in time".to_owned()
+            } else if e.is_connect() {
+                "could not connect".to_owned()
+            } else {
+                e.to_string()
+            }),
+            response: String::new(),
+            took: started.elapsed(),
+        },
+    }
+}
+
+/// Writes what an attempt gave; whether the endpoint's next message may go
+/// (this one was delivered or given up).
+async fn record(
+    store: &Store,
+    settings: &DeliverySettings,
+    due: &Due,
+    attempt: Attempt,
+) -> Result<bool, StoreError> {
+    let now = now_millis();
+    let attempts = due.attempts + 1;
+    let delivered = attempt.delivered();
+    let next = now + millis(backoff(settings, attempts));
+    let given_up = !delivered && next > due.created + millis(settings.give_up_after);
+    let state = if delivered {
+        "delivered"
+    } else if given_up {
+        "failed"
+    } else {
+        "pending"
+    };
+    let id = due.id;
+    let error = attempt.error.or_else(|| {
+        (!delivered).then(|| format!("answered {}", attempt.status.unwrap_or_default()))
+    });
+    store
+        .run(move |s| {
+            s.module_write(|sql| {
+                sql.execute(
+                    "UPDATE webhook_delivery SET state = $1, attempts = $2, next_attempt = $3, \
+                     last_status = $4, last_error = $5, last_response = $6, last_attempt = $7, \
+                     last_millis = $8, delivered = $9 WHERE id = $10",
+                    &[
+                        state.into(),
+                        i64::from(attempts).into(),
+                        next.into(),
+                        attempt.status.map(i64::from).into(),
+                        if delivered { None } else { error }.into(),
+                        attempt.response.into(),
+                        now.into(),
+                        millis(attempt.took).into(),
+                        delivered.then_some(now).into(),
+                        id.into(),
+                    ],
+                )?;
+                Ok(())
+            })
+        })
+        .await?;
+    Ok(delivered || given_up)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_backoff_doubles_from_the_first_retry_up_to_an_hour() {
+        let settings = DeliverySettings {
+            first_retry: Duration::from_secs(5),
+            give_up_after: Duration::from_secs(86_400),
+            timeout: Duration::from_secs(10),
+        };
+        let waits: Vec<u64> = (1..=12).map(|n| backoff(&settings, n).as_secs()).collect();
+        assert_eq!(
+            waits,
+            [5, 10, 20, 40, 80, 160, 320, 640, 1280, 2560, 3600, 3600]
+        );
+    }
+
+    #[test]
+    fn the_signature_is_the_standard_webhooks_one() {
+        // The Standard Webhooks specification's example.
+        let key = base64::engine::general_purpose::STANDARD
+            .decode("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
+            .unwrap();
+        assert_eq!(
+            signature(
+                &key,
+                "msg_p5jXN8AQM9LWM0D4loKWxJek",
+                1614265330,
+                r#"{"test": 2432232314}"#
+            ),
+            "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+        );
+    }
+}
