@@ -13,6 +13,8 @@ mod common;
 mod db;
 #[path = "../../mail/tests/smtp/mod.rs"]
 mod smtp;
+#[path = "../../../crates/web/tests/starter_api/mod.rs"]
+mod starter_api;
 #[path = "../../auth/tests/tickets/mod.rs"]
 mod tickets;
 
@@ -31,37 +33,25 @@ const TOKEN: &str = "comments-test-token";
 /// (the `[comments]` table's keys) and `database` (a `[database]` table) in
 /// place of the starter's.
 async fn site(smtp: &SmtpSink, comments: &str, database: &str) -> TestServer {
-    let mut files = starter_site();
-    for (path, text) in files.iter_mut() {
-        if path == "default/site.toml" {
-            *text = text
-                .replacen(
-                    "# token = \"generated\"",
-                    &format!("token = \"{TOKEN}\""),
-                    1,
-                )
-                .replacen(
-                    "[comments]\nmoderation = \"first_time\"\ncategories = [\"article\"]\n",
-                    &format!("[comments]\n{comments}\n"),
-                    1,
-                )
-                .replacen("[database]\ndemo_content = true\n", database, 1);
-            assert!(text.contains(TOKEN) && text.contains(comments) && text.contains(database));
-            text.push_str(&format!(
-                "\n[mail]\nsmtp = \"{}\"\nfrom = \"Site <noreply@localhost>\"\n\
-                 retry_delay_ms = 300\npoll_interval_ms = 200\ntimeout_ms = 2000\n",
-                smtp.url()
-            ));
-        }
-    }
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    start(&files, |_| {}).await
+    let mail = format!(
+        "[mail]\nsmtp = \"{}\"\nfrom = \"Site <noreply@localhost>\"\n\
+         retry_delay_ms = 300\npoll_interval_ms = 200\ntimeout_ms = 2000\n",
+        smtp.url()
+    );
+    let comments = comments.to_owned();
+    starter_api::start_starter(TOKEN, database, &mail, move |text| {
+        let edited = text.replacen(
+            "[comments]\nmoderation = \"first_time\"\ncategories = [\"article\"]\n",
+            &format!("[comments]\n{comments}\n"),
+            1,
+        );
+        assert!(edited.contains(&comments));
+        edited
+    })
+    .await
 }
 
-const SQLITE: &str = "[database]\ndemo_content = true\n";
+const SQLITE: &str = starter_api::SQLITE;
 
 /// Calls the API; with the site's token when `token`.
 async fn api(
@@ -71,30 +61,7 @@ async fn api(
     body: Option<Value>,
     token: bool,
 ) -> (u16, Value, Option<String>) {
-    let client = reqwest::Client::new();
-    let mut req = client
-        .request(method.parse().unwrap(), format!("http://{}{path}", s.addr))
-        .header("Host", "localhost");
-    if token {
-        req = req.bearer_auth(TOKEN);
-    }
-    if let Some(body) = body {
-        req = req
-            .header("Content-Type", "application/json")
-            .body(body.to_string());
-    }
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let retry = resp
-        .headers()
-        .get("retry-after")
-        .map(|v| v.to_str().unwrap().to_owned());
-    let text = resp.text().await.unwrap();
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::Null),
-        retry,
-    )
+    starter_api::call_with_retry(s, token.then_some(TOKEN), method, path, body).await
 }
 
 /// The ids of the starter's articles, from its list.

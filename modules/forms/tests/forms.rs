@@ -11,6 +11,8 @@ mod common;
 mod db;
 #[path = "../../mail/tests/smtp/mod.rs"]
 mod smtp;
+#[path = "../../../crates/web/tests/starter_api/mod.rs"]
+mod starter_api;
 #[path = "../../auth/tests/tickets/mod.rs"]
 mod tickets;
 
@@ -26,47 +28,16 @@ const TOKEN: &str = "forms-test-token";
 
 /// The starter site with the API token, mail to `smtp` and `database`.
 async fn site(smtp: &SmtpSink, database: &str) -> TestServer {
-    let mut files = starter_site();
-    for (path, text) in files.iter_mut() {
-        if path == "default/site.toml" {
-            *text = text
-                .replacen(
-                    "# token = \"generated\"",
-                    &format!("token = \"{TOKEN}\""),
-                    1,
-                )
-                .replacen("[database]\ndemo_content = true\n", database, 1);
-            assert!(text.contains(TOKEN) && text.contains(database));
-            text.push_str(&format!(
-                "\n[mail]\nsmtp = \"{}\"\nfrom = \"Site <noreply@localhost>\"\n\
-                 retry_delay_ms = 300\npoll_interval_ms = 200\ntimeout_ms = 2000\n",
-                smtp.url()
-            ));
-        }
-    }
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    start(&files, |_| {}).await
+    let mail = format!(
+        "[mail]\nsmtp = \"{}\"\nfrom = \"Site <noreply@localhost>\"\n\
+         retry_delay_ms = 300\npoll_interval_ms = 200\ntimeout_ms = 2000\n",
+        smtp.url()
+    );
+    starter_api::start_starter(TOKEN, database, &mail, |t| t).await
 }
 
-const SQLITE: &str = "[database]\ndemo_content = true\n";
-
 async fn api(s: &TestServer, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let mut req = reqwest::Client::new()
-        .request(method.parse().unwrap(), format!("http://{}{path}", s.addr))
-        .header("Host", "localhost")
-        .bearer_auth(TOKEN);
-    if let Some(body) = body {
-        req = req
-            .header("Content-Type", "application/json")
-            .body(body.to_string());
-    }
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    starter_api::call(s, Some(TOKEN), method, path, body).await
 }
 
 /// A form with a field of every type but files, told to `desk@example.org`.
@@ -256,7 +227,7 @@ async fn answers_are_checked_stored_listed_exported_and_mailed(database: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_answers_are_checked_stored_listed_exported_and_mailed() {
-    answers_are_checked_stored_listed_exported_and_mailed(SQLITE).await;
+    answers_are_checked_stored_listed_exported_and_mailed(starter_api::SQLITE).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -301,7 +272,7 @@ fn png() -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_goes_through_the_media_checks_and_only_editors_see_it_and_bots_are_dropped() {
     let sink = SmtpSink::start();
-    let s = site(&sink, SQLITE).await;
+    let s = site(&sink, starter_api::SQLITE).await;
     let (status, made) = api(
         &s,
         "POST",
@@ -407,7 +378,7 @@ async fn a_file_goes_through_the_media_checks_and_only_editors_see_it_and_bots_a
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_starter_contact_form_delivers() {
     let sink = SmtpSink::start();
-    let s = site(&sink, SQLITE).await;
+    let s = site(&sink, starter_api::SQLITE).await;
     // (minijinja writes `/` in attributes as `&#x2f;`.)
     let page = get(s.addr, "localhost", "/contact")
         .await

@@ -11,6 +11,8 @@ mod accounts;
 #[path = "../../../crates/web/tests/common/mod.rs"]
 mod common;
 mod receiver;
+#[path = "../../../crates/web/tests/starter_api/mod.rs"]
+mod starter_api;
 #[path = "../../auth/tests/tickets/mod.rs"]
 mod tickets;
 
@@ -29,47 +31,21 @@ const WITHIN: Duration = Duration::from_secs(60);
 
 /// The starter site with the API token, quick retries and `database`.
 async fn site(database: &str) -> TestServer {
-    let mut files = starter_site();
-    for (path, text) in files.iter_mut() {
-        if path == "default/site.toml" {
-            *text = text
-                .replacen(
-                    "# token = \"generated\"",
-                    &format!("token = \"{TOKEN}\""),
-                    1,
-                )
-                .replacen("[database]\ndemo_content = true\n", database, 1);
-            assert!(text.contains(TOKEN) && text.contains(database));
-            assert!(
-                text.contains("\"webhooks\""),
-                "the starter enables webhooks"
-            );
-            text.push_str("\n[webhooks]\nretry_first_ms = 50\ntimeout_ms = 2000\n");
-        }
-    }
-    let files: Vec<(&str, &str)> = files
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    start(&files, |_| {}).await
+    let quick = "[webhooks]\nretry_first_ms = 50\ntimeout_ms = 2000\n";
+    starter_api::start_starter(TOKEN, database, quick, |text| {
+        assert!(
+            text.contains("\"webhooks\""),
+            "the starter enables webhooks"
+        );
+        text
+    })
+    .await
 }
 
-const SQLITE: &str = "[database]\ndemo_content = true\n";
+const SQLITE: &str = starter_api::SQLITE;
 
 async fn api(s: &TestServer, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-    let mut req = reqwest::Client::new()
-        .request(method.parse().unwrap(), format!("http://{}{path}", s.addr))
-        .header("Host", "localhost")
-        .bearer_auth(TOKEN);
-    if let Some(body) = body {
-        req = req
-            .header("Content-Type", "application/json")
-            .body(body.to_string());
-    }
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let text = resp.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+    starter_api::call(s, Some(TOKEN), method, path, body).await
 }
 
 /// Subscribes `url`; gives the endpoint's id and secret.
