@@ -221,6 +221,18 @@ impl std::error::Error for DatabaseError {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// `Ok` also when what `made` tried to make exists already (another node, or
+/// an earlier start, made it first): for what a module makes when a store
+/// opens (its category, its initial resources), which is as good as done.
+pub fn made_or_there<T>(
+    made: std::result::Result<T, StoreError>,
+) -> std::result::Result<(), StoreError> {
+    match made {
+        Ok(_) | Err(StoreError::Duplicate(_)) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

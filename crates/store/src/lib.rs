@@ -82,7 +82,7 @@ mod store;
 
 pub use bulwark_depcache::DependencyKey;
 pub use config::{SECRET_CONFIG_PREFIX, is_secret_config_key};
-pub use error::{DatabaseError, Result, StoreError};
+pub use error::{DatabaseError, Result, StoreError, made_or_there};
 pub use migrate::{Migration, schema_version};
 pub use model::{
     Category, ChangeEvent, ChangeKind, DateField, Deletion, Edge, EditableScope, Identity,

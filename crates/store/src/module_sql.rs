@@ -21,7 +21,9 @@ use crate::db::map_unique;
 use crate::db::require_resource;
 use crate::db::{Conn, Dialect, Param, Row};
 use crate::error::Result;
+use crate::error::StoreError;
 use crate::model::ResourceId;
+use crate::resource::{category_id, category_lineage};
 use crate::store::{Changes, Store};
 
 /// A value bound to a `$n` placeholder: `7_i64.into()`, `"text".into()`,
@@ -103,33 +105,16 @@ impl ModuleSql<'_> {
     /// published, its title and version; for one deleted (in this write or
     /// before), what its tombstone kept. `None` when there is neither.
     pub fn resource_facts(&mut self, id: ResourceId) -> Result<Option<ResourceFacts>> {
-        let row = self.conn.query_one(
-            "SELECT r.category_id, r.is_published, r.name, r.version, r.props FROM rsc r WHERE r.id = $1",
-            &[Param::from(id.0)],
-        )?;
-        if let Some(row) = row {
-            let categories = self
-                .conn
-                .query(
-                    "SELECT a_rsc.name FROM category k \
-                     JOIN category a ON k.nr_left BETWEEN a.nr_left AND a.nr_right \
-                     JOIN rsc a_rsc ON a_rsc.id = a.id WHERE k.id = $1 ORDER BY a.nr_left DESC",
-                    &[Param::from(row.int(0))],
-                )?
-                .iter()
-                .filter_map(|r| r.opt_text(0))
-                .collect();
-            let props: serde_json::Value = serde_json::from_str(&row.text(4)).unwrap_or_default();
+        if let Some(r) = crate::resource::load(self.conn, id)? {
+            let mut categories = category_lineage(self.conn, r.category)?;
+            categories.reverse();
             return Ok(Some(ResourceFacts {
                 id,
                 categories,
-                published: row.bool(1),
-                name: row.opt_text(2),
-                version: row.int(3),
-                title: props
-                    .get("title")
-                    .and_then(serde_json::Value::as_str)
-                    .map(crate::html_to_plain),
+                published: r.published,
+                title: r.title().map(crate::html_to_plain),
+                name: r.name,
+                version: r.version.0,
                 deleted: false,
             }));
         }
@@ -141,20 +126,13 @@ impl ModuleSql<'_> {
             return Ok(None);
         };
         let category = gone.text(0);
-        let mut categories: Vec<String> = self
-            .conn
-            .query(
-                "SELECT a_rsc.name FROM rsc k_rsc JOIN category k ON k.id = k_rsc.id \
-                 JOIN category a ON k.nr_left BETWEEN a.nr_left AND a.nr_right \
-                 JOIN rsc a_rsc ON a_rsc.id = a.id WHERE k_rsc.name = $1 ORDER BY a.nr_left DESC",
-                &[Param::from(category.as_str())],
-            )?
-            .iter()
-            .filter_map(|r| r.opt_text(0))
-            .collect();
-        if categories.is_empty() {
-            categories.push(category);
-        }
+        // The category may have gone since: then its name is all there is.
+        let mut categories = match category_id(self.conn, &category) {
+            Ok(found) => category_lineage(self.conn, found)?,
+            Err(StoreError::UnknownCategory(_)) => vec![category],
+            Err(e) => return Err(e),
+        };
+        categories.reverse();
         Ok(Some(ResourceFacts {
             id,
             categories,

@@ -147,6 +147,28 @@ impl Event for AdminMenu {
     type Delivery = Fold<Vec<MenuItem>>;
 }
 
+impl MenuItem {
+    /// A top-level screen a module brings: `template` shown at `url`.
+    pub fn screen(label: &str, url: &str, template: &str) -> MenuItem {
+        MenuItem {
+            label: label.to_owned(),
+            url: url.to_owned(),
+            parent: None,
+            screen: Some(template.to_owned()),
+        }
+    }
+
+    /// A top-level link to a page a rule of the module's own serves.
+    pub fn link(label: &str, url: &str) -> MenuItem {
+        MenuItem {
+            label: label.to_owned(),
+            url: url.to_owned(),
+            parent: None,
+            screen: None,
+        }
+    }
+}
+
 /// **first**: someone is about to add or remove an edge through the JSON API;
 /// the access rules already let them change the subject's edges and see the
 /// object. An observer may refuse with an [`EdgeRefused`] that says why (a 403):

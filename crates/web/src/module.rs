@@ -151,6 +151,18 @@ impl SiteSetup<'_> {
         self.observers
     }
 
+    /// Adds `item` to the admin's menu on this site (an observer of the
+    /// [`AdminMenu`](crate::events::AdminMenu) fold, at `priority`).
+    pub fn add_admin_menu_item(&mut self, priority: i32, item: crate::events::MenuItem) {
+        self.observers.on_fold(
+            priority,
+            move |_: &crate::events::AdminMenu, mut menu: Vec<crate::events::MenuItem>| {
+                menu.push(item.clone());
+                menu
+            },
+        );
+    }
+
     /// Who is asking: the site's one authenticator (the accounts module sets
     /// it; a second module setting one replaces the first).
     pub fn set_authenticator(&mut self, authenticator: Arc<dyn Authenticator>) {

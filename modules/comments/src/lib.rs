@@ -41,7 +41,7 @@ use include_dir::{Dir, include_dir};
 
 use bulwark_site::ModuleManifest;
 use bulwark_store::Migration;
-use bulwark_web::events::{AdminMenu, CacheFlushed, MenuItem};
+use bulwark_web::events::{CacheFlushed, MenuItem};
 use bulwark_web::{Api, Controller, Module, ModuleError, SiteNotifier, SiteSetup};
 
 use settings::CommentSettings;
@@ -132,16 +132,10 @@ impl Module for Comments {
             .on_notify(PRIORITY, move |flushed: &CacheFlushed| {
                 told.flushed(&flushed.keys);
             });
-        site.observers()
-            .on_fold(PRIORITY, |_: &AdminMenu, mut menu: Vec<MenuItem>| {
-                menu.push(MenuItem {
-                    label: "Comments".into(),
-                    url: "/admin/comments".into(),
-                    parent: None,
-                    screen: Some("admin_comments.tpl".into()),
-                });
-                menu
-            });
+        site.add_admin_menu_item(
+            PRIORITY,
+            MenuItem::screen("Comments", "/admin/comments", "admin_comments.tpl"),
+        );
         Ok(())
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bulwark_acl::{AccessPolicy, EDITORS, Principal};
 use bulwark_module_auth::visitor_posts::{PostGuard, Verdict, VisitorPost, link_count};
-use bulwark_module_mail::{Mail, SendMail};
+use bulwark_module_mail::{looks_like_address, queue_to_each};
 use bulwark_module_push::{PushHub, publish_about};
 use bulwark_store::{DependencyKey, Resource, ResourceId, Store, StoreError};
 use bulwark_web::{RequestCtx, SiteNotifier};
@@ -18,8 +18,7 @@ use crate::table::{self, Comment, CommentError, CommentId, NewComment, Status};
 
 /// Characters a name may have.
 const MAX_NAME: usize = 100;
-/// Characters an address or a URL may have.
-const MAX_ADDRESS: usize = 254;
+/// Characters a URL may have.
 const MAX_URL: usize = 500;
 
 /// What a visitor typed (or a program sent).
@@ -267,20 +266,6 @@ async fn writer(store: &Store, principal: &Principal, typed: &Typed) -> Result<W
     })
 }
 
-/// Something, `@`, a domain with a dot; no spaces. The mail module checks
-/// an address properly before it sends to one; this only catches typing.
-fn looks_like_address(email: &str) -> bool {
-    let Some((local, domain)) = email.rsplit_once('@') else {
-        return false;
-    };
-    email.len() <= MAX_ADDRESS
-        && !local.is_empty()
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !email.contains(char::is_whitespace)
-}
-
 /// Mails the resource's authors and the moderators about `comment`, off the
 /// request (the mails go through the mail module's queue; a site without it
 /// logs that nobody was told).
@@ -323,31 +308,11 @@ fn tell_by_mail(comments: &SiteComments, store: Store, resource: Resource, comme
             },
             query = if waits { "?status=pending" } else { "" },
         );
-        for address in to {
-            if address.eq_ignore_ascii_case(&comment.email) {
-                continue;
-            }
-            let mail = match Mail::new(&address, &subject, text.clone()) {
-                Ok(mail) => mail,
-                Err(e) => {
-                    tracing::warn!("comments: not telling {address}: {e}");
-                    continue;
-                }
-            };
-            match notifier.first(&SendMail(mail)) {
-                Some(queued) => {
-                    if let Err(e) = queued.stored().await {
-                        tracing::warn!("comments: mail to {address}: {e}");
-                    }
-                }
-                None => {
-                    tracing::info!(
-                        "comments: enable the mail module to tell {address} of comments"
-                    );
-                    return;
-                }
-            }
-        }
+        let to: Vec<String> = to
+            .into_iter()
+            .filter(|address| !address.eq_ignore_ascii_case(&comment.email))
+            .collect();
+        queue_to_each(&notifier, &to, &subject, &text, "comments").await;
     });
 }
 
@@ -441,26 +406,5 @@ impl LiveComments {
                 Err(e) => tracing::warn!("comments: not announced: {e}"),
             }
         });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_address_needs_a_name_an_at_and_a_domain() {
-        assert!(looks_like_address("ann@example.org"));
-        for wrong in [
-            "",
-            "ann",
-            "ann@",
-            "@example.org",
-            "ann@example",
-            "a nn@x.org",
-            "ann@.org",
-        ] {
-            assert!(!looks_like_address(wrong), "{wrong}");
-        }
     }
 }

@@ -13,14 +13,13 @@ use http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE};
 use http::{HeaderValue, Response, StatusCode};
 use serde_json::{Value, json};
 
-use bulwark_acl::{AccessPolicy, EDITORS};
+use bulwark_acl::EDITORS;
 use bulwark_store::{ResourceId, StoreError};
 use bulwark_web::{
-    Access, Api, Caller, Endpoint, Outcome, Problem, RequestCtx, empty_response, id_arg,
-    json_response,
+    Access, Api, Caller, Endpoint, Outcome, Problem, RequestCtx, empty_response, json_response,
 };
 
-use crate::definition::{Definition, FieldType, as_text, check_definition};
+use crate::definition::{Definition, FieldType, as_text, read_definition};
 use crate::table;
 
 fn moderates(caller: Caller<'_>) -> Result<(), Problem> {
@@ -37,32 +36,12 @@ async fn form(
     caller: Caller<'_>,
 ) -> Result<(ResourceId, String, Definition), Problem> {
     moderates(caller)?;
-    let id = ResourceId(id_arg(req, "id").ok_or_else(|| Problem::not_found("no such form"))?);
-    let store = req.site.models().store.clone();
-    let (form, is_form) = store
-        .run(move |s| {
-            let form = s.resource(id)?;
-            Ok::<_, StoreError>((form.clone(), form.is_some() && s.is_a(id, crate::CATEGORY)?))
-        })
-        .await?;
-    let principal = caller.principal().cloned();
-    let form = form
-        .filter(|f| {
-            is_form
-                && principal
-                    .as_ref()
-                    .is_none_or(|p| req.site.policy().may_see(p, f))
-        })
-        .ok_or_else(|| Problem::not_found("no such form"))?;
-    let fields = form
-        .props
-        .get("fields")
-        .cloned()
-        .filter(|f| !f.is_null())
-        .unwrap_or_else(|| json!([]));
+    let form = crate::find_form(req, caller.principal()).await?;
+    let id = form.id;
     // Answers stored under a definition since changed are still listed by
     // the fields the form has now; a broken one lists none.
-    let definition = check_definition(&fields).unwrap_or(Definition { fields: Vec::new() });
+    let definition =
+        read_definition(form.props.get("fields")).unwrap_or(Definition { fields: Vec::new() });
     let title = form
         .title()
         .map(bulwark_store::html_to_plain)

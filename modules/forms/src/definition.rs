@@ -15,6 +15,8 @@ use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use bulwark_module_mail::looks_like_address;
+
 /// Characters a one-line answer may have, and a long one.
 pub const MAX_TEXT: usize = 500;
 pub const MAX_TEXTAREA: usize = 10_000;
@@ -61,18 +63,57 @@ pub struct Definition {
     pub fields: Vec<Field>,
 }
 
+/// Why a `fields` property is no form definition (its `Display` is for the
+/// editor).
+#[derive(Debug, thiserror::Error)]
+pub enum DefinitionError {
+    #[error("the form's fields cannot be read: {0}")]
+    Unreadable(#[from] serde_json::Error),
+    #[error("a form has at most {MAX_FIELDS} fields")]
+    TooMany,
+    /// Field `number` (from 1), labelled `label`, is wrong.
+    #[error("field {number} ({label:?}): {problem}")]
+    Field {
+        number: usize,
+        label: String,
+        problem: FieldProblem,
+    },
+}
+
+/// What is wrong with one field of a definition.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FieldProblem {
+    #[error("its name is a-z, 0-9 and _ (not first), at most 40")]
+    Name,
+    #[error("the name {0:?} is used twice")]
+    NameTwice(String),
+    #[error("give it a label")]
+    NoLabel,
+    #[error("a choice needs options")]
+    NoOptions,
+    #[error("its minimum is above its maximum")]
+    MinAboveMax,
+}
+
+/// A form's definition from its `fields` property: none (or null) is a form
+/// without fields.
+pub fn read_definition(fields: Option<&Value>) -> Result<Definition, DefinitionError> {
+    match fields {
+        None | Some(Value::Null) => Ok(Definition { fields: Vec::new() }),
+        Some(fields) => check_definition(fields),
+    }
+}
+
 /// Reads and checks a `fields` property: the definition, or what is wrong
-/// with it, in words for the editor.
-pub fn check_definition(fields: &Value) -> Result<Definition, String> {
-    let fields: Vec<Field> = serde_json::from_value(fields.clone())
-        .map_err(|e| format!("the form's fields cannot be read: {e}"))?;
+/// with it.
+pub fn check_definition(fields: &Value) -> Result<Definition, DefinitionError> {
+    let fields: Vec<Field> = serde_json::from_value(fields.clone())?;
     if fields.len() > MAX_FIELDS {
-        return Err(format!("a form has at most {MAX_FIELDS} fields"));
+        return Err(DefinitionError::TooMany);
     }
     let mut seen = std::collections::HashSet::new();
     for (n, f) in fields.iter().enumerate() {
-        let at = format!("field {} ({:?})", n + 1, f.label);
-        if f.name.is_empty()
+        let problem = if f.name.is_empty()
             || f.name.len() > 40
             || !f
                 .name
@@ -80,25 +121,26 @@ pub fn check_definition(fields: &Value) -> Result<Definition, String> {
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
             || f.name.starts_with('_')
         {
-            return Err(format!(
-                "{at}: its name is a-z, 0-9 and _ (not first), at most 40"
-            ));
-        }
-        if !seen.insert(f.name.as_str()) {
-            return Err(format!("{at}: the name {:?} is used twice", f.name));
-        }
-        if f.label.trim().is_empty() {
-            return Err(format!("{at}: give it a label"));
-        }
-        if matches!(f.kind, FieldType::Choice | FieldType::Multiple)
+            Some(FieldProblem::Name)
+        } else if !seen.insert(f.name.as_str()) {
+            Some(FieldProblem::NameTwice(f.name.clone()))
+        } else if f.label.trim().is_empty() {
+            Some(FieldProblem::NoLabel)
+        } else if matches!(f.kind, FieldType::Choice | FieldType::Multiple)
             && f.options.iter().all(|o| o.trim().is_empty())
         {
-            return Err(format!("{at}: a choice needs options"));
-        }
-        if let (Some(min), Some(max)) = (f.min, f.max)
-            && min > max
-        {
-            return Err(format!("{at}: its minimum is above its maximum"));
+            Some(FieldProblem::NoOptions)
+        } else if matches!((f.min, f.max), (Some(min), Some(max)) if min > max) {
+            Some(FieldProblem::MinAboveMax)
+        } else {
+            None
+        };
+        if let Some(problem) = problem {
+            return Err(DefinitionError::Field {
+                number: n + 1,
+                label: f.label.clone(),
+                problem,
+            });
         }
     }
     Ok(Definition { fields })
@@ -235,20 +277,6 @@ fn answer(f: &Field, values: &[&str], file: Option<i64>) -> Result<Option<Value>
     })
 }
 
-/// Something, `@`, a domain with a dot; no spaces (the mail module checks an
-/// address properly before it sends to one).
-pub fn looks_like_address(email: &str) -> bool {
-    let Some((local, domain)) = email.rsplit_once('@') else {
-        return false;
-    };
-    email.len() <= 254
-        && !local.is_empty()
-        && domain.contains('.')
-        && !domain.starts_with('.')
-        && !domain.ends_with('.')
-        && !email.contains(char::is_whitespace)
-}
-
 /// An answer as a person reads it, for the mail and the CSV file.
 pub fn as_text(f: &Field, value: Option<&Value>) -> String {
     match (f.kind, value) {
@@ -372,7 +400,7 @@ mod tests {
                 "minimum",
             ),
         ] {
-            let why = check_definition(&fields).unwrap_err();
+            let why = check_definition(&fields).unwrap_err().to_string();
             assert!(why.contains(words), "{why}");
         }
     }

@@ -37,8 +37,8 @@ use serde_json::json;
 
 use bulwark_module_auth::visitor_posts::PostLimits;
 use bulwark_site::{ModuleManifest, Site};
-use bulwark_store::{Migration, NewResource, Props, Store, StoreError};
-use bulwark_web::events::{AdminMenu, MenuItem};
+use bulwark_store::{Migration, NewResource, Props, Store, StoreError, made_or_there};
+use bulwark_web::events::MenuItem;
 use bulwark_web::{Api, Module, ModuleError, SiteNotifier, SiteSetup, read_settings};
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
@@ -180,7 +180,7 @@ impl Module for Forms {
 
     fn open_store(&self, site: &Site, store: &Store) -> Result<(), StoreError> {
         if store.category(CATEGORY).is_err() {
-            taken_is_done(store.create_category(CATEGORY, Some("meta"), "Form"))?;
+            made_or_there(store.create_category(CATEGORY, Some("meta"), "Form"))?;
         }
         // A malformed `[forms]` is reported by `setup`, with its key.
         let initial = settings(site).map(|s| s.initial).unwrap_or_default();
@@ -203,7 +203,7 @@ impl Module for Forms {
                     .named(&resource)
                     .published(true),
             );
-            taken_is_done(made.map(drop))?;
+            made_or_there(made.map(drop))?;
         }
         Ok(())
     }
@@ -217,24 +217,33 @@ impl Module for Forms {
             notifier: site.notifier(),
             origin: site.site().config.origin(),
         }));
-        site.observers()
-            .on_fold(PRIORITY, |_: &AdminMenu, mut menu: Vec<MenuItem>| {
-                menu.push(MenuItem {
-                    label: "Forms".into(),
-                    url: "/admin/forms".into(),
-                    parent: None,
-                    screen: Some("admin_forms.tpl".into()),
-                });
-                menu
-            });
+        site.add_admin_menu_item(
+            PRIORITY,
+            MenuItem::screen("Forms", "/admin/forms", "admin_forms.tpl"),
+        );
         Ok(())
     }
 }
 
-/// Another node (or an earlier start) made it first: as good as done.
-fn taken_is_done<T>(made: Result<T, StoreError>) -> Result<(), StoreError> {
-    match made {
-        Ok(_) | Err(StoreError::Duplicate(_)) => Ok(()),
-        Err(e) => Err(e),
-    }
+/// The form a request's `{id}` names, if `who` may see it (`None`: the
+/// site's token, who sees everything).
+pub(crate) async fn find_form(
+    req: &bulwark_web::RequestCtx<'_>,
+    who: Option<&bulwark_acl::Principal>,
+) -> Result<bulwark_store::Resource, bulwark_web::Problem> {
+    use bulwark_acl::AccessPolicy;
+    let missing = || bulwark_web::Problem::not_found("no such form");
+    let id = bulwark_store::ResourceId(bulwark_web::id_arg(req, "id").ok_or_else(missing)?);
+    let (form, is_form) = req
+        .site
+        .models()
+        .store
+        .run(move |s| {
+            let form = s.resource(id)?;
+            let is_form = form.is_some() && s.is_a(id, CATEGORY)?;
+            Ok::<_, StoreError>((form, is_form))
+        })
+        .await?;
+    form.filter(|f| is_form && who.is_none_or(|p| req.site.policy().may_see(p, f)))
+        .ok_or_else(missing)
 }

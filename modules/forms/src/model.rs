@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use minijinja::value::Value;
 use minijinja::{Error, State};
 
-use crate::definition::check_definition;
+use crate::definition::read_definition;
 use crate::resource_name;
 
 pub(crate) fn form(state: &State, which: Value) -> Result<Value, Error> {
@@ -34,11 +34,8 @@ pub(crate) fn form(state: &State, which: Value) -> Result<Value, Error> {
     let mut out = BTreeMap::new();
     out.insert("id", id.clone());
     out.insert("title", found.get_attr("title")?);
-    let fields = match serde_json::to_value(found.get_attr("fields")?) {
-        Ok(serde_json::Value::Null) | Err(_) => serde_json::json!([]),
-        Ok(fields) => fields,
-    };
-    match check_definition(&fields) {
+    let fields = serde_json::to_value(found.get_attr("fields")?).ok();
+    match read_definition(fields.as_ref()) {
         Ok(definition) => {
             out.insert("multipart", Value::from(definition.takes_files()));
             out.insert(
@@ -57,7 +54,7 @@ pub(crate) fn form(state: &State, which: Value) -> Result<Value, Error> {
             out.insert("action", Value::from(format!("/forms/{id}/submit")));
         }
         Err(why) => {
-            out.insert("error", Value::from(why));
+            out.insert("error", Value::from(why.to_string()));
         }
     }
     Ok(Value::from(out))

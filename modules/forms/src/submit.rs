@@ -24,16 +24,15 @@ use http_body_util::BodyStream;
 use minijinja::Value as TemplateValue;
 use serde_json::{Value, json};
 
-use bulwark_acl::AccessPolicy;
 use bulwark_module_auth::visitor_posts::{
     HONEYPOT_FIELD, PostGuard, TICKET_FIELD, Verdict, VisitorPost,
 };
-use bulwark_module_mail::{Mail, SendMail};
+use bulwark_module_mail::queue_to_each;
 use bulwark_store::{Resource, ResourceId, StoreError};
 use bulwark_web::{Caller, Outcome, Problem, ProblemKind, RequestCtx, json_response, render_page};
 
 use crate::SiteForms;
-use crate::definition::{Definition, FieldType, as_text, check_definition};
+use crate::definition::{Definition, FieldType, as_text, read_definition};
 use crate::table::{self, Submission};
 
 /// Bytes of text fields a submission may have (files aside).
@@ -222,27 +221,8 @@ async fn take(
 
 /// The form `{id}` names, if the visitor may see it and its fields can be read.
 async fn form_of(req: &RequestCtx<'_>) -> Result<(Resource, Definition), Problem> {
-    let id = ResourceId(
-        bulwark_web::id_arg(req, "id").ok_or_else(|| Problem::not_found("no such form"))?,
-    );
-    let store = req.site.models().store.clone();
-    let (form, is_form) = store
-        .run(move |s| {
-            let form = s.resource(id)?;
-            let is_form = form.is_some() && s.is_a(id, crate::CATEGORY)?;
-            Ok::<_, StoreError>((form, is_form))
-        })
-        .await?;
-    let form = form
-        .filter(|f| is_form && req.site.policy().may_see(req.principal(), f))
-        .ok_or_else(|| Problem::not_found("no such form"))?;
-    let fields = form
-        .props
-        .get("fields")
-        .cloned()
-        .filter(|f| !f.is_null())
-        .unwrap_or_else(|| json!([]));
-    let definition = check_definition(&fields).map_err(|why| {
+    let form = crate::find_form(req, Some(req.principal())).await?;
+    let definition = read_definition(form.props.get("fields")).map_err(|why| {
         Problem::new(
             ProblemKind::Unprocessable,
             format!("this form cannot take answers: {why}"),
@@ -462,25 +442,6 @@ fn tell_by_mail(
         } else {
             recipients
         };
-        for address in recipients {
-            let mail = match Mail::new(&address, &subject, text.clone()) {
-                Ok(mail) => mail,
-                Err(e) => {
-                    tracing::warn!("forms: not telling {address}: {e}");
-                    continue;
-                }
-            };
-            match notifier.first(&SendMail(mail)) {
-                Some(queued) => {
-                    if let Err(e) = queued.stored().await {
-                        tracing::warn!("forms: mail to {address}: {e}");
-                    }
-                }
-                None => {
-                    tracing::info!("forms: enable the mail module to mail answers to {address}");
-                    return;
-                }
-            }
-        }
+        queue_to_each(&notifier, &recipients, &subject, &text, "forms").await;
     });
 }

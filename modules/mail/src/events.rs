@@ -49,3 +49,37 @@ impl Queued {
         self.0.await.unwrap_or(Err(MailError::QueueStopped))
     }
 }
+
+/// Queues the same mail (`subject`, `text`) to each address of `to` through
+/// the site's `notifier`, one after the other, waiting until each is stored;
+/// `who` names the sender in the log. An address that is not one, or a mail
+/// not stored, is logged and the others still go; a site without the mail
+/// module is logged once and nothing goes.
+pub async fn queue_to_each(
+    notifier: &bulwark_notify::Notifier,
+    to: &[String],
+    subject: &str,
+    text: &str,
+    who: &str,
+) {
+    for address in to {
+        let mail = match crate::Mail::new(address, subject, text) {
+            Ok(mail) => mail,
+            Err(e) => {
+                tracing::warn!("{who}: not telling {address}: {e}");
+                continue;
+            }
+        };
+        match notifier.first(&SendMail(mail)) {
+            Some(queued) => {
+                if let Err(e) = queued.stored().await {
+                    tracing::warn!("{who}: mail to {address}: {e}");
+                }
+            }
+            None => {
+                tracing::info!("{who}: enable the mail module to tell {address}");
+                return;
+            }
+        }
+    }
+}

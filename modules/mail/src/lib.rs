@@ -37,8 +37,8 @@ use bulwark_site::ModuleManifest;
 use bulwark_store::Migration;
 use bulwark_web::{Module, ModuleError, SiteSetup};
 
-pub use events::{Queued, SendMail};
-pub use mail::{Mail, MailError};
+pub use events::{Queued, SendMail, queue_to_each};
+pub use mail::{Mail, MailError, looks_like_address};
 pub use outbox::{MailId, OutboxMail, enqueue};
 pub use settings::{MailSettings, RetryPolicy, SmtpSettings};
 

@@ -41,6 +41,21 @@ pub enum MailError {
     Smtp(#[source] lettre::transport::smtp::Error),
 }
 
+/// Something, `@`, a domain with a dot, no spaces, at most 254 characters:
+/// what a form can check as it is typed. [`Mail::new`] checks an address
+/// properly before a mail is sent to it.
+pub fn looks_like_address(email: &str) -> bool {
+    let Some((local, domain)) = email.rsplit_once('@') else {
+        return false;
+    };
+    email.len() <= 254
+        && !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !email.contains(char::is_whitespace)
+}
+
 impl MailError {
     /// Trying again cannot help (the server refused the recipient for good,
     /// or the message cannot be built).
@@ -127,6 +142,22 @@ impl std::fmt::Debug for Mail {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_address_needs_a_name_an_at_and_a_domain() {
+        assert!(looks_like_address("ann@example.org"));
+        for wrong in [
+            "",
+            "ann",
+            "ann@",
+            "@example.org",
+            "ann@example",
+            "a nn@x.org",
+            "ann@.org",
+        ] {
+            assert!(!looks_like_address(wrong), "{wrong}");
+        }
+    }
 
     #[test]
     fn an_address_is_checked_and_a_subject_stays_on_one_line() {

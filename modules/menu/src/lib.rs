@@ -25,8 +25,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use bulwark_site::{ModuleManifest, Site};
-use bulwark_store::{NewResource, Props, Store, StoreError};
-use bulwark_web::events::{AdminMenu, MenuItem};
+use bulwark_store::{NewResource, Props, Store, StoreError, made_or_there};
+use bulwark_web::events::MenuItem;
 use bulwark_web::{
     Access, Api, Caller, Endpoint, Module, ModuleError, Outcome, Problem, RenderCost, RequestCtx,
     SiteSetup, read_settings, render_uncached,
@@ -108,7 +108,7 @@ impl Module for Menus {
 
     fn open_store(&self, site: &Site, store: &Store) -> Result<(), StoreError> {
         if store.category(CATEGORY).is_err() {
-            taken_is_done(store.create_category(CATEGORY, Some("meta"), "Menu"))?;
+            made_or_there(store.create_category(CATEGORY, Some("meta"), "Menu"))?;
         }
         // A malformed `[menu]` is reported by `setup`, with its key.
         for (name, initial) in settings(site).unwrap_or_default() {
@@ -125,7 +125,7 @@ impl Module for Menus {
                     .named(&resource)
                     .published(true),
             );
-            taken_is_done(made.map(drop))?;
+            made_or_there(made.map(drop))?;
         }
         Ok(())
     }
@@ -135,25 +135,11 @@ impl Module for Menus {
         site.add_template_extension(tree::register);
         site.models()
             .add_model("menu", minijinja::Value::from_function(tree::menu));
-        site.observers()
-            .on_fold(PRIORITY, |_: &AdminMenu, mut menu: Vec<MenuItem>| {
-                menu.push(MenuItem {
-                    label: "Menus".into(),
-                    url: "/admin/menus".into(),
-                    parent: None,
-                    screen: Some("admin_menus.tpl".into()),
-                });
-                menu
-            });
+        site.add_admin_menu_item(
+            PRIORITY,
+            MenuItem::screen("Menus", "/admin/menus", "admin_menus.tpl"),
+        );
         Ok(())
-    }
-}
-
-/// Another node (or an earlier start) made it first: as good as done.
-fn taken_is_done<T>(made: Result<T, StoreError>) -> Result<(), StoreError> {
-    match made {
-        Ok(_) | Err(StoreError::Duplicate(_)) => Ok(()),
-        Err(e) => Err(e),
     }
 }
 

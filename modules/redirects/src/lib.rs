@@ -22,7 +22,7 @@ use tokio::sync::mpsc;
 
 use bulwark_site::ModuleManifest;
 use bulwark_store::{DependencyKey, Migration, Store};
-use bulwark_web::events::{AdminMenu, CacheFlushed, MenuItem, PathNotFound};
+use bulwark_web::events::{CacheFlushed, MenuItem, PathNotFound};
 use bulwark_web::{Api, Module, ModuleError, SiteSetup};
 
 use rules::Rules;
@@ -103,16 +103,10 @@ impl Module for Redirects {
                 }
             });
         site.provide(rules);
-        site.observers()
-            .on_fold(PRIORITY, |_: &AdminMenu, mut menu: Vec<MenuItem>| {
-                menu.push(MenuItem {
-                    label: "Redirects".into(),
-                    url: "/admin/redirects".into(),
-                    parent: None,
-                    screen: Some("admin_redirects.tpl".into()),
-                });
-                menu
-            });
+        site.add_admin_menu_item(
+            PRIORITY,
+            MenuItem::screen("Redirects", "/admin/redirects", "admin_redirects.tpl"),
+        );
         Ok(())
     }
 }

@@ -29,7 +29,7 @@ use serde::Deserialize;
 
 use bulwark_site::{ModuleManifest, Site};
 use bulwark_store::{Migration, Store, StoreError};
-use bulwark_web::events::{AdminMenu, MenuItem};
+use bulwark_web::events::MenuItem;
 use bulwark_web::{Module, ModuleError, SiteSetup, read_settings};
 
 pub use ballot::{BALLOT_LIFETIME, PICKS, Typed, Voter, VotingKey, parse_picks};
@@ -179,16 +179,7 @@ impl Module for VotingModule {
             pages::VoteController::new(pages.clone(), options)
                 .map(|c| Box::new(c) as Box<dyn bulwark_web::Controller>)
         });
-        site.observers()
-            .on_fold(500, |_: &AdminMenu, mut menu: Vec<MenuItem>| {
-                menu.push(MenuItem {
-                    label: "Votes".into(),
-                    url: "/admin/votes".into(),
-                    parent: None,
-                    screen: None,
-                });
-                menu
-            });
+        site.add_admin_menu_item(500, MenuItem::link("Votes", "/admin/votes"));
         Ok(())
     }
 }

@@ -29,7 +29,7 @@ use serde::Deserialize;
 
 use bulwark_site::ModuleManifest;
 use bulwark_store::Migration;
-use bulwark_web::events::{AdminMenu, CacheFlushed, MenuItem};
+use bulwark_web::events::{CacheFlushed, MenuItem};
 use bulwark_web::{Api, Module, ModuleError, SiteSetup, read_settings};
 
 use deliver::DeliverySettings;
@@ -154,16 +154,10 @@ impl Module for Webhooks {
                 }
             });
         site.provide(endpoints);
-        site.observers()
-            .on_fold(PRIORITY, |_: &AdminMenu, mut menu: Vec<MenuItem>| {
-                menu.push(MenuItem {
-                    label: "Webhooks".into(),
-                    url: "/admin/webhooks".into(),
-                    parent: None,
-                    screen: Some("admin_webhooks.tpl".into()),
-                });
-                menu
-            });
+        site.add_admin_menu_item(
+            PRIORITY,
+            MenuItem::screen("Webhooks", "/admin/webhooks", "admin_webhooks.tpl"),
+        );
         Ok(())
     }
 }
