@@ -65,6 +65,7 @@ mod db;
 pub mod dependency;
 mod edge;
 mod error;
+mod facts;
 mod html_limits;
 mod identity;
 mod ids;
@@ -83,6 +84,7 @@ mod store;
 pub use bulwark_depcache::DependencyKey;
 pub use config::{SECRET_CONFIG_PREFIX, is_secret_config_key};
 pub use error::{DatabaseError, Result, StoreError, made_or_there};
+pub use facts::ResourceFacts;
 pub use migrate::{Migration, schema_version};
 pub use model::{
     Category, ChangeEvent, ChangeKind, DateField, Deletion, Edge, EditableScope, Identity,
@@ -90,7 +92,6 @@ pub use model::{
     ResourceUpdate, Revision, SanitizedUpdate, ScopeGroup, SearchPage, SearchQuery, SortKey,
     Version, Visibility, VisibilityFilter,
 };
-pub use module_sql::ResourceFacts;
 pub use module_sql::{ModuleSql, SqlParam, SqlRow};
 pub use sanitize::{
     HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, html_to_plain, sanitize_html_value,

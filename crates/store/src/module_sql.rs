@@ -21,9 +21,7 @@ use crate::db::map_unique;
 use crate::db::require_resource;
 use crate::db::{Conn, Dialect, Param, Row};
 use crate::error::Result;
-use crate::error::StoreError;
 use crate::model::ResourceId;
-use crate::resource::{category_id, category_lineage};
 use crate::store::{Changes, Store};
 
 /// A value bound to a `$n` placeholder: `7_i64.into()`, `"text".into()`,
@@ -36,7 +34,7 @@ pub type SqlRow = Row;
 /// The connection a module's closure gets: in a transaction for
 /// [`Store::module_write`], a plain read connection for [`Store::module_read`].
 pub struct ModuleSql<'a> {
-    conn: &'a mut dyn Conn,
+    pub(crate) conn: &'a mut dyn Conn,
     /// The change event of a [`Store::module_write`]; none in a read.
     changes: Option<&'a mut Changes>,
 }
@@ -100,71 +98,12 @@ impl ModuleSql<'_> {
         }
     }
 
-    /// What a commit hook may know of resource `id` inside the transaction:
-    /// its categories (its own first, then those above it), whether it is
-    /// published, its title and version; for one deleted (in this write or
-    /// before), what its tombstone kept. `None` when there is neither.
-    pub fn resource_facts(&mut self, id: ResourceId) -> Result<Option<ResourceFacts>> {
-        if let Some(r) = crate::resource::load(self.conn, id)? {
-            let mut categories = category_lineage(self.conn, r.category)?;
-            categories.reverse();
-            return Ok(Some(ResourceFacts {
-                id,
-                categories,
-                published: r.published,
-                title: r.title().map(crate::html_to_plain),
-                name: r.name,
-                version: r.version.0,
-                deleted: false,
-            }));
-        }
-        let gone = self.conn.query_one(
-            "SELECT category, name FROM rsc_deleted WHERE id = $1",
-            &[Param::from(id.0)],
-        )?;
-        let Some(gone) = gone else {
-            return Ok(None);
-        };
-        let category = gone.text(0);
-        // The category may have gone since: then its name is all there is.
-        let mut categories = match category_id(self.conn, &category) {
-            Ok(found) => category_lineage(self.conn, found)?,
-            Err(StoreError::UnknownCategory(_)) => vec![category],
-            Err(e) => return Err(e),
-        };
-        categories.reverse();
-        Ok(Some(ResourceFacts {
-            id,
-            categories,
-            published: false,
-            name: gone.opt_text(1),
-            version: 0,
-            title: None,
-            deleted: true,
-        }))
-    }
-
     /// [`StoreError::ResourceNotFound`](crate::StoreError::ResourceNotFound)
     /// (naming `what`) unless resource `id` exists: for a row of the module's
     /// that stands for a resource.
     pub fn require_resource(&mut self, id: ResourceId, what: &str) -> Result<()> {
         require_resource(self.conn, id, what)
     }
-}
-
-/// What [`ModuleSql::resource_facts`] tells of a resource.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResourceFacts {
-    pub id: ResourceId,
-    /// Its category's unique name first, then those of the categories above.
-    pub categories: Vec<String>,
-    pub published: bool,
-    pub name: Option<String>,
-    /// 0 for a deleted one.
-    pub version: i64,
-    /// As text (HTML taken out).
-    pub title: Option<String>,
-    pub deleted: bool,
 }
 
 impl Store {
