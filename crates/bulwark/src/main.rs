@@ -12,6 +12,7 @@ use include_dir::{Dir, include_dir};
 
 use std::sync::Arc;
 
+mod import;
 mod user;
 
 use bulwark_http::{AccessLogTarget, Server, ServerOptions, TrustedProxies};
@@ -56,6 +57,11 @@ enum Command {
     User {
         #[command(subcommand)]
         command: UserCommand,
+    },
+    /// Bring a site's content in from elsewhere (docs/import.md).
+    Import {
+        #[command(subcommand)]
+        command: import::ImportCommand,
     },
 }
 
@@ -224,14 +230,20 @@ static LAZY_ARENAS: extern "C" fn() = {
 };
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // An import's progress bar and summary are what a person reads; its
+    // migrations and such are for the log of a server.
+    let level = match cli.command {
+        Command::Import { .. } => "warn",
+        _ => "info",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("BULWARK_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level)),
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve(args),
         Command::Check { sites } => check(&sites),
@@ -246,6 +258,7 @@ fn main() -> ExitCode {
             println!("created {}", dir.display());
         }),
         Command::User { command } => user::run(command),
+        Command::Import { command } => import::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -356,7 +356,7 @@ async fn open(choice: &SiteChoice) -> anyhow::Result<(Arc<Site>, Store)> {
     Ok((site, store))
 }
 
-fn choose_site(
+pub(crate) fn choose_site(
     choice: &SiteChoice,
     modules: &[Arc<dyn bulwark_web::Module>],
 ) -> anyhow::Result<Site> {

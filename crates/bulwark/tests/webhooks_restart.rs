@@ -10,46 +10,14 @@ mod common;
 mod receiver;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use bulwark_testkit::eventually_blocking;
-use common::free_port;
+use common::{copy, free_port, serve};
 use receiver::Receiver;
 use serde_json::{Value, json};
 
 const TOKEN: &str = "webhooks-restart-token";
-
-/// A running server, killed when dropped (a failed test leaves none behind).
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(dir: &Path, port: u16) -> Server {
-    let child = Command::new(env!("CARGO_BIN_EXE_bulwark"))
-        .current_dir(dir)
-        .env("BULWARK_ADMIN_PASSWORD", "restart-test-admin-password")
-        .args([
-            "serve",
-            "--access-log",
-            "off",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let client = reqwest::blocking::Client::new();
-    eventually_blocking("the server comes up", Duration::from_secs(30), || {
-        client.get(format!("http://127.0.0.1:{port}/")).send().ok()
-    });
-    Server(child)
-}
 
 fn call(port: u16, method: reqwest::Method, path: &str, body: Value) -> (u16, Value) {
     let resp = reqwest::blocking::Client::new()
@@ -134,20 +102,4 @@ fn messages_for_a_receiver_that_is_down_survive_a_sigkill_and_arrive_after_the_r
         got.iter().all(|r| r.signed_by(&secret)),
         "signed with the endpoint's secret"
     );
-}
-
-fn copy(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_name() == "data" {
-            continue;
-        }
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
 }

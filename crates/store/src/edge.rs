@@ -114,6 +114,62 @@ fn set_predicate_categories(
     Ok(())
 }
 
+/// [`Store::insert_edge`] inside a write: the store's and a batch's.
+pub(crate) fn insert_edge_in(
+    c: &mut dyn Conn,
+    ch: &mut Changes,
+    subject: ResourceId,
+    predicate: &str,
+    object: ResourceId,
+    creator: Option<ResourceId>,
+) -> Result<Edge> {
+    let pred = predicate_id(c, predicate)?;
+    let s = load(c, subject)?
+        .ok_or_else(|| StoreError::ResourceNotFound(format!("{subject} (subject)")))?;
+    let o = load(c, object)?
+        .ok_or_else(|| StoreError::ResourceNotFound(format!("{object} (object)")))?;
+    if let Some(u) = creator {
+        crate::db::require_resource(c, u, "creator")?;
+    }
+    check_allowed(c, pred, predicate, &s, true)?;
+    check_allowed(c, pred, predicate, &o, false)?;
+    let existing = c.query_one(
+        &format!(
+            "{EDGE_SELECT} WHERE e.subject_id = $1 AND e.predicate_id = $2 AND e.object_id = $3"
+        ),
+        &params![subject.0, pred.0, object.0],
+    )?;
+    if let Some(e) = existing {
+        return Ok(edge_from_row(&e));
+    }
+    let next = c
+            .query_one(
+                "SELECT COALESCE(MAX(seq), 0) + 1 FROM edge WHERE subject_id = $1 AND predicate_id = $2",
+                &params![subject.0, pred.0],
+            )?
+            .map(|r| r.int(0))
+            .unwrap_or(1);
+    let now = Utc::now().timestamp_millis();
+    let row = c
+        .query_one(
+            "INSERT INTO edge (subject_id, predicate_id, object_id, seq, creator_id, created) \
+                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            &params![subject.0, pred.0, object.0, next, creator.map(|u| u.0), now],
+        )
+        .map_err(|e| crate::db::map_unique(e, || "edge".to_owned()))?
+        .ok_or_else(|| StoreError::Database(DatabaseError::unexpected("insert returned no id")))?;
+    edge_changed(ch, subject, predicate, object);
+    Ok(Edge {
+        id: row.int(0),
+        subject,
+        predicate: predicate.to_owned(),
+        object,
+        seq: next,
+        creator,
+        created: from_millis(now),
+    })
+}
+
 impl Store {
     /// Create a predicate; empty category lists allow any category.
     pub fn create_predicate(
@@ -190,55 +246,7 @@ impl Store {
         object: ResourceId,
         creator: Option<ResourceId>,
     ) -> Result<Edge> {
-        self.write(|c, ch| {
-            let pred = predicate_id(c, predicate)?;
-            let s = load(c, subject)?
-                .ok_or_else(|| StoreError::ResourceNotFound(format!("{subject} (subject)")))?;
-            let o = load(c, object)?
-                .ok_or_else(|| StoreError::ResourceNotFound(format!("{object} (object)")))?;
-            if let Some(u) = creator {
-                crate::db::require_resource(c, u, "creator")?;
-            }
-            check_allowed(c, pred, predicate, &s, true)?;
-            check_allowed(c, pred, predicate, &o, false)?;
-            let existing = c.query_one(
-                &format!(
-                    "{EDGE_SELECT} WHERE e.subject_id = $1 AND e.predicate_id = $2 AND e.object_id = $3"
-                ),
-                &params![subject.0, pred.0, object.0],
-            )?;
-            if let Some(e) = existing {
-                return Ok(edge_from_row(&e));
-            }
-            let next = c
-                .query_one(
-                    "SELECT COALESCE(MAX(seq), 0) + 1 FROM edge WHERE subject_id = $1 AND predicate_id = $2",
-                    &params![subject.0, pred.0],
-                )?
-                .map(|r| r.int(0))
-                .unwrap_or(1);
-            let now = Utc::now().timestamp_millis();
-            let row = c
-                .query_one(
-                    "INSERT INTO edge (subject_id, predicate_id, object_id, seq, creator_id, created) \
-                     VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-                    &params![subject.0, pred.0, object.0, next, creator.map(|u| u.0), now],
-                )
-                .map_err(|e| crate::db::map_unique(e, || "edge".to_owned()))?
-                .ok_or_else(|| {
-                    StoreError::Database(DatabaseError::unexpected("insert returned no id"))
-                })?;
-            edge_changed(ch, subject, predicate, object);
-            Ok(Edge {
-                id: row.int(0),
-                subject,
-                predicate: predicate.to_owned(),
-                object,
-                seq: next,
-                creator,
-                created: from_millis(now),
-            })
-        })
+        self.write(|c, ch| insert_edge_in(c, ch, subject, predicate, object, creator))
     }
 
     /// Remove an edge. Missing is [`StoreError::EdgeNotFound`].

@@ -59,6 +59,8 @@
 //! and no ORM: SQL is plain, bound, and in one place per operation.
 
 mod backup;
+mod batch;
+pub use batch::{Batch, Prepared};
 mod category;
 mod config;
 mod db;

@@ -116,6 +116,8 @@ pub struct NewResource {
     pub publication_end: Option<DateTime<Utc>>,
     pub visibility: Visibility,
     pub creator: Option<ResourceId>,
+    /// When it was written, if not now (an import keeps the original's date).
+    pub created: Option<DateTime<Utc>>,
     pub props: Props,
 }
 
@@ -129,6 +131,7 @@ impl NewResource {
             publication_end: None,
             visibility: Visibility::Public,
             creator: None,
+            created: None,
             props,
         }
     }
@@ -142,6 +145,11 @@ impl NewResource {
     }
     pub fn created_by(mut self, creator: ResourceId) -> Self {
         self.creator = Some(creator);
+        self
+    }
+    /// Written at `when` (its `created` and `modified`), not now.
+    pub fn created_at(mut self, when: DateTime<Utc>) -> Self {
+        self.created = Some(when);
         self
     }
 }

@@ -46,6 +46,14 @@ impl<'a> ModuleSql<'a> {
             changes: None,
         }
     }
+
+    /// In a write's transaction, naming what it changes in `changes`.
+    pub(crate) fn in_write(conn: &'a mut dyn Conn, changes: &'a mut Changes) -> ModuleSql<'a> {
+        ModuleSql {
+            conn,
+            changes: Some(changes),
+        }
+    }
 }
 
 impl ModuleSql<'_> {

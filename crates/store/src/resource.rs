@@ -77,6 +77,17 @@ fn load_for_update(c: &mut dyn Conn, id: ResourceId) -> Result<Resource> {
     }
 }
 
+/// The id of the resource with unique name `name`, if any.
+pub(crate) fn id_by_name(c: &mut dyn Conn, name: &str) -> Result<Option<ResourceId>> {
+    if check_name("name", name).is_err() {
+        return Ok(None);
+    }
+    Ok(
+        c.query_one("SELECT id FROM rsc WHERE name = $1", &params![name])?
+            .map(|r| ResourceId(r.int(0))),
+    )
+}
+
 /// The id of a category by name.
 pub(crate) fn category_id(c: &mut dyn Conn, name: &str) -> Result<ResourceId> {
     if check_name("category", name).is_err() {
@@ -188,6 +199,7 @@ pub(crate) fn insert_resource(
         publication_end,
         visibility,
         creator,
+        created,
         props,
     }) = new;
     if let Some(n) = &name {
@@ -219,6 +231,7 @@ pub(crate) fn insert_resource(
         require_resource(c, ResourceId(g), "content group")?;
     }
     let now = Utc::now().timestamp_millis();
+    let written = created.map_or(now, to_millis);
     let row = c
         .query_one(
             "INSERT INTO rsc (name, category_id, is_published, publication_start, publication_end, \
@@ -233,7 +246,7 @@ pub(crate) fn insert_resource(
                 vis,
                 group,
                 creator.map(|u| u.0),
-                now,
+                written,
                 json
             ],
         )
@@ -267,7 +280,11 @@ pub(crate) fn insert_resource(
     Ok(id)
 }
 
-fn apply_update(c: &mut dyn Conn, u: SanitizedUpdate, ch: &mut Changes) -> Result<Resource> {
+pub(crate) fn apply_update(
+    c: &mut dyn Conn,
+    u: SanitizedUpdate,
+    ch: &mut Changes,
+) -> Result<Resource> {
     let u = u.into_inner();
     let current = load_for_update(c, u.id)?;
     if current.version != u.version {
@@ -459,15 +476,7 @@ impl Store {
 
     /// The id for a unique name.
     pub fn resource_id(&self, name: &str) -> Result<Option<ResourceId>> {
-        if check_name("name", name).is_err() {
-            return Ok(None);
-        }
-        self.read(|c| {
-            Ok(
-                c.query_one("SELECT id FROM rsc WHERE name = $1", &params![name])?
-                    .map(|r| ResourceId(r.int(0))),
-            )
-        })
+        self.read(|c| id_by_name(c, name))
     }
 
     /// Update a resource based on the version the caller read. A stale version

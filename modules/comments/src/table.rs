@@ -10,7 +10,7 @@
 use chrono::{DateTime, TimeZone, Utc};
 use serde::Serialize;
 
-use bulwark_store::{DependencyKey, ResourceId, SqlParam, SqlRow, Store, StoreError};
+use bulwark_store::{DependencyKey, ModuleSql, ResourceId, SqlParam, SqlRow, Store, StoreError};
 
 /// Where a comment stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -151,14 +151,23 @@ fn now_millis() -> i64 {
 /// Stores `new` and gives it back as stored. One from a `source` stored
 /// before is given back as it is.
 pub fn insert(store: &Store, new: &NewComment) -> Result<Comment, CommentError> {
-    store.module_write(|sql| {
+    store.module_write(|sql| match insert_in(sql, new) {
+        // A failed write is rolled back.
+        Err(CommentError::Store(e)) => Err(e),
+        stored => Ok(stored),
+    })?
+}
+
+/// [`insert`] in a transaction of the caller's (an import's batch).
+pub fn insert_in(sql: &mut ModuleSql<'_>, new: &NewComment) -> Result<Comment, CommentError> {
+    {
         if let Some(source) = &new.source {
             let found = sql.query_one(
                 &format!("SELECT {COLUMNS} FROM comment WHERE source = $1"),
                 &[source.as_str().into()],
             )?;
             if let Some(row) = found {
-                return Ok(Ok(from_row(&row)));
+                return Ok(from_row(&row));
             }
         }
         sql.require_resource(new.rsc, "the page to comment on")?;
@@ -168,7 +177,7 @@ pub fn insert(store: &Store, new: &NewComment) -> Result<Comment, CommentError> 
                 &[parent.0.into(), new.rsc.0.into()],
             )?;
             if same.is_none() {
-                return Ok(Err(CommentError::ParentElsewhere));
+                return Err(CommentError::ParentElsewhere);
             }
         }
         let now = now_millis();
@@ -211,8 +220,8 @@ pub fn insert(store: &Store, new: &NewComment) -> Result<Comment, CommentError> 
                 }),
             );
         }
-        Ok(Ok(made))
-    })?
+        Ok(made)
+    }
 }
 
 /// Resource `rsc`'s approved comments, oldest first.

@@ -33,6 +33,7 @@
 //! a node fetches what it lacks: `originals.rs`. Previews: `preview.rs`.
 
 mod clean;
+mod import;
 mod originals;
 mod preview;
 mod serve;
@@ -55,9 +56,10 @@ use bulwark_web::events::{AdminMenu, GatherFigures, MenuItem, ResourceChanged};
 use include_dir::{Dir, include_dir};
 
 use bulwark_web::{Api, Controller, Module, ModuleError, SiteSetup};
+pub use import::MediaImport;
 use originals::Originals;
 pub use preview::{Format, Preset, Previews, RenderFailed, default_presets, focus, render};
-pub use upload::accept_form_file;
+pub use upload::{Imported, accept_form_file};
 
 pub const PRIORITY: i32 = 350;
 

@@ -133,6 +133,27 @@ pub(crate) async fn receive(
         .map(|n| n.rsplit(['/', '\\']).next().unwrap_or(n).trim().to_owned())
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "upload".to_owned());
+    receive_stream(
+        name,
+        field.map(|c| c.map_err(multipart_error)),
+        tmp_dir,
+        max_bytes,
+    )
+    .await
+}
+
+/// Takes a file from `chunks` into the temporary folder, counting its size
+/// (held to `max_bytes`), hashing it and keeping its first bytes to sniff:
+/// an upload's field, a file an import reads or fetches.
+pub(crate) async fn receive_stream<S>(
+    name: String,
+    mut chunks: S,
+    tmp_dir: &Path,
+    max_bytes: u64,
+) -> Result<Received, Refused>
+where
+    S: futures_util::Stream<Item = Result<Bytes, Refused>> + Unpin,
+{
     tokio::fs::create_dir_all(tmp_dir).await.map_err(disk)?;
     let stamp = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
@@ -147,16 +168,16 @@ pub(crate) async fn receive(
         .map_err(disk)?;
     let (mut size, mut hasher, mut head) = (0u64, Sha256::new(), Vec::new());
     loop {
-        let chunk = match tokio::time::timeout(IDLE, field.chunk()).await {
+        let chunk = match tokio::time::timeout(IDLE, chunks.next()).await {
             Err(_) => {
                 return Err(refused(
                     StatusCode::REQUEST_TIMEOUT,
                     "the upload stopped arriving; send it again",
                 ));
             }
-            Ok(Err(e)) => return Err(multipart_error(e)),
-            Ok(Ok(None)) => break,
-            Ok(Ok(Some(chunk))) => chunk,
+            Ok(Some(Err(refusal))) => return Err(refusal),
+            Ok(None) => break,
+            Ok(Some(Ok(chunk))) => chunk,
         };
         size += chunk.len() as u64;
         if size > max_bytes {
@@ -389,8 +410,9 @@ pub(crate) async fn upload(
         by_editor,
         creator: caller.user(),
         published: true,
+        imported: None,
     };
-    keep(req.site, media, received, &keeping)
+    keep(&req.site.models().store, media, received, &keeping)
         .await
         .map(|(_, made)| made)
 }
@@ -405,13 +427,24 @@ pub(crate) struct Keeping<'a> {
     pub(crate) creator: Option<bulwark_store::ResourceId>,
     /// Unpublished: only those who may see drafts see it (a visitor's file).
     pub(crate) published: bool,
+    /// What an import knows of it: a unique name, properties over the ones
+    /// taken from the file (its title, alt text), when it was made.
+    pub(crate) imported: Option<&'a Imported>,
+}
+
+/// What an import says of a file it brings ([`crate::MediaImport`]).
+#[derive(Debug, Clone, Default)]
+pub struct Imported {
+    pub name: Option<String>,
+    pub props: Props,
+    pub created: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// Checks a received file (its type from its bytes, a picture's pixels and
 /// metadata), admits it against the quota, keeps it by its content and makes
 /// its media resource: the resource's id, and what an upload answers.
 pub(crate) async fn keep(
-    site: &bulwark_web::SiteRuntime,
+    store: &bulwark_store::Store,
     media: &Media,
     mut received: Received,
     keeping: &Keeping<'_>,
@@ -539,13 +572,20 @@ pub(crate) async fn keep(
     if mime == PDF {
         props = props.with(UPLOADED_BY_EDITOR, keeping.by_editor);
     }
+    if let Some(imported) = keeping.imported {
+        for (key, value) in &imported.props.0 {
+            props.0.insert(key.clone(), value.clone());
+        }
+    }
     let mut new = NewResource::new(category, props).published(keeping.published);
+    if let Some(imported) = keeping.imported {
+        new.name = imported.name.clone();
+        new.created = imported.created;
+    }
     if let Some(user) = keeping.creator {
         new = new.created_by(user);
     }
-    let made = site
-        .models()
-        .store
+    let made = store
         .run(move |s| s.create_resource(new))
         .await
         .map_err(store_refused)?;
@@ -553,11 +593,7 @@ pub(crate) async fn keep(
         // A resource whose file is not recorded could lose its file (a sweep
         // takes what nothing records), so it does not stand.
         tracing::error!("recording the file of media {}: {e}", made.0);
-        let undone = site
-            .models()
-            .store
-            .run(move |s| s.delete_resource(made, None))
-            .await;
+        let undone = store.run(move |s| s.delete_resource(made, None)).await;
         if let Err(e) = undone {
             tracing::error!("taking back media {} after that: {e}", made.0);
         }
@@ -605,8 +641,9 @@ pub async fn accept_form_file(
         by_editor: false,
         creator: who.user_id(),
         published: false,
+        imported: None,
     };
-    keep(site, &media, received, &keeping)
+    keep(&site.models().store, &media, received, &keeping)
         .await
         .map(|(id, _)| id)
 }

@@ -129,10 +129,66 @@ pub fn normalise(path: &str) -> Result<String, RuleError> {
         path
     };
     let path = if path.is_empty() { "/" } else { path };
+    let path = decoded(path);
     Ok(match query {
         Some(q) if !q.is_empty() => format!("{path}?{q}"),
         _ => path.to_owned(),
     })
+}
+
+/// A path with its percent-escapes decoded, so that `/caf%C3%A9`,
+/// `/caf%c3%a9` (as WordPress writes its links) and `/café` are one path.
+/// Escapes of what would change the path's meaning (`/`, `?`, `#`, `%`, a
+/// space or a control character) stay, in capitals; so does the whole path
+/// when its escapes are not UTF-8.
+fn decoded(path: &str) -> String {
+    if !path.contains('%') {
+        return path.to_owned();
+    }
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let escape = (bytes[i] == b'%')
+            .then(|| bytes.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok());
+        match escape {
+            Some(b) if b.is_ascii_control() || b"/?#% ".contains(&b) => {
+                out.extend_from_slice(format!("%{b:02X}").as_bytes());
+                i += 3;
+            }
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap_or_else(|_| upper_escapes(path))
+}
+
+/// `%c3%a9` as `%C3%A9`, the rest as it is.
+fn upper_escapes(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut upper = 0;
+    for c in path.chars() {
+        match (c, upper) {
+            ('%', _) => {
+                upper = 2;
+                out.push(c);
+            }
+            (c, 1..) => {
+                upper -= 1;
+                out.push(c.to_ascii_uppercase());
+            }
+            (c, _) => out.push(c),
+        }
+    }
+    out
 }
 
 struct Entry {
@@ -212,11 +268,12 @@ impl Rules {
         let fresh: HashMap<String, Arc<Entry>> = rules
             .into_iter()
             .map(|rule| {
+                // Rules stored before paths were decoded are found all the same.
+                let key = normalise(&rule.from).unwrap_or_else(|_| rule.from.clone());
                 let pending = old
-                    .get(&rule.from)
+                    .get(&key)
                     .filter(|e| e.rule.id == rule.id)
                     .map_or(0, |e| e.hits.swap(0, Ordering::Relaxed));
-                let key = rule.from.clone();
                 (
                     key,
                     Arc::new(Entry {
@@ -270,6 +327,21 @@ pub fn load(store: &Store) -> Result<Vec<Rule>, StoreError> {
             })
             .collect())
     })
+}
+
+/// Adds `rule` in a transaction of the caller's (an import's batch), unless
+/// a rule for its old path is there; the rules are read again when it commits.
+pub fn insert_in(sql: &mut ModuleSql<'_>, rule: &NewRule) -> Result<bool, StoreError> {
+    let there = sql.query_one(
+        "SELECT 1 FROM redirect WHERE from_path = $1",
+        &[rule.from.as_str().into()],
+    )?;
+    if there.is_some() {
+        return Ok(false);
+    }
+    insert(sql, rule, chrono::Utc::now().timestamp_millis())?;
+    sql.flush(crate::rules_key());
+    Ok(true)
 }
 
 fn insert(sql: &mut ModuleSql<'_>, rule: &NewRule, now: i64) -> Result<(), StoreError> {
@@ -331,6 +403,15 @@ pub fn add_hits(store: &Store, hits: &[(i64, u64)]) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escaped_and_plain_paths_are_one_path() {
+        let rule = normalise("/2024/%d0%bf%d1%80/").unwrap();
+        assert_eq!(rule, "/2024/пр");
+        assert_eq!(normalise("/2024/%D0%BF%D1%80").unwrap(), rule);
+        assert_eq!(normalise("/a%2fb%3F").unwrap(), "/a%2Fb%3F");
+        assert_eq!(normalise("/bad%ff%fe").unwrap(), "/bad%FF%FE");
+    }
 
     fn rule(id: i64, from: &str, to: Option<&str>, to_rsc: Option<i64>, status: u16) -> Rule {
         Rule {

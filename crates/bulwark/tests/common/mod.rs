@@ -3,6 +3,8 @@
 
 use std::io::Read;
 use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -52,4 +54,53 @@ pub fn wait_for(seen: &Mutex<String>, text: &str) {
     bulwark_testkit::eventually_blocking(&what, Duration::from_secs(20), || {
         seen.lock().unwrap().contains(text).then_some(())
     });
+}
+
+/// A running server, killed when dropped (a failed test leaves none behind).
+pub struct Server(pub Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `bulwark serve` in `dir` on `port`, once it answers.
+pub fn serve(dir: &Path, port: u16) -> Server {
+    let child = Command::new(env!("CARGO_BIN_EXE_bulwark"))
+        .current_dir(dir)
+        .env("BULWARK_ADMIN_PASSWORD", "bulwark-cli-test-admin-password")
+        .args([
+            "serve",
+            "--access-log",
+            "off",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let client = reqwest::blocking::Client::new();
+    bulwark_testkit::eventually_blocking("the server comes up", Duration::from_secs(30), || {
+        client.get(format!("http://127.0.0.1:{port}/")).send().ok()
+    });
+    Server(child)
+}
+
+/// A site folder copied (without its data): the starter, for a test's own sites.
+pub fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() == "data" {
+            continue;
+        }
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }

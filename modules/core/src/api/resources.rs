@@ -74,6 +74,7 @@ pub(super) async fn create(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<O
         publication_end: fields.publication_end,
         visibility,
         creator: caller.user(),
+        created: None,
         props: fields.props,
     };
     let store = req.site.models().store.clone();

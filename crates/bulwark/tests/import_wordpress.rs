@@ -1,0 +1,519 @@
+//! `bulwark import wordpress`: a real export, made by WordPress's own exporter
+//! (modules/import/tests/fixtures/wordpress/make-fixture.sh), brought into the
+//! starter site by the real binary; every part counted where it belongs in
+//! the site's database, the old permalinks answering 301 and the pictures'
+//! previews rendering over HTTP; a second import changing nothing; a file cut
+//! in the middle failing with its position and leaving the site as it was.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{copy, free_port, serve};
+use rusqlite::Connection;
+use serde_json::Value;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../modules/import/tests/fixtures/wordpress")
+}
+
+/// A folder with the starter site, and nothing imported yet.
+fn starter() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
+    copy(&starter, &dir.path().join("sites/default"));
+    dir
+}
+
+fn import(dir: &Path, file: &Path, more: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bulwark"))
+        .current_dir(dir)
+        .env("BULWARK_ADMIN_PASSWORD", "import-test-admin-password")
+        .args(["import", "wordpress", "default"])
+        .arg(file)
+        .args(more)
+        .output()
+        .unwrap()
+}
+
+/// Imports `file` with the fixture's uploads; the report it wrote.
+fn import_ok(dir: &Path, file: &Path) -> Value {
+    let uploads = fixture().join("uploads");
+    let report = dir.join("report.json");
+    let out = import(
+        dir,
+        file,
+        &[
+            "--uploads",
+            uploads.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "the import failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(report).unwrap()).unwrap()
+}
+
+fn db(dir: &Path) -> Connection {
+    Connection::open(dir.join("sites/default/data/site.db")).unwrap()
+}
+
+/// What the import made of WordPress item `wp_id`: its resource's
+/// category, published flag, publication start and properties.
+struct Imported {
+    id: i64,
+    category: String,
+    published: bool,
+    start: Option<i64>,
+    created: i64,
+    props: Value,
+}
+
+fn item(db: &Connection, name: &str) -> Imported {
+    db.query_row(
+        "SELECT r.id, c.name, r.is_published, r.publication_start, r.created, r.props \
+         FROM rsc r JOIN rsc c ON c.id = r.category_id WHERE r.name = ?1",
+        [name],
+        |row| {
+            Ok(Imported {
+                id: row.get(0)?,
+                category: row.get(1)?,
+                published: row.get(2)?,
+                start: row.get(3)?,
+                created: row.get(4)?,
+                props: serde_json::from_str(&row.get::<_, String>(5)?).unwrap(),
+            })
+        },
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn count(db: &Connection, sql: &str) -> i64 {
+    db.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+/// The names of what `subject` points at with `predicate`, in order.
+fn objects(db: &Connection, subject: i64, predicate: &str) -> Vec<String> {
+    let mut q = db
+        .prepare(
+            "SELECT COALESCE(o.name, CAST(o.id AS TEXT)) FROM edge e JOIN rsc p ON p.id = e.predicate_id \
+             JOIN rsc o ON o.id = e.object_id WHERE e.subject_id = ?1 AND p.name = ?2 ORDER BY e.seq",
+        )
+        .unwrap();
+    q.query_map(rusqlite::params![subject, predicate], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Everything an import could have changed, to compare before and after.
+fn state(db: &Connection) -> Vec<(String, i64)> {
+    [
+        "SELECT count(*) FROM rsc",
+        "SELECT COALESCE(sum(version), 0) FROM rsc",
+        "SELECT count(*) FROM edge",
+        "SELECT count(*) FROM comment",
+        "SELECT count(*) FROM redirect",
+        "SELECT count(*) FROM revision",
+        "SELECT count(*) FROM media_file",
+    ]
+    .iter()
+    .map(|sql| (sql.to_string(), count(db, sql)))
+    .collect()
+}
+
+fn counts(report: &Value, kind: &str) -> (u64, u64, u64, u64) {
+    let c = &report["counts"][kind];
+    let n = |k: &str| c[k].as_u64().unwrap_or(0);
+    (n("imported"), n("updated"), n("unchanged"), n("skipped"))
+}
+
+#[test]
+fn a_wordpress_export_lands_where_each_part_belongs_and_a_second_import_changes_nothing() {
+    let dir = starter();
+    let report = import_ok(dir.path(), &fixture().join("export.xml"));
+    let db = db(dir.path());
+
+    // Posts: eleven in the file (WordPress's own "Hello world!" among them), one in the trash.
+    assert_eq!(counts(&report, "post"), (10, 0, 0, 1), "{report:#}");
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM rsc r JOIN rsc c ON c.id = r.category_id \
+                    WHERE c.name = 'article' AND r.name LIKE 'wp\\_%' ESCAPE '\\'"
+        ),
+        10
+    );
+    assert!(item(&db, "wp_4").published, "published stays published");
+    for (name, status) in [
+        ("wp_11", "draft"),
+        ("wp_12", "pending"),
+        ("wp_13", "private"),
+    ] {
+        let post = item(&db, name);
+        assert!(!post.published, "{status} is not published");
+        assert_eq!(post.props["wordpress"]["status"], status);
+    }
+    let future = item(&db, "wp_14");
+    assert!(future.published, "a future post is published...");
+    assert_eq!(
+        future.start,
+        Some(1_925_020_800_000),
+        "...from its date (2031-01-01 08:00 GMT)"
+    );
+    assert!(
+        !item(&db, "wp_15").published,
+        "behind a password: not published"
+    );
+    assert!(
+        report["notes"].as_array().unwrap().iter().any(|n| n["item"]
+            .as_str()
+            .unwrap()
+            .contains("Members only")
+            && n["why"].as_str().unwrap().contains("password")),
+        "the report says why: {report:#}"
+    );
+    assert_eq!(
+        item(&db, "wp_10").props["featured"],
+        true,
+        "sticky is featured"
+    );
+    assert!(
+        count(&db, "SELECT count(*) FROM rsc WHERE name = 'wp_16'") == 0,
+        "the trash stays out"
+    );
+    assert_eq!(
+        item(&db, "wp_4").created,
+        1_714_550_400_000,
+        "written when it was written (2024-05-01 10:00 in Amsterdam)"
+    );
+
+    // Titles and slugs beyond ASCII.
+    let cyrillic = item(&db, "wp_9");
+    assert_eq!(cyrillic.props["title"], "Привет, мир");
+    assert_eq!(cyrillic.props["slug"], "привет-мир");
+    assert_eq!(item(&db, "wp_8").props["title"], "Crème brûlée à Zürich");
+
+    // Content: blocks without their comments, classic text with paragraphs,
+    // shortcodes as figures, unknown ones kept and named, embeds as links.
+    let blocks = item(&db, "wp_8").props["body"].as_str().unwrap().to_owned();
+    assert!(!blocks.contains("wp:"), "{blocks}");
+    assert!(
+        blocks.contains("<h2") && blocks.contains("Where to eat"),
+        "{blocks}"
+    );
+    assert!(
+        blocks.contains("https://vimeo.com/76979871</a>"),
+        "{blocks}"
+    );
+    let classic = item(&db, "wp_4").props["body"].as_str().unwrap().to_owned();
+    assert!(
+        classic.contains("<figcaption>Red, captioned</figcaption>"),
+        "{classic}"
+    );
+    assert!(classic.contains("class=gallery"), "{classic}");
+    assert!(classic.contains("<p>The first paragraph"), "{classic}");
+    assert!(classic.contains("[contact-form-7 id="), "{classic}");
+    assert!(!classic.contains("old.example.org/wp-content"), "{classic}");
+    assert_eq!(report["unknown_shortcodes"]["contact-form-7"], 1);
+
+    // Custom fields as properties, PHP's arrays decoded, WordPress's own left out.
+    let fields = item(&db, "wp_4").props;
+    assert_eq!(fields["mood"], "sunny");
+    assert_eq!(
+        fields["ratings"],
+        serde_json::json!({"food": 4, "view": [5, "great"], "open": true})
+    );
+    assert!(fields.get("_internal_note").is_none() && fields.get("_pingme").is_none());
+    assert_eq!(item(&db, "wp_22").props["phone"], "+31 20 123 4567");
+
+    // Pages, nested and in their order.
+    assert_eq!(counts(&report, "page"), (7, 0, 0, 0));
+    assert_eq!(item(&db, "wp_18").category, "page");
+    assert_eq!(
+        objects(&db, item(&db, "wp_18").id, "subpage"),
+        ["wp_21", "wp_19"],
+        "About us: History (order 1), then The team (order 2)"
+    );
+    assert_eq!(objects(&db, item(&db, "wp_19").id, "subpage"), ["wp_20"]);
+
+    // Authors, categories and tags, the featured image.
+    assert_eq!(counts(&report, "person"), (2, 0, 0, 0));
+    assert_eq!(item(&db, "wp_author_2").props["title"], "Bób Écrivain");
+    assert_eq!(
+        objects(&db, item(&db, "wp_8").id, "author"),
+        ["wp_author_2"]
+    );
+    assert_eq!(counts(&report, "keyword"), (6, 0, 0, 0));
+    let mut subjects = objects(&db, item(&db, "wp_4").id, "subject");
+    subjects.sort();
+    assert_eq!(
+        subjects,
+        ["wp_term_2", "wp_term_3", "wp_term_5", "wp_term_6"]
+    );
+    assert_eq!(
+        objects(&db, item(&db, "wp_term_3").id, "broader"),
+        ["wp_term_2"],
+        "Local news is under News"
+    );
+    assert_eq!(item(&db, "wp_term_6").props["title"], "Ünïcode");
+    assert_eq!(objects(&db, item(&db, "wp_8").id, "depiction"), ["wp_6"]);
+
+    // Attachments: media with their files.
+    assert_eq!(counts(&report, "attachment"), (2, 0, 0, 0));
+    let red = item(&db, "wp_5");
+    assert_eq!(red.category, "image");
+    assert_eq!(red.props["alt"], "A red square");
+    assert_eq!(red.props["width"], 400);
+    assert_eq!(
+        count(&db, "SELECT count(DISTINCT sha256) FROM media_file"),
+        2
+    );
+
+    // Comments, threaded; the trash left out (WordPress's exporter leaves
+    // spam out itself).
+    assert_eq!(counts(&report, "comment"), (6, 0, 0, 1));
+    let thread: Vec<(String, Option<String>, String)> = db
+        .prepare(
+            "SELECT c.body, p.body, c.status FROM comment c LEFT JOIN comment p ON p.id = c.parent_id \
+             WHERE c.rsc_id = ?1 ORDER BY c.id",
+        )
+        .unwrap()
+        .query_map([item(&db, "wp_4").id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        thread,
+        [
+            ("First! Lovely ships.".into(), None, "approved".into()),
+            (
+                "Thank you, One.".into(),
+                Some("First! Lovely ships.".into()),
+                "approved".into()
+            ),
+            (
+                "A reply to the reply.".into(),
+                Some("Thank you, One.".into()),
+                "approved".into()
+            ),
+            ("Waiting in the queue.".into(), None, "pending".into()),
+        ]
+    );
+
+    // The menu, as the menu module keeps it.
+    let menu = item(&db, "menu_main_menu").props["menu"].clone();
+    let (about, team, news, harbour) = (
+        item(&db, "wp_18").id,
+        item(&db, "wp_19").id,
+        item(&db, "wp_term_2").id,
+        item(&db, "wp_4").id,
+    );
+    assert_eq!(
+        menu,
+        serde_json::json!([
+            {"id": about, "children": [{"id": team}]},
+            {"id": news},
+            {"id": harbour, "title": "The harbour"},
+            {"title": "Our shop", "url": "https://shop.example.org/"},
+        ])
+    );
+
+    // Every old URL answers 301 to its new page; the pictures render.
+    let port = free_port();
+    let server = serve(dir.path(), port);
+    let client = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let get = |path: &str| {
+        client
+            .get(format!("http://127.0.0.1:{port}{path}"))
+            .header("Host", "localhost")
+            .send()
+            .unwrap()
+    };
+    for (old, new) in [
+        ("/2024/05/hello-harbour/", harbour),
+        ("/about/team/", team),
+        ("/about/team/alice", item(&db, "wp_20").id),
+        // As a browser sends it (capitals), though WordPress wrote small letters.
+        (
+            "/2024/05/%D0%BF%D1%80%D0%B8%D0%B2%D0%B5%D1%82-%D0%BC%D0%B8%D1%80/",
+            cyrillic.id,
+        ),
+        ("/2024/05/hello-harbour/red-square/", red.id),
+    ] {
+        let answer = get(old);
+        assert_eq!(answer.status(), 301, "{old}");
+        assert_eq!(
+            answer.headers()["location"],
+            format!("/page/{new}").as_str(),
+            "{old}"
+        );
+    }
+    let preview = classic
+        .split("src=")
+        .nth(1)
+        .and_then(|s| s.split([' ', '>']).next())
+        .unwrap()
+        .to_owned();
+    assert!(preview.starts_with("/media/preview/"), "{preview}");
+    let picture = get(&preview);
+    assert_eq!(picture.status(), 200, "{preview}");
+    assert_eq!(picture.headers()["content-type"], "image/jpeg");
+    drop(server);
+
+    // Again: nothing new, nothing changed.
+    let before = state(&db);
+    let again = import_ok(dir.path(), &fixture().join("export.xml"));
+    for (kind, c) in again["counts"].as_object().unwrap() {
+        assert_eq!(
+            (c["imported"].as_u64(), c["updated"].as_u64()),
+            (Some(0), Some(0)),
+            "{kind} on the second import: {again:#}"
+        );
+    }
+    assert_eq!(counts(&again, "post"), (0, 0, 10, 1));
+    assert_eq!(state(&db), before);
+}
+
+#[test]
+fn a_file_cut_in_the_middle_fails_with_its_position_and_leaves_the_site_as_it_was() {
+    let dir = starter();
+    // The site as it is before any import (its database made by a first look).
+    let out = Command::new(env!("CARGO_BIN_EXE_bulwark"))
+        .current_dir(dir.path())
+        .env("BULWARK_ADMIN_PASSWORD", "import-test-admin-password")
+        .args(["user", "list"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let before = state(&db(dir.path()));
+
+    let whole = std::fs::read_to_string(fixture().join("export.xml")).unwrap();
+    let cut_at = whole.find("Привет, мир").unwrap();
+    let cut = dir.path().join("cut.xml");
+    std::fs::write(&cut, &whole[..cut_at]).unwrap();
+    let line = whole[..cut_at].lines().count();
+    let out = import(dir.path(), &cut, &[]);
+    assert!(!out.status.success(), "a cut file is refused");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&format!("line {line}, column")),
+        "the error names where the file ends (line {line}): {said}"
+    );
+    assert!(said.contains("cut short"), "{said}");
+    assert_eq!(state(&db(dir.path())), before, "nothing was written");
+}
+
+#[test]
+fn an_import_that_stopped_half_way_continues_where_it_stopped() {
+    let dir = starter();
+    // The first half of the items, as a file that ends properly: what an
+    // import that was stopped after it had written them leaves behind.
+    let whole = std::fs::read_to_string(fixture().join("export.xml")).unwrap();
+    let half = whole.find("<title><![CDATA[Crème brûlée").unwrap();
+    let item_start = whole[..half].rfind("<item>").unwrap();
+    let first = dir.path().join("first.xml");
+    std::fs::write(
+        &first,
+        format!("{}</channel></rss>\n", &whole[..item_start]),
+    )
+    .unwrap();
+    let report = import_ok(dir.path(), &first);
+    let (first_posts, ..) = counts(&report, "post");
+    assert!(first_posts > 0 && first_posts < 10, "{report:#}");
+
+    let rest = import_ok(dir.path(), &fixture().join("export.xml"));
+    let (imported, updated, unchanged, _) = counts(&rest, "post");
+    assert_eq!((updated, unchanged), (0, first_posts), "{rest:#}");
+    assert_eq!(imported + unchanged, 10);
+    let db = db(dir.path());
+    assert_eq!(
+        count(
+            &db,
+            "SELECT count(*) FROM rsc WHERE name LIKE 'wp\\_%' ESCAPE '\\'"
+        ),
+        10 + 7 + 2 + 2 + 6,
+        "posts, pages, attachments, authors and keywords (named wp_term_, wp_author_), once each"
+    );
+}
+
+#[test]
+fn attachments_are_fetched_from_the_old_site_when_asked() {
+    let dir = starter();
+    let uploads = fixture().join("uploads");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // The old site: its uploads folder over HTTP, as a web server serves it.
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut line = String::new();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            loop {
+                let mut header = String::new();
+                if reader.read_line(&mut header).unwrap_or(0) <= 2 {
+                    break;
+                }
+            }
+            let path = line.split(' ').nth(1).unwrap_or("/");
+            let file = path
+                .strip_prefix("/wp-content/uploads/")
+                .map(|p| uploads.join(p));
+            let answer = match file.and_then(|f| std::fs::read(f).ok()) {
+                Some(bytes) => [
+                    format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        bytes.len()
+                    )
+                    .into_bytes(),
+                    bytes,
+                ]
+                .concat(),
+                None => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_vec(),
+            };
+            let _ = stream.write_all(&answer);
+        }
+    });
+    let moved = std::fs::read_to_string(fixture().join("export.xml"))
+        .unwrap()
+        .replace(
+            "https://old.example.org/wp-content/uploads/",
+            &format!("http://127.0.0.1:{port}/wp-content/uploads/"),
+        );
+    let file = dir.path().join("moved.xml");
+    std::fs::write(&file, moved).unwrap();
+    let report_file = dir.path().join("report.json");
+    let out = import(
+        dir.path(),
+        &file,
+        &["--fetch-media", "--report", report_file.to_str().unwrap()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&std::fs::read(report_file).unwrap()).unwrap();
+    assert_eq!(counts(&report, "attachment"), (2, 0, 0, 0), "{report:#}");
+    let db = db(dir.path());
+    assert_eq!(item(&db, "wp_6").props["mime"], "image/jpeg");
+    assert_eq!(item(&db, "wp_6").props["width"], 640);
+}

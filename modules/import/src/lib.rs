@@ -1,0 +1,70 @@
+//! Moving a site in (docs/import.md): a WordPress site from its export file
+//! ([`wordpress`]), with its media, comments, menus and every old URL
+//! redirected.
+//!
+//! The import works on a site's store and media directly, so the command line
+//! (`bulwark import wordpress`) runs it with or without the server running.
+
+pub mod content;
+pub mod php;
+pub mod report;
+pub mod wordpress;
+pub mod wxr;
+
+pub use report::{Counts, Remark, Report};
+pub use wxr::WxrError;
+
+use bulwark_store::StoreError;
+
+/// Which of the modules an import feeds the site enables: what their tables
+/// would hold is left out (and said so) when one is not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Enabled {
+    pub comments: bool,
+    pub menus: bool,
+    pub redirects: bool,
+}
+
+impl Enabled {
+    /// From the names of a site's modules.
+    pub fn of<'a>(modules: impl IntoIterator<Item = &'a str>) -> Enabled {
+        let mut enabled = Enabled {
+            comments: false,
+            menus: false,
+            redirects: false,
+        };
+        for name in modules {
+            match name {
+                "comments" => enabled.comments = true,
+                "menu" => enabled.menus = true,
+                "redirects" => enabled.redirects = true,
+                _ => {}
+            }
+        }
+        enabled
+    }
+}
+
+/// How far an import has come: a progress bar on a terminal, nothing in a
+/// script.
+pub trait Progress: Send + Sync {
+    /// A new stage begins, of `total` steps (bytes, items).
+    fn stage(&self, _what: &str, _total: u64) {}
+    /// `n` more steps are done.
+    fn advance(&self, _n: u64) {}
+}
+
+/// Progress that nobody watches.
+pub struct Quiet;
+
+impl Progress for Quiet {}
+
+/// Why an import stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// The file is broken; nothing was written.
+    #[error(transparent)]
+    File(#[from] WxrError),
+    #[error("the site's database")]
+    Store(#[from] StoreError),
+}
