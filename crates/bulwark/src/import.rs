@@ -1,7 +1,8 @@
-//! `bulwark import wordpress SITE FILE`: a WordPress site brought in from its
-//! export, with a progress bar on a terminal and a summary at the end. The
-//! import module does the work, on the site's database and media directly;
-//! the server may be running or not.
+//! `bulwark import wordpress SITE FILE`, `bulwark import SITE FILE` and
+//! `bulwark export SITE`: a WordPress site brought in from its export, a
+//! Bulwark site's own data out and in again, with a progress bar on a
+//! terminal and a summary at the end. The import module does the work, on the
+//! site's database and media directly; the server may be running or not.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -9,13 +10,66 @@ use std::sync::Arc;
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use std::io::Write as _;
+use std::path::Path;
+
+use bulwark_module_import::site_data::{self, ExportOptions};
 use bulwark_module_import::wordpress::{self, Options};
 use bulwark_module_import::{Enabled, Progress, Quiet, Report};
 use bulwark_module_media::MediaImport;
+use bulwark_site::Site;
+use bulwark_store::Store;
 use bulwark_web::{enabled_modules, open_site_store};
 
 use crate::user::choose_site;
 use crate::{SiteChoice, modules};
+
+/// `bulwark import SITE FILE`, or `bulwark import wordpress ...`.
+#[derive(clap::Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    command: Option<ImportCommand>,
+    /// The site to import into.
+    #[arg(required = true)]
+    site: Option<String>,
+    /// What `bulwark export` wrote: JSON lines, or a tar with the files.
+    #[arg(required = true)]
+    file: Option<PathBuf>,
+    /// Print nothing but errors (for scripts).
+    #[arg(long, short)]
+    quiet: bool,
+    /// Also write the report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+    #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
+    sites: PathBuf,
+}
+
+/// `bulwark export SITE`.
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// The site to export.
+    site: String,
+    /// Where to write (default: standard output).
+    #[arg(long, short, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Only what changed since then (RFC 3339: 2026-11-01T00:00:00Z).
+    #[arg(long, value_name = "TIME")]
+    since: Option<chrono::DateTime<chrono::Utc>>,
+    /// Each resource's revisions too.
+    #[arg(long)]
+    revisions: bool,
+    /// The media files too: the output is then a tar of `site.jsonl` and
+    /// `media/<sha256>`.
+    #[arg(long)]
+    media: bool,
+    /// Print nothing but errors (for scripts).
+    #[arg(long, short)]
+    quiet: bool,
+    #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
+    sites: PathBuf,
+}
 
 #[derive(clap::Subcommand)]
 pub enum ImportCommand {
@@ -49,13 +103,30 @@ pub enum ImportCommand {
     },
 }
 
-pub fn run(command: ImportCommand) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .context("starting the runtime")?;
-    runtime.block_on(async {
+        .context("starting the runtime")
+}
+
+pub fn run(args: ImportArgs) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let command = match args.command {
+            Some(command) => command,
+            None => {
+                let (Some(site), Some(file)) = (args.site, args.file) else {
+                    bail!("name the site and the file: bulwark import SITE FILE");
+                };
+                let choice = SiteChoice {
+                    site: Some(site),
+                    sites: args.sites,
+                };
+                let done = import_site_data(&choice, &file, args.quiet).await?;
+                return finish(&done, args.report.as_deref(), args.quiet);
+            }
+        };
         match command {
             ImportCommand::Wordpress {
                 site,
@@ -82,17 +153,173 @@ pub fn run(command: ImportCommand) -> anyhow::Result<()> {
                     sites,
                 };
                 let done = import_wordpress(&choice, &file, &options, quiet).await?;
-                if let Some(path) = report {
-                    let json = serde_json::to_vec_pretty(&done)?;
-                    std::fs::write(&path, json)
-                        .with_context(|| format!("writing {}", path.display()))?;
-                }
-                if !quiet {
-                    print!("{done}");
-                }
-                Ok(())
+                finish(&done, report.as_deref(), quiet)
             }
         }
+    })
+}
+
+/// The report: as JSON to `file` when asked, and on the terminal.
+fn finish(done: &Report, file: Option<&Path>, quiet: bool) -> anyhow::Result<()> {
+    if let Some(path) = file {
+        let json = serde_json::to_vec_pretty(done)?;
+        std::fs::write(path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if !quiet {
+        print!("{done}");
+    }
+    Ok(())
+}
+
+/// A site's store and media, opened as serving opens them.
+async fn open(choice: &SiteChoice) -> anyhow::Result<(Arc<Site>, Store, Option<MediaImport>)> {
+    let modules = modules()?;
+    let site = Arc::new(choose_site(choice, &modules)?);
+    let store = open_site_store(&site, &enabled_modules(&site, &modules))
+        .await
+        .with_context(|| format!("site {}", site.name()))?;
+    let media = match site.modules.iter().any(|m| m.name == "media") {
+        true => Some(MediaImport::open(&site, &store).map_err(|e| anyhow::anyhow!("{e}"))?),
+        false => None,
+    };
+    Ok((site, store, media))
+}
+
+fn enabled(site: &Site) -> Enabled {
+    Enabled::of(site.modules.iter().map(|m| m.name))
+}
+
+async fn import_site_data(choice: &SiteChoice, file: &Path, quiet: bool) -> anyhow::Result<Report> {
+    let (site, store, media) = open(choice).await?;
+    // A tar (an export with --media) is unpacked beside the site's media.
+    let mut head = [0u8; 512];
+    let is_tar = {
+        use std::io::Read;
+        let mut f = std::fs::File::open(file).with_context(|| format!("{}", file.display()))?;
+        f.read(&mut head).unwrap_or(0) == 512 && &head[257..262] == b"ustar"
+    };
+    let unpacked = match is_tar {
+        true => {
+            std::fs::create_dir_all(site.dir.join("data"))?;
+            let dir = tempfile::Builder::new()
+                .prefix("import-")
+                .tempdir_in(site.dir.join("data"))
+                .context("a folder to unpack into")?;
+            let mut archive = tar::Archive::new(std::fs::File::open(file)?);
+            archive
+                .unpack(dir.path())
+                .with_context(|| format!("unpacking {}", file.display()))?;
+            Some(dir)
+        }
+        false => None,
+    };
+    let (data, files) = match &unpacked {
+        Some(dir) => (dir.path().join(SITE_DATA), Some(dir.path().join("media"))),
+        None => (file.to_owned(), None),
+    };
+    if !data.is_file() {
+        bail!("{}: there is no {SITE_DATA} in it", file.display());
+    }
+    let bar = Bar::new(quiet);
+    let progress: &dyn Progress = match &bar {
+        Some(bar) => bar,
+        None => &Quiet,
+    };
+    let done = site_data::import(
+        &store,
+        media.as_ref(),
+        enabled(&site),
+        &data,
+        files.as_deref(),
+        progress,
+    )
+    .await;
+    if let Some(bar) = bar {
+        bar.0.finish_and_clear();
+    }
+    Ok(done?)
+}
+
+/// The data's name in an export's tar.
+const SITE_DATA: &str = "site.jsonl";
+
+pub fn export(args: ExportArgs) -> anyhow::Result<()> {
+    runtime()?.block_on(async {
+        let choice = SiteChoice {
+            site: Some(args.site),
+            sites: args.sites,
+        };
+        let (site, store, media) = open(&choice).await?;
+        let options = ExportOptions {
+            since: args.since,
+            revisions: args.revisions,
+        };
+        let quiet = args.quiet || args.output.is_none();
+        let bar = Bar::new(quiet);
+        let enabled = enabled(&site);
+        let write_data = move |out: Box<dyn std::io::Write + Send>| {
+            let store = store.clone();
+            let options = options.clone();
+            tokio::task::spawn_blocking(move || {
+                let mut out = std::io::BufWriter::with_capacity(256 * 1024, out);
+                site_data::export(&store, enabled, &options, &mut out, &Quiet)
+            })
+        };
+        let exported = match (&args.output, args.media) {
+            (None, false) => write_data(Box::new(std::io::stdout())).await??,
+            (Some(path), false) => {
+                let file = std::fs::File::create(path)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                write_data(Box::new(file)).await??
+            }
+            (output, true) => {
+                let Some(media) = media else {
+                    bail!(
+                        "site {} does not enable the media module: there are no files",
+                        site.name()
+                    );
+                };
+                std::fs::create_dir_all(site.dir.join("data"))?;
+                let data = tempfile::NamedTempFile::new_in(site.dir.join("data"))?;
+                let exported = write_data(Box::new(data.reopen()?)).await??;
+                let out: Box<dyn std::io::Write> = match output {
+                    Some(path) => Box::new(
+                        std::fs::File::create(path)
+                            .with_context(|| format!("writing {}", path.display()))?,
+                    ),
+                    None => Box::new(std::io::stdout()),
+                };
+                let mut tar = tar::Builder::new(std::io::BufWriter::new(out));
+                tar.append_path_with_name(data.path(), SITE_DATA)?;
+                if let Some(bar) = &bar {
+                    bar.stage("files", exported.files.len() as u64);
+                }
+                for sha256 in &exported.files {
+                    let path = media
+                        .local_file(sha256)
+                        .await
+                        .map_err(|p| anyhow::anyhow!("{}", p.detail()))?;
+                    tar.append_path_with_name(&path, format!("media/{sha256}"))?;
+                    if let Some(bar) = &bar {
+                        bar.advance(1);
+                    }
+                }
+                tar.into_inner()?.flush()?;
+                exported
+            }
+        };
+        if let Some(bar) = bar {
+            bar.0.finish_and_clear();
+        }
+        if !args.quiet && args.output.is_some() {
+            println!(
+                "{} lines: {} resources, {} files",
+                exported.lines,
+                exported.resources,
+                exported.files.len()
+            );
+        }
+        Ok(())
     })
 }
 

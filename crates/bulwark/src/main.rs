@@ -58,11 +58,12 @@ enum Command {
         #[command(subcommand)]
         command: UserCommand,
     },
-    /// Bring a site's content in from elsewhere (docs/import.md).
-    Import {
-        #[command(subcommand)]
-        command: import::ImportCommand,
-    },
+    /// Bring content in: a Bulwark export, or a WordPress site
+    /// (`import wordpress`) (docs/import.md).
+    Import(import::ImportArgs),
+    /// Write a site's data out as JSON lines (with --media, a tar with its
+    /// files), for `bulwark import` here or elsewhere (docs/import.md).
+    Export(import::ExportArgs),
 }
 
 #[derive(Subcommand)]
@@ -234,7 +235,7 @@ fn main() -> ExitCode {
     // An import's progress bar and summary are what a person reads; its
     // migrations and such are for the log of a server.
     let level = match cli.command {
-        Command::Import { .. } => "warn",
+        Command::Import(_) | Command::Export(_) => "warn",
         _ => "info",
     };
     tracing_subscriber::fmt()
@@ -258,7 +259,8 @@ fn main() -> ExitCode {
             println!("created {}", dir.display());
         }),
         Command::User { command } => user::run(command),
-        Command::Import { command } => import::run(command),
+        Command::Import(args) => import::run(args),
+        Command::Export(args) => import::export(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

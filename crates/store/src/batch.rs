@@ -20,8 +20,8 @@ pub struct Prepared(PreparedResource);
 
 /// The writes of one transaction ([`Store::batch`]).
 pub struct Batch<'a> {
-    conn: &'a mut dyn Conn,
-    changes: &'a mut Changes,
+    pub(crate) conn: &'a mut dyn Conn,
+    pub(crate) changes: &'a mut Changes,
 }
 
 impl Batch<'_> {
@@ -49,14 +49,16 @@ impl Batch<'_> {
     }
 
     /// Connects `subject` to `object` ([`Store::insert_edge`]): appended at
-    /// the end of the subject's list, or left as it is when it exists.
+    /// the end of the subject's list, or left as it is when it exists;
+    /// `true` when it was made now.
     pub fn connect(
         &mut self,
         subject: ResourceId,
         predicate: &str,
         object: ResourceId,
-    ) -> Result<Edge> {
+    ) -> Result<bool> {
         insert_edge_in(self.conn, self.changes, subject, predicate, object, None)
+            .map(|(_, made)| made)
     }
 
     /// A module's own tables, in this transaction ([`Store::module_write`]).

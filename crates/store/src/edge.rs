@@ -76,7 +76,7 @@ fn edge_changed(ch: &mut Changes, subject: ResourceId, predicate: &str, object: 
     ch.add(dependency::search());
 }
 
-fn edge_from_row(r: &crate::db::Row) -> Edge {
+pub(crate) fn edge_from_row(r: &crate::db::Row) -> Edge {
     Edge {
         id: r.int(0),
         subject: ResourceId(r.int(1)),
@@ -114,7 +114,8 @@ fn set_predicate_categories(
     Ok(())
 }
 
-/// [`Store::insert_edge`] inside a write: the store's and a batch's.
+/// [`Store::insert_edge`] inside a write: the store's and a batch's; the
+/// edge, and whether it was made now (else it was there).
 pub(crate) fn insert_edge_in(
     c: &mut dyn Conn,
     ch: &mut Changes,
@@ -122,7 +123,7 @@ pub(crate) fn insert_edge_in(
     predicate: &str,
     object: ResourceId,
     creator: Option<ResourceId>,
-) -> Result<Edge> {
+) -> Result<(Edge, bool)> {
     let pred = predicate_id(c, predicate)?;
     let s = load(c, subject)?
         .ok_or_else(|| StoreError::ResourceNotFound(format!("{subject} (subject)")))?;
@@ -140,7 +141,7 @@ pub(crate) fn insert_edge_in(
         &params![subject.0, pred.0, object.0],
     )?;
     if let Some(e) = existing {
-        return Ok(edge_from_row(&e));
+        return Ok((edge_from_row(&e), false));
     }
     let next = c
             .query_one(
@@ -159,7 +160,7 @@ pub(crate) fn insert_edge_in(
         .map_err(|e| crate::db::map_unique(e, || "edge".to_owned()))?
         .ok_or_else(|| StoreError::Database(DatabaseError::unexpected("insert returned no id")))?;
     edge_changed(ch, subject, predicate, object);
-    Ok(Edge {
+    let edge = Edge {
         id: row.int(0),
         subject,
         predicate: predicate.to_owned(),
@@ -167,7 +168,8 @@ pub(crate) fn insert_edge_in(
         seq: next,
         creator,
         created: from_millis(now),
-    })
+    };
+    Ok((edge, true))
 }
 
 impl Store {
@@ -246,7 +248,9 @@ impl Store {
         object: ResourceId,
         creator: Option<ResourceId>,
     ) -> Result<Edge> {
-        self.write(|c, ch| insert_edge_in(c, ch, subject, predicate, object, creator))
+        self.write(|c, ch| {
+            insert_edge_in(c, ch, subject, predicate, object, creator).map(|(e, _)| e)
+        })
     }
 
     /// Remove an edge. Missing is [`StoreError::EdgeNotFound`].

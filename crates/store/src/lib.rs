@@ -67,6 +67,7 @@ mod db;
 pub mod dependency;
 mod edge;
 mod error;
+mod export;
 mod facts;
 mod html_limits;
 mod identity;

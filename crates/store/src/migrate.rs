@@ -87,6 +87,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/common/0008_publication_window.sql"),
         postgres: include_str!("../migrations/common/0008_publication_window.sql"),
     },
+    Migration {
+        version: 9,
+        name: "import_key",
+        sqlite: include_str!("../migrations/common/0009_import_key.sql"),
+        postgres: include_str!("../migrations/common/0009_import_key.sql"),
+    },
 ];
 
 /// A core migration's work done in Rust, inside its transaction.

@@ -8,6 +8,7 @@
 pub mod content;
 pub mod php;
 pub mod report;
+pub mod site_data;
 pub mod wordpress;
 pub mod wxr;
 
@@ -65,6 +66,8 @@ pub enum ImportError {
     /// The file is broken; nothing was written.
     #[error(transparent)]
     File(#[from] WxrError),
+    #[error("{0}")]
+    Io(String),
     #[error("the site's database")]
     Store(#[from] StoreError),
 }

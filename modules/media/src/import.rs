@@ -60,6 +60,17 @@ impl MediaImport {
         })
     }
 
+    /// Where the file with content hash `sha256` is on this node (fetched
+    /// from the database first when another node kept it): for an export.
+    pub async fn local_file(&self, sha256: &str) -> Result<std::path::PathBuf, Problem> {
+        self.media.originals.local(sha256).await.map_err(|missing| {
+            refused(
+                StatusCode::NOT_FOUND,
+                format!("the file {sha256}: {missing:?}"),
+            )
+        })
+    }
+
     /// A preview's address, as templates make it (`image(id, preset)`).
     pub fn preview_url(&self, id: ResourceId, preset: &str, sha256: &str) -> String {
         self.media
@@ -105,6 +116,94 @@ impl MediaImport {
         S: futures_util::Stream<Item = Result<Bytes, Problem>> + Unpin,
     {
         self.take(name_of(name), chunks, imported).await
+    }
+
+    /// The file with content hash `sha256`, for media resource `id` (an
+    /// export's resource, imported again): recorded as the resource's file,
+    /// taken from `source` when the site does not hold it yet (and checked
+    /// to be what its hash says). `false` when the resource had it already.
+    pub async fn adopt(
+        &self,
+        id: ResourceId,
+        sha256: &str,
+        source: Option<&Path>,
+    ) -> Result<bool, Problem> {
+        if !crate::originals::is_hash(sha256) {
+            return Err(refused(
+                StatusCode::BAD_REQUEST,
+                format!("{sha256:?} is not a SHA-256"),
+            ));
+        }
+        let recorded = {
+            let sha = sha256.to_owned();
+            self.store
+                .run(move |s| {
+                    s.module_read(|sql| {
+                        Ok(sql
+                            .query_one(
+                                "SELECT sha256 FROM media_file WHERE rsc_id = $1",
+                                &[id.0.into()],
+                            )?
+                            .map(|r| r.text(0) == sha))
+                    })
+                })
+                .await
+                .map_err(crate::upload::store_refused)?
+        };
+        if recorded == Some(true) {
+            return Ok(false);
+        }
+        let originals = &self.media.originals;
+        let kept = originals.path(sha256);
+        let have = tokio::fs::try_exists(&kept).await.unwrap_or(false);
+        let size = match (have, source) {
+            (true, _) => tokio::fs::metadata(&kept).await.map_err(disk)?.len(),
+            (false, Some(source)) => {
+                let file = tokio::fs::File::open(source).await.map_err(disk)?;
+                let chunks = tokio_util::io::ReaderStream::with_capacity(file, PIECE)
+                    .map(|c| c.map_err(disk));
+                let tmp = originals.dir.join("tmp");
+                let mut received =
+                    receive_stream(sha256.to_owned(), chunks, &tmp, u64::MAX).await?;
+                if received.sha256 != sha256 {
+                    return Err(refused(
+                        StatusCode::UNPROCESSABLE_ENTITY,
+                        format!("the file given for {sha256} is not that file"),
+                    ));
+                }
+                if let Some(dir) = kept.parent() {
+                    tokio::fs::create_dir_all(dir).await.map_err(disk)?;
+                }
+                tokio::fs::rename(&received.incoming.path, &kept)
+                    .await
+                    .map_err(disk)?;
+                received.incoming.kept = true;
+                received.size
+            }
+            (false, None) => {
+                return Err(refused(
+                    StatusCode::NOT_FOUND,
+                    format!("the site has no file {sha256}: export with --media to bring it"),
+                ));
+            }
+        };
+        if recorded.is_some() {
+            // The resource used another file: it uses this one now.
+            self.media.originals.forget(id);
+        }
+        let reservation = originals
+            .admit(sha256, size, self.media.settings.quota_bytes)
+            .await
+            .map_err(crate::upload::store_refused)?
+            .ok_or_else(|| crate::upload::over_quota(&self.media.settings))?;
+        if let Err(why) = originals.keep_in_database(&kept, sha256).await {
+            return Err(Problem::internal("keeping a file in the database", &why));
+        }
+        reservation
+            .confirm(id)
+            .await
+            .map_err(crate::upload::store_refused)?;
+        Ok(true)
     }
 
     async fn take<S>(
