@@ -13,6 +13,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::Write as _;
 use std::path::Path;
 
+use bulwark_module_import::csv_rows::{self, CsvOptions};
 use bulwark_module_import::site_data::{self, ExportOptions};
 use bulwark_module_import::wordpress::{self, Options};
 use bulwark_module_import::{Enabled, Progress, Quiet, Report};
@@ -73,6 +74,41 @@ pub struct ExportArgs {
 
 #[derive(clap::Subcommand)]
 pub enum ImportCommand {
+    /// Import resources from a CSV file: one per row, each column a
+    /// property unless --map says otherwise (docs/import.md).
+    Csv {
+        /// The site to import into.
+        site: String,
+        /// The CSV file (a header line, then one resource per line).
+        file: PathBuf,
+        /// The category of rows without a `category` column.
+        #[arg(long)]
+        category: Option<String>,
+        /// A column's place: HEADER=PROPERTY, HEADER=edge:PREDICATE,
+        /// HEADER=name|category|published|publication_start|publication_end,
+        /// or HEADER=- to leave it out. Repeat it.
+        #[arg(long = "map", value_name = "HEADER=TARGET")]
+        map: Vec<String>,
+        /// The column that finds a row's resource again (so a second import
+        /// updates instead of adding).
+        #[arg(long, value_name = "COLUMN")]
+        key: Option<String>,
+        /// Publish the rows (unless a `published` column says otherwise).
+        #[arg(long)]
+        published: bool,
+        /// Check the file and show the first rows as they would be stored;
+        /// write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Rows written per transaction.
+        #[arg(long, default_value_t = 500)]
+        batch: usize,
+        /// Print nothing but errors (for scripts).
+        #[arg(long, short)]
+        quiet: bool,
+        #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
+        sites: PathBuf,
+    },
     /// Import a WordPress site from its export file (Tools > Export > All
     /// content): posts, pages, authors, categories and tags, media,
     /// comments, menus, and a redirect from every old URL. Running it again
@@ -128,6 +164,39 @@ pub fn run(args: ImportArgs) -> anyhow::Result<()> {
             }
         };
         match command {
+            ImportCommand::Csv {
+                site,
+                file,
+                category,
+                map,
+                key,
+                published,
+                dry_run,
+                batch,
+                quiet,
+                sites,
+            } => {
+                let mut mapping = std::collections::BTreeMap::new();
+                for m in map {
+                    let Some((header, target)) = m.split_once('=') else {
+                        bail!("--map {m:?}: write HEADER=TARGET");
+                    };
+                    mapping.insert(header.to_owned(), target.to_owned());
+                }
+                let options = CsvOptions {
+                    category,
+                    map: mapping,
+                    key,
+                    published,
+                    dry_run,
+                    batch,
+                };
+                let choice = SiteChoice {
+                    site: Some(site),
+                    sites,
+                };
+                import_csv(&choice, &file, &options, quiet).await
+            }
             ImportCommand::Wordpress {
                 site,
                 file,
@@ -157,6 +226,53 @@ pub fn run(args: ImportArgs) -> anyhow::Result<()> {
             }
         }
     })
+}
+
+async fn import_csv(
+    choice: &SiteChoice,
+    file: &Path,
+    options: &CsvOptions,
+    quiet: bool,
+) -> anyhow::Result<()> {
+    let (_, store, _) = open(choice).await?;
+    let bar = Bar::new(quiet);
+    let progress: &dyn Progress = match &bar {
+        Some(bar) => bar,
+        None => &Quiet,
+    };
+    let done = csv_rows::import(&store, file, options, progress).await;
+    if let Some(bar) = bar {
+        bar.0.finish_and_clear();
+    }
+    let done = done?;
+    if !done.errors.is_empty() {
+        for e in &done.errors {
+            eprintln!(
+                "{}, line {}, column {:?}: {}",
+                file.display(),
+                e.line,
+                e.column,
+                e.why
+            );
+        }
+        bail!(
+            "{} wrong cells in {} rows: nothing was written",
+            done.errors.len(),
+            done.rows
+        );
+    }
+    if options.dry_run {
+        println!(
+            "{} rows, all well; the first as they would be stored:\n{}",
+            done.rows,
+            serde_json::to_string_pretty(&done.preview)?
+        );
+        return Ok(());
+    }
+    if !quiet {
+        print!("{}", done.report);
+    }
+    Ok(())
 }
 
 /// The report: as JSON to `file` when asked, and on the terminal.

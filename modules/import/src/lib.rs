@@ -6,6 +6,7 @@
 //! (`bulwark import wordpress`) runs it with or without the server running.
 
 pub mod content;
+pub mod csv_rows;
 pub mod php;
 pub mod report;
 pub mod site_data;
