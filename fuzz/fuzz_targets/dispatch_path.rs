@@ -14,7 +14,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         Path::new("sites/default/site.toml"),
         text,
         Path::new("sites/default"),
-        &["core", "seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks"],
+        &["core", "seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "import"],
     )
     .expect("the starter site.toml is valid");
     let mut module_rules = Vec::new();
@@ -30,6 +30,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         ("comments", include_str!("../../modules/comments/module.toml")),
         ("forms", include_str!("../../modules/forms/module.toml")),
         ("webhooks", include_str!("../../modules/webhooks/module.toml")),
+        ("import", include_str!("../../modules/import/module.toml")),
         ("core", include_str!("../../modules/core/module.toml")),
     ] {
         let manifest = ModuleManifest::new(name, 0, &[], None, None, toml)

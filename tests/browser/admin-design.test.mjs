@@ -36,6 +36,7 @@ const ADMIN_SCREENS = [
   ["comments", "/admin/comments"],
   ["forms", "/admin/forms"],
   ["webhooks", "/admin/webhooks"],
+  ["import", "/admin/import"],
   ["account", "/logon/account"],
   ["sessions", "/logon/sessions"],
 ];

@@ -125,6 +125,10 @@ pub enum ImportCommand {
         /// Fetch each attachment's file from the old site instead.
         #[arg(long, conflicts_with = "uploads")]
         fetch_media: bool,
+        /// Give each author an account in this user group (editors, say),
+        /// without a password they know: they set theirs with a password reset.
+        #[arg(long, value_name = "GROUP")]
+        users: Option<String>,
         /// Posts and pages written per transaction.
         #[arg(long, default_value_t = 100)]
         batch: usize,
@@ -202,6 +206,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<()> {
                 file,
                 uploads,
                 fetch_media,
+                users,
                 batch,
                 quiet,
                 report,
@@ -216,6 +221,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<()> {
                     uploads,
                     fetch_media,
                     batch,
+                    users,
                 };
                 let choice = SiteChoice {
                     site: Some(site),

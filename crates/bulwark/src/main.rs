@@ -436,6 +436,7 @@ fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
         bulwark_module_comments::module(),
         bulwark_module_forms::module(),
         bulwark_module_webhooks::module(),
+        bulwark_module_import::module(),
     ])
 }
 

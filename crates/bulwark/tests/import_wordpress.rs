@@ -41,18 +41,20 @@ fn import(dir: &Path, file: &Path, more: &[&str]) -> Output {
 
 /// Imports `file` with the fixture's uploads; the report it wrote.
 fn import_ok(dir: &Path, file: &Path) -> Value {
+    import_with(dir, file, &[])
+}
+
+fn import_with(dir: &Path, file: &Path, more: &[&str]) -> Value {
     let uploads = fixture().join("uploads");
     let report = dir.join("report.json");
-    let out = import(
-        dir,
-        file,
-        &[
-            "--uploads",
-            uploads.to_str().unwrap(),
-            "--report",
-            report.to_str().unwrap(),
-        ],
-    );
+    let mut args = vec![
+        "--uploads",
+        uploads.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ];
+    args.extend_from_slice(more);
+    let out = import(dir, file, &args);
     assert!(
         out.status.success(),
         "the import failed: {}",
@@ -138,7 +140,11 @@ fn counts(report: &Value, kind: &str) -> (u64, u64, u64, u64) {
 #[test]
 fn a_wordpress_export_lands_where_each_part_belongs_and_a_second_import_changes_nothing() {
     let dir = starter();
-    let report = import_ok(dir.path(), &fixture().join("export.xml"));
+    let report = import_with(
+        dir.path(),
+        &fixture().join("export.xml"),
+        &["--users", "editors"],
+    );
     let db = db(dir.path());
 
     // Posts: eleven in the file (WordPress's own "Hello world!" among them), one in the trash.
@@ -246,6 +252,33 @@ fn a_wordpress_export_lands_where_each_part_belongs_and_a_second_import_changes_
 
     // Authors, categories and tags, the featured image.
     assert_eq!(counts(&report, "person"), (2, 0, 0, 0));
+    // Asked for, each author has an account: their login, their address, a
+    // password nobody knows (they set theirs with a reset), an editor.
+    assert_eq!(counts(&report, "user"), (2, 0, 0, 0));
+    let bob = item(&db, "wp_author_2").id;
+    let (hash, email): (String, String) = db
+        .query_row(
+            "SELECT u.secret, e.key FROM identity u JOIN identity e ON e.rsc_id = u.rsc_id \
+             WHERE u.kind = 'username_pw' AND u.key = 'bob' AND e.kind = 'email' AND u.rsc_id = ?1",
+            [bob],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(hash.starts_with("$argon2id$"), "{hash}");
+    assert_eq!(email, "bob@example.org");
+    let listed = Command::new(env!("CARGO_BIN_EXE_bulwark"))
+        .current_dir(dir.path())
+        .env("BULWARK_ADMIN_PASSWORD", "import-test-admin-password")
+        .args(["user", "list"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("bob") && l.contains("editors")),
+        "{listed}"
+    );
     assert_eq!(item(&db, "wp_author_2").props["title"], "Bób Écrivain");
     assert_eq!(
         objects(&db, item(&db, "wp_8").id, "author"),
@@ -373,7 +406,11 @@ fn a_wordpress_export_lands_where_each_part_belongs_and_a_second_import_changes_
 
     // Again: nothing new, nothing changed.
     let before = state(&db);
-    let again = import_ok(dir.path(), &fixture().join("export.xml"));
+    let again = import_with(
+        dir.path(),
+        &fixture().join("export.xml"),
+        &["--users", "editors"],
+    );
     for (kind, c) in again["counts"].as_object().unwrap() {
         assert_eq!(
             (c["imported"].as_u64(), c["updated"].as_u64()),

@@ -378,6 +378,44 @@ pub fn add_user(
 
 /// Replaces the password hash of an existing user and ends what the old
 /// password opened ([`end_logons`]).
+/// An account for a person who exists already (an imported author):
+/// `username` in `group`, reached at `email`, with `password_hash` (of a
+/// password nobody was told: they set their own through a password reset).
+/// `Ok(false)` when `username` is this person's already; taken by another
+/// person, or the address by another account, is an error that says so.
+pub fn add_account_for(
+    store: &Store,
+    person: ResourceId,
+    username: &str,
+    group: &GroupName,
+    password_hash: &str,
+    email: Option<&str>,
+) -> Result<bool, AccountError> {
+    let group_id = group_id(store, group)?;
+    if let Some((owner, _)) = store.password_hash(username)? {
+        return match owner == person {
+            true => Ok(false),
+            false => Err(AccountError::UsernameTaken(username.to_owned())),
+        };
+    }
+    if let Some(email) = email
+        && find_by_email(store, email)?.is_some()
+    {
+        return Err(AccountError::EmailTaken(email.to_owned()));
+    }
+    store
+        .set_username_password_hash(person, username, password_hash)
+        .map_err(|e| match e {
+            StoreError::Duplicate(_) => AccountError::UsernameTaken(username.to_owned()),
+            e => e.into(),
+        })?;
+    store.insert_edge(person, HAS_USER_GROUP, group_id, None)?;
+    if let Some(email) = email {
+        set_email(store, username, email)?;
+    }
+    Ok(true)
+}
+
 pub fn set_password_hash(
     store: &Store,
     username: &str,

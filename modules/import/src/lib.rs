@@ -3,8 +3,11 @@
 //! redirected.
 //!
 //! The import works on a site's store and media directly, so the command line
-//! (`bulwark import wordpress`) runs it with or without the server running.
+//! (`bulwark import wordpress`) runs it with or without the server running;
+//! the module (`import`) adds the admin's Import screen, which runs the same
+//! code in the server ([`admin`]).
 
+pub mod admin;
 pub mod content;
 pub mod csv_rows;
 pub mod php;
@@ -16,7 +19,14 @@ pub mod wxr;
 pub use report::{Counts, Remark, Report};
 pub use wxr::WxrError;
 
+use std::sync::{Arc, OnceLock};
+
+use include_dir::{Dir, include_dir};
+
+use bulwark_site::ModuleManifest;
 use bulwark_store::StoreError;
+use bulwark_web::events::MenuItem;
+use bulwark_web::{Api, Module, ModuleError, SiteSetup};
 
 /// Which of the modules an import feeds the site enables: what their tables
 /// would hold is left out (and said so) when one is not.
@@ -71,4 +81,53 @@ pub enum ImportError {
     Io(String),
     #[error("the site's database")]
     Store(#[from] StoreError),
+}
+
+/// The module (`import`): the admin's Import screen and its endpoints
+/// ([`admin`]); the command line uses the rest of the crate without it.
+pub struct ImportModule;
+
+pub const PRIORITY: i32 = 600;
+
+static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
+
+/// The module, for the binary's registry.
+pub fn module() -> Arc<dyn Module> {
+    Arc::new(ImportModule)
+}
+
+pub fn manifest() -> &'static Arc<ModuleManifest> {
+    static MANIFEST: OnceLock<Arc<ModuleManifest>> = OnceLock::new();
+    MANIFEST.get_or_init(|| {
+        let manifest = ModuleManifest::new(
+            "import",
+            PRIORITY,
+            &[],
+            Some(&TEMPLATES),
+            Some(&LIB),
+            include_str!("../module.toml"),
+        )
+        .and_then(|m| m.with_endpoints(admin::api().routes()));
+        Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
+    })
+}
+
+impl Module for ImportModule {
+    fn manifest(&self) -> &Arc<ModuleManifest> {
+        manifest()
+    }
+
+    fn api(&self) -> Option<&'static Api> {
+        Some(admin::api())
+    }
+
+    fn setup(&self, site: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
+        site.provide(Arc::new(admin::Jobs::default()));
+        site.add_admin_menu_item(
+            PRIORITY,
+            MenuItem::screen("Import", "/admin/import", "admin_import.tpl"),
+        );
+        Ok(())
+    }
 }

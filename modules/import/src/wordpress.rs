@@ -53,6 +53,9 @@ pub struct Options {
     pub fetch_media: bool,
     /// Posts and pages written per transaction.
     pub batch: usize,
+    /// Give each author an account in this user group (`editors`), with no
+    /// password they know: they set theirs with a password reset.
+    pub users: Option<String>,
 }
 
 impl Default for Options {
@@ -61,6 +64,7 @@ impl Default for Options {
             uploads: None,
             fetch_media: false,
             batch: 100,
+            users: None,
         }
     }
 }
@@ -117,6 +121,9 @@ pub async fn import(
         (scan.authors.len() + scan.terms.len()) as u64,
     );
     run.authors(&scan.authors).await?;
+    if let Some(group) = &options.users {
+        run.accounts(&scan.authors, group).await?;
+    }
     run.terms(&scan.terms).await?;
     progress.advance((scan.authors.len() + scan.terms.len()) as u64);
     progress.stage("media", scan.attachments.len() as u64);
@@ -443,6 +450,54 @@ impl Run {
         for (name, id) in self.write_planned(planned).await? {
             if let Some(login) = logins.remove(&name) {
                 self.authors.insert(login, id);
+            }
+        }
+        Ok(())
+    }
+
+    /// An account for each author (`--users GROUP`): their login as the
+    /// username, their address for the password reset that sets their
+    /// password (the one stored is random, and told to nobody).
+    async fn accounts(&mut self, authors: &[Node], group: &str) -> Result<(), ImportError> {
+        use bulwark_module_auth::accounts::{self, AccountError};
+        use bulwark_module_auth::{GroupName, HashCost, HashLimits, NewPassword, Passwords};
+        let passwords = Arc::new(
+            Passwords::new(HashCost::default(), HashLimits::default())
+                .map_err(|e| ImportError::Io(format!("the password hasher: {e}")))?,
+        );
+        let group = GroupName::new(group);
+        for a in authors {
+            let login = a.text_of("wp:author_login").to_owned();
+            let Some(&person) = self.authors.get(&login) else {
+                continue;
+            };
+            let email = Some(a.text_of("wp:author_email").to_owned()).filter(|e| !e.is_empty());
+            let (password, _) = NewPassword::random();
+            let hash = passwords
+                .hash(password)
+                .await
+                .map_err(|e| ImportError::Io(format!("hashing a password: {e}")))?;
+            let (group, name) = (group.clone(), login.clone());
+            let made = self
+                .store
+                .run(move |s| {
+                    Ok(accounts::add_account_for(
+                        s,
+                        person,
+                        &name,
+                        &group,
+                        &hash,
+                        email.as_deref(),
+                    ))
+                })
+                .await?;
+            match made {
+                Ok(true) => self.report.count("user", Outcome::Imported),
+                Ok(false) => self.report.count("user", Outcome::Unchanged),
+                Err(AccountError::Store(e)) => return Err(e.into()),
+                Err(why) => self
+                    .report
+                    .skip("user", format!("author {login:?}"), why.to_string()),
             }
         }
         Ok(())

@@ -71,6 +71,7 @@ pub fn modules() -> Vec<std::sync::Arc<dyn bulwark_web::Module>> {
         bulwark_module_comments::module(),
         bulwark_module_forms::module(),
         bulwark_module_webhooks::module(),
+        bulwark_module_import::module(),
     ]
 }
 
