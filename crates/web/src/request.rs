@@ -70,6 +70,25 @@ impl<'a> RequestCtx<'a> {
             .take()
     }
 
+    /// The body as it arrives, as a stream of its data (what `multer` and
+    /// the like read), once; see [`take_body_stream`](Self::take_body_stream).
+    pub fn take_body_chunks(
+        &self,
+    ) -> Option<
+        impl futures_util::Stream<Item = Result<bytes::Bytes, std::io::Error>> + Send + 'static,
+    > {
+        use futures_util::StreamExt;
+        let body = self.take_body_stream()?;
+        Some(
+            http_body_util::BodyStream::new(body).filter_map(|frame| async move {
+                match frame {
+                    Ok(frame) => frame.into_data().ok().map(Ok),
+                    Err(e) => Some(Err(std::io::Error::other(e))),
+                }
+            }),
+        )
+    }
+
     /// The request as made by whom `auth` says (the site's authenticator).
     pub fn authenticated(mut self, auth: Authenticated) -> RequestCtx<'a> {
         self.auth = auth;

@@ -16,11 +16,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use futures_util::StreamExt;
 use http::StatusCode;
 use http::header::{ACCEPT, CONTENT_TYPE};
-use http_body_util::BodyStream;
 use minijinja::Value as TemplateValue;
 use serde_json::{Value, json};
 
@@ -251,15 +249,9 @@ where
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_owned();
-    let body = req
-        .take_body_stream()
+    let stream = req
+        .take_body_chunks()
         .ok_or_else(|| Problem::bad_request("no body"))?;
-    let stream = BodyStream::new(body).filter_map(|frame| async move {
-        match frame {
-            Ok(frame) => frame.into_data().ok().map(Ok::<Bytes, std::io::Error>),
-            Err(e) => Some(Err(std::io::Error::other(e))),
-        }
-    });
     let Ok(boundary) = multer::parse_boundary(&content_type) else {
         let mut bytes = Vec::new();
         let mut stream = Box::pin(stream);

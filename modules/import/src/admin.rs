@@ -19,8 +19,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use futures_util::StreamExt;
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
 use serde_json::{Value, json};
@@ -186,15 +184,9 @@ async fn start(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Prob
                 "send the export as multipart/form-data, in a field called file",
             )
         })?;
-    let body = req
-        .take_body_stream()
+    let stream = req
+        .take_body_chunks()
         .ok_or_else(|| Problem::bad_request("no body"))?;
-    let stream = http_body_util::BodyStream::new(body).filter_map(|frame| async move {
-        match frame {
-            Ok(frame) => frame.into_data().ok().map(Ok::<Bytes, std::io::Error>),
-            Err(e) => Some(Err(std::io::Error::other(e))),
-        }
-    });
     let mut multipart = multer::Multipart::new(stream, boundary);
     let id = jobs.next.fetch_add(1, Ordering::Relaxed) + 1;
     let dir = site.dir.join("data").join("import");

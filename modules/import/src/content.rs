@@ -469,3 +469,70 @@ mod tests {
         );
     }
 }
+
+/// Content from anywhere never panics the converter: made of the pieces its
+/// parsing looks for, in any order, with characters of several bytes between.
+#[cfg(test)]
+mod any_content {
+    use super::*;
+    use proptest::prelude::*;
+
+    struct None_;
+    impl Pictures for None_ {
+        fn by_id(&self, _: i64) -> Option<Picture> {
+            None
+        }
+        fn by_url(&self, url: &str) -> Option<Picture> {
+            (!url.is_empty()).then(|| Picture {
+                src: "/p".into(),
+                alt: "é".into(),
+            })
+        }
+    }
+
+    const PIECES: &[&str] = &[
+        "[",
+        "]",
+        "[/",
+        "[[",
+        "]]",
+        "caption",
+        "gallery",
+        "embed",
+        "video",
+        " ids=\"",
+        "\"",
+        "'",
+        "=",
+        "<img",
+        " src=\"",
+        " srcset='",
+        ">",
+        "/>",
+        "<a href=x>",
+        "</a>",
+        "<!--",
+        "-->",
+        " wp:",
+        "/wp:",
+        "\n",
+        "\n\n",
+        "https://x.y/z",
+        "é",
+        "ß",
+        "日本",
+        "🦀",
+        " ",
+        "1,2",
+        "<p>",
+    ];
+
+    proptest! {
+        #[test]
+        fn never_panics(pieces in proptest::collection::vec(0..PIECES.len(), 0..60)) {
+            let text: String = pieces.iter().map(|&i| PIECES[i]).collect();
+            let _ = convert(&text, &None_);
+            let _ = crate::php::unserialize(&text);
+        }
+    }
+}

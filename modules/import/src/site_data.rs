@@ -605,35 +605,41 @@ impl Import {
             return Ok(());
         }
         let uid = self.uid.clone();
-        let known = self.keys.clone();
+        // What each names (its content group, its creator) was met before it
+        // (an export is in id order) or is this site's own.
+        let named: Vec<(Visibility, Option<ResourceId>)> = lines
+            .iter()
+            .map(|line| {
+                let visibility = match (line.visibility.as_str(), &line.group) {
+                    ("members", _) => Visibility::Members,
+                    ("group", Some(g)) => match resolve(&self.keys, &uid, g) {
+                        Some(group) => Visibility::Group(group),
+                        // Its group is not in the export: members only,
+                        // rather than all the world.
+                        None => Visibility::Members,
+                    },
+                    _ => Visibility::Public,
+                };
+                let creator = line
+                    .creator
+                    .as_deref()
+                    .and_then(|k| resolve(&self.keys, &uid, k));
+                (visibility, creator)
+            })
+            .collect();
         let written = self
             .on_store(move |s| {
-                // Sanitised before the transaction, as every write is; what
-                // it names (its content group, its creator) was met before it
-                // (an export is in id order) or is this site's own.
+                // Sanitised before the transaction, as every write is.
                 let mut ready = Vec::with_capacity(lines.len());
-                for line in lines {
+                for (line, (visibility, creator)) in lines.into_iter().zip(named) {
                     let props = Props::try_from(line.props.clone())?;
-                    let visibility = match (line.visibility.as_str(), &line.group) {
-                        ("members", _) => Visibility::Members,
-                        ("group", Some(g)) => match resolve(&known, &uid, g) {
-                            Some(group) => Visibility::Group(group),
-                            // Its group is not in the export: members only,
-                            // rather than all the world.
-                            None => Visibility::Members,
-                        },
-                        _ => Visibility::Public,
-                    };
                     let mut new = NewResource::new(&line.category, props.clone());
                     new.name = line.name.clone();
                     new.published = line.published;
                     new.publication_start = line.publication_start;
                     new.publication_end = line.publication_end;
                     new.visibility = visibility;
-                    new.creator = line
-                        .creator
-                        .as_deref()
-                        .and_then(|k| resolve(&known, &uid, k));
+                    new.creator = creator;
                     new.created = Some(line.created);
                     let prepared = s.prepare(new)?;
                     ready.push((line, props, visibility, prepared));
@@ -697,8 +703,36 @@ impl Import {
         if lines.is_empty() {
             return Ok(());
         }
-        let keys = self.keys.clone();
-        let mut comments = self.comments.clone();
+        // Only what this batch names goes along (the rest is found in the
+        // database: what earlier runs imported, or this site's own keys).
+        let mut keys = HashMap::new();
+        let mut comments = HashMap::new();
+        for line in &lines {
+            let (named, comment): (Vec<&str>, Option<&str>) = match line {
+                Line::Edge {
+                    subject, object, ..
+                } => (vec![subject, object], None),
+                Line::Revision { rsc, modifier, .. } => (
+                    std::iter::once(rsc.as_str())
+                        .chain(modifier.as_deref())
+                        .collect(),
+                    None,
+                ),
+                Line::Comment(c) => (vec![c.rsc.as_str()], c.parent.as_deref()),
+                Line::Redirect { to_rsc, .. } => (to_rsc.as_deref().into_iter().collect(), None),
+                _ => (Vec::new(), None),
+            };
+            for key in named {
+                if let Some(&id) = self.keys.get(key) {
+                    keys.insert(key.to_owned(), id);
+                }
+            }
+            if let Some(parent) = comment
+                && let Some(&id) = self.comments.get(parent)
+            {
+                comments.insert(parent.to_owned(), id);
+            }
+        }
         let (outcomes, comments) = self
             .on_store(move |s| {
                 s.batch(|b| {
@@ -710,7 +744,7 @@ impl Import {
                 })
             })
             .await?;
-        self.comments = comments;
+        self.comments.extend(comments);
         for (kind, outcome) in outcomes {
             match outcome {
                 Ok(outcome) => self.report.count(kind, outcome),

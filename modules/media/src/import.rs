@@ -171,13 +171,9 @@ impl MediaImport {
                         format!("the file given for {sha256} is not that file"),
                     ));
                 }
-                if let Some(dir) = kept.parent() {
-                    tokio::fs::create_dir_all(dir).await.map_err(disk)?;
-                }
-                tokio::fs::rename(&received.incoming.path, &kept)
-                    .await
-                    .map_err(disk)?;
-                received.incoming.kept = true;
+                let admitting = originals.admitting.lock().await;
+                received.put_at(&kept).await?;
+                drop(admitting);
                 received.size
             }
             (false, None) => {

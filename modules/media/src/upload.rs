@@ -10,7 +10,6 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use http::StatusCode;
 use http::header::CONTENT_TYPE;
-use http_body_util::BodyStream;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
@@ -121,6 +120,21 @@ pub(crate) struct Received {
     pub(crate) size: u64,
     pub(crate) sha256: String,
     pub(crate) head: Vec<u8>,
+}
+
+impl Received {
+    /// Puts the received file where it is kept (its content's place); the
+    /// caller holds `Originals::admitting`, so no sweep takes it meanwhile.
+    pub(crate) async fn put_at(&mut self, kept: &Path) -> Result<(), Refused> {
+        if let Some(dir) = kept.parent() {
+            tokio::fs::create_dir_all(dir).await.map_err(disk)?;
+        }
+        tokio::fs::rename(&self.incoming.path, kept)
+            .await
+            .map_err(disk)?;
+        self.incoming.kept = true;
+        Ok(())
+    }
 }
 
 pub(crate) async fn receive(
@@ -366,15 +380,9 @@ pub(crate) async fn upload(
     {
         return Err(over_quota(settings));
     }
-    let body = req
-        .take_body_stream()
+    let stream = req
+        .take_body_chunks()
         .ok_or_else(|| refused(StatusCode::BAD_REQUEST, "no body"))?;
-    let stream = BodyStream::new(body).filter_map(|frame| async move {
-        match frame {
-            Ok(frame) => frame.into_data().ok().map(Ok::<Bytes, std::io::Error>),
-            Err(e) => Some(Err(std::io::Error::other(e))),
-        }
-    });
     let mut multipart = multer::Multipart::new(stream, boundary);
     let originals = &media.originals;
     let mut received = None;
@@ -541,13 +549,7 @@ pub(crate) async fn keep(
             kept: true,
         };
     } else {
-        if let Some(dir) = kept.parent() {
-            tokio::fs::create_dir_all(dir).await.map_err(disk)?;
-        }
-        tokio::fs::rename(&received.incoming.path, &kept)
-            .await
-            .map_err(disk)?;
-        received.incoming.kept = true;
+        received.put_at(&kept).await?;
     }
     drop(admitting);
     if let Err(why) = originals.keep_in_database(&kept, &received.sha256).await {
