@@ -255,6 +255,33 @@ fn an_export_read_into_a_site_with_content_of_its_own_lands_beside_it() {
             .filter(|l| l.contains("\"type\":\"resource\""))
             .count()
     };
+    // A file with a broken line is refused whole, naming the line.
+    let mut broken: Vec<&str> = lines.lines().collect();
+    // A category of its own near the top (written at once when met), a
+    // broken line near the end.
+    broken.insert(
+        1,
+        r#"{"type":"category","name":"podcast","parent":"media","props":{"title":"Podcast"}}"#,
+    );
+    let at = broken.len() - 2;
+    broken[at] = "{\"type\":\"edge\",\"subject\":";
+    let broken_file = root.join("broken.jsonl");
+    std::fs::write(&broken_file, broken.join("\n")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bulwark"))
+        .env("BULWARK_ADMIN_PASSWORD", "export-test-admin-password")
+        .env("BULWARK_SITES", &other)
+        .args(["import", "default", broken_file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains(&format!("line {}", at + 1)), "{said}");
+    assert_eq!(
+        canonical(&bulwark(&other, &["export", "default"]), &BTreeSet::new()),
+        canonical(&before, &BTreeSet::new()),
+        "nothing was written"
+    );
+
     let done = report(&other, &file, &root.join("r.json"));
     let after = bulwark(&other, &["export", "default"]);
     let imported = done["counts"]["resource"]["imported"].as_u64().unwrap();

@@ -432,7 +432,13 @@ pub async fn import(
         report: Report::default(),
         comments: HashMap::new(),
     };
-    // First everything but references to what may come later; then those.
+    // The whole file read first: a broken line stops the import before
+    // anything is written, naming its line.
+    progress.stage("checking the file", 0);
+    for line in read_lines(file)? {
+        line?;
+    }
+    // Then everything but references to what may come later; then those.
     let lines = read_lines(file)?;
     progress.stage("categories, predicates and resources", 0);
     let mut pending = Vec::new();

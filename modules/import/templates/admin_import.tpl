@@ -10,8 +10,8 @@ again changes only what changed. Only administrators import. For a large site, o
 (see <code>docs/import.md</code>).</p>
 <form id="import-form" class="stacked" data-user="{{ request.user_id }}">
   <label>The export file <input name="file" type="file" accept=".xml,application/xml,text/xml" required></label>
-  <label class="check"><input type="checkbox" name="fetch_media" value="on"> Fetch the pictures and other files from the old site <small>(it must still be online)</small></label>
-  <label class="check"><input type="checkbox" name="users" value="on"> Give each author an account as an editor <small>(without a password: they choose theirs with “Forgot your password?”)</small></label>
+  <label class="check"><input type="checkbox" name="fetch_media" value="on"> <span>Fetch the pictures and other files from the old site <small>(it must still be online)</small></span></label>
+  <label class="check"><input type="checkbox" name="users" value="on"> <span>Give each author an account as an editor <small>(without a password: they choose theirs with “Forgot your password?”)</small></span></label>
   <button type="submit" class="primary">Import</button>
 </form>
 <p id="import-status" class="message" role="status" aria-live="polite"></p>
