@@ -197,8 +197,7 @@ pub async fn import(
             let names = check(&store, &file, &targets, &options, &categories, &mut checked)?;
             Ok::<_, ImportError>((names, checked))
         })
-        .await
-        .map_err(|e| ImportError::Io(e.to_string()))??;
+        .await??;
         outcome = checked;
         progress.advance(outcome.rows);
         names
@@ -283,11 +282,11 @@ fn open(file: &Path) -> Result<csv::Reader<std::fs::File>, ImportError> {
 }
 
 fn csv_error(file: &Path, e: csv::Error) -> ImportError {
-    let at = e
-        .position()
-        .map(|p| format!(", line {}", p.line()))
-        .unwrap_or_default();
-    ImportError::Io(format!("{}{at}: {e}", file.display()))
+    ImportError::Csv {
+        file: file.display().to_string(),
+        line: e.position().map(|p| p.line()),
+        source: e,
+    }
 }
 
 type Parsed = (Row, Vec<(String, String, String)>, Vec<CellError>);

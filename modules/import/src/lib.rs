@@ -77,8 +77,37 @@ pub enum ImportError {
     /// The file is broken; nothing was written.
     #[error(transparent)]
     File(#[from] WxrError),
-    #[error("{0}")]
-    Io(String),
+    /// A file could not be read or written.
+    #[error("{what}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line of an export is not one.
+    #[error("{file}, line {line}")]
+    Line {
+        file: String,
+        line: u64,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A CSV file is not well formed.
+    #[error("{file}{}", .line.map(|l| format!(", line {l}")).unwrap_or_default())]
+    Csv {
+        file: String,
+        line: Option<u64>,
+        #[source]
+        source: csv::Error,
+    },
+    #[error("writing the export")]
+    Json(#[source] serde_json::Error),
+    #[error("this export is of version {0}; this Bulwark reads up to {max}", max = site_data::VERSION)]
+    Version(u32),
+    #[error("the password hasher")]
+    Password(#[from] bulwark_module_auth::PasswordError),
+    #[error("the import's worker")]
+    Task(#[from] tokio::task::JoinError),
     #[error("the site's database")]
     Store(#[from] StoreError),
 }

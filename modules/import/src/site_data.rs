@@ -165,7 +165,7 @@ pub fn export(
     };
     let mut done = Exported::default();
     let mut write = |line: &Line, done: &mut Exported| -> Result<(), ImportError> {
-        serde_json::to_writer(&mut *out, line).map_err(io)?;
+        serde_json::to_writer(&mut *out, line).map_err(ImportError::Json)?;
         out.write_all(b"\n").map_err(io)?;
         done.lines += 1;
         Ok(())
@@ -269,7 +269,8 @@ pub fn export(
                             version: rev.version.0,
                             created: rev.created,
                             modifier: rev.modifier.map(key_of),
-                            snapshot: serde_json::to_value(&rev.snapshot).map_err(io)?,
+                            snapshot: serde_json::to_value(&rev.snapshot)
+                                .map_err(ImportError::Json)?,
                         },
                         &mut done,
                     )?;
@@ -386,8 +387,11 @@ pub fn export(
     Ok(done)
 }
 
-fn io(e: impl std::fmt::Display) -> ImportError {
-    ImportError::Io(e.to_string())
+fn io(e: std::io::Error) -> ImportError {
+    ImportError::Io {
+        what: "writing the export".to_owned(),
+        source: e,
+    }
 }
 
 /// The ids in a menu's items (the menu module's `menu` property), changed by
@@ -447,9 +451,7 @@ pub async fn import(
         let line = line?;
         match line {
             Line::Export { version, .. } if version > VERSION => {
-                return Err(ImportError::Io(format!(
-                    "this export is of version {version}; this Bulwark reads up to {VERSION}"
-                )));
+                return Err(ImportError::Version(version));
             }
             Line::Category { .. } | Line::Predicate { .. } => run.schema(line).await?,
             // A menu names other resources by key: it is written once they
@@ -505,16 +507,25 @@ fn read_lines(file: &Path) -> Result<impl Iterator<Item = Result<Line, ImportErr
     let name = file.display().to_string();
     let reader = std::io::BufReader::with_capacity(
         256 * 1024,
-        std::fs::File::open(file).map_err(|e| ImportError::Io(format!("{name}: {e}")))?,
+        std::fs::File::open(file).map_err(|source| ImportError::Io {
+            what: name.clone(),
+            source,
+        })?,
     );
     Ok(reader
         .lines()
         .enumerate()
         .filter(|(_, l)| l.as_ref().map_or(true, |l| !l.trim().is_empty()))
         .map(move |(n, l)| {
-            let l = l.map_err(|e| ImportError::Io(format!("{name}: {e}")))?;
-            serde_json::from_str(&l)
-                .map_err(|e| ImportError::Io(format!("{name}, line {}: {e}", n + 1)))
+            let l = l.map_err(|source| ImportError::Io {
+                what: name.clone(),
+                source,
+            })?;
+            serde_json::from_str(&l).map_err(|source| ImportError::Line {
+                file: name.clone(),
+                line: n as u64 + 1,
+                source,
+            })
         }))
 }
 

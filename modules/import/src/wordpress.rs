@@ -461,10 +461,7 @@ impl Run {
     async fn accounts(&mut self, authors: &[Node], group: &str) -> Result<(), ImportError> {
         use bulwark_module_auth::accounts::{self, AccountError};
         use bulwark_module_auth::{GroupName, HashCost, HashLimits, NewPassword, Passwords};
-        let passwords = Arc::new(
-            Passwords::new(HashCost::default(), HashLimits::default())
-                .map_err(|e| ImportError::Io(format!("the password hasher: {e}")))?,
-        );
+        let passwords = Arc::new(Passwords::new(HashCost::default(), HashLimits::default())?);
         let group = GroupName::new(group);
         for a in authors {
             let login = a.text_of("wp:author_login").to_owned();
@@ -473,10 +470,7 @@ impl Run {
             };
             let email = Some(a.text_of("wp:author_email").to_owned()).filter(|e| !e.is_empty());
             let (password, _) = NewPassword::random();
-            let hash = passwords
-                .hash(password)
-                .await
-                .map_err(|e| ImportError::Io(format!("hashing a password: {e}")))?;
+            let hash = passwords.hash(password).await?;
             let (group, name) = (group.clone(), login.clone());
             let made = self
                 .store
