@@ -12,6 +12,7 @@ use include_dir::{Dir, include_dir};
 
 use std::sync::Arc;
 
+mod control;
 mod import;
 mod user;
 
@@ -64,6 +65,42 @@ enum Command {
     /// Write a site's data out as JSON lines (with --media, a tar with its
     /// files), for `bulwark import` here or elsewhere (docs/import.md).
     Export(import::ExportArgs),
+    /// Make the running server load every site's configuration and templates
+    /// again (as SIGHUP does). A site whose new configuration is broken keeps
+    /// running as it was; its errors are printed and the exit status is 1.
+    Reload {
+        #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
+        sites: PathBuf,
+    },
+    /// The running server: its sites, their hosts and database, requests,
+    /// renders, cache sizes and hit ratios, push clients; and its version.
+    Status {
+        #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
+        sites: PathBuf,
+        /// Print the answer as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drop cached pages of a site in the running server.
+    Purge(PurgeArgs),
+}
+
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("what").required(true)))]
+struct PurgeArgs {
+    /// The site's name.
+    site: String,
+    /// The page at this path (with its query string, if any), in every language.
+    #[arg(long, group = "what", value_name = "PATH")]
+    url: Option<String>,
+    /// Every page and fragment that showed this resource.
+    #[arg(long, group = "what", value_name = "ID")]
+    resource: Option<i64>,
+    /// Everything the site's cache holds.
+    #[arg(long, group = "what")]
+    all: bool,
+    #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
+    sites: PathBuf,
 }
 
 #[derive(Subcommand)]
@@ -261,6 +298,17 @@ fn main() -> ExitCode {
         Command::User { command } => user::run(command),
         Command::Import(args) => import::run(args),
         Command::Export(args) => import::export(args),
+        Command::Reload { sites } => reload(&sites),
+        Command::Status { sites, json } => control::ask(&sites, &control::Request::Status)
+            .and_then(|answer| {
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&answer)?);
+                } else {
+                    control::print_status(&answer);
+                }
+                Ok(())
+            }),
+        Command::Purge(args) => purge(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -301,6 +349,7 @@ fn raise_open_file_limit() {
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     #[cfg(unix)]
     raise_open_file_limit();
+    control::refuse_second_server(&args.sites)?;
     if !has_sites(&args.sites) {
         let dir = write_starter_site(&args.sites.join("default"), None)?;
         tracing::info!(
@@ -355,6 +404,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .map_err(|errors| anyhow::anyhow!("{}", lines(&errors)))?;
         let tls = sites.tls_config()?;
         tokio::spawn(reload_on_hangup(Arc::downgrade(&sites)));
+        let _control = control::listen(&args.sites, &sites)?;
         // Installed before the port is open: a stop asked for as soon as the
         // server answers is a graceful one, not the signal's default (death).
         let shutdown = shutdown_signal()?;
@@ -369,8 +419,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
 }
 
-/// `SIGHUP` (`systemctl reload`) loads the sites again; a broken configuration
-/// is logged and the running sites stay as they were.
+/// `SIGHUP` (`systemctl reload`) loads the sites again; a site whose
+/// configuration is broken is logged and keeps running as it was.
 async fn reload_on_hangup(sites: std::sync::Weak<Sites>) {
     let Ok(mut hangup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
     else {
@@ -384,7 +434,10 @@ async fn reload_on_hangup(sites: std::sync::Weak<Sites>) {
         match sites.reload().await {
             Ok(()) => tracing::info!("sites reloaded"),
             Err(errors) => {
-                tracing::error!("not reloaded, the sites run as before:\n{}", lines(&errors));
+                tracing::error!(
+                    "reloaded, except where these errors are (those sites run as before):\n{}",
+                    lines(&errors)
+                );
             }
         }
     }
@@ -403,6 +456,41 @@ fn shutdown_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
         }
         tracing::info!("shutting down: no new connections, finishing requests in flight");
     })
+}
+
+fn reload(sites: &Path) -> anyhow::Result<()> {
+    let answer = control::ask(sites, &control::Request::Reload)?;
+    if answer.errors.is_empty() {
+        println!("reloaded");
+        return Ok(());
+    }
+    for e in &answer.errors {
+        eprintln!("{e}");
+    }
+    bail!("reloaded, except the sites above: they keep running as they were")
+}
+
+fn purge(args: PurgeArgs) -> anyhow::Result<()> {
+    let purge = match (args.url, args.resource) {
+        (Some(url), _) => {
+            if !url.starts_with('/') {
+                bail!("--url takes a path such as /news?page=2, not {url:?}");
+            }
+            bulwark_web::Purge::Url(url)
+        }
+        (None, Some(id)) => bulwark_web::Purge::Resource(id),
+        (None, None) => bulwark_web::Purge::All,
+    };
+    let request = control::Request::Purge {
+        site: args.site,
+        purge,
+    };
+    let answer = control::ask(&args.sites, &request)?;
+    if let Some(e) = answer.errors.first() {
+        bail!("{e}");
+    }
+    println!("purged");
+    Ok(())
 }
 
 fn has_sites(dir: &Path) -> bool {

@@ -226,17 +226,59 @@ fn a_trusted_proxy_that_is_no_address_stops_serve_with_a_message() {
     );
 }
 
-#[test]
-fn sighup_reloads_the_sites_and_a_broken_config_leaves_them_serving() {
-    let dir = tempfile::tempdir().unwrap();
-    let site = dir.path().join("sites/news");
+fn write_site(dir: &Path, name: &str, default: bool, templates: &[(&str, &str)]) {
+    let site = dir.join("sites").join(name);
     std::fs::create_dir_all(site.join("templates")).unwrap();
-    let config = "hostname = \"news.test\"\ndefault = true\n\n[[dispatch]]\nname = \"home\"\npath = \"/\"\ncontroller = \"template\"\ntemplate = \"home.tpl\"\n";
-    std::fs::write(site.join("site.toml"), config).unwrap();
-    std::fs::write(site.join("templates/home.tpl"), "home").unwrap();
-    std::fs::write(site.join("templates/new.tpl"), "new page").unwrap();
+    std::fs::write(site.join("site.toml"), site_toml(name, default, "")).unwrap();
+    for (file, text) in templates {
+        std::fs::write(site.join("templates").join(file), text).unwrap();
+    }
+}
+
+fn site_toml(name: &str, default: bool, more: &str) -> String {
+    let page = |rule: &str, path: &str| {
+        format!(
+            "[[dispatch]]\nname = \"{rule}\"\npath = \"{path}\"\ncontroller = \"template\"\ntemplate = \"{rule}.tpl\"\n"
+        )
+    };
+    format!(
+        "hostname = \"{name}.test\"\ndefault = {default}\n\n{}{}{more}",
+        page("home", "/"),
+        page("about", "/about")
+    )
+}
+
+#[test]
+fn sighup_and_reload_swap_in_changed_templates_and_configs_and_a_broken_site_keeps_serving() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every page shows a random number: the same number twice is a page
+    // from the cache.
+    let base = "<main>{% block body %}{% endblock %} {{ random(1000000000) }}</main>";
+    for (name, default) in [("news", true), ("shop", false)] {
+        write_site(
+            dir.path(),
+            name,
+            default,
+            &[
+                ("base.tpl", base),
+                (
+                    "home.tpl",
+                    r#"{% extends "base.tpl" %}{% block body %}home {% include "teaser.tpl" %}{% endblock %}"#,
+                ),
+                ("teaser.tpl", "teaser one"),
+                (
+                    "about.tpl",
+                    r#"{% extends "base.tpl" %}{% block body %}about{% endblock %}"#,
+                ),
+                ("new.tpl", "new page"),
+            ],
+        );
+    }
+    let news = dir.path().join("sites/news");
+    let shop = dir.path().join("sites/shop");
     let port = free_port();
     let mut child = bulwark(dir.path())
+        .env("BULWARK_LOG", "info")
         .args([
             "serve",
             "--access-log",
@@ -250,35 +292,135 @@ fn sighup_reloads_the_sites_and_a_broken_config_leaves_them_serving() {
         .unwrap();
     let log = collect(child.stderr.take().unwrap());
     let client = reqwest::blocking::Client::new();
-    let get = |path: &str| {
+    let get = |host: &str, path: &str| {
         client
             .get(format!("http://127.0.0.1:{port}{path}"))
+            .header("Host", format!("{host}.test"))
             .send()
-            .map(|r| r.status().as_u16())
-            .unwrap_or(0)
+            .ok()
+            .filter(|r| r.status() == 200)
+            .and_then(|r| r.text().ok())
+            .unwrap_or_default()
     };
     eventually_blocking("the server comes up", Duration::from_secs(20), || {
-        (get("/") == 200).then_some(())
+        get("news", "/").contains("teaser one").then_some(())
     });
-    assert_eq!(get("/new"), 404);
-    let hangup = || signal(child.id(), SIGHUP);
+    let (home, about) = (get("news", "/"), get("news", "/about"));
+    assert_eq!(get("news", "/"), home, "the home page is cached");
+    assert_eq!(get("news", "/about"), about, "the about page is cached");
+    let shop_about = get("shop", "/about");
 
-    // A broken site.toml: the reload is refused and the site serves as before.
-    std::fs::write(site.join("site.toml"), "hostname = [").unwrap();
-    hangup();
-    wait_for(&log, "not reloaded");
-    assert_eq!(get("/"), 200);
-
-    // A new rule: after SIGHUP it answers.
-    let with_rule = format!(
-        "{config}\n[[dispatch]]\nname = \"new\"\npath = \"/new\"\ncontroller = \"template\"\ntemplate = \"new.tpl\"\n"
+    // An edited include, then SIGHUP: the page that includes it is new, the
+    // other page is still the cached one.
+    std::fs::write(news.join("templates/teaser.tpl"), "teaser two").unwrap();
+    signal(child.id(), SIGHUP);
+    wait_for(&log, "2 template(s) changed");
+    assert!(get("news", "/").contains("teaser two"), "the new markup");
+    assert_eq!(
+        get("news", "/about"),
+        about,
+        "a page of another template stays cached"
     );
-    std::fs::write(site.join("site.toml"), with_rule).unwrap();
-    hangup();
-    eventually_blocking("the reload takes effect", Duration::from_secs(10), || {
-        (get("/new") == 200).then_some(())
-    });
-    assert_eq!(get("/"), 200);
+    assert_eq!(
+        get("shop", "/about"),
+        shop_about,
+        "another site stays cached"
+    );
+
+    // The base template: every page that extends it is rendered again.
+    std::fs::write(
+        news.join("templates/base.tpl"),
+        format!("<body>{base}</body>"),
+    )
+    .unwrap();
+    let out = bulwark(dir.path()).arg("reload").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "reloaded");
+    assert!(get("news", "/about").starts_with("<body>"), "the new base");
+    assert_eq!(
+        get("shop", "/about"),
+        shop_about,
+        "another site stays cached"
+    );
+
+    // A broken site.toml for the shop and a new rule for the news: the news
+    // takes its new rule, the shop keeps serving what it served.
+    std::fs::write(shop.join("site.toml"), "hostname = [").unwrap();
+    let more = "[[dispatch]]\nname = \"new\"\npath = \"/new\"\ncontroller = \"template\"\ntemplate = \"new.tpl\"\n";
+    std::fs::write(news.join("site.toml"), site_toml("news", true, more)).unwrap();
+    let out = bulwark(dir.path()).arg("reload").output().unwrap();
+    assert!(!out.status.success(), "a broken site is an error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("shop/site.toml"), "{stderr}");
+    assert_eq!(get("news", "/new"), "new page");
+    assert_eq!(
+        get("shop", "/about"),
+        shop_about,
+        "the shop serves as before"
+    );
+
+    // `bulwark status` names both sites; `bulwark purge` drops pages.
+    let out = bulwark(dir.path())
+        .args(["status", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = status["sites"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["news", "shop"]);
+    assert!(status["sites"][0]["page_cache"]["hits"].as_u64().unwrap() > 0);
+    let out = bulwark(dir.path()).arg("status").output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("news.test"), "{table}");
+    let about = get("news", "/about");
+    let out = bulwark(dir.path())
+        .args(["purge", "news", "--url", "/about"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(get("news", "/about"), about, "purged: rendered again");
+    let out = bulwark(dir.path())
+        .args(["purge", "nosuch", "--all"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no site is named \"nosuch\""));
+
+    // A second server on the same folder refuses to start.
+    let out = bulwark(dir.path())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("another Bulwark server is running"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     signal(child.id(), SIGTERM);
     assert!(child.wait().unwrap().success());
+    assert!(
+        !dir.path().join("sites/.bulwark.sock").exists(),
+        "the socket goes with the server"
+    );
+    let out = bulwark(dir.path()).arg("reload").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no Bulwark server answers"));
 }

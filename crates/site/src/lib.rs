@@ -150,6 +150,40 @@ pub fn load_sites(
     dev: bool,
     available: &[Arc<ModuleManifest>],
 ) -> Result<Vec<Site>, Vec<SiteError>> {
+    let mut sites = Vec::new();
+    let mut errors = Vec::new();
+    for folder in load_site_folders(sites_dir, dev, available)? {
+        match folder.site {
+            Ok(site) => sites.push(site),
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(sites)
+    } else {
+        Err(errors)
+    }
+}
+
+/// One site folder and what loading it gave.
+#[derive(Debug)]
+pub struct SiteFolder {
+    pub dir: PathBuf,
+    /// The site, or everything wrong with it (its own file, or a clash with a
+    /// site before it in name order: a host name or the default taken).
+    pub site: Result<Site, Vec<SiteError>>,
+}
+
+/// Loads every site folder in `sites_dir`, each on its own: a reload keeps a
+/// broken site's running version and takes the others' new ones. A clash
+/// between two sites (a host name, the site name, the default) is the later
+/// folder's error, by folder name. Only a `sites_dir` that cannot be read
+/// fails as a whole.
+pub fn load_site_folders(
+    sites_dir: &Path,
+    dev: bool,
+    available: &[Arc<ModuleManifest>],
+) -> Result<Vec<SiteFolder>, Vec<SiteError>> {
     let entries = std::fs::read_dir(sites_dir).map_err(|e| {
         vec![SiteError::Io {
             path: sites_dir.to_path_buf(),
@@ -162,55 +196,58 @@ pub fn load_sites(
         .filter(|p| p.join("site.toml").is_file())
         .collect();
     dirs.sort();
-    let mut sites = Vec::new();
-    let mut errors = Vec::new();
+    let mut folders: Vec<SiteFolder> = Vec::new();
     for dir in dirs {
-        match Site::load(&dir, dev, available) {
-            Ok(site) => sites.push(site),
-            Err(e) => errors.push(e),
-        }
+        let site = Site::load(&dir, dev, available)
+            .map_err(|e| vec![e])
+            .and_then(|site| match clashes(&site, &folders) {
+                clashes if clashes.is_empty() => Ok(site),
+                clashes => Err(clashes),
+            });
+        folders.push(SiteFolder { dir, site });
     }
-    let mut hosts: Vec<(&str, &Site)> = Vec::new();
-    for site in &sites {
-        let file = site.dir.join("site.toml");
-        for host in std::iter::once(&site.config.hostname).chain(&site.config.aliases) {
-            if let Some((_, other)) = hosts.iter().find(|(h, _)| *h == host.as_str()) {
-                errors.push(SiteError::invalid(
-                    &file,
-                    "hostname",
-                    format!("{host:?} is also used by site {:?}", other.name().as_str()),
-                ));
-            } else {
-                hosts.push((host, site));
-            }
-        }
-        if sites
-            .iter()
-            .any(|s| s.name() == site.name() && !std::ptr::eq(s, site))
-        {
+    Ok(folders)
+}
+
+/// What `site` claims that a site loaded before it already has.
+fn clashes(site: &Site, before: &[SiteFolder]) -> Vec<SiteError> {
+    let file = site.dir.join("site.toml");
+    let loaded = || before.iter().filter_map(|f| f.site.as_ref().ok());
+    let mut errors = Vec::new();
+    for host in std::iter::once(&site.config.hostname).chain(&site.config.aliases) {
+        let other = loaded().find(|other| {
+            std::iter::once(&other.config.hostname)
+                .chain(&other.config.aliases)
+                .any(|h| h == host)
+        });
+        if let Some(other) = other {
             errors.push(SiteError::invalid(
                 &file,
-                "name",
-                format!("{:?} is used by two sites", site.name().as_str()),
+                "hostname",
+                format!("{host:?} is also used by site {:?}", other.name().as_str()),
             ));
         }
     }
-    let defaults: Vec<&Site> = sites.iter().filter(|s| s.config.is_default).collect();
-    if defaults.len() > 1 {
+    if loaded().any(|other| other.name() == site.name()) {
         errors.push(SiteError::invalid(
-            &defaults[1].dir.join("site.toml"),
+            &file,
+            "name",
+            format!("{:?} is used by two sites", site.name().as_str()),
+        ));
+    }
+    if site.config.is_default
+        && let Some(other) = loaded().find(|other| other.config.is_default)
+    {
+        errors.push(SiteError::invalid(
+            &file,
             "default",
             format!(
                 "site {:?} is already the default site",
-                defaults[0].name().as_str()
+                other.name().as_str()
             ),
         ));
     }
-    if errors.is_empty() {
-        Ok(sites)
-    } else {
-        Err(errors)
-    }
+    errors
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ mod blocking;
 mod error;
 mod filters;
 mod models;
+mod snapshot;
 
 pub use blocking::off_the_runtime;
 pub use error::{Location, RenderError, RenderErrorKind};
@@ -43,8 +44,9 @@ pub use models::{
     CachedPage, ModelKey, ModelRoot, ModelValue, PageUrls, RenderScope, RscObject, SearchKey,
     SiteModels, StoreFailure, slug_of,
 };
+pub use snapshot::{TemplateSnapshot, template_key};
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -83,6 +85,8 @@ pub struct SiteTemplates {
     site: Arc<Site>,
     /// Template sources handed to the compiler so far.
     compiles: Arc<AtomicU64>,
+    /// The sources as they were when first asked for (at load).
+    snapshot: std::sync::OnceLock<TemplateSnapshot>,
 }
 
 impl SiteTemplates {
@@ -147,6 +151,7 @@ impl SiteTemplates {
             env,
             site,
             compiles,
+            snapshot: std::sync::OnceLock::new(),
         }
     }
 
@@ -172,6 +177,14 @@ impl SiteTemplates {
 
     /// Compiles every template the site can see; returns the broken ones.
     pub fn check_all(&self) -> Vec<RenderError> {
+        self.names()
+            .iter()
+            .filter_map(|name| self.env.get_template(name).err().map(RenderError::from))
+            .collect()
+    }
+
+    /// Every template the site can see, by name.
+    fn names(&self) -> Vec<String> {
         let mut names = Vec::new();
         collect_files(&self.site.templates_dir(), "", &mut names);
         for module in &self.site.modules {
@@ -182,9 +195,28 @@ impl SiteTemplates {
         names.sort();
         names.dedup();
         names
-            .iter()
-            .filter_map(|name| self.env.get_template(name).err().map(RenderError::from))
-            .collect()
+    }
+
+    /// The templates' sources as they were when this was first called (the
+    /// site's load reads them): what a reload compares with.
+    pub fn snapshot(&self) -> &TemplateSnapshot {
+        self.snapshot.get_or_init(|| {
+            let sources: Vec<(String, std::borrow::Cow<'static, str>)> = self
+                .names()
+                .into_iter()
+                .filter_map(|name| {
+                    let text = locate_template(&self.site, &name)?.text;
+                    Some((name, text))
+                })
+                .collect();
+            TemplateSnapshot::of(sources.iter().map(|(n, t)| (n.clone(), t.as_ref())))
+        })
+    }
+
+    /// The dependency key of a template, recorded by everything rendered
+    /// from it.
+    pub fn dependency_key(&self, name: &str) -> DependencyKey {
+        self.snapshot().key(name)
     }
 }
 
@@ -218,10 +250,16 @@ fn template_loader(
     }
 }
 
-/// Looks a template up along the chain. In `dev` mode the source carries a check
-/// that notices edits, and for module templates the later appearance of a site file
-/// that overrides them.
-fn find_template_source(site: &Site, name: &str, dev: bool) -> Option<TemplateSource> {
+/// Where a template was found along the chain, and its text.
+struct Located {
+    text: std::borrow::Cow<'static, str>,
+    /// The site's own file, with its size and time of change.
+    site_file: Option<(PathBuf, std::fs::Metadata)>,
+}
+
+/// Looks a template up along the chain: the site's folder, then the enabled
+/// modules by priority.
+fn locate_template(site: &Site, name: &str) -> Option<Located> {
     if !bulwark_site::relative_path_is_safe(name) {
         return None;
     }
@@ -229,17 +267,10 @@ fn find_template_source(site: &Site, name: &str, dev: bool) -> Option<TemplateSo
     if let Ok(meta) = site_file.metadata()
         && let Ok(text) = std::fs::read_to_string(&site_file)
     {
-        let source = TemplateSource::new(text);
-        if !dev {
-            return Some(source);
-        }
-        let stamp = (meta.modified().ok(), meta.len());
-        return Some(source.with_uptodate_check(move || {
-            site_file
-                .metadata()
-                .map(|m| (m.modified().ok(), m.len()) == stamp)
-                .unwrap_or(false)
-        }));
+        return Some(Located {
+            text: text.into(),
+            site_file: Some((site_file, meta)),
+        });
     }
     let text = site
         .modules
@@ -247,11 +278,35 @@ fn find_template_source(site: &Site, name: &str, dev: bool) -> Option<TemplateSo
         .filter_map(|m| m.templates)
         .find_map(|dir| embedded_file(dir, name))
         .and_then(|f| f.contents_utf8())?;
-    let source = TemplateSource::new(text);
-    Some(if dev {
-        source.with_uptodate_check(move || !site_file.exists())
-    } else {
-        source
+    Some(Located {
+        text: text.into(),
+        site_file: None,
+    })
+}
+
+/// A template's source for the compiler. In `dev` mode the source carries a
+/// check that notices edits, and for module templates the later appearance of
+/// a site file that overrides them.
+fn find_template_source(site: &Site, name: &str, dev: bool) -> Option<TemplateSource> {
+    let located = locate_template(site, name)?;
+    let source = TemplateSource::new(located.text);
+    if !dev {
+        return Some(source);
+    }
+    Some(match located.site_file {
+        Some((site_file, meta)) => {
+            let stamp = (meta.modified().ok(), meta.len());
+            source.with_uptodate_check(move || {
+                site_file
+                    .metadata()
+                    .map(|m| (m.modified().ok(), m.len()) == stamp)
+                    .unwrap_or(false)
+            })
+        }
+        None => {
+            let site_file = site.templates_dir().join(name);
+            source.with_uptodate_check(move || !site_file.exists())
+        }
     })
 }
 
@@ -342,6 +397,8 @@ fn cache_block(state: &mut minijinja::State, kwargs: Kwargs) -> Result<Value, mi
         return Ok(Value::from_safe_string(html.to_string()));
     }
     scope.begin_fragment();
+    // Markup of the template it sits in: a reload that changes it drops it.
+    scope.depend(&snapshot::template_key(state.name()));
     // Keys a template names itself: the one place a key is spelt from a string.
     for d in extra.iter().flatten() {
         scope.depend(&DependencyKey::new(d));

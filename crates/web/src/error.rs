@@ -77,6 +77,22 @@ pub enum LoadError {
     },
 }
 
+impl LoadError {
+    /// Whether this is an error of `site` (its folder or its data).
+    pub fn concerns(&self, site: &bulwark_site::Site) -> bool {
+        match self {
+            LoadError::Site(SiteError::Io { path, .. })
+            | LoadError::Site(SiteError::Invalid { file: path, .. }) => {
+                path.starts_with(&site.dir)
+                    || path
+                        .canonicalize()
+                        .is_ok_and(|path| path.starts_with(&site.dir))
+            }
+            LoadError::Data { site: name, .. } => name == site.name().as_str(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,11 +5,13 @@
 
 use crate::error::LoadError;
 
-/// Why the sites were not loaded again: the running sites stay as they were.
+/// Why a reload was not whole.
 #[derive(Debug, thiserror::Error)]
 pub enum ReloadError {
     #[error("the server is shutting down")]
     ShuttingDown,
+    /// Sites that did not load (they run as they were; the others were
+    /// loaded again).
     #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
     Refused(Vec<LoadError>),
 }

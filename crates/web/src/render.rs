@@ -100,6 +100,8 @@ pub(crate) fn render_template(
         viewing_as => req.auth().viewing_as.as_deref(),
     };
     scope.set_request(request.clone());
+    // What is rendered from a template goes when a reload changes it.
+    scope.depend(&req.site.templates().dependency_key(template));
     let vars = PageVars {
         q: Value::from(q),
         request,

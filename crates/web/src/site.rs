@@ -76,7 +76,7 @@ pub(crate) struct Load {
     /// Building a body for the lib cache waits here (a 503 past the deadline).
     pub(crate) lib_builds: LibBuilds,
     /// For the site's live figures.
-    pub(crate) counters: Counters,
+    pub(crate) counters: std::sync::Arc<Counters>,
 }
 
 /// The parts a site is built from (`table.rs`).

@@ -43,7 +43,8 @@ impl Sites {
         let stores = SiteStores::default();
         let (reload, requests) = tokio::sync::mpsc::channel(8);
         let reload = ReloadHandle(reload);
-        let table = SiteTable::load(sites_dir, &options, &modules, &stores, &reload).await?;
+        let (table, _) =
+            SiteTable::load(sites_dir, &options, &modules, &stores, &reload, None).await?;
         let sites = Arc::new(Sites {
             table: ArcSwap::from_pointee(table),
             stores,
@@ -61,26 +62,85 @@ impl Sites {
 
     /// Loads every site again (a changed `site.toml` or template, a site added
     /// or removed) and swaps the new set in at once; requests in flight finish on
-    /// the old one. If any site fails to load, the running sites stay as they
-    /// were and the errors are returned. Databases stay open across reloads.
+    /// the old one. A site that fails to load keeps running as it was, and its
+    /// errors are returned; the others are replaced. Databases stay open across
+    /// reloads. Pages and fragments rendered from a template that changed (or
+    /// that pulls one in) are dropped from the cache; the rest stay.
     /// TLS certificates are read at start only.
     pub async fn reload(&self) -> Result<(), Vec<LoadError>> {
-        let table = SiteTable::load(
+        let running = self.table.load_full();
+        let (table, errors) = SiteTable::load(
             &self.sites_dir,
             &self.options,
             &self.modules,
             &self.stores,
             &self.reload,
+            Some(&running),
         )
         .await?;
-        self.table.store(Arc::new(table));
-        Ok(())
+        let table = Arc::new(table);
+        // Swapped in first, then flushed: a render that started on the old
+        // templates read the key's serial before the flush, so its page is not
+        // stored.
+        self.table.store(table.clone());
+        for site in &table.sites {
+            let name = site.runtime.site().name();
+            let Some(before) = running.site(name.as_str()) else {
+                continue;
+            };
+            if Arc::ptr_eq(site, before) {
+                continue;
+            }
+            let changed = site
+                .runtime
+                .templates()
+                .snapshot()
+                .changed_since(before.runtime.templates().snapshot());
+            if !changed.is_empty() {
+                tracing::info!(
+                    site = %name,
+                    "{} template(s) changed or pull in one that did: their pages are rendered again",
+                    changed.len()
+                );
+            }
+            for key in &changed {
+                site.runtime.models().cache.flush_dependency(key);
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
     }
 
     /// A TLS configuration for every site that names a certificate (picked by
     /// SNI), or `None` if none does.
     pub fn tls_config(&self) -> Result<Option<Arc<rustls::ServerConfig>>, TlsError> {
         server_config(&self.table.load())
+    }
+
+    /// Every running site, as `bulwark status` shows it. Blocks while each
+    /// site's cache runs its pending maintenance.
+    pub fn status(&self) -> Vec<crate::SiteStatus> {
+        let table = self.table.load();
+        table
+            .sites
+            .iter()
+            .map(|s| crate::SiteStatus::of(&s.runtime))
+            .collect()
+    }
+
+    /// Drops what `purge` names from a site's cache; `false` if there is no
+    /// such site.
+    pub fn purge(&self, site: &str, purge: &crate::Purge) -> bool {
+        match self.table.load().site(site) {
+            Some(served) => {
+                purge.apply(&served.runtime);
+                true
+            }
+            None => false,
+        }
     }
 
     /// A site's data (store and model cache), for programs that embed the sites.
@@ -142,7 +202,7 @@ async fn reload_on_change(sites: Weak<Sites>) {
             Ok(()) => tracing::info!("site configuration reloaded"),
             Err(errors) => {
                 for e in errors {
-                    tracing::error!("not reloaded: {e}");
+                    tracing::error!("kept as it ran: {e}");
                 }
             }
         }

@@ -23,6 +23,9 @@ use crate::notifier::SiteNotifier;
 pub(crate) struct OpenStore {
     pub models: Arc<SiteModels>,
     pub notifier: SiteNotifier,
+    /// What the site counts as it serves: kept across reloads, so a count
+    /// only ever grows while the server runs.
+    pub counters: Arc<crate::counters::Counters>,
 }
 
 /// Open stores by site name, with the settings they were opened with.
@@ -67,6 +70,7 @@ impl SiteStores {
         let open = OpenStore {
             models: SiteModels::new(store),
             notifier: SiteNotifier::default(),
+            counters: Arc::default(),
         };
         tokio::spawn(apply_changes(open.clone()));
         self.open

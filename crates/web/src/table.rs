@@ -131,69 +131,123 @@ pub struct SiteTable {
 }
 
 impl SiteTable {
-    /// Loads every site, opening (or reusing) its database, and sets up its modules.
+    /// Loads every site, opening (or reusing) its database, and sets up its
+    /// modules. At start (`running` is `None`) any error stops everything. On
+    /// a reload, a site that fails to load keeps running as it was in
+    /// `running` (its errors are returned next to the new table), and the
+    /// others are replaced.
     pub async fn load(
         sites_dir: &Path,
         options: &SitesOptions,
         modules: &[Arc<dyn Module>],
         stores: &SiteStores,
         reload: &ReloadHandle,
-    ) -> Result<SiteTable, Vec<LoadError>> {
+        running: Option<&SiteTable>,
+    ) -> Result<(SiteTable, Vec<LoadError>), Vec<LoadError>> {
         let dir = sites_dir.to_path_buf();
         let dev = options.dev;
         let manifests: Vec<Arc<ModuleManifest>> =
             modules.iter().map(|m| m.manifest().clone()).collect();
-        let sites =
-            tokio::task::spawn_blocking(move || bulwark_site::load_sites(&dir, dev, &manifests))
-                .await
-                .expect("loading sites does not panic")
-                .map_err(|errors| errors.into_iter().map(LoadError::Site).collect::<Vec<_>>())?;
+        let folders = tokio::task::spawn_blocking(move || {
+            bulwark_site::load_site_folders(&dir, dev, &manifests)
+        })
+        .await
+        .expect("loading sites does not panic")
+        .map_err(|errors| errors.into_iter().map(LoadError::Site).collect::<Vec<_>>())?;
         let mut table = SiteTable {
             hosts: HashMap::new(),
             default: None,
             sites: Vec::new(),
         };
         let mut errors = Vec::new();
-        for site in sites {
-            let served = match serve_site(Arc::new(site), options, modules, stores, reload).await {
+        for folder in folders {
+            let loaded = match folder.site {
+                Ok(site) => serve_site(Arc::new(site), options, modules, stores, reload)
+                    .await
+                    .map_err(|e| vec![e]),
+                Err(site_errors) => Err(site_errors.into_iter().map(LoadError::Site).collect()),
+            };
+            let served = match loaded {
                 Ok(served) => Arc::new(served),
-                Err(e) => {
-                    errors.push(e);
-                    continue;
+                Err(mut site_errors) => {
+                    errors.append(&mut site_errors);
+                    // A reload leaves a broken site as it ran.
+                    match running.and_then(|t| t.site_in(&folder.dir)) {
+                        Some(old) => old.clone(),
+                        None => continue,
+                    }
                 }
             };
             let rt = &served.runtime;
-            if !dev {
-                // Compile every template now, before the site takes traffic: a rush
-                // on a fresh server never waits for (or repeats) a compilation.
-                // Dev mode compiles on use, so edits show at once.
-                let warm = rt.clone();
-                let broken = tokio::task::spawn_blocking(move || warm.templates().check_all())
-                    .await
-                    .unwrap_or_default();
-                for err in broken {
-                    tracing::error!(site = %rt.site().name(), "{err}");
+            // Read the templates now: what a reload compares with.
+            let snapshot = rt.clone();
+            let warm = !dev;
+            let broken = tokio::task::spawn_blocking(move || {
+                snapshot.templates().snapshot();
+                // Compile every template now, before the site takes traffic: a
+                // rush on a fresh server never waits for (or repeats) a
+                // compilation. Dev mode compiles on use, so edits show at once.
+                if warm {
+                    snapshot.templates().check_all()
+                } else {
+                    Vec::new()
                 }
+            })
+            .await
+            .unwrap_or_default();
+            for err in broken {
+                tracing::error!(site = %rt.site().name(), "{err}");
             }
-            let config = &rt.config();
-            table
-                .hosts
-                .insert(config.hostname.clone(), HostTarget::Site(served.clone()));
-            for alias in &config.aliases {
-                table
-                    .hosts
-                    .insert(alias.clone(), HostTarget::Alias(served.clone()));
-            }
-            if config.is_default {
-                table.default = Some(served.clone());
-            }
-            table.sites.push(served);
+            table.add(served, &mut errors);
         }
-        if errors.is_empty() {
-            Ok(table)
-        } else {
-            Err(errors)
+        if running.is_none() && !errors.is_empty() {
+            return Err(errors);
         }
+        Ok((table, errors))
+    }
+
+    /// Takes a site's host names (unless a site before it has one: that is
+    /// an error of this one, which is then left out).
+    fn add(&mut self, served: Arc<ServedSite>, errors: &mut Vec<LoadError>) {
+        let config = served.runtime.config();
+        let taken = std::iter::once(&config.hostname)
+            .chain(&config.aliases)
+            .find(|host| self.hosts.contains_key(host.as_str()));
+        if let Some(host) = taken {
+            let file = served.runtime.site().dir.join("site.toml");
+            errors.push(LoadError::Site(SiteError::invalid(
+                &file,
+                "hostname",
+                format!("{host:?} is also used by another site"),
+            )));
+            return;
+        }
+        if config.is_default && self.default.is_some() {
+            let file = served.runtime.site().dir.join("site.toml");
+            errors.push(LoadError::Site(SiteError::invalid(
+                &file,
+                "default",
+                "another site is already the default site",
+            )));
+            return;
+        }
+        self.hosts
+            .insert(config.hostname.clone(), HostTarget::Site(served.clone()));
+        for alias in &config.aliases {
+            self.hosts
+                .insert(alias.clone(), HostTarget::Alias(served.clone()));
+        }
+        if config.is_default {
+            self.default = Some(served.clone());
+        }
+        self.sites.push(served);
+    }
+
+    /// The site served from this folder.
+    fn site_in(&self, dir: &Path) -> Option<&Arc<ServedSite>> {
+        // A loaded site's folder is canonical.
+        let dir = dir.canonicalize().ok()?;
+        self.sites.iter().find(|s| s.runtime.site().dir == dir)
     }
 
     /// Picks the site for a (lower-case, port-less) host name.
@@ -271,9 +325,6 @@ async fn serve_site(
             })
             .map_err(|e| SiteError::invalid(&file, &format!("{name}.{}", e.key), e.problem))?;
     }
-    let notifier = Arc::new(observers.build());
-    open.notifier.replace(notifier.clone());
-    notifier.notify(&crate::events::SiteLoaded);
     let apis: Vec<&'static Api> = enabled.iter().filter_map(|m| m.api()).collect();
     let controllers = site
         .router
@@ -282,6 +333,11 @@ async fn serve_site(
         .map(|rule| controllers::build(rule, &kinds, &apis))
         .collect::<Result<Vec<_>, String>>()
         .map_err(|problem| SiteError::invalid(&file, "dispatch", problem))?;
+    // Only a site that loads takes over its data's notifications: a broken
+    // reload leaves the running site's observers in place.
+    let notifier = Arc::new(observers.build());
+    open.notifier.replace(notifier.clone());
+    notifier.notify(&crate::events::SiteLoaded);
     let openapi = OpenApi::new(site.clone(), apis);
     let openapi: LazyDocument = std::sync::LazyLock::new(Box::new(move || openapi.make()));
     let templates = SiteTemplates::with_extensions(
@@ -321,7 +377,7 @@ async fn serve_site(
         load: Load {
             renders: Bottleneck::new(options.render_limits),
             lib_builds: LibBuilds::new(options.lib_limits),
-            counters: Default::default(),
+            counters: open.counters,
         },
         dev: options.dev,
         site,

@@ -19,8 +19,8 @@ use bulwark_acl::ADMINISTRATORS;
 
 use super::input::json_body;
 
-use bulwark_web::ModuleInfo;
 use bulwark_web::{Access, Caller, Endpoint, Outcome, Problem, RequestCtx};
+use bulwark_web::{ModuleInfo, ReloadError};
 
 /// Always on, whatever `site.toml` says.
 const CORE: &str = "core";
@@ -160,14 +160,28 @@ pub(super) async fn modules(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outco
             &format!("{}: {e}", file.display()),
         ));
     }
-    if let Err(problems) = reload.reload().await {
-        // Put the file back as it was; the running sites never changed.
-        if let Err(e) = write_whole(&file, &before) {
-            tracing::error!("putting {} back: {e}", file.display());
+    match reload.reload().await {
+        Ok(()) => {}
+        Err(ReloadError::Refused(problems))
+            if problems.iter().any(|p| p.concerns(req.site.site())) =>
+        {
+            // This site kept running as it was: the file goes back to what it
+            // runs.
+            if let Err(e) = write_whole(&file, &before) {
+                tracing::error!("putting {} back: {e}", file.display());
+            }
+            let problems = problems
+                .iter()
+                .filter(|p| p.concerns(req.site.site()))
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(Problem::bad_request(format!(
+                "the site does not load with these modules: {problems}"
+            )));
         }
-        return Err(Problem::bad_request(format!(
-            "the site does not load with these modules: {problems}"
-        )));
+        // Another site's trouble, or the server stopping: not this change's.
+        Err(other) => tracing::warn!("reloading after a change of modules: {other}"),
     }
     tracing::info!(site = %req.site.site().name(), "modules now: {:?}", wanted);
     Ok(listing(available, |m| wanted.contains(m.name)))
