@@ -12,6 +12,7 @@ fi
 
 # A real SMTP server (aiosmtpd) for the mail and password reset tests.
 ./scripts/ensure-smtp.sh
+./scripts/ensure-ops-tools.sh
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings

@@ -525,6 +525,7 @@ fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
         bulwark_module_forms::module(),
         bulwark_module_webhooks::module(),
         bulwark_module_import::module(),
+        bulwark_module_metrics::module(),
     ])
 }
 

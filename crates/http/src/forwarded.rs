@@ -24,13 +24,13 @@ pub struct NotAnAddress {
     pub given: String,
 }
 
-/// The proxies whose forwarding headers are believed.
+/// A list of addresses and networks (`10.0.0.0/8`, `127.0.0.1`, `::1`): the
+/// trusted proxies, or who may read a site's `/metrics`.
 #[derive(Debug, Clone, Default)]
-pub struct TrustedProxies(Vec<IpNet>);
+pub struct Networks(Vec<IpNet>);
 
-impl TrustedProxies {
-    /// From addresses and networks: `10.0.0.0/8`, `127.0.0.1`, `::1`.
-    pub fn parse<S: AsRef<str>>(list: &[S]) -> Result<TrustedProxies, NotAnAddress> {
+impl Networks {
+    pub fn parse<S: AsRef<str>>(list: &[S]) -> Result<Networks, NotAnAddress> {
         list.iter()
             .map(|s| {
                 let s = s.as_ref().trim();
@@ -41,13 +41,34 @@ impl TrustedProxies {
                     })
             })
             .collect::<Result<_, _>>()
-            .map(TrustedProxies)
+            .map(Networks)
+    }
+
+    /// Whether `ip` (an IPv4 address mapped into IPv6 as itself) is in one
+    /// of the networks.
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        self.0.iter().any(|net| net.contains(&ip))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The proxies whose forwarding headers are believed.
+#[derive(Debug, Clone, Default)]
+pub struct TrustedProxies(Networks);
+
+impl TrustedProxies {
+    /// From addresses and networks: `10.0.0.0/8`, `127.0.0.1`, `::1`.
+    pub fn parse<S: AsRef<str>>(list: &[S]) -> Result<TrustedProxies, NotAnAddress> {
+        Networks::parse(list).map(TrustedProxies)
     }
 
     /// Whether `ip` is one of the trusted proxies.
     pub fn trusts(&self, ip: IpAddr) -> bool {
-        let ip = ip.to_canonical();
-        self.0.iter().any(|net| net.contains(&ip))
+        self.0.contains(ip)
     }
 
     /// The peer as the request's proxies tell it, when it came from one.

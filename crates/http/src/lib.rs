@@ -23,6 +23,6 @@ pub use access_log::AccessLogTarget;
 pub use body::{Body, BodyError, read_body};
 pub use bulwark_encoding::{Effort, EncodedBody, Encoding, compress};
 pub use encoding::negotiate;
-pub use forwarded::{NotAnAddress, TrustedProxies, visitor_network};
+pub use forwarded::{Networks, NotAnAddress, TrustedProxies, visitor_network};
 pub use response::{html_response, plain_error_page, plain_response};
 pub use server::{Handler, Peer, Server, ServerError, ServerOptions};

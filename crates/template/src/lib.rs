@@ -394,8 +394,13 @@ fn cache_block(state: &mut minijinja::State, kwargs: Kwargs) -> Result<Value, mi
         for d in deps.iter() {
             scope.depend(d);
         }
+        scope.models().fragment_hits.fetch_add(1, Ordering::Relaxed);
         return Ok(Value::from_safe_string(html.to_string()));
     }
+    scope
+        .models()
+        .fragment_misses
+        .fetch_add(1, Ordering::Relaxed);
     scope.begin_fragment();
     // Markup of the template it sits in: a reload that changes it drops it.
     scope.depend(&snapshot::template_key(state.name()));

@@ -46,12 +46,20 @@ pub(crate) async fn dispatch(
     let mut resp = if alias {
         redirect_to_canonical(&served.runtime, &host, &parts, peer.secure)
     } else {
-        serve(&served, &host, parts, body, options, peer).await
+        // The one place every answer of a site passes: counted by its rule.
+        let started = served
+            .runtime
+            .measures_latency()
+            .then(std::time::Instant::now);
+        let mut rule = None;
+        let resp = serve(&served, &host, parts, body, options, peer, &mut rule).await;
+        let counters = match rule {
+            Some(index) => &served.rule_counters[index],
+            None => served.runtime.counters().unmatched(),
+        };
+        counters.answered(resp.status(), started.map(|s| s.elapsed()));
+        resp
     };
-    // The one place every answer of a site passes.
-    if !alias {
-        crate::counters::Counters::count(&served.runtime.counters().requests);
-    }
     served
         .runtime
         .security_headers()
@@ -59,7 +67,8 @@ pub(crate) async fn dispatch(
     resp
 }
 
-/// The site's answer to a request for it.
+/// The site's answer to a request for it; `rule` is set to the index of the
+/// dispatch rule that matched.
 async fn serve(
     served: &ServedSite,
     host: &RequestHost,
@@ -67,6 +76,7 @@ async fn serve(
     body: Incoming,
     options: &SitesOptions,
     peer: Peer,
+    rule: &mut Option<usize>,
 ) -> Response<Body> {
     let max_body_bytes = options.max_body_bytes;
     let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
@@ -89,6 +99,7 @@ async fn serve(
             Problem::not_found("nothing is served at this path"),
         );
     };
+    *rule = Some(matched.index);
     let controller = served.controllers[matched.index].as_ref();
     // Whether an error is said in JSON is only worked out for an error.
     let json = |parts: &http::request::Parts| answers_json(controller, parts);

@@ -203,6 +203,18 @@ impl Event for GatherFigures {
     type Delivery = Fold<crate::figures::Figures>;
 }
 
+/// **fold**, each time `/metrics` is read (the `metrics` module, off the
+/// runtime's workers: an observer may read the database): the site's samples
+/// for a monitoring system. The core starts with its own
+/// ([`core_metrics`](crate::core_metrics)); each module appends its
+/// own (push: clients, deliveries, encodings; media: resizes; webhooks:
+/// messages by state).
+#[derive(Debug, Clone, Copy)]
+pub struct GatherMetrics;
+impl Event for GatherMetrics {
+    type Delivery = Fold<Vec<crate::metric::Metric>>;
+}
+
 /// **notify**: the site's figures of the last second, gathered: this node's
 /// once a second, and, with the cluster module, each other node's as they
 /// arrive (`node` names whose they are). The admin module publishes them to

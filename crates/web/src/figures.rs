@@ -62,7 +62,7 @@ impl Totals {
         let c = &site.counters();
         Totals {
             at: Instant::now(),
-            requests: c.requests.load(Ordering::Relaxed),
+            requests: c.requests(),
             renders: site.models().renders.load(Ordering::Relaxed),
             page_hits: c.page_hits.load(Ordering::Relaxed),
             page_misses: c.page_misses.load(Ordering::Relaxed),

@@ -36,6 +36,7 @@ mod figures;
 pub mod file_cache;
 mod form;
 mod language;
+mod metric;
 mod module;
 mod notifier;
 mod options;
@@ -60,6 +61,7 @@ pub use bearer::{BearerCheck, check_bearer};
 pub use bottleneck::{Bottleneck, LibBuilds, LibLimits, RenderCost, RenderLimits, busy_response};
 pub use content_type::content_type_for;
 pub use controllers::{Controller, ControllerFactory, GET_HEAD};
+pub use counters::{Counters, LATENCY_BOUNDS, RuleAnswers, controller_kind};
 pub use endpoint::{
     Access, Answer, Api, Caller, Doc, Endpoint, Handler, id_arg, resource_for, visible_resource,
 };
@@ -68,6 +70,7 @@ pub use error_page::{empty_response, error_response, json_response};
 pub use figures::{FIGURES_EVERY, Figures, PoolUse};
 pub use form::parse_form;
 pub use language::pick_language;
+pub use metric::{Metric, MetricKind, core_metrics, refused};
 pub use module::{Module, SiteSetup, enabled_modules};
 pub use notifier::SiteNotifier;
 pub use options::SitesOptions;

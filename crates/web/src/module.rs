@@ -95,11 +95,19 @@ pub struct SiteSetup<'a> {
     pub(crate) template_extensions: &'a mut Vec<TemplateExtension>,
     pub(crate) authenticator: &'a mut Option<Arc<dyn Authenticator>>,
     pub(crate) state: &'a mut http::Extensions,
+    pub(crate) measure_latency: &'a mut bool,
 }
 
 impl SiteSetup<'_> {
     pub fn site(&self) -> &Arc<Site> {
         self.site
+    }
+
+    /// Time every answer of the site (two clock reads per request), for
+    /// [`SiteRuntime::counters`](crate::SiteRuntime::counters)' latency
+    /// buckets: only a site that reads them pays for them.
+    pub fn measure_latency(&mut self) {
+        *self.measure_latency = true;
     }
 
     /// The site's data (store and depcache).

@@ -77,6 +77,8 @@ pub(crate) struct Load {
     pub(crate) lib_builds: LibBuilds,
     /// For the site's live figures.
     pub(crate) counters: std::sync::Arc<Counters>,
+    /// Whether answers are timed ([`SiteSetup::measure_latency`](crate::SiteSetup::measure_latency)).
+    pub(crate) measure_latency: bool,
 }
 
 /// The parts a site is built from (`table.rs`).
@@ -173,8 +175,14 @@ impl SiteRuntime {
         &self.load.lib_builds
     }
 
-    pub(crate) fn counters(&self) -> &Counters {
+    /// What the site counted since the server started.
+    pub fn counters(&self) -> &Counters {
         &self.load.counters
+    }
+
+    /// Whether answers are timed.
+    pub(crate) fn measures_latency(&self) -> bool {
+        self.load.measure_latency
     }
 
     pub(crate) fn lib_cache(&self) -> &moka::future::Cache<String, Arc<EncodedBody>> {

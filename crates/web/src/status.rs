@@ -79,7 +79,7 @@ impl SiteStatus {
                     .open
                     .saturating_sub(u32::try_from(pool.idle).unwrap_or(u32::MAX)),
             },
-            requests: counters.requests.load(Ordering::Relaxed),
+            requests: counters.requests(),
             renders: models.renders.load(Ordering::Relaxed),
             page_cache: HitRatio {
                 hits: counters.page_hits.load(Ordering::Relaxed),

@@ -116,6 +116,8 @@ fn follow_policy_changes(
 pub struct ServedSite {
     pub runtime: Arc<SiteRuntime>,
     pub controllers: Vec<Box<dyn Controller>>,
+    /// What each rule's answers are counted in (by rule index).
+    pub(crate) rule_counters: Vec<Arc<crate::counters::RuleCounters>>,
 }
 
 pub enum HostTarget {
@@ -307,6 +309,7 @@ async fn serve_site(
     let mut template_extensions = Vec::new();
     let mut authenticator = None;
     let mut state = http::Extensions::new();
+    let mut measure_latency = false;
     for module in &enabled {
         let name = module.manifest().name;
         module
@@ -322,6 +325,7 @@ async fn serve_site(
                 template_extensions: &mut template_extensions,
                 authenticator: &mut authenticator,
                 state: &mut state,
+                measure_latency: &mut measure_latency,
             })
             .map_err(|e| SiteError::invalid(&file, &format!("{name}.{}", e.key), e.problem))?;
     }
@@ -378,13 +382,16 @@ async fn serve_site(
             renders: Bottleneck::new(options.render_limits),
             lib_builds: LibBuilds::new(options.lib_limits),
             counters: open.counters,
+            measure_latency,
         },
         dev: options.dev,
         site,
     }));
     crate::figures::spawn(&runtime);
+    let rule_counters = runtime.counters().for_rules(runtime.site().router.rules());
     Ok(ServedSite {
         runtime,
         controllers,
+        rule_counters,
     })
 }

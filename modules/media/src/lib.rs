@@ -52,7 +52,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use bulwark_site::{ModuleManifest, Site};
 use bulwark_store::{ChangeKind, Migration, Store, StoreError};
-use bulwark_web::events::{AdminMenu, GatherFigures, MenuItem, ResourceChanged};
+use bulwark_web::events::{AdminMenu, GatherFigures, GatherMetrics, MenuItem, ResourceChanged};
 use include_dir::{Dir, include_dir};
 
 use bulwark_web::{Api, Controller, Module, ModuleError, SiteSetup};
@@ -249,6 +249,23 @@ impl Module for MediaModule {
                     p.refused.load(Ordering::Relaxed),
                 );
                 figures
+            },
+        );
+        let for_metrics = previews.clone();
+        setup.observers().on_fold(
+            OBSERVER_PRIORITY,
+            move |_: &GatherMetrics, mut metrics: Vec<bulwark_web::Metric>| {
+                let p = &for_metrics;
+                metrics.push(bulwark_web::Metric::counter(
+                    "bulwark_media_resizes_total",
+                    "Previews made from an original (resized and encoded).",
+                    p.resizes.load(Ordering::Relaxed),
+                ));
+                metrics.push(bulwark_web::refused(
+                    "media_resizes",
+                    p.refused.load(Ordering::Relaxed),
+                ));
+                metrics
             },
         );
         let forgetting = originals.clone();

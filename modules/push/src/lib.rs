@@ -23,8 +23,8 @@ use include_dir::{Dir, include_dir};
 
 use bulwark_push::Hub;
 use bulwark_site::ModuleManifest;
-use bulwark_web::events::{GatherFigures, Logoff, ResourceChanged};
-use bulwark_web::{Module, ModuleError, SiteNotifier, SiteSetup};
+use bulwark_web::events::{GatherFigures, GatherMetrics, Logoff, ResourceChanged};
+use bulwark_web::{Metric, Module, ModuleError, SiteNotifier, SiteSetup};
 
 pub use events::{Publish, PublishToUser, PushAccess, PushAction, PushHub};
 pub use rsc::publish_about;
@@ -147,6 +147,48 @@ impl Module for PushModule {
                     .more
                     .insert("push_clients".to_owned(), hub.client_count());
                 figures
+            },
+        );
+        let hub = push.hub.clone();
+        site.observers().on_fold(
+            OBSERVER_PRIORITY,
+            move |_: &GatherMetrics, mut metrics: Vec<Metric>| {
+                let stats = hub.stats();
+                metrics.push(Metric::gauge(
+                    "bulwark_push_clients",
+                    "Push clients connected.",
+                    stats.clients as f64,
+                ));
+                for (name, help, n) in [
+                    (
+                        "bulwark_push_published_total",
+                        "Messages published on the site's topics.",
+                        stats.published,
+                    ),
+                    (
+                        "bulwark_push_delivered_total",
+                        "Messages handed to a client's transport.",
+                        stats.delivered,
+                    ),
+                    (
+                        "bulwark_push_lost_total",
+                        "Messages dropped from a full client inbox.",
+                        stats.lost,
+                    ),
+                    (
+                        "bulwark_push_encodings_needed_total",
+                        "Batch bodies handed to clients.",
+                        stats.encodings_needed,
+                    ),
+                    (
+                        "bulwark_push_encodings_computed_total",
+                        "Batch bodies serialised (the others were shared).",
+                        stats.encodings_computed,
+                    ),
+                ] {
+                    metrics.push(Metric::counter(name, help, n));
+                }
+                metrics
             },
         );
         let hub = push.hub.clone();

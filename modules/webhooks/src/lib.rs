@@ -29,8 +29,8 @@ use serde::Deserialize;
 
 use bulwark_site::ModuleManifest;
 use bulwark_store::Migration;
-use bulwark_web::events::{CacheFlushed, MenuItem};
-use bulwark_web::{Api, Module, ModuleError, SiteSetup, read_settings};
+use bulwark_web::events::{CacheFlushed, GatherMetrics, MenuItem};
+use bulwark_web::{Api, Metric, Module, ModuleError, SiteSetup, read_settings};
 
 use deliver::DeliverySettings;
 use endpoints::{Endpoints, endpoints_key};
@@ -130,6 +130,37 @@ impl Module for Webhooks {
             })),
         );
         deliver::spawn(Arc::downgrade(&endpoints), store.clone(), delivery, queued);
+        let counted = store.clone();
+        site.observers()
+            .on_fold(500, move |_: &GatherMetrics, mut metrics: Vec<Metric>| {
+                let rows = counted.module_read(|sql| {
+                    sql.query(
+                        "SELECT state, COUNT(*) FROM webhook_delivery GROUP BY state",
+                        &[],
+                    )
+                });
+                match rows {
+                    Ok(rows) => {
+                        for state in ["pending", "failed", "delivered"] {
+                            let n = rows
+                                .iter()
+                                .find(|r| r.text(0) == state)
+                                .map_or(0, |r| r.int(1));
+                            metrics.push(
+                                Metric::gauge(
+                                    "bulwark_webhook_messages",
+                                    "Webhook messages kept, by state: pending (queued or \
+                                     waiting for a retry), failed (given up), delivered.",
+                                    n as f64,
+                                )
+                                .with("state", state),
+                            );
+                        }
+                    }
+                    Err(e) => tracing::warn!("webhooks: counting messages for /metrics: {e}"),
+                }
+                metrics
+            });
         // Every node reads the endpoints again when they changed anywhere.
         let (reload, mut reloads) = tokio::sync::mpsc::channel::<()>(1);
         let kept = Arc::downgrade(&endpoints);

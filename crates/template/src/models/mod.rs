@@ -54,6 +54,10 @@ pub struct SiteModels {
     pub cache: Depcache<ModelKey, ModelValue>,
     /// Template renders, counted (tests and stats: a cached page renders nothing).
     pub renders: std::sync::atomic::AtomicU64,
+    /// Fragment cache (`{% call cache() %}`) reads answered from the cache.
+    pub fragment_hits: std::sync::atomic::AtomicU64,
+    /// Fragment cache reads that rendered the block.
+    pub fragment_misses: std::sync::atomic::AtomicU64,
     /// Models modules add to `m` ([`SiteModels::add_model`]): `m.menu`.
     module_models: std::sync::RwLock<std::collections::BTreeMap<String, Value>>,
 }
@@ -64,6 +68,8 @@ impl SiteModels {
             store,
             cache: Depcache::default(),
             renders: std::sync::atomic::AtomicU64::new(0),
+            fragment_hits: std::sync::atomic::AtomicU64::new(0),
+            fragment_misses: std::sync::atomic::AtomicU64::new(0),
             module_models: Default::default(),
         })
     }

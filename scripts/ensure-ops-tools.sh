@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The real programs the operations tests talk to: Debian's `prometheus` (a
+# Prometheus server that scrapes /metrics), `varnish` with `varnish-modules`
+# (xkey, for purges by dependency key) and `pebble` (an ACME test server), and
+# PyPI's `prometheus-client` (a parser of the text format). The tests start
+# each program themselves, on free ports in a temporary folder; this only makes
+# sure they are installed. Idempotent.
+set -euo pipefail
+
+missing=()
+command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+command -v varnishd >/dev/null 2>&1 || [ -x /usr/sbin/varnishd ] || missing+=(varnish)
+[ -e /usr/lib/x86_64-linux-gnu/varnish/vmods/libvmod_xkey.so ] \
+    || compgen -G "/usr/lib/*/varnish/vmods/libvmod_xkey.so" >/dev/null \
+    || missing+=(varnish-modules)
+command -v pebble >/dev/null 2>&1 || [ -x /usr/bin/pebble ] || missing+=(pebble)
+
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "ensure-ops-tools: installing ${missing[*]}" >&2
+    apt-get update -qq
+    # Packages must not start their services: the tests start their own.
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+        chmod +x /usr/sbin/policy-rc.d
+        trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+has_parser() {
+    local python
+    for python in python3 /usr/bin/python3; do
+        if command -v "$python" >/dev/null 2>&1 \
+            && "$python" -c "import prometheus_client.parser" >/dev/null 2>&1; then
+            return 0
+        fi
+    done
+    return 1
+}
+if ! has_parser; then
+    if command -v apt-get >/dev/null 2>&1 \
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-prometheus-client >/dev/null 2>&1 \
+        && has_parser; then
+        :
+    else
+        python3 -m pip install --quiet prometheus-client
+    fi
+fi
+has_parser || { echo "ensure-ops-tools: prometheus-client is installed but no python3 imports it" >&2; exit 1; }
