@@ -33,7 +33,16 @@ pub fn socket_path(sites_dir: &Path) -> PathBuf {
 pub enum Request {
     Reload,
     Status,
-    Purge { site: String, purge: Purge },
+    Purge {
+        site: String,
+        purge: Purge,
+    },
+    /// Put a backup back (`bulwark restore` while the server runs).
+    Restore {
+        site: String,
+        file: PathBuf,
+        identity: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -118,6 +127,18 @@ async fn answer(stream: tokio::net::UnixStream, sites: Weak<Sites>) -> anyhow::R
         (Ok(Request::Status), Some(sites)) => {
             answer.sites = tokio::task::spawn_blocking(move || sites.status()).await?;
         }
+        (
+            Ok(Request::Restore {
+                site,
+                file,
+                identity,
+            }),
+            Some(sites),
+        ) => {
+            if let Err(e) = restore(&sites, &site, &file, identity.as_deref()).await {
+                answer.errors.push(e);
+            }
+        }
         (Ok(Request::Purge { site, purge }), Some(sites)) => {
             if !sites.purge(&site, &purge) {
                 answer.errors.push(format!("no site is named {site:?}"));
@@ -128,6 +149,43 @@ async fn answer(stream: tokio::net::UnixStream, sites: Weak<Sites>) -> anyhow::R
     text.push('\n');
     write.write_all(text.as_bytes()).await?;
     Ok(())
+}
+
+/// Puts a backup back into a running site (the backup module's code, in
+/// this process, so the caches hear of it).
+async fn restore(
+    sites: &Sites,
+    site: &str,
+    file: &Path,
+    identity: Option<&Path>,
+) -> Result<(), String> {
+    use bulwark_module_backup::archive;
+    let runtime = sites
+        .runtime(site)
+        .ok_or_else(|| format!("no site is named {site:?}"))?;
+    let (file, identity) = (file.to_path_buf(), identity.map(Path::to_path_buf));
+    tracing::info!(
+        site,
+        "restoring {}, as asked on the control socket",
+        file.display()
+    );
+    tokio::task::spawn_blocking(move || {
+        let identities = match &identity {
+            Some(path) => archive::identities(path)?,
+            None => Vec::new(),
+        };
+        archive::restore(
+            &runtime.site().dir,
+            &runtime.models().store,
+            &file,
+            &identities,
+            &archive::Quiet,
+        )
+    })
+    .await
+    .map_err(|e| e.to_string())?
+    .map(|_| ())
+    .map_err(|e| e.to_string())
 }
 
 /// Asks the server running `sites_dir`.

@@ -143,7 +143,7 @@ pub enum ImportCommand {
     },
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -294,7 +294,9 @@ fn finish(done: &Report, file: Option<&Path>, quiet: bool) -> anyhow::Result<()>
 }
 
 /// A site's store and media, opened as serving opens them.
-async fn open(choice: &SiteChoice) -> anyhow::Result<(Arc<Site>, Store, Option<MediaImport>)> {
+pub(crate) async fn open(
+    choice: &SiteChoice,
+) -> anyhow::Result<(Arc<Site>, Store, Option<MediaImport>)> {
     let modules = modules()?;
     let site = Arc::new(choose_site(choice, &modules)?);
     let store = open_site_store(&site, &enabled_modules(&site, &modules))
@@ -479,10 +481,10 @@ async fn import_wordpress(
 }
 
 /// A progress bar on standard error (drawn only on a terminal).
-struct Bar(ProgressBar);
+pub(crate) struct Bar(ProgressBar);
 
 impl Bar {
-    fn new(quiet: bool) -> Option<Bar> {
+    pub(crate) fn new(quiet: bool) -> Option<Bar> {
         if quiet {
             return None;
         }

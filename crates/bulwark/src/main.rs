@@ -12,6 +12,7 @@ use include_dir::{Dir, include_dir};
 
 use std::sync::Arc;
 
+mod backup;
 mod control;
 mod import;
 mod user;
@@ -83,6 +84,20 @@ enum Command {
     },
     /// Drop cached pages of a site in the running server.
     Purge(PurgeArgs),
+    /// Back a site up: its database (a consistent snapshot, while the site
+    /// serves and writes) and its files in one archive (docs/operations.md).
+    Backup(backup::BackupArgs),
+    /// List a site's backups in its data/backups/, newest first.
+    Backups {
+        site: String,
+        #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
+        sites: PathBuf,
+    },
+    /// Put a backup back: the site's files, then its database at once.
+    Restore(backup::RestoreArgs),
+    /// Make a key for encrypted backups: writes the secret identity to FILE
+    /// and prints the public recipient for `[backup] encrypt_to`.
+    BackupKey { file: PathBuf },
 }
 
 #[derive(clap::Args)]
@@ -272,7 +287,12 @@ fn main() -> ExitCode {
     // An import's progress bar and summary are what a person reads; its
     // migrations and such are for the log of a server.
     let level = match cli.command {
-        Command::Import(_) | Command::Export(_) => "warn",
+        Command::Import(_)
+        | Command::Export(_)
+        | Command::Backup(_)
+        | Command::Restore(_)
+        | Command::Backups { .. }
+        | Command::BackupKey { .. } => "warn",
         _ => "info",
     };
     tracing_subscriber::fmt()
@@ -309,6 +329,10 @@ fn main() -> ExitCode {
                 Ok(())
             }),
         Command::Purge(args) => purge(args),
+        Command::Backup(args) => backup::backup(args),
+        Command::Backups { site, sites } => backup::list(&site, &sites),
+        Command::Restore(args) => backup::restore(args),
+        Command::BackupKey { file } => backup::new_key(&file),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -526,6 +550,7 @@ fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
         bulwark_module_webhooks::module(),
         bulwark_module_import::module(),
         bulwark_module_metrics::module(),
+        bulwark_module_backup::module(),
     ])
 }
 

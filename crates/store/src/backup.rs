@@ -2,11 +2,11 @@
 //!
 //! SQLite: `VACUUM INTO` on a read connection copies one read transaction's
 //! view (WAL keeps it stable while the writer goes on) into a new, compact
-//! file. PostgreSQL: `pg_dump`, which reads one snapshot too. Restore goes
-//! into an empty database only: it never merges into live data.
+//! file. PostgreSQL: every table's rows in one `REPEATABLE READ` transaction
+//! (`backup_pg.rs`). A restore either goes into an empty database, or
+//! replaces everything in a live one at once, never merging into its data.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::db::params;
 use crate::error::{DatabaseError, Result, StoreError};
@@ -40,24 +40,7 @@ impl Store {
         let pg = self
             .pg_backend()
             .ok_or_else(|| StoreError::backup_refused("unknown backend"))?;
-        let out = Command::new("pg_dump")
-            .arg("--no-owner")
-            .arg("--no-privileges")
-            .arg("--schema")
-            .arg(&pg.schema)
-            .arg("--file")
-            .arg(&dest_str)
-            .arg("--dbname")
-            .arg(&pg.url)
-            .output()
-            .map_err(|e| StoreError::backup("cannot run pg_dump", e))?;
-        if !out.status.success() {
-            return Err(StoreError::backup_refused(format!(
-                "pg_dump failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(())
+        self.pg_snapshot(pg, dest)
     }
 
     /// Restore a backup made by [`Store::backup`] into the empty database that
@@ -89,45 +72,46 @@ impl Store {
                         "schema {schema:?} is not empty"
                     )));
                 }
-                let out = Command::new("psql")
-                    .arg("--quiet")
-                    .arg("--no-psqlrc")
-                    .arg("--set")
-                    .arg("ON_ERROR_STOP=1")
-                    .arg("--file")
-                    .arg(backup)
-                    .arg("--dbname")
-                    .arg(url)
-                    .output()
-                    .map_err(|e| StoreError::backup("cannot run psql", e))?;
-                if !out.status.success() {
-                    return Err(StoreError::backup_refused(format!(
-                        "restore failed: {}",
-                        String::from_utf8_lossy(&out.stderr).trim()
-                    )));
-                }
+                let store = Store::open(config).await?;
+                let restoring = store.clone();
+                let path = backup.to_path_buf();
+                tokio::task::spawn_blocking(move || restoring.restore_in_place(&path))
+                    .await
+                    .map_err(StoreError::task_failed)??;
+                return Ok(store);
             }
         }
         Store::open(config).await
     }
 
-    /// Put a backup made by [`Store::backup`] back into this live SQLite
-    /// store, replacing everything in it at once (SQLite's online backup API
-    /// on the writer connection: readers see the old data or the new, never a
-    /// mix). The backup must come from the same schema (the same migrations of
-    /// the store and of every module), so nothing is half-migrated. Whoever
-    /// calls this flushes what caches hold; the change event here only flushes
-    /// what depends on the search index and the category tree.
-    ///
-    /// PostgreSQL is refused: a dump is restored into an empty schema
-    /// ([`Store::restore`]), with the nodes stopped.
+    /// Put a backup made by [`Store::backup`] back into this live store,
+    /// replacing everything in it at once: readers see the old data or the
+    /// new, never a mix (SQLite's online backup API on the writer connection;
+    /// on PostgreSQL one transaction that empties and fills every table). The
+    /// backup must come from the same schema (the same migrations of the store
+    /// and of every module), so nothing is half-migrated. Then every cache of
+    /// the site is told that anything may have changed, on every node (a
+    /// change event with [`ChangeEvent::everything`](crate::ChangeEvent),
+    /// which commit hooks pass on).
     pub fn restore_in_place(&self, backup: &Path) -> Result<()> {
-        self.sqlite_backend().ok_or_else(|| {
-            StoreError::backup_refused(
-                "a PostgreSQL site is restored into an empty schema with the nodes stopped, \
-                 not while it serves",
-            )
-        })?;
+        if let Some(pg) = self.pg_backend() {
+            self.pg_restore_in_place(pg, backup)?;
+            return self.changed_everything();
+        }
+        self.sqlite_restore_in_place(backup)?;
+        self.changed_everything()
+    }
+
+    /// Tells every cache of the site, here and on the other nodes, that
+    /// anything may have changed.
+    pub fn changed_everything(&self) -> Result<()> {
+        self.write(|_, changes| {
+            changes.everything = true;
+            Ok(())
+        })
+    }
+
+    fn sqlite_restore_in_place(&self, backup: &Path) -> Result<()> {
         let source = rusqlite::Connection::open_with_flags(
             backup,
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,

@@ -59,6 +59,7 @@
 //! and no ORM: SQL is plain, bound, and in one place per operation.
 
 mod backup;
+mod backup_pg;
 mod batch;
 pub use batch::{Batch, Prepared};
 mod category;

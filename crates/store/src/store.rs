@@ -117,6 +117,8 @@ pub(crate) struct Changes {
     /// What modules said happened in this write ([`ModuleSql::announce`]),
     /// for the commit hooks.
     notes: Vec<ChangeNote>,
+    /// Anything may have changed (a restore).
+    pub everything: bool,
 }
 
 /// Something a module says happened in a write (`comment.posted`,
@@ -159,7 +161,7 @@ impl Changes {
     }
 
     pub(crate) fn into_event(self) -> Option<ChangeEvent> {
-        if self.keys.is_empty() && self.resources.is_empty() {
+        if self.keys.is_empty() && self.resources.is_empty() && !self.everything {
             return None;
         }
         Some(ChangeEvent {
@@ -169,13 +171,13 @@ impl Changes {
                 .into_iter()
                 .map(|(id, kind)| ResourceChange { id, kind })
                 .collect(),
-            everything: false,
+            everything: self.everything,
         })
     }
 
     /// The event this write will emit once it commits, if any.
     fn peek_event(&self) -> Option<ChangeEvent> {
-        if self.keys.is_empty() && self.resources.is_empty() {
+        if self.keys.is_empty() && self.resources.is_empty() && !self.everything {
             return None;
         }
         Some(ChangeEvent {
@@ -185,7 +187,7 @@ impl Changes {
                 .iter()
                 .map(|(&id, &kind)| ResourceChange { id, kind })
                 .collect(),
-            everything: false,
+            everything: self.everything,
         })
     }
 }
@@ -200,8 +202,6 @@ pub(crate) struct SqliteBackend {
 pub(crate) struct PgBackend {
     pub pool: sqlx::PgPool,
     pub handle: Handle,
-    pub url: String,
-    pub schema: String,
 }
 
 pub(crate) enum Backend {
@@ -377,8 +377,6 @@ impl Store {
                 Backend::Postgres(PgBackend {
                     pool,
                     handle: handle.clone(),
-                    url: url.clone(),
-                    schema,
                 })
             }
         };

@@ -143,6 +143,11 @@ impl Sites {
         }
     }
 
+    /// A running site, by name.
+    pub fn runtime(&self, site: &str) -> Option<Arc<crate::SiteRuntime>> {
+        self.table.load().site(site).map(|s| s.runtime.clone())
+    }
+
     /// A site's data (store and model cache), for programs that embed the sites.
     pub fn site_models(&self, site: &str) -> Option<Arc<SiteModels>> {
         self.table

@@ -47,7 +47,7 @@ async fn admin_site() -> common::TestServer {
     for (path, text) in files.iter_mut() {
         if path == "default/site.toml" {
             *text = text.replacen(
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "import", "metrics"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "import", "metrics", "backup"]"#,
                 r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "extra"]"#,
                 1,
             );

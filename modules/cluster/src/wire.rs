@@ -45,6 +45,10 @@ pub struct WireChange {
     pub keys: Vec<String>,
     /// (resource id, "i" | "u" | "d").
     pub resources: Vec<(i64, String)>,
+    /// Anything may have changed (a restore): absent from older nodes'
+    /// messages.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub everything: bool,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -69,6 +73,7 @@ impl WireChange {
                     (r.id.0, kind.to_owned())
                 })
                 .collect(),
+            everything: event.everything,
         }
     }
 
@@ -94,7 +99,7 @@ impl WireChange {
         Some(ChangeEvent {
             keys: self.keys.into_iter().map(DependencyKey::new).collect(),
             resources,
-            everything: false,
+            everything: self.everything,
         })
     }
 }
@@ -218,6 +223,7 @@ mod tests {
         let change = WireChange {
             keys: vec![],
             resources: vec![(1, "moved".into())],
+            everything: false,
         };
         assert_eq!(change.into_event(), None);
     }

@@ -158,7 +158,7 @@ pub async fn starter_node(
     for (path, text) in files.iter_mut() {
         if path == "default/site.toml" {
             *text = on_postgres(text, schema).replacen(
-                r#""admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "import", "metrics"]"#,
+                r#""admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "import", "metrics", "backup"]"#,
                 r#""admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "cluster"]"#,
                 1,
             );

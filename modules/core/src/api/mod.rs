@@ -9,7 +9,6 @@
 //! declares its endpoints (`endpoints()`) beside their handlers; [`api`]
 //! gathers them.
 
-mod backups;
 mod cache;
 mod categories;
 mod edges;
@@ -47,7 +46,6 @@ pub fn api() -> &'static Api {
             categories::endpoints(),
             settings::endpoints(),
             cache::endpoints(),
-            backups::endpoints(),
             modules::endpoints(),
             endpoints(),
         ];

@@ -594,30 +594,6 @@ pub(super) fn add_schemas(api: Api) -> Api {
             }),
         )
         .schema(
-            "Backup",
-            || json!({
-                "type": "object",
-                "required": [
-                    "name",
-                    "size",
-                    "created"
-                ],
-                "properties": {
-                    "name": {
-                        "type": "string"
-                    },
-                    "size": {
-                        "type": "integer",
-                        "format": "int64"
-                    },
-                    "created": {
-                        "type": "string",
-                        "format": "date-time"
-                    }
-                }
-            }),
-        )
-        .schema(
             "Modules",
             || json!({
                 "type": "object",

@@ -62,7 +62,7 @@ pub async fn media_site_counting(
         if path == "default/site.toml" {
             assert!(
                 text.contains(
-                    r#""admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "import", "metrics"]"#
+                    r#""admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "import", "metrics", "backup"]"#
                 ),
                 "the starter has media"
             );

@@ -75,7 +75,7 @@ impl Site {
             };
             replace(
                 text,
-                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "import", "metrics"]"#,
+                r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "import", "metrics", "backup"]"#,
                 r#"modules = ["seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "ping"]"#,
             );
             replace(

@@ -1,31 +1,49 @@
-//! `/api/backups[/{name}[/restore]]`: snapshots of the site's database, for
-//! administrators (and the site's token): a backup holds everything, password
-//! hashes included.
+//! `/api/backups[/{name}[/restore]]`: the site's backups, for administrators
+//! (and the site's token): a backup holds everything, password hashes
+//! included.
 //!
 //! - `GET /api/backups`: the backups kept in the site's `data/backups/`, newest first;
-//! - `POST /api/backups`: make one now (a consistent snapshot while the site goes
-//!   on serving and writing: `VACUUM INTO` on SQLite, `pg_dump` on PostgreSQL);
+//! - `POST /api/backups`: make one now ([`crate::archive::make`]);
 //! - `GET /api/backups/{name}`: download it;
 //! - `POST /api/backups/{name}/restore` with `{"confirm": "<the site's name>"}`:
-//!   put it back, replacing everything in the database at once, then flush the
-//!   caches. SQLite sites only: a PostgreSQL site is restored into an empty
-//!   schema with its nodes stopped. The confirmation is the site's name, so
-//!   a stray request (or a fuzzer) cannot restore by accident.
+//!   put it back ([`crate::archive::restore`]). The confirmation is the site's
+//!   name, so a stray request (or a fuzzer) cannot restore by accident.
 
-use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::path::PathBuf;
+use std::sync::{Arc, LazyLock};
 
-use chrono::{DateTime, Utc};
 use http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_LENGTH, CONTENT_TYPE};
 use http::{HeaderValue, Method, Response, StatusCode};
 use serde::Deserialize;
 use serde_json::json;
 
 use bulwark_acl::ADMINISTRATORS;
+use bulwark_web::{Access, Api, Caller, Endpoint, Outcome, Problem, RequestCtx, json_response};
 
-use super::input::json_body;
-use super::reply;
-use bulwark_web::{Access, Caller, Endpoint, Outcome, Problem, RequestCtx};
+use crate::archive::{self, Backup, Quiet};
+use crate::{BackupError, SiteBackups};
+
+pub(crate) fn api() -> &'static Api {
+    static API: LazyLock<Api> = LazyLock::new(|| {
+        endpoints()
+            .into_iter()
+            .fold(Api::new(), Api::endpoint)
+            .schema("Backup", || {
+                json!({
+                    "type": "object",
+                    "required": ["name", "size", "created", "encrypted", "scheduled"],
+                    "properties": {
+                        "name": {"type": "string"},
+                        "size": {"type": "integer", "format": "int64"},
+                        "created": {"type": "string", "format": "date-time"},
+                        "encrypted": {"type": "boolean"},
+                        "scheduled": {"type": "boolean"}
+                    }
+                })
+            })
+    });
+    &API
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,132 +51,79 @@ struct RestoreConfirmation {
     confirm: String,
 }
 
-fn folder(req: &RequestCtx<'_>) -> PathBuf {
-    req.site.site().dir.join("data").join("backups")
+fn backups(req: &RequestCtx<'_>) -> Result<Arc<SiteBackups>, Problem> {
+    req.site
+        .state::<Arc<SiteBackups>>()
+        .cloned()
+        .ok_or_else(|| Problem::not_found("this site does not run the backup module"))
 }
 
-/// A backup's file name as this API makes them: letters, digits, `-`, `_`
-/// and one `.` before the extension; nothing that could leave the folder.
-fn valid_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 100
-        && !name.starts_with('.')
-        && name.matches('.').count() == 1
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+fn problem(e: BackupError) -> Problem {
+    match e {
+        BackupError::Store(e) => e.into(),
+        BackupError::Io { what, source } => Problem::internal(&what, &source),
+        e @ (BackupError::Encrypted | BackupError::Key(_)) => {
+            Problem::new(bulwark_web::ProblemKind::Invalid, e.to_string())
+        }
+        e => Problem::conflict(e.to_string()),
+    }
+}
+
+fn json(b: &Backup) -> serde_json::Value {
+    json!({
+        "name": b.name, "size": b.size, "created": b.created.to_rfc3339(),
+        "encrypted": b.encrypted, "scheduled": b.scheduled,
+    })
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, BackupError> + Send + 'static,
+) -> Result<T, Problem> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Problem::internal("the backup task", &e))?
+        .map_err(problem)
+}
+
+fn reply(status: StatusCode, value: serde_json::Value) -> Result<Outcome, Problem> {
+    Ok(Outcome::Response(json_response(status, &value)))
+}
+
+async fn list(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
+    let dir = backups(req)?.folder();
+    let found = blocking(move || archive::list(&dir)).await?;
+    reply(
+        StatusCode::OK,
+        json!({ "backups": found.iter().map(json).collect::<Vec<_>>() }),
+    )
+}
+
+async fn make(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
+    let site = backups(req)?;
+    let store = req.site.models().store.clone();
+    let made = blocking(move || site.make(&store, false, &Quiet)).await?;
+    reply(StatusCode::CREATED, json(&made))
 }
 
 /// The backup named in the path, if there is one.
 fn named(req: &RequestCtx<'_>) -> Result<(String, PathBuf), Problem> {
-    let missing = || Problem::not_found("no such backup");
-    let name = req
-        .arg("name")
-        .filter(|n| valid_name(n))
-        .ok_or_else(missing)?;
-    let path = folder(req).join(name);
-    if path.is_file() {
-        Ok((name.to_owned(), path))
-    } else {
-        Err(missing())
-    }
+    let dir = backups(req)?.folder();
+    let name = req.arg("name").unwrap_or_default();
+    archive::named(&dir, name)
+        .map(|path| (name.to_owned(), path))
+        .ok_or_else(|| Problem::not_found("no such backup"))
 }
 
-fn listing(dir: &Path) -> std::io::Result<Vec<serde_json::Value>> {
-    let mut found: Vec<(SystemTime, serde_json::Value)> = Vec::new();
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e),
-    };
-    for entry in entries {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let meta = entry.metadata()?;
-        if !meta.is_file() || !valid_name(&name) {
-            continue;
-        }
-        let made = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-        found.push((
-            made,
-            json!({
-                "name": name,
-                "size": meta.len(),
-                "created": DateTime::<Utc>::from(made).to_rfc3339()
-            }),
-        ));
-    }
-    found.sort_by_key(|b| std::cmp::Reverse(b.0));
-    Ok(found.into_iter().map(|(_, v)| v).collect())
-}
-
-fn io_failure(what: &str, e: std::io::Error) -> Problem {
-    Problem::internal(what, &e)
-}
-
-async fn list(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
-    let dir = folder(req);
-    match tokio::task::spawn_blocking(move || listing(&dir)).await {
-        Ok(Ok(backups)) => reply(StatusCode::OK, json!({ "backups": backups })),
-        Ok(Err(e)) => Err(io_failure("listing the backups", e)),
-        Err(e) => Err(io_failure("listing the backups", std::io::Error::other(e))),
-    }
-}
-
-/// A new backup's name: the time, and a number for a second one within the
-/// same second.
-fn new_backup_path(dir: &Path, extension: &str) -> std::io::Result<(String, PathBuf)> {
-    std::fs::create_dir_all(dir)?;
-    let stamp = Utc::now().format("%Y%m%d-%H%M%S");
-    (0..100)
-        .map(|n| match n {
-            0 => format!("backup-{stamp}.{extension}"),
-            n => format!("backup-{stamp}-{n}.{extension}"),
-        })
-        .find(|name| !dir.join(name).exists())
-        .map(|name| {
-            let path = dir.join(&name);
-            (name, path)
-        })
-        .ok_or_else(|| std::io::ErrorKind::AlreadyExists.into())
-}
-
-async fn make(req: &RequestCtx<'_>) -> Result<Outcome, Problem> {
-    let dir = folder(req);
-    let extension = if req.site.models().store.backend_name() == "sqlite" {
-        "sqlite"
-    } else {
-        "sql"
-    };
-    let (name, path) =
-        match tokio::task::spawn_blocking(move || new_backup_path(&dir, extension)).await {
-            Ok(Ok(named)) => named,
-            Ok(Err(e)) => return Err(io_failure("making data/backups", e)),
-            Err(e) => return Err(io_failure("making data/backups", std::io::Error::other(e))),
-        };
-    let dest = path.clone();
-    if let Err(e) = req.site.models().store.run(move |s| s.backup(&dest)).await {
-        return Err(e.into());
-    }
-    let size = tokio::fs::metadata(&path)
+async fn download(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outcome, Problem> {
+    let (name, path) = named(req)?;
+    let file = tokio::fs::File::open(&path)
         .await
-        .map(|m| m.len())
-        .unwrap_or(0);
-    reply(
-        StatusCode::CREATED,
-        json!({"name": name, "size": size, "created": Utc::now().to_rfc3339()}),
-    )
-}
-
-async fn download(path: PathBuf, name: &str) -> Result<Outcome, Problem> {
-    let file = match tokio::fs::File::open(&path).await {
-        Ok(f) => f,
-        Err(e) => return Err(io_failure("opening the backup", e)),
-    };
-    let len = match file.metadata().await {
-        Ok(m) => m.len(),
-        Err(e) => return Err(io_failure("reading the backup", e)),
-    };
+        .map_err(|e| Problem::internal("opening the backup", &e))?;
+    let len = file
+        .metadata()
+        .await
+        .map_err(|e| Problem::internal("reading the backup", &e))?
+        .len();
     let mut resp = Response::new(bulwark_http::Body::stream(file, len));
     let headers = resp.headers_mut();
     headers.insert(
@@ -173,8 +138,10 @@ async fn download(path: PathBuf, name: &str) -> Result<Outcome, Problem> {
     Ok(Outcome::Response(resp))
 }
 
-async fn restore(req: &RequestCtx<'_>, path: PathBuf) -> Result<Outcome, Problem> {
-    let confirmation: RestoreConfirmation = json_body(req)?;
+async fn restore(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outcome, Problem> {
+    let (_, path) = named(req)?;
+    let confirmation: RestoreConfirmation = serde_json::from_slice(&req.body)
+        .map_err(|e| Problem::bad_request(format!("bad JSON body: {e}")))?;
     let site_name = &req.site.config().name;
     if confirmation.confirm != site_name.as_str() {
         return Err(Problem::invalid(
@@ -182,47 +149,21 @@ async fn restore(req: &RequestCtx<'_>, path: PathBuf) -> Result<Outcome, Problem
             format!("to restore, confirm with the site's name ({site_name:?})"),
         ));
     }
-    let restored = req
-        .site
-        .models()
-        .store
-        .run(move |s| s.restore_in_place(&path))
-        .await;
-    match restored {
-        Ok(()) => {
-            // Everything may have changed: nothing cached may survive.
-            req.site.models().cache.flush_all();
-            reply(StatusCode::OK, json!({ "restored": true }))
-        }
-        Err(e) => Err(e.into()),
-    }
+    let site_dir = backups(req)?.site_dir.clone();
+    let store = req.site.models().store.clone();
+    blocking(move || archive::restore(&site_dir, &store, &path, &[], &Quiet)).await?;
+    reply(StatusCode::OK, json!({ "restored": true }))
 }
 
-/// `/api/backups`.
-pub(super) async fn backups(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outcome, Problem> {
+async fn listing_or_new(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outcome, Problem> {
     match req.parts.method {
         Method::POST => make(req).await,
         _ => list(req).await,
     }
 }
 
-/// `/api/backups/{name}`: download one.
-pub(super) async fn backup(req: &RequestCtx<'_>, _: Caller<'_>) -> Result<Outcome, Problem> {
-    let (name, path) = named(req)?;
-    download(path, &name).await
-}
-
-/// `/api/backups/{name}/restore`.
-pub(super) async fn restore_backup(
-    req: &RequestCtx<'_>,
-    _: Caller<'_>,
-) -> Result<Outcome, Problem> {
-    let (_, path) = named(req)?;
-    restore(req, path).await
-}
-
 /// This file's endpoints, with their OpenAPI descriptions.
-pub(super) fn endpoints() -> Vec<Endpoint> {
+fn endpoints() -> Vec<Endpoint> {
     vec![
         Endpoint::new("api_backups", "/api/backups")
             .get(
@@ -258,7 +199,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                         }
                     }
                 }),
-                |req, caller| Box::pin(backups(req, caller)),
+                |req, caller| Box::pin(listing_or_new(req, caller)),
             )
             .post(
                 Access::Group(ADMINISTRATORS),
@@ -268,7 +209,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                     "tags": [
                         "site"
                     ],
-                    "description": "A consistent snapshot of the database, kept in the site's data/backups/. Administrators only.",
+                    "description": "One archive of the database (a consistent snapshot, taken while the site serves and writes) and the site's files, kept in the site's data/backups/ (encrypted when [backup] encrypt_to says so). Administrators only.",
                     "responses": {
                         "201": {
                             "description": "Made",
@@ -282,7 +223,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                         }
                     }
                 }),
-                |req, caller| Box::pin(backups(req, caller)),
+                |req, caller| Box::pin(listing_or_new(req, caller)),
             ),
         Endpoint::new("api_backup", "/api/backups/{name}")
             .get(
@@ -324,12 +265,12 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                             "schema": {
                                 "type": "string",
                                 "minLength": 1,
-                                "maxLength": 100
+                                "maxLength": 120
                             }
                         }
                     ]
                 }),
-                |req, caller| Box::pin(backup(req, caller)),
+                |req, caller| Box::pin(download(req, caller)),
             ),
         Endpoint::new("api_backup_restore", "/api/backups/{name}/restore")
             .post(
@@ -340,7 +281,7 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                     "tags": [
                         "site"
                     ],
-                    "description": "Replaces everything in the site's database at once and flushes the caches; SQLite sites only. `confirm` must be the site's name. Administrators only.",
+                    "description": "Puts the backup's files back, then replaces everything in the site's database at once and flushes every cache (on every node). `confirm` must be the site's name. An encrypted backup is restored with `bulwark restore --identity`. Administrators only.",
                     "requestBody": {
                         "required": true,
                         "content": {
@@ -389,33 +330,34 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                             "schema": {
                                 "type": "string",
                                 "minLength": 1,
-                                "maxLength": 100
+                                "maxLength": 120
                             }
                         }
                     ]
                 }),
-                |req, caller| Box::pin(restore_backup(req, caller)),
+                |req, caller| Box::pin(restore(req, caller)),
             ),
     ]
 }
 
 #[cfg(test)]
 mod tests {
-    use super::valid_name;
+    use crate::archive::valid_name;
 
     #[test]
     fn backup_names_cannot_leave_their_folder() {
-        assert!(valid_name("backup-20261124-101500.sqlite"));
-        assert!(valid_name("backup-20261124-101500-2.sql"));
+        assert!(valid_name("default-20261124-101500.tar.gz"));
+        assert!(valid_name("default-20261124-101500-2-auto.tar.gz.age"));
         for bad in [
             "",
+            ".tar.gz",
             "../site.db",
-            ".hidden",
-            "a/b.sql",
-            "a..sql",
-            "x.tar.gz",
-            "a\\b.sql",
-            "a b.sql",
+            ".hidden.tar.gz",
+            "a/b.tar.gz",
+            "a..tar.gz",
+            "x.sqlite",
+            "a\\b.tar.gz",
+            "a b.tar.gz",
         ] {
             assert!(!valid_name(bad), "{bad:?}");
         }
