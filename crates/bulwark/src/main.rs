@@ -432,12 +432,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         // Installed before the port is open: a stop asked for as soon as the
         // server answers is a graceful one, not the signal's default (death).
         let shutdown = shutdown_signal()?;
-        let server = Server::bind(options, tls, sites).await?;
+        let server = Server::bind(options, tls, sites.clone()).await?;
         tracing::info!("serving on http://{}/", server.local_addr());
         if let Some(addr) = server.tls_local_addr() {
             tracing::info!("serving on https://{addr}/");
         }
         server.run(shutdown).await;
+        sites.leave().await;
         tracing::info!("stopped");
         Ok(())
     })

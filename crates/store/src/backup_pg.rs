@@ -11,9 +11,9 @@
 //! in place needs the rows alone.
 //!
 //! A restore in place replaces every table's rows in one transaction: readers
-//! see the old data until it commits, then the new. Migration ledgers and a
-//! node's own bookkeeping (`cluster_outbox`: other nodes remember how far
-//! they read it) are neither copied nor replaced.
+//! see the old data until it commits, then the new. Migration ledgers and the
+//! nodes' own bookkeeping (`cluster_outbox`: other nodes remember how far
+//! they read it; `node_presence`) are neither copied nor replaced.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -42,7 +42,12 @@ struct TableHeader {
 }
 
 /// Not the site's data: kept as each database has them.
-const KEPT: [&str; 3] = ["schema_migrations", "module_migration", "cluster_outbox"];
+const KEPT: [&str; 4] = [
+    "schema_migrations",
+    "module_migration",
+    "cluster_outbox",
+    "node_presence",
+];
 
 fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))

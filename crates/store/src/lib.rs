@@ -79,6 +79,7 @@ mod module_sql;
 mod names;
 pub use names::check_name;
 mod pivot;
+mod presence;
 mod publication;
 mod resource;
 mod sanitize;
@@ -97,6 +98,7 @@ pub use model::{
     Version, Visibility, VisibilityFilter,
 };
 pub use module_sql::{ModuleSql, SqlParam, SqlRow};
+pub use presence::NodePresence;
 pub use sanitize::{
     HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, html_to_plain, sanitize_html_value,
 };

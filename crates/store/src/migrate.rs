@@ -93,6 +93,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/common/0009_import_key.sql"),
         postgres: include_str!("../migrations/common/0009_import_key.sql"),
     },
+    Migration {
+        version: 10,
+        name: "node_presence",
+        sqlite: include_str!("../migrations/common/0010_node_presence.sql"),
+        postgres: include_str!("../migrations/common/0010_node_presence.sql"),
+    },
 ];
 
 /// A core migration's work done in Rust, inside its transaction.

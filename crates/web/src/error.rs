@@ -54,6 +54,18 @@ pub enum OpenError {
         #[source]
         source: StoreError,
     },
+    #[error(
+        "another Bulwark server uses this PostgreSQL schema ({}) {}: the servers' caches would \
+         serve each other's stale pages. Run the `cluster` module on every server that shares \
+         the database (add \"cluster\" to `modules` and give each its [cluster] node name, \
+         docs/cluster.md), or give this server a schema of its own ([database] schema)",
+        others.join("; "),
+        if *clustered { "without the cluster module" } else { "and this one runs without the cluster module" }
+    )]
+    SharedDatabase {
+        others: Vec<String>,
+        clustered: bool,
+    },
     #[error("module {module}, starting: {source}")]
     Start {
         module: &'static str,

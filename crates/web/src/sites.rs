@@ -120,6 +120,12 @@ impl Sites {
         server_config(&self.table.load())
     }
 
+    /// Called when the server stops: the databases hear it is gone, so
+    /// another server may start on them at once.
+    pub async fn leave(&self) {
+        self.stores.leave().await;
+    }
+
     /// Every running site, as `bulwark status` shows it. Blocks while each
     /// site's cache runs its pending maintenance.
     pub fn status(&self) -> Vec<crate::SiteStatus> {

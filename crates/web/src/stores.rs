@@ -32,9 +32,22 @@ pub(crate) struct OpenStore {
 #[derive(Default)]
 pub(crate) struct SiteStores {
     open: Mutex<HashMap<String, (DatabaseSettings, OpenStore)>>,
+    /// The presence rows this server keeps ([`refuse_shared_database`]).
+    present: Mutex<Vec<(Store, String)>>,
 }
 
 impl SiteStores {
+    /// Removes this server's presence rows: a server stopped cleanly does
+    /// not keep another from starting on its database.
+    pub async fn leave(&self) {
+        let present = std::mem::take(&mut *self.present.lock().expect("present"));
+        for (store, node) in present {
+            if let Err(e) = store.run(move |s| s.absent(&node)).await {
+                tracing::warn!("saying this server leaves the database: {e}");
+            }
+        }
+    }
+
     /// The site's store, opening its database the first time (or when its
     /// `[database]` settings changed) with [`open_site_store`], then running the
     /// enabled modules' [`Module::start_serving`] hooks.
@@ -50,6 +63,13 @@ impl SiteStores {
             return Ok(open.clone());
         }
         let store = open_site_store(site, modules).await?;
+        if store.backend_name() == "postgres" {
+            let node = refuse_shared_database(site, modules, &store).await?;
+            self.present
+                .lock()
+                .expect("present")
+                .push((store.clone(), node));
+        }
         for module in modules {
             let name = module.manifest().name;
             let (module, site) = (module.clone(), site.clone());
@@ -131,6 +151,70 @@ pub async fn open_site_store(
             })?;
     }
     Ok(store)
+}
+
+/// How often a server on PostgreSQL says it is there, and how long after its
+/// last word it counts as gone.
+const PRESENCE_EVERY: Duration = Duration::from_secs(5);
+const PRESENCE_WINDOW: Duration = Duration::from_secs(30);
+
+/// Refuses a PostgreSQL site another server uses too, unless all of them run
+/// the `cluster` module (which keeps their caches in step); then keeps saying
+/// this server is there. Refusing rather than turning the module on: the
+/// module needs a node name per server and, behind a balancer, its health
+/// check, which only the person setting the nodes up can give; and a server
+/// pointed at the wrong schema by mistake should stop, not join.
+async fn refuse_shared_database(
+    site: &Arc<Site>,
+    modules: &[Arc<dyn Module>],
+    store: &Store,
+) -> Result<String, OpenError> {
+    let me = bulwark_store::NodePresence {
+        // The same across this server's restarts: a crash does not block
+        // the next start.
+        node: format!("{}:{}", host_name(), site.dir.display()),
+        description: format!(
+            "{} (process {}, site folder {})",
+            host_name(),
+            std::process::id(),
+            site.dir.display()
+        ),
+        clustered: modules.iter().any(|m| m.manifest().name == "cluster"),
+    };
+    let window = PRESENCE_WINDOW.as_millis() as i64;
+    let others = {
+        let (store, me) = (store.clone(), me.clone());
+        store.run(move |s| s.present(&me, window)).await
+    }
+    .map_err(OpenError::Database)?;
+    let unclustered = !me.clustered || others.iter().any(|o| !o.clustered);
+    if !others.is_empty() && unclustered {
+        return Err(OpenError::SharedDatabase {
+            others: others.into_iter().map(|o| o.description).collect(),
+            clustered: me.clustered,
+        });
+    }
+    let node = me.node.clone();
+    let store = store.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(PRESENCE_EVERY).await;
+            let me = me.clone();
+            if let Err(e) = store.run(move |s| s.present(&me, window)).await {
+                tracing::warn!("saying this server uses the database: {e}");
+            }
+        }
+    });
+    Ok(node)
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_owned())
 }
 
 /// Committed writes (here, on another node, or a publication window that opened
