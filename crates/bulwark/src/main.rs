@@ -552,6 +552,7 @@ fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
         bulwark_module_import::module(),
         bulwark_module_metrics::module(),
         bulwark_module_backup::module(),
+        bulwark_module_cdn::module(),
     ])
 }
 

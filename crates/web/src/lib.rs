@@ -53,6 +53,7 @@ mod site;
 mod sites;
 mod status;
 mod stores;
+mod surrogate;
 mod table;
 mod tls;
 
@@ -86,4 +87,5 @@ pub use site::{ModuleInfo, SiteRuntime};
 pub use sites::Sites;
 pub use status::{CacheStatus, HitRatio, Purge, SiteStatus};
 pub use stores::open_site_store;
+pub use surrogate::{Surrogate, site_token as surrogate_site_token, token as surrogate_token};
 pub use tls::TlsError;

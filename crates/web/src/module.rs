@@ -96,6 +96,7 @@ pub struct SiteSetup<'a> {
     pub(crate) authenticator: &'a mut Option<Arc<dyn Authenticator>>,
     pub(crate) state: &'a mut http::Extensions,
     pub(crate) measure_latency: &'a mut bool,
+    pub(crate) surrogate: &'a mut Option<crate::Surrogate>,
 }
 
 impl SiteSetup<'_> {
@@ -108,6 +109,12 @@ impl SiteSetup<'_> {
     /// buckets: only a site that reads them pays for them.
     pub fn measure_latency(&mut self) {
         *self.measure_latency = true;
+    }
+
+    /// Send pages from the page cache with their dependency keys as
+    /// surrogate keys, for a shared cache in front (`surrogate.rs`).
+    pub fn send_surrogate_keys(&mut self, surrogate: crate::Surrogate) {
+        *self.surrogate = Some(surrogate);
     }
 
     /// The site's data (store and depcache).

@@ -157,6 +157,7 @@ pub(crate) fn render_template(
             stale: false,
             etag: None,
             attachment: false,
+            surrogate_keys: None,
         }),
         Err(err) => Outcome::Failed(err),
     }

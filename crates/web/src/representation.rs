@@ -43,6 +43,9 @@ pub struct Representation {
     /// Sent as a download (`Content-Disposition: attachment`): for types a
     /// browser would run (HTML, SVG...) served from uploaded files.
     pub attachment: bool,
+    /// For a shared cache in front: the page's dependency keys as surrogate
+    /// keys (a page from the page cache, on a site that sends them).
+    pub surrogate_keys: Option<HeaderValue>,
 }
 
 pub enum Outcome {

@@ -79,6 +79,8 @@ pub(crate) struct Load {
     pub(crate) counters: std::sync::Arc<Counters>,
     /// Whether answers are timed ([`SiteSetup::measure_latency`](crate::SiteSetup::measure_latency)).
     pub(crate) measure_latency: bool,
+    /// Surrogate keys for a cache in front ([`SiteSetup::send_surrogate_keys`](crate::SiteSetup::send_surrogate_keys)).
+    pub(crate) surrogate: Option<crate::Surrogate>,
 }
 
 /// The parts a site is built from (`table.rs`).
@@ -178,6 +180,11 @@ impl SiteRuntime {
     /// What the site counted since the server started.
     pub fn counters(&self) -> &Counters {
         &self.load.counters
+    }
+
+    /// How this site sends surrogate keys, if it does.
+    pub fn surrogate(&self) -> Option<&crate::Surrogate> {
+        self.load.surrogate.as_ref()
     }
 
     /// Whether answers are timed.

@@ -106,6 +106,15 @@ impl Sites {
             for key in &changed {
                 site.runtime.models().cache.flush_dependency(key);
             }
+            if !changed.is_empty() {
+                // Observers (a cache in front) hear of it as of any flush.
+                site.runtime
+                    .notifier()
+                    .notify(&crate::events::CacheFlushed {
+                        keys: changed,
+                        all: false,
+                    });
+            }
         }
         if errors.is_empty() {
             Ok(())

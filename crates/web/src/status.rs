@@ -123,9 +123,21 @@ impl Purge {
                 }
             }
             Purge::Resource(id) => {
-                cache.flush_dependency(&bulwark_store::dependency::resource(ResourceId(*id)))
+                let key = bulwark_store::dependency::resource(ResourceId(*id));
+                cache.flush_dependency(&key);
+                // Observers (a cache in front) hear of it as of any flush.
+                site.notifier().notify(&crate::events::CacheFlushed {
+                    keys: vec![key],
+                    all: false,
+                });
             }
-            Purge::All => cache.flush_all(),
+            Purge::All => {
+                cache.flush_all();
+                site.notifier().notify(&crate::events::CacheFlushed {
+                    keys: Vec::new(),
+                    all: true,
+                });
+            }
         }
     }
 }

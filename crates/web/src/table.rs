@@ -310,6 +310,7 @@ async fn serve_site(
     let mut authenticator = None;
     let mut state = http::Extensions::new();
     let mut measure_latency = false;
+    let mut surrogate = None;
     for module in &enabled {
         let name = module.manifest().name;
         module
@@ -326,6 +327,7 @@ async fn serve_site(
                 authenticator: &mut authenticator,
                 state: &mut state,
                 measure_latency: &mut measure_latency,
+                surrogate: &mut surrogate,
             })
             .map_err(|e| SiteError::invalid(&file, &format!("{name}.{}", e.key), e.problem))?;
     }
@@ -383,6 +385,7 @@ async fn serve_site(
             lib_builds: LibBuilds::new(options.lib_limits),
             counters: open.counters,
             measure_latency,
+            surrogate,
         },
         dev: options.dev,
         site,

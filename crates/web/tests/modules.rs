@@ -63,6 +63,7 @@ impl Controller for Greeting {
                 stale: false,
                 etag: None,
                 attachment: false,
+                surrogate_keys: None,
             })
         })
     }

@@ -198,6 +198,7 @@ pub(crate) async fn held(
         stale: false,
         etag,
         attachment,
+        surrogate_keys: None,
         content,
     })
 }

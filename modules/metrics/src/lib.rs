@@ -155,6 +155,7 @@ impl Controller for MetricsController {
                 stale: false,
                 etag: None,
                 attachment: false,
+                surrogate_keys: None,
             })
         })
     }

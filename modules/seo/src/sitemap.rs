@@ -149,6 +149,7 @@ impl Controller for SitemapController {
                 stale: false,
                 etag: None,
                 attachment: false,
+                surrogate_keys: None,
             })
         })
     }

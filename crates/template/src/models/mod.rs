@@ -154,6 +154,9 @@ pub struct CachedPage {
     /// answered `304` for as long as the page reads the same.
     pub etag: http::HeaderValue,
     pub body: Arc<EncodedBody>,
+    /// The dependency keys it was rendered from, as surrogate keys for a
+    /// shared cache in front (only on a site that sends them).
+    pub surrogate_keys: Option<http::HeaderValue>,
 }
 
 impl Weigh for ModelValue {

@@ -61,6 +61,7 @@ impl Controller for FileController {
                 stale: false,
                 etag: Some(etag),
                 attachment: runs_in_a_browser(name),
+                surrogate_keys: None,
                 content,
             })
         })

@@ -58,6 +58,7 @@ impl Controller for LibController {
                     stale: false,
                     etag: None,
                     attachment: false,
+                    surrogate_keys: None,
                     content: Content::File {
                         path: path.clone(),
                         len: single.len,
@@ -101,6 +102,7 @@ impl Controller for LibController {
                     stale: false,
                     etag: None,
                     attachment: false,
+                    surrogate_keys: None,
                     content: Content::Encoded(encoded),
                 }),
                 Err(e) => match &*e {

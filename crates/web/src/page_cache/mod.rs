@@ -98,6 +98,7 @@ fn found_as(page: &CachedPage, stale: bool) -> Outcome {
         stale,
         etag: Some(page.etag.clone()),
         attachment: false,
+        surrogate_keys: page.surrogate_keys.clone(),
     })
 }
 
@@ -165,9 +166,13 @@ pub async fn serve(
             }),
             Some(scope),
         ) => {
-            let page = Arc::new(encode_page(content_type, body).await);
+            let deps = scope.dependencies();
+            let surrogate_keys = req.site.surrogate().map(|s| {
+                s.header_value(req.site.site().name().as_str(), deps.iter().map(|(k, _)| k))
+            });
+            let page = Arc::new(encode_page(content_type, body, surrogate_keys).await);
             // Stored only if nothing the render read has changed since.
-            leader.finish(ModelValue::Page(page.clone()), &scope.dependencies());
+            leader.finish(ModelValue::Page(page.clone()), &deps);
             found(&page)
         }
         // The database was busy or away.
@@ -232,11 +237,16 @@ fn unavailable(leader: PageLeader, outcome: Outcome) -> Outcome {
 }
 
 /// Compresses a page once for all its visitors, off the runtime for big pages.
-async fn encode_page(content_type: HeaderValue, body: Bytes) -> CachedPage {
+async fn encode_page(
+    content_type: HeaderValue,
+    body: Bytes,
+    surrogate_keys: Option<HeaderValue>,
+) -> CachedPage {
     let encode = move || CachedPage {
         etag: page_etag(&body),
         body: Arc::new(EncodedBody::new(body, Effort::Fast)),
         content_type,
+        surrogate_keys,
     };
     tokio::task::spawn_blocking(encode)
         .await

@@ -108,6 +108,13 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
     if let Some(etag) = &repr.etag {
         headers.insert(ETAG, etag.clone());
     }
+    if let (Some(keys), Some(surrogate)) = (&repr.surrogate_keys, req.site.surrogate()) {
+        headers.insert(surrogate.header.clone(), keys.clone());
+        headers.insert(
+            HeaderName::from_static("surrogate-control"),
+            surrogate.control.clone(),
+        );
+    }
     if repr.attachment {
         headers.insert(CONTENT_DISPOSITION, HeaderValue::from_static("attachment"));
     }
