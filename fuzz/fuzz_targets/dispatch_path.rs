@@ -14,7 +14,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         Path::new("sites/default/site.toml"),
         text,
         Path::new("sites/default"),
-        &["core", "seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "import", "metrics", "backup", "cdn"],
+        &["core", "seo", "push", "auth", "mail", "admin", "media", "menu", "redirects", "comments", "forms", "webhooks", "import", "metrics", "backup", "cdn", "acme"],
     )
     .expect("the starter site.toml is valid");
     let mut module_rules = Vec::new();
@@ -34,6 +34,7 @@ static ROUTER: LazyLock<SiteRouter> = LazyLock::new(|| {
         ("metrics", include_str!("../../modules/metrics/module.toml")),
         ("backup", include_str!("../../modules/backup/module.toml")),
         ("cdn", include_str!("../../modules/cdn/module.toml")),
+        ("acme", include_str!("../../modules/acme/module.toml")),
         ("core", include_str!("../../modules/core/module.toml")),
     ] {
         let manifest = ModuleManifest::new(name, 0, &[], None, None, toml)

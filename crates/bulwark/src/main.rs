@@ -553,6 +553,7 @@ fn modules() -> anyhow::Result<Vec<Arc<dyn Module>>> {
         bulwark_module_metrics::module(),
         bulwark_module_backup::module(),
         bulwark_module_cdn::module(),
+        bulwark_module_acme::module(),
     ])
 }
 

@@ -34,7 +34,7 @@ pub struct SiteConfig {
     /// Free-form settings, visible to templates as `site.settings`.
     pub settings: toml::Table,
     pub rules: Vec<DispatchRule>,
-    pub tls: Option<TlsFiles>,
+    pub tls: Option<TlsSettings>,
     /// Sections named after a module (`[push]`, `[seo]`), for that module to read
     /// and validate when the site loads: the site layer does not know them.
     pub module_settings: BTreeMap<String, toml::Table>,
@@ -271,6 +271,18 @@ pub struct TlsFiles {
     pub key: PathBuf,
 }
 
+/// `[tls]`: how the site is served over HTTPS.
+#[derive(Debug, Clone)]
+pub struct TlsSettings {
+    /// A certificate from files (read again when they change).
+    pub files: Option<TlsFiles>,
+    /// A certificate over ACME (the `acme` module).
+    pub acme: bool,
+    /// Plain HTTP answers with a redirect to HTTPS (ACME's HTTP-01
+    /// challenges excepted).
+    pub redirect_http: bool,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SiteToml {
@@ -303,8 +315,12 @@ struct SiteToml {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TlsToml {
-    cert: PathBuf,
-    key: PathBuf,
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
+    #[serde(default)]
+    acme: bool,
+    #[serde(default)]
+    redirect_http: bool,
 }
 
 #[derive(Deserialize)]
@@ -467,14 +483,43 @@ pub fn parse_site_config(
     let tls = match raw.tls {
         None => None,
         Some(t) => {
-            let cert = dir.join(&t.cert);
-            let key = dir.join(&t.key);
-            for (k, p) in [("tls.cert", &cert), ("tls.key", &key)] {
-                if !p.is_file() {
-                    return Err(invalid(k, format!("file {} does not exist", p.display())));
+            let files = match (t.cert, t.key, t.acme) {
+                (Some(cert), Some(key), false) => {
+                    let (cert, key) = (dir.join(cert), dir.join(key));
+                    for (k, p) in [("tls.cert", &cert), ("tls.key", &key)] {
+                        if !p.is_file() {
+                            return Err(invalid(k, format!("file {} does not exist", p.display())));
+                        }
+                    }
+                    Some(TlsFiles { cert, key })
                 }
-            }
-            Some(TlsFiles { cert, key })
+                (None, None, true) => {
+                    if !raw.modules.iter().any(|m| m == "acme") {
+                        return Err(invalid(
+                            "tls.acme",
+                            "needs the acme module: add \"acme\" to modules".into(),
+                        ));
+                    }
+                    None
+                }
+                (_, _, true) => {
+                    return Err(invalid(
+                        "tls.acme",
+                        "a certificate comes from files (cert, key) or over ACME, not both".into(),
+                    ));
+                }
+                (None, _, false) => {
+                    return Err(invalid("tls.cert", "missing (or acme = true)".into()));
+                }
+                (_, None, false) => {
+                    return Err(invalid("tls.key", "missing (or acme = true)".into()));
+                }
+            };
+            Some(TlsSettings {
+                files,
+                acme: t.acme,
+                redirect_http: t.redirect_http,
+            })
         }
     };
 

@@ -43,7 +43,7 @@ use std::time::Duration;
 pub use config::{
     AccessRuleSettings, AccessSettings, ApiSettings, DatabaseSettings, HostError,
     PageCacheSettings, SecurityHeader, SecurityHeaderSettings, SiteConfig, SiteName, TlsFiles,
-    load_site_config, normalize_host, parse_site_config, toml_error_key,
+    TlsSettings, load_site_config, normalize_host, parse_site_config, toml_error_key,
 };
 pub use dispatch::{
     Controller, DispatchRule, PatternError, RouteMatch, RuleConflict, RulePattern, SiteRouter,

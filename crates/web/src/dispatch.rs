@@ -43,8 +43,26 @@ pub(crate) async fn dispatch(
         },
     };
     drop(table);
-    let mut resp = if alias {
-        redirect_to_canonical(&served.runtime, &host, &parts, peer.secure)
+    let to_https = !peer.secure
+        && served
+            .runtime
+            .config()
+            .tls
+            .as_ref()
+            .is_some_and(|t| t.redirect_http)
+        && !parts.uri.path().starts_with("/.well-known/acme-challenge/");
+    let mut resp = if alias || to_https {
+        // HTTPS on its standard port: the port a plain request came to is
+        // not the TLS one.
+        let host = if to_https {
+            RequestHost {
+                name: host.name.clone(),
+                port: None,
+            }
+        } else {
+            host
+        };
+        redirect_to_canonical(&served.runtime, &host, &parts, peer.secure || to_https)
     } else {
         // The one place every answer of a site passes: counted by its rule.
         let started = served

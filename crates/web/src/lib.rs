@@ -88,4 +88,4 @@ pub use sites::Sites;
 pub use status::{CacheStatus, HitRatio, Purge, SiteStatus};
 pub use stores::open_site_store;
 pub use surrogate::{Surrogate, site_token as surrogate_site_token, token as surrogate_token};
-pub use tls::TlsError;
+pub use tls::{Certificates, TlsError};

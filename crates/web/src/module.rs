@@ -97,6 +97,7 @@ pub struct SiteSetup<'a> {
     pub(crate) state: &'a mut http::Extensions,
     pub(crate) measure_latency: &'a mut bool,
     pub(crate) surrogate: &'a mut Option<crate::Surrogate>,
+    pub(crate) certificates: &'a Arc<crate::Certificates>,
 }
 
 impl SiteSetup<'_> {
@@ -109,6 +110,12 @@ impl SiteSetup<'_> {
     /// buckets: only a site that reads them pays for them.
     pub fn measure_latency(&mut self) {
         *self.measure_latency = true;
+    }
+
+    /// The certificates the server serves over TLS: a module that obtains
+    /// one (ACME) installs it here.
+    pub fn certificates(&self) -> &Arc<crate::Certificates> {
+        self.certificates
     }
 
     /// Send pages from the page cache with their dependency keys as

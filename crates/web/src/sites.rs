@@ -53,6 +53,7 @@ impl Sites {
             sites_dir: sites_dir.to_path_buf(),
             reload,
         });
+        tokio::spawn(read_changed_certificates(Arc::downgrade(&sites)));
         if sites.options.dev {
             tokio::spawn(reload_on_change(Arc::downgrade(&sites)));
         }
@@ -66,7 +67,7 @@ impl Sites {
     /// errors are returned; the others are replaced. Databases stay open across
     /// reloads. Pages and fragments rendered from a template that changed (or
     /// that pulls one in) are dropped from the cache; the rest stay.
-    /// TLS certificates are read at start only.
+    /// Certificate files are read again.
     pub async fn reload(&self) -> Result<(), Vec<LoadError>> {
         let running = self.table.load_full();
         let (table, errors) = SiteTable::load(
@@ -79,6 +80,10 @@ impl Sites {
         )
         .await?;
         let table = Arc::new(table);
+        let configs = table.sites.iter().map(|s| s.runtime.config());
+        for e in self.stores.certificates.load_files(configs) {
+            tracing::error!("the certificate stays as it was: {e}");
+        }
         // Swapped in first, then flushed: a render that started on the old
         // templates read the key's serial before the flush, so its page is not
         // stored.
@@ -126,7 +131,10 @@ impl Sites {
     /// A TLS configuration for every site that names a certificate (picked by
     /// SNI), or `None` if none does.
     pub fn tls_config(&self) -> Result<Option<Arc<rustls::ServerConfig>>, TlsError> {
-        server_config(&self.table.load())
+        let table = self.table.load();
+        let configs: Vec<&bulwark_site::SiteConfig> =
+            table.sites.iter().map(|s| s.runtime.config()).collect();
+        server_config(&configs, &self.stores.certificates)
     }
 
     /// Called when the server stops: the databases hear it is gone, so
@@ -185,6 +193,29 @@ impl Handler for Sites {
         // times per request (a sixth of a small JSON answer's instructions,
         // under callgrind); a box is one allocation and moves as a pointer.
         Box::pin(dispatch(self.table.load_full(), &self.options, req, peer))
+    }
+}
+
+/// How often certificate files are looked at for a change.
+const CERTIFICATE_FILES_EVERY: Duration = Duration::from_secs(5);
+
+/// Reads a site's certificate files again when they change (a renewal by
+/// certbot, a copy by hand), for as long as the sites run; a file that does
+/// not read leaves the certificate served as it was.
+async fn read_changed_certificates(sites: Weak<Sites>) {
+    loop {
+        tokio::time::sleep(CERTIFICATE_FILES_EVERY).await;
+        let Some(sites) = sites.upgrade() else { return };
+        let (certificates, table) = (sites.stores.certificates.clone(), sites.table.load_full());
+        drop(sites);
+        let errors = tokio::task::spawn_blocking(move || {
+            certificates.load_files(table.sites.iter().map(|s| s.runtime.config()))
+        })
+        .await
+        .unwrap_or_default();
+        for e in errors {
+            tracing::error!("the certificate stays as it was: {e}");
+        }
     }
 }
 

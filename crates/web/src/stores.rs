@@ -34,6 +34,8 @@ pub(crate) struct SiteStores {
     open: Mutex<HashMap<String, (DatabaseSettings, OpenStore)>>,
     /// The presence rows this server keeps ([`refuse_shared_database`]).
     present: Mutex<Vec<(Store, String)>>,
+    /// The certificates served over TLS (they outlive reloads too).
+    pub certificates: Arc<crate::tls::Certificates>,
 }
 
 impl SiteStores {

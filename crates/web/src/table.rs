@@ -328,6 +328,7 @@ async fn serve_site(
                 state: &mut state,
                 measure_latency: &mut measure_latency,
                 surrogate: &mut surrogate,
+                certificates: &stores.certificates,
             })
             .map_err(|e| SiteError::invalid(&file, &format!("{name}.{}", e.key), e.problem))?;
     }

@@ -75,6 +75,7 @@ pub fn modules() -> Vec<std::sync::Arc<dyn bulwark_web::Module>> {
         bulwark_module_metrics::module(),
         bulwark_module_backup::module(),
         bulwark_module_cdn::module(),
+        bulwark_module_acme::module(),
     ]
 }
 

@@ -1,0 +1,347 @@
+//! Keeping a site's certificate: serve what the database has, and order a
+//! new one (one node at a time) when there is none, it does not cover the
+//! site's host names, or its end is near.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use instant_acme::{
+    Account, AccountCredentials, AuthorizationStatus, ChallengeType, Identifier, NewAccount,
+    NewOrder, OrderStatus, RetryPolicy,
+};
+use serde::{Deserialize, Serialize};
+
+use bulwark_site::Site;
+use bulwark_store::Store;
+use bulwark_web::Certificates;
+
+use crate::Settings;
+
+/// How long one node may hold the right to order.
+const LOCK_MS: i64 = 10 * 60 * 1000;
+
+/// The certificate as kept in `acme_state`.
+#[derive(Serialize, Deserialize, Clone, PartialEq)]
+struct Kept {
+    chain: String,
+    key: String,
+    hosts: Vec<String>,
+    not_after: DateTime<Utc>,
+}
+
+fn now_ms() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
+fn read_state(store: &Store, name: &str) -> Result<Option<String>, String> {
+    let name = name.to_owned();
+    store
+        .module_read(|sql| {
+            Ok(sql
+                .query(
+                    "SELECT value FROM acme_state WHERE name = $1",
+                    &[name.as_str().into()],
+                )?
+                .first()
+                .map(|r| r.text(0)))
+        })
+        .map_err(|e| e.to_string())
+}
+
+fn write_state(store: &Store, name: &str, value: &str) -> Result<(), String> {
+    store
+        .module_write(|sql| {
+            sql.execute(
+                "INSERT INTO acme_state (name, value, updated) VALUES ($1, $2, $3) \
+                 ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated = excluded.updated",
+                &[name.into(), value.into(), now_ms().into()],
+            )?;
+            Ok(())
+        })
+        .map_err(|e| e.to_string())
+}
+
+/// Takes the right to order for `holder`, if nobody holds it.
+fn lock(store: &Store, holder: &str) -> Result<bool, String> {
+    let holder = holder.to_owned();
+    store
+        .module_write(|sql| {
+            let now = now_ms();
+            let rows = sql.query(
+                "INSERT INTO acme_lock (name, holder, until) VALUES ('order', $1, $2) \
+                 ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, until = excluded.until \
+                 WHERE acme_lock.until < $3 OR acme_lock.holder = $1 RETURNING holder",
+                &[holder.as_str().into(), (now + LOCK_MS).into(), now.into()],
+            )?;
+            Ok(!rows.is_empty())
+        })
+        .map_err(|e| e.to_string())
+}
+
+fn unlock(store: &Store, holder: &str) {
+    let holder = holder.to_owned();
+    let _ = store.module_write(|sql| {
+        sql.execute(
+            "DELETE FROM acme_lock WHERE name = 'order' AND holder = $1",
+            &[holder.as_str().into()],
+        )?;
+        Ok(())
+    });
+}
+
+/// When a PEM certificate (the first of a chain) ends.
+fn not_after(chain: &str) -> Result<DateTime<Utc>, String> {
+    let (_, pem) = x509_parser::pem::parse_x509_pem(chain.as_bytes()).map_err(|e| e.to_string())?;
+    let cert = pem.parse_x509().map_err(|e| e.to_string())?;
+    DateTime::from_timestamp(cert.validity().not_after.timestamp(), 0)
+        .ok_or_else(|| "an end date out of range".to_owned())
+}
+
+/// The site's host names a certificate must cover.
+fn hosts(site: &Site) -> Vec<String> {
+    let mut hosts: Vec<String> = std::iter::once(&site.config.hostname)
+        .chain(&site.config.aliases)
+        .cloned()
+        .collect();
+    hosts.sort();
+    hosts
+}
+
+/// Looks at the certificate every `check_seconds` while the site's load
+/// lives.
+pub(crate) fn spawn(
+    alive: Weak<()>,
+    site: Arc<Site>,
+    store: Store,
+    certificates: Arc<Certificates>,
+    settings: Settings,
+) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let holder = format!("{}:{}", std::process::id(), site.dir.display());
+    runtime.spawn(async move {
+        let mut installed: Option<Kept> = None;
+        loop {
+            if alive.upgrade().is_none() {
+                return;
+            }
+            match keep(
+                &site,
+                &store,
+                &settings,
+                &holder,
+                &mut installed,
+                &certificates,
+            )
+            .await
+            {
+                Ok(()) => {}
+                Err(e) => tracing::error!(site = %site.name(), "acme: {e}"),
+            }
+            tokio::time::sleep(Duration::from_secs(settings.check_seconds)).await;
+        }
+    });
+}
+
+async fn keep(
+    site: &Site,
+    store: &Store,
+    settings: &Settings,
+    holder: &str,
+    installed: &mut Option<Kept>,
+    certificates: &Certificates,
+) -> Result<(), String> {
+    let wanted = hosts(site);
+    let kept: Option<Kept> = {
+        let store = store.clone();
+        tokio::task::spawn_blocking(move || read_state(&store, "certificate"))
+            .await
+            .map_err(|e| e.to_string())??
+            .and_then(|text| serde_json::from_str(&text).ok())
+    };
+    let due = |k: &Kept| {
+        k.hosts != wanted
+            || k.not_after - Utc::now() < chrono::Duration::days(settings.renew_days as i64)
+    };
+    if let Some(k) = &kept
+        && installed.as_ref() != Some(k)
+    {
+        certificates
+            .install(&site.config, &k.chain, &k.key)
+            .map_err(|e| e.to_string())?;
+        tracing::info!(site = %site.name(), "acme: serving the certificate valid until {}", k.not_after);
+        *installed = Some(k.clone());
+    }
+    if kept.as_ref().is_some_and(|k| !due(k)) {
+        return Ok(());
+    }
+    let locked = {
+        let (store, holder) = (store.clone(), holder.to_owned());
+        tokio::task::spawn_blocking(move || lock(&store, &holder))
+            .await
+            .map_err(|e| e.to_string())??
+    };
+    if !locked {
+        // Another node is ordering: its certificate shows up at a next look.
+        return Ok(());
+    }
+    let ordered = order(site, store, settings, holder, &wanted).await;
+    {
+        let (store, holder) = (store.clone(), holder.to_owned());
+        let _ = tokio::task::spawn_blocking(move || unlock(&store, &holder)).await;
+    }
+    let k = ordered?;
+    certificates
+        .install(&site.config, &k.chain, &k.key)
+        .map_err(|e| e.to_string())?;
+    tracing::info!(site = %site.name(), "acme: new certificate for {:?}, valid until {}", k.hosts, k.not_after);
+    *installed = Some(k);
+    Ok(())
+}
+
+async fn account(store: &Store, settings: &Settings) -> Result<Account, String> {
+    let builder = || match &settings.root {
+        Some(root) => Account::builder_with_root(root),
+        None => Account::builder(),
+    };
+    let stored = {
+        let store = store.clone();
+        tokio::task::spawn_blocking(move || read_state(&store, "account"))
+            .await
+            .map_err(|e| e.to_string())??
+    };
+    if let Some(text) = stored {
+        let credentials: AccountCredentials =
+            serde_json::from_str(&text).map_err(|e| format!("the stored account: {e}"))?;
+        return builder()
+            .map_err(|e| e.to_string())?
+            .from_credentials(credentials)
+            .await
+            .map_err(|e| format!("the stored account: {e}"));
+    }
+    let contact: Vec<&str> = settings.contact.iter().map(String::as_str).collect();
+    let (account, credentials) = builder()
+        .map_err(|e| e.to_string())?
+        .create(
+            &NewAccount {
+                contact: &contact,
+                terms_of_service_agreed: true,
+                only_return_existing: false,
+            },
+            settings.directory.clone(),
+            None,
+        )
+        .await
+        .map_err(|e| format!("creating the account at {}: {e}", settings.directory))?;
+    let text = serde_json::to_string(&credentials).map_err(|e| e.to_string())?;
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || write_state(&store, "account", &text))
+        .await
+        .map_err(|e| e.to_string())??;
+    Ok(account)
+}
+
+async fn order(
+    site: &Site,
+    store: &Store,
+    settings: &Settings,
+    holder: &str,
+    hosts: &[String],
+) -> Result<Kept, String> {
+    let account = account(store, settings).await?;
+    let identifiers: Vec<Identifier> = hosts.iter().cloned().map(Identifier::Dns).collect();
+    let mut order = account
+        .new_order(&NewOrder::new(&identifiers))
+        .await
+        .map_err(|e| format!("placing the order: {e}"))?;
+    {
+        let (store, holder, hosts) = (store.clone(), holder.to_owned(), hosts.join(" "));
+        let _ = tokio::task::spawn_blocking(move || {
+            store.module_write(|sql| {
+                sql.execute(
+                    "INSERT INTO acme_order (placed, node, hosts) VALUES ($1, $2, $3)",
+                    &[
+                        now_ms().into(),
+                        holder.as_str().into(),
+                        hosts.as_str().into(),
+                    ],
+                )?;
+                Ok(())
+            })
+        })
+        .await;
+    }
+    tracing::info!(site = %site.name(), "acme: ordering a certificate for {hosts:?}");
+    let mut authorizations = order.authorizations();
+    while let Some(authz) = authorizations.next().await {
+        let mut authz = authz.map_err(|e| format!("an authorization: {e}"))?;
+        match authz.status {
+            AuthorizationStatus::Pending => {}
+            AuthorizationStatus::Valid => continue,
+            other => return Err(format!("an authorization is {other:?}")),
+        }
+        let mut challenge = authz
+            .challenge(ChallengeType::Http01)
+            .ok_or("the ACME server offers no HTTP-01 challenge")?;
+        let token = challenge.token.clone();
+        let answer = challenge.key_authorization().as_str().to_owned();
+        {
+            let store = store.clone();
+            tokio::task::spawn_blocking(move || {
+                store.module_write(|sql| {
+                    sql.execute(
+                        "INSERT INTO acme_challenge (token, key_authorization, expires) \
+                         VALUES ($1, $2, $3) ON CONFLICT (token) DO UPDATE SET \
+                         key_authorization = excluded.key_authorization, expires = excluded.expires",
+                        &[token.as_str().into(), answer.as_str().into(), (now_ms() + LOCK_MS).into()],
+                    )?;
+                    Ok(())
+                })
+            })
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        }
+        challenge
+            .set_ready()
+            .await
+            .map_err(|e| format!("answering a challenge: {e}"))?;
+    }
+    let status = order
+        .poll_ready(&RetryPolicy::default())
+        .await
+        .map_err(|e| format!("waiting for the order: {e}"))?;
+    if status != OrderStatus::Ready {
+        return Err(format!("the order is {status:?}, not ready"));
+    }
+    let key = order
+        .finalize()
+        .await
+        .map_err(|e| format!("finalizing the order: {e}"))?;
+    let chain = order
+        .poll_certificate(&RetryPolicy::default())
+        .await
+        .map_err(|e| format!("fetching the certificate: {e}"))?;
+    let kept = Kept {
+        not_after: not_after(&chain)?,
+        chain,
+        key,
+        hosts: hosts.to_vec(),
+    };
+    let text = serde_json::to_string(&kept).map_err(|e| e.to_string())?;
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || {
+        write_state(&store, "certificate", &text)?;
+        store
+            .module_write(|sql| {
+                sql.execute("DELETE FROM acme_challenge", &[])?;
+                Ok(())
+            })
+            .map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|e| e.to_string())??;
+    Ok(kept)
+}
