@@ -7,7 +7,7 @@
 //! changes is served without a restart; plain HTTP redirects to HTTPS.
 
 mod common;
-use common::{SIGHUP, SIGTERM, collect, copy, free_port, signal, wait_for};
+use common::{SIGHUP, SIGTERM, collect, copy, free_port, pg_url, signal, wait_for};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -392,11 +392,6 @@ fn a_changed_certificate_file_is_served_without_a_restart() {
         format!("serial={}", serial(&changed)),
         String::from_utf8_lossy(&wanted.stdout).trim()
     );
-}
-
-fn pg_url() -> String {
-    std::env::var("BULWARK_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
 }
 
 #[test]

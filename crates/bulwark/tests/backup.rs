@@ -14,15 +14,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use bulwark_testkit::eventually_blocking;
-use common::{copy, free_port, serve};
+use common::{copy, free_port, pg_url, serve};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "backup-test-token-0123456789abcdef";
-
-fn pg_url() -> String {
-    std::env::var("BULWARK_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
 
 /// A folder with a sites folder holding the starter as `default`, with
 /// `database` as its `[database]` section, an API token, and `more` added.

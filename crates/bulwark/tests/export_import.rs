@@ -12,14 +12,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::copy;
+use common::{copy, pg_url};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-
-fn pg_url() -> String {
-    std::env::var("BULWARK_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
 
 /// A sites folder holding the starter as `default`, with `database` as its
 /// `[database]` section.

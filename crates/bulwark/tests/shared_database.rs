@@ -3,15 +3,10 @@
 //! stopped cleanly, another starts at once.
 
 mod common;
-use common::{SIGTERM, copy, free_port, serve, signal};
+use common::{SIGTERM, copy, free_port, pg_url, serve, signal};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn pg_url() -> String {
-    std::env::var("BULWARK_TEST_PG_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
-}
 
 /// A sites folder with the starter on `schema`.
 fn node(root: &Path, name: &str, schema: &str) -> PathBuf {

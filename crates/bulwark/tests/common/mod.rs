@@ -104,3 +104,9 @@ pub fn copy(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The PostgreSQL the tests use (`BULWARK_TEST_PG_URL`, or this machine's).
+pub fn pg_url() -> String {
+    std::env::var("BULWARK_TEST_PG_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
