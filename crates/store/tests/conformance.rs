@@ -1026,7 +1026,7 @@ fn reopening_runs_no_migration_twice(s: &Store) {
         reopened.categories().unwrap().len(),
         s.categories().unwrap().len()
     );
-    assert_eq!(schema_version(), 9);
+    assert_eq!(schema_version(), 10);
     reopened.analyze().unwrap();
 }
 
