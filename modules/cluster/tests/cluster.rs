@@ -248,6 +248,26 @@ async fn a_change_on_one_node_removes_the_cached_page_on_the_other() {
     pair.stop().await;
 }
 
+/// What a restore does after putting a backup back: every node hears that
+/// anything may have changed, and drops what it caches.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_restore_on_one_node_flushes_everything_on_the_other() {
+    let pair = Pair::start("cluster_everything").await;
+    let id = pair.create_heard("First").await;
+    let path = format!("/cached/{id}");
+    assert_eq!(page(&pair.b, &path).await, "[First]");
+    // Data changed under the nodes (as a restore changes it): B's page stays.
+    retitle_silently(&pair.schema.0, id, "Restored").await;
+    assert_eq!(page(&pair.b, &path).await, "[First]");
+    let store = pair.store();
+    store.run(|s| s.changed_everything()).await.unwrap();
+    eventually("B drops everything", Duration::from_secs(10), || async {
+        (page(&pair.b, &path).await == "[Restored]").then_some(())
+    })
+    .await;
+    pair.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_write_that_rolls_back_sends_nothing() {
     let pair = Pair::start("cluster_rollback").await;
