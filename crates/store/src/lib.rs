@@ -98,7 +98,7 @@ pub use model::{
     Version, Visibility, VisibilityFilter,
 };
 pub use module_sql::{ModuleSql, SqlParam, SqlRow};
-pub use presence::NodePresence;
+pub use presence::{NodePresence, OpeningLock};
 pub use sanitize::{
     HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, html_to_plain, sanitize_html_value,
 };

@@ -54,3 +54,30 @@ impl Store {
         })
     }
 }
+
+/// Held while a server opens a site (its modules' tables and first content):
+/// two servers starting at once on one PostgreSQL schema take turns, so the
+/// second finds what the first made instead of making it again. A session
+/// lock on a connection of its own, released when dropped (the connection
+/// closes). Nothing on SQLite, whose writer is one already.
+pub struct OpeningLock(#[allow(dead_code)] Option<sqlx::PgConnection>);
+
+impl Store {
+    /// Waits for and takes the [`OpeningLock`] of this store's schema.
+    pub async fn opening_lock(&self) -> Result<OpeningLock> {
+        use sqlx::Connection;
+        let Some(pg) = self.pg_backend() else {
+            return Ok(OpeningLock(None));
+        };
+        let options = pg.pool.connect_options();
+        let failed = |e| crate::error::StoreError::from(crate::db::pg_error(e));
+        let mut c = sqlx::PgConnection::connect_with(&options)
+            .await
+            .map_err(failed)?;
+        sqlx::raw_sql("SELECT pg_advisory_lock(hashtext('bulwark opening ' || current_schema()))")
+            .execute(&mut c)
+            .await
+            .map_err(failed)?;
+        Ok(OpeningLock(Some(c)))
+    }
+}

@@ -348,8 +348,12 @@ impl Store {
                         .await
                         .map_err(|e| connect_error(&location, e))?;
                     // The name is checked above; identifiers cannot be bound.
+                    // Two servers starting at once both find no schema, and
+                    // the second `CREATE SCHEMA IF NOT EXISTS` fails on
+                    // PostgreSQL's catalog: one at a time, under a lock.
                     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-                        "CREATE SCHEMA IF NOT EXISTS \"{schema}\""
+                        "BEGIN; SELECT pg_advisory_xact_lock(hashtext('bulwark schema {schema}')); \
+                         CREATE SCHEMA IF NOT EXISTS \"{schema}\"; COMMIT;"
                     )))
                     .execute(&mut c)
                     .await

@@ -65,6 +65,7 @@ impl SiteStores {
             return Ok(open.clone());
         }
         let store = open_site_store(site, modules).await?;
+        let turn = store.opening_lock().await.map_err(OpenError::Database)?;
         if store.backend_name() == "postgres" {
             let node = refuse_shared_database(site, modules, &store).await?;
             self.present
@@ -87,6 +88,7 @@ impl SiteStores {
                     source,
                 })?;
         }
+        drop(turn);
         store.spawn_pivot_task(100, Duration::from_millis(200));
         store.spawn_publication_task();
         let open = OpenStore {
@@ -138,6 +140,7 @@ pub async fn open_site_store(
         config.pool.statement_timeout = Duration::from_millis(ms.max(1));
     }
     let store = Store::open(config).await.map_err(OpenError::Database)?;
+    let _turn = store.opening_lock().await.map_err(OpenError::Database)?;
     for module in modules {
         let name = module.manifest().name;
         let (module, site) = (module.clone(), site.clone());
