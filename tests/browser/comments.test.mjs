@@ -49,6 +49,8 @@ test("a visitor's comment waits, is approved in the admin, and appears on anothe
   await row.locator('input[name="id"]').check();
   await admin.click('#comments-bulk button:has-text("Approve selected")');
   await said(admin, "#comments-status", /^Approved: 1 comment\.$/);
+  // The list is read again after the answer: wait for it to say so.
+  await admin.locator("#comments-empty").waitFor({ state: "visible" });
   assert.equal(await admin.locator("#comments-empty").isVisible(), true, "none waits any more");
 
   // The reader's open page shows it, live.
