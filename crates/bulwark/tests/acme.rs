@@ -7,7 +7,7 @@
 //! changes is served without a restart; plain HTTP redirects to HTTPS.
 
 mod common;
-use common::{SIGHUP, SIGTERM, collect, copy, free_port, pg_url, signal, wait_for};
+use common::{SIGHUP, SIGTERM, collect, free_port, pg_url, signal, starter_site, wait_for};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -271,8 +271,7 @@ fn a_site_gets_its_certificate_over_acme_renews_it_and_keeps_it_across_a_restart
     let dir = root.path();
     let (http, tls) = (free_port(), free_port());
     let (_challenges, pebble, directory) = start_pebble(dir, http);
-    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
-    copy(&starter, &dir.join("sites/default"));
+    starter_site(&dir.join("sites"));
     let text = std::fs::read_to_string(site_toml(dir))
         .unwrap()
         .replace("hostname = \"localhost\"", "hostname = \"shop.test\"")
@@ -364,8 +363,7 @@ fn a_changed_certificate_file_is_served_without_a_restart() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path();
     let (http, tls) = (free_port(), free_port());
-    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
-    copy(&starter, &dir.join("sites/default"));
+    starter_site(&dir.join("sites"));
     let certs = dir.join("sites/default");
     let (cert, key) = self_signed(&certs, "first", "localhost");
     let text = std::fs::read_to_string(site_toml(dir)).unwrap();
@@ -403,13 +401,12 @@ fn two_nodes_on_one_database_place_one_order_and_serve_one_certificate() {
     // The ACME server asks node one for every challenge: whichever node
     // ordered, the answer is in the database.
     let (_challenges, _pebble, directory) = start_pebble(dir, ports[0].0);
-    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
     let nodes: Vec<Bulwark> = ports
         .iter()
         .enumerate()
         .map(|(i, (http, tls))| {
             let node = dir.join(format!("node{i}"));
-            copy(&starter, &node.join("sites/default"));
+            starter_site(&node.join("sites"));
             let text = std::fs::read_to_string(site_toml(&node))
                 .unwrap()
                 .replace("hostname = \"localhost\"", "hostname = \"shop.test\"")

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use bulwark_testkit::eventually_blocking;
-use common::{copy, free_port, pg_url, serve};
+use common::{free_port, pg_url, serve, starter_site};
 use serde_json::{Value, json};
 
 const TOKEN: &str = "backup-test-token-0123456789abcdef";
@@ -23,9 +23,7 @@ const TOKEN: &str = "backup-test-token-0123456789abcdef";
 /// `database` as its `[database]` section, an API token, and `more` added.
 fn site(root: &Path, folder: &str, database: &str, more: &str) -> PathBuf {
     let dir = root.join(folder);
-    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
-    copy(&starter, &dir.join("sites/default"));
-    let toml = dir.join("sites/default/site.toml");
+    let toml = starter_site(&dir.join("sites"));
     let text = std::fs::read_to_string(&toml).unwrap();
     let start = text.find("[database]").unwrap();
     let end = start + text[start..].find("\n\n").unwrap();

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{copy, pg_url};
+use common::{pg_url, starter_site};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -20,9 +20,7 @@ use sha2::{Digest, Sha256};
 /// `[database]` section.
 fn site(root: &Path, folder: &str, database: &str) -> PathBuf {
     let sites = root.join(folder);
-    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
-    copy(&starter, &sites.join("default"));
-    let toml = sites.join("default/site.toml");
+    let toml = starter_site(&sites);
     let text = std::fs::read_to_string(&toml).unwrap();
     let start = text.find("[database]").unwrap();
     let end = start + text[start..].find("\n\n").unwrap();

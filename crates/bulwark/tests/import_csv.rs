@@ -9,14 +9,13 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::copy;
+use common::starter_site;
 use rusqlite::Connection;
 use serde_json::Value;
 
 fn starter() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
-    copy(&starter, &dir.path().join("sites/default"));
+    starter_site(&dir.path().join("sites"));
     dir
 }
 

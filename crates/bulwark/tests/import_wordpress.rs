@@ -12,7 +12,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{copy, free_port, serve};
+use common::{free_port, serve, starter_site};
 use rusqlite::Connection;
 use serde_json::Value;
 
@@ -23,8 +23,7 @@ fn fixture() -> PathBuf {
 /// A folder with the starter site, and nothing imported yet.
 fn starter() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
-    copy(&starter, &dir.path().join("sites/default"));
+    starter_site(&dir.path().join("sites"));
     dir
 }
 

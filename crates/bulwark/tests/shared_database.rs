@@ -3,7 +3,7 @@
 //! stopped cleanly, another starts at once.
 
 mod common;
-use common::{SIGTERM, copy, free_port, pg_url, serve, signal};
+use common::{SIGTERM, free_port, pg_url, serve, signal, starter_site};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,9 +11,7 @@ use std::process::Command;
 /// A sites folder with the starter on `schema`.
 fn node(root: &Path, name: &str, schema: &str) -> PathBuf {
     let dir = root.join(name);
-    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
-    copy(&starter, &dir.join("sites/default"));
-    let toml = dir.join("sites/default/site.toml");
+    let toml = starter_site(&dir.join("sites"));
     let text = std::fs::read_to_string(&toml).unwrap().replace(
         "[database]\n",
         &format!(

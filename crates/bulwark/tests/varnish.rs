@@ -5,7 +5,7 @@
 //! cached there.
 
 mod common;
-use common::{copy, free_port, serve};
+use common::{free_port, serve, starter_site};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -74,9 +74,7 @@ fn through(port: u16, path: &str) -> Option<(String, bool)> {
 fn a_change_purges_exactly_the_pages_that_showed_it_from_varnish() {
     let dir = tempfile::tempdir().unwrap();
     let (port, vport) = (free_port(), free_port());
-    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
-    copy(&starter, &dir.path().join("sites/default"));
-    let toml = dir.path().join("sites/default/site.toml");
+    let toml = starter_site(&dir.path().join("sites"));
     let text = std::fs::read_to_string(&toml)
         .unwrap()
         .replace("# token = \"generated\"", &format!("token = \"{TOKEN}\""))

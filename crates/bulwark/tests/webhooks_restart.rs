@@ -9,11 +9,10 @@ mod common;
 #[path = "../../../modules/webhooks/tests/receiver/mod.rs"]
 mod receiver;
 
-use std::path::Path;
 use std::time::Duration;
 
 use bulwark_testkit::eventually_blocking;
-use common::{copy, free_port, serve};
+use common::{free_port, serve, starter_site};
 use receiver::Receiver;
 use serde_json::{Value, json};
 
@@ -35,9 +34,7 @@ fn call(port: u16, method: reqwest::Method, path: &str, body: Value) -> (u16, Va
 fn messages_for_a_receiver_that_is_down_survive_a_sigkill_and_arrive_after_the_restart() {
     let dir = tempfile::tempdir().unwrap();
     let sites = dir.path().join("sites");
-    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
-    copy(&starter, &sites.join("default"));
-    let toml = sites.join("default/site.toml");
+    let toml = starter_site(&sites);
     let text = std::fs::read_to_string(&toml).unwrap().replacen(
         "# token = \"generated\"",
         &format!("token = \"{TOKEN}\""),

@@ -88,6 +88,14 @@ pub fn serve(dir: &Path, port: u16) -> Server {
     Server(child)
 }
 
+/// The starter site copied into `sites/default` (without its data); the
+/// path of its `site.toml`, for a test to change.
+pub fn starter_site(sites: &Path) -> std::path::PathBuf {
+    let starter = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../sites/default");
+    copy(&starter, &sites.join("default"));
+    sites.join("default/site.toml")
+}
+
 /// A site folder copied (without its data): the starter, for a test's own sites.
 pub fn copy(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
