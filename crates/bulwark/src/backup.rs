@@ -154,7 +154,7 @@ pub fn restore(args: RestoreArgs) -> anyhow::Result<()> {
         }
     }
     // A running server restores it itself: its caches must hear of it.
-    if control::ask(&args.sites, &control::Request::Status).is_ok() {
+    if control::server_runs(&args.sites) {
         let answer = control::ask(
             &args.sites,
             &control::Request::Restore {
@@ -176,10 +176,7 @@ pub fn restore(args: RestoreArgs) -> anyhow::Result<()> {
         let quiet = args.quiet;
         let site_dir = site.dir.clone();
         tokio::task::spawn_blocking(move || {
-            let identities = match &identity {
-                Some(path) => archive::identities(path)?,
-                None => Vec::new(),
-            };
+            let identities = archive::identities(identity.as_deref())?;
             let bar = Bar::new(quiet);
             let progress: &dyn Progress = match &bar {
                 Some(bar) => bar,

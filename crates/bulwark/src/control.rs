@@ -58,15 +58,19 @@ pub struct Answer {
 /// Fails if a server already runs `sites_dir` (its socket answers): two
 /// servers on one folder would write the same SQLite files.
 pub fn refuse_second_server(sites_dir: &Path) -> anyhow::Result<()> {
-    let path = socket_path(sites_dir);
-    if std::os::unix::net::UnixStream::connect(&path).is_ok() {
+    if server_runs(sites_dir) {
         bail!(
             "another Bulwark server is running on {} (its control socket {} answers): stop it first",
             sites_dir.display(),
-            path.display()
+            socket_path(sites_dir).display()
         );
     }
     Ok(())
+}
+
+/// Whether a server runs `sites_dir` (its socket takes a connection).
+pub fn server_runs(sites_dir: &Path) -> bool {
+    std::os::unix::net::UnixStream::connect(socket_path(sites_dir)).is_ok()
 }
 
 /// Starts answering on the sites folder's socket, for as long as the sites
@@ -108,6 +112,10 @@ async fn answer(stream: tokio::net::UnixStream, sites: Weak<Sites>) -> anyhow::R
     tokio::io::AsyncReadExt::take(tokio::io::BufReader::new(read), MAX_REQUEST)
         .read_line(&mut line)
         .await?;
+    if line.is_empty() {
+        // Only looked whether a server runs here.
+        return Ok(());
+    }
     let mut answer = Answer {
         version: env!("CARGO_PKG_VERSION").to_owned(),
         ..Answer::default()
@@ -170,10 +178,7 @@ async fn restore(
         file.display()
     );
     tokio::task::spawn_blocking(move || {
-        let identities = match &identity {
-            Some(path) => archive::identities(path)?,
-            None => Vec::new(),
-        };
+        let identities = archive::identities(identity.as_deref())?;
         archive::restore(
             &runtime.site().dir,
             &runtime.models().store,

@@ -46,6 +46,11 @@ pub struct SiteConfig {
 }
 
 impl SiteConfig {
+    /// Every host name the site answers to: its own, then its aliases.
+    pub fn host_names(&self) -> impl Iterator<Item = &String> {
+        std::iter::once(&self.hostname).chain(&self.aliases)
+    }
+
     /// The scheme and canonical host name links made outside a request start
     /// with (`https://example.org`): a mail's links, never the request's `Host`,
     /// which whoever asks could point elsewhere.

@@ -214,12 +214,8 @@ fn clashes(site: &Site, before: &[SiteFolder]) -> Vec<SiteError> {
     let file = site.dir.join("site.toml");
     let loaded = || before.iter().filter_map(|f| f.site.as_ref().ok());
     let mut errors = Vec::new();
-    for host in std::iter::once(&site.config.hostname).chain(&site.config.aliases) {
-        let other = loaded().find(|other| {
-            std::iter::once(&other.config.hostname)
-                .chain(&other.config.aliases)
-                .any(|h| h == host)
-        });
+    for host in site.config.host_names() {
+        let other = loaded().find(|other| other.config.host_names().any(|h| h == host));
         if let Some(other) = other {
             errors.push(SiteError::invalid(
                 &file,

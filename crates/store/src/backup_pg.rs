@@ -49,6 +49,36 @@ const KEPT: [&str; 4] = [
     "node_presence",
 ];
 
+impl TableHeader {
+    /// The `COPY` statement of this table's columns, `TO STDOUT` or `FROM
+    /// STDIN`.
+    fn copy(&self, direction: &str) -> String {
+        let columns: Vec<String> = self.columns.iter().map(|c| quote(c)).collect();
+        format!(
+            "COPY {} ({}) {direction}",
+            quote(&self.table),
+            columns.join(", ")
+        )
+    }
+}
+
+/// A connection of the pool inside a transaction begun with `begin`.
+async fn begun(
+    pg: &PgBackend,
+    begin: &'static str,
+) -> Result<sqlx::pool::PoolConnection<sqlx::Postgres>> {
+    let mut c = pg
+        .pool
+        .acquire()
+        .await
+        .map_err(failed("connecting to the database"))?;
+    sqlx::raw_sql(begin)
+        .execute(&mut *c)
+        .await
+        .map_err(failed("starting the transaction"))?;
+    Ok(c)
+}
+
 fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
@@ -136,15 +166,7 @@ impl Store {
             .map_err(|e| StoreError::backup(format!("creating {}", dest.display()), e))?;
         let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
         block_on(&pg.handle, async {
-            let mut c = pg
-                .pool
-                .acquire()
-                .await
-                .map_err(failed("connecting to the database"))?;
-            sqlx::raw_sql("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                .execute(&mut *c)
-                .await
-                .map_err(failed("starting the snapshot"))?;
+            let mut c = begun(pg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await?;
             let written = write_snapshot(&mut c, &mut out).await;
             let _ = sqlx::raw_sql("ROLLBACK").execute(&mut *c).await;
             written
@@ -173,15 +195,7 @@ impl Store {
                 ))
             })?;
         block_on(&pg.handle, async {
-            let mut c = pg
-                .pool
-                .acquire()
-                .await
-                .map_err(failed("connecting to the database"))?;
-            sqlx::raw_sql("BEGIN")
-                .execute(&mut *c)
-                .await
-                .map_err(failed("starting the restore"))?;
+            let mut c = begun(pg, "BEGIN").await?;
             let restored = replace_data(&mut c, &header, &mut input).await;
             let end = if restored.is_ok() {
                 "COMMIT"
@@ -205,12 +219,7 @@ async fn write_snapshot(c: &mut sqlx::PgConnection, out: &mut impl Write) -> Res
     writeln!(out, "{}", serde_json::to_string(&header).expect("a header")).map_err(io)?;
     for table in tables(c).await? {
         writeln!(out, "{}", serde_json::to_string(&table).expect("a header")).map_err(io)?;
-        let columns: Vec<String> = table.columns.iter().map(|c| quote(c)).collect();
-        let copy = format!(
-            "COPY {} ({}) TO STDOUT",
-            quote(&table.table),
-            columns.join(", ")
-        );
+        let copy = table.copy("TO STDOUT");
         let mut rows = c
             .copy_out_raw(&copy)
             .await
@@ -299,12 +308,7 @@ async fn replace_data(
                 table.table
             )));
         }
-        let columns: Vec<String> = table.columns.iter().map(|c| quote(c)).collect();
-        let copy = format!(
-            "COPY {} ({}) FROM STDIN",
-            quote(&table.table),
-            columns.join(", ")
-        );
+        let copy = table.copy("FROM STDIN");
         let mut sink = c
             .copy_in_raw(&copy)
             .await

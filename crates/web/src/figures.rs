@@ -75,24 +75,18 @@ fn figures(site: &SiteRuntime, before: Totals, now: Totals) -> Figures {
     let per_s = |a: u64, b: u64| (b.saturating_sub(a)) as f64 / seconds;
     let hits = now.page_hits.saturating_sub(before.page_hits);
     let misses = now.page_misses.saturating_sub(before.page_misses);
-    let pool = site.models().store.connections();
     Figures {
         site: site.site().name().to_string(),
         node: None,
         requests_per_s: per_s(before.requests, now.requests),
         renders_per_s: per_s(before.renders, now.renders),
         page_cache_hit_ratio: (hits + misses > 0).then(|| hits as f64 / (hits + misses) as f64),
-        refused: BTreeMap::from([
-            ("renders".to_owned(), site.renders().refused()),
-            ("database".to_owned(), site.renders().database_busy()),
-            ("lib_builds".to_owned(), site.lib_builds().refused()),
-        ]),
-        database: PoolUse {
-            open: pool.open,
-            busy: pool
-                .open
-                .saturating_sub(u32::try_from(pool.idle).unwrap_or(u32::MAX)),
-        },
+        refused: site
+            .refusals()
+            .into_iter()
+            .map(|(name, n)| (name.to_owned(), n))
+            .collect(),
+        database: site.pool_use(),
         more: BTreeMap::new(),
     }
 }

@@ -166,18 +166,11 @@ pub fn core_metrics(site: &SiteRuntime) -> Vec<Metric> {
         "Templates rendered.",
         models.renders.load(Ordering::Relaxed),
     ));
-    for (bottleneck, n) in [
-        ("renders", site.renders().refused()),
-        ("database", site.renders().database_busy()),
-        ("lib_builds", site.lib_builds().refused()),
-    ] {
+    for (bottleneck, n) in site.refusals() {
         out.push(refused(bottleneck, n));
     }
-    let pool = models.store.connections();
-    let busy = pool
-        .open
-        .saturating_sub(u32::try_from(pool.idle).unwrap_or(u32::MAX));
-    for (state, n) in [("open", pool.open), ("busy", busy)] {
+    let pool = site.pool_use();
+    for (state, n) in [("open", pool.open), ("busy", pool.busy)] {
         out.push(
             Metric::gauge(
                 "bulwark_database_connections",

@@ -177,6 +177,27 @@ impl SiteRuntime {
         &self.load.lib_builds
     }
 
+    /// The site's database connections now: open, and busy.
+    pub fn pool_use(&self) -> crate::PoolUse {
+        let pool = self.models().store.connections();
+        crate::PoolUse {
+            open: pool.open,
+            busy: pool
+                .open
+                .saturating_sub(u32::try_from(pool.idle).unwrap_or(u32::MAX)),
+        }
+    }
+
+    /// The 503s each of the core's bottlenecks answered since the site
+    /// started, by name (modules add theirs to the figures and metrics).
+    pub fn refusals(&self) -> [(&'static str, u64); 3] {
+        [
+            ("renders", self.renders().refused()),
+            ("database", self.renders().database_busy()),
+            ("lib_builds", self.lib_builds().refused()),
+        ]
+    }
+
     /// What the site counted since the server started.
     pub fn counters(&self) -> &Counters {
         &self.load.counters

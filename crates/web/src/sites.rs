@@ -108,17 +108,8 @@ impl Sites {
                     changed.len()
                 );
             }
-            for key in &changed {
-                site.runtime.models().cache.flush_dependency(key);
-            }
             if !changed.is_empty() {
-                // Observers (a cache in front) hear of it as of any flush.
-                site.runtime
-                    .notifier()
-                    .notify(&crate::events::CacheFlushed {
-                        keys: changed,
-                        all: false,
-                    });
+                crate::stores::flush(site.runtime.models(), site.runtime.notifier(), changed);
             }
         }
         if errors.is_empty() {

@@ -59,7 +59,6 @@ impl SiteStatus {
         // Sizes lag behind the cache's maintenance: run it first.
         models.cache.sweep();
         let stats = models.cache.stats();
-        let pool = models.store.connections();
         let gathered = site.notifier().fold(&GatherFigures, Figures::default());
         SiteStatus {
             name: site.site().name().to_string(),
@@ -73,12 +72,7 @@ impl SiteStatus {
                 .map(|m| m.name.to_owned())
                 .collect(),
             database: models.store.backend_name().to_owned(),
-            connections: PoolUse {
-                open: pool.open,
-                busy: pool
-                    .open
-                    .saturating_sub(u32::try_from(pool.idle).unwrap_or(u32::MAX)),
-            },
+            connections: site.pool_use(),
             requests: counters.requests(),
             renders: models.renders.load(Ordering::Relaxed),
             page_cache: HitRatio {
@@ -124,20 +118,9 @@ impl Purge {
             }
             Purge::Resource(id) => {
                 let key = bulwark_store::dependency::resource(ResourceId(*id));
-                cache.flush_dependency(&key);
-                // Observers (a cache in front) hear of it as of any flush.
-                site.notifier().notify(&crate::events::CacheFlushed {
-                    keys: vec![key],
-                    all: false,
-                });
+                crate::stores::flush(site.models(), site.notifier(), vec![key]);
             }
-            Purge::All => {
-                cache.flush_all();
-                site.notifier().notify(&crate::events::CacheFlushed {
-                    keys: Vec::new(),
-                    all: true,
-                });
-            }
+            Purge::All => crate::stores::flush_all(site.models(), site.notifier()),
         }
     }
 }

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use tokio::sync::broadcast::error::RecvError;
 
+use bulwark_depcache::DependencyKey;
+use bulwark_notify::Notifier;
 use bulwark_site::{DatabaseSettings, Site};
 use bulwark_store::{Store, StoreConfig};
 use bulwark_template::SiteModels;
@@ -233,14 +235,8 @@ async fn apply_changes(open: OpenStore) {
             // Which keys changed is unknown, so everything goes.
             Ok(change) if change.everything => flush_everything(&open),
             Ok(change) => {
-                for key in &change.keys {
-                    models.cache.flush_dependency(key);
-                }
                 let notifier = open.notifier.current();
-                notifier.notify(&CacheFlushed {
-                    keys: change.keys.clone(),
-                    all: false,
-                });
+                flush(models, &notifier, change.keys.clone());
                 for changed in &change.resources {
                     notifier.notify(&ResourceChanged {
                         id: changed.id,
@@ -256,8 +252,23 @@ async fn apply_changes(open: OpenStore) {
 }
 
 fn flush_everything(open: &OpenStore) {
-    open.models.cache.flush_all();
-    open.notifier.current().notify(&CacheFlushed {
+    flush_all(&open.models, &open.notifier.current());
+}
+
+/// Drops what depends on `keys` from the site's cache, then tells the
+/// observers ([`CacheFlushed`]: a cache in front purges the same): the one
+/// way a flush is made, for a change, a reload and `bulwark purge` alike.
+pub(crate) fn flush(models: &SiteModels, notifier: &Notifier, keys: Vec<DependencyKey>) {
+    for key in &keys {
+        models.cache.flush_dependency(key);
+    }
+    notifier.notify(&CacheFlushed { keys, all: false });
+}
+
+/// Drops everything the site's cache holds, then tells the observers.
+pub(crate) fn flush_all(models: &SiteModels, notifier: &Notifier) {
+    models.cache.flush_all();
+    notifier.notify(&CacheFlushed {
         keys: Vec::new(),
         all: true,
     });

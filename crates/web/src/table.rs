@@ -212,8 +212,8 @@ impl SiteTable {
     /// an error of this one, which is then left out).
     fn add(&mut self, served: Arc<ServedSite>, errors: &mut Vec<LoadError>) {
         let config = served.runtime.config();
-        let taken = std::iter::once(&config.hostname)
-            .chain(&config.aliases)
+        let taken = config
+            .host_names()
             .find(|host| self.hosts.contains_key(host.as_str()));
         if let Some(host) = taken {
             let file = served.runtime.site().dir.join("site.toml");

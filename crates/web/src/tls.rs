@@ -153,10 +153,7 @@ impl Certificates {
 }
 
 fn hosts(config: &SiteConfig) -> Vec<String> {
-    std::iter::once(&config.hostname)
-        .chain(&config.aliases)
-        .cloned()
-        .collect()
+    config.host_names().cloned().collect()
 }
 
 fn served(config: &SiteConfig, key: Arc<CertifiedKey>) -> Served {

@@ -100,10 +100,7 @@ fn not_after(chain: &str) -> Result<DateTime<Utc>, String> {
 
 /// The site's host names a certificate must cover.
 fn hosts(site: &Site) -> Vec<String> {
-    let mut hosts: Vec<String> = std::iter::once(&site.config.hostname)
-        .chain(&site.config.aliases)
-        .cloned()
-        .collect();
+    let mut hosts: Vec<String> = site.config.host_names().cloned().collect();
     hosts.sort();
     hosts
 }

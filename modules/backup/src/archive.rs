@@ -408,9 +408,12 @@ fn open<'a>(
     ))))
 }
 
-/// Reads identities (age secret keys) from a file made by `bulwark backup
-/// key` or `age-keygen`.
-pub fn identities(path: &Path) -> Result<Vec<Box<dyn age::Identity>>, BackupError> {
+/// Reads identities (age secret keys) from a file made by `bulwark
+/// backup-key` or `age-keygen`; none without a file.
+pub fn identities(path: Option<&Path>) -> Result<Vec<Box<dyn age::Identity>>, BackupError> {
+    let Some(path) = path else {
+        return Ok(Vec::new());
+    };
     age::IdentityFile::from_file(path.to_string_lossy().into_owned())
         .and_then(|f| f.into_identities().map_err(std::io::Error::other))
         .map_err(|e| BackupError::Key(format!("reading {}: {e}", path.display())))
