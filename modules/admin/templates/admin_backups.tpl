@@ -2,10 +2,12 @@
 {% block title %}Backups{% endblock %}
 {% block content %}
 <h1>Backups</h1>
-<p>A backup is a consistent snapshot of the site's whole database (pages,
-people, password hashes, sessions), made while the site goes on serving. They
-are kept in the site's <code>data/backups/</code>. Restoring puts everything
-back as it was then, at once; what changed since is gone.</p>
+<p>A backup is one archive of the site's whole database (pages, people,
+password hashes, sessions) and its uploaded files, taken while the site goes
+on serving. Backups are kept in the site's <code>data/backups/</code>: made
+here, with <code>bulwark backup</code>, and on the schedule in
+<code>site.toml</code>. Restoring puts everything back as it was then, at
+once; what changed since is gone.</p>
 <p><button type="button" id="make-backup">Make a backup now</button></p>
 <p id="backups-status" class="message" role="status" aria-live="polite"></p>
 <div class="scroll">
