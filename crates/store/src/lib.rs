@@ -85,6 +85,10 @@ mod resource;
 mod sanitize;
 mod search;
 mod store;
+mod translation;
+pub use translation::{
+    PUBLISHED_LANGUAGES, TRANS, any_text, is_language_code, text_in, translated, translations,
+};
 
 pub use bulwark_depcache::DependencyKey;
 pub use config::{SECRET_CONFIG_PREFIX, is_secret_config_key};

@@ -99,6 +99,12 @@ const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/common/0010_node_presence.sql"),
         postgres: include_str!("../migrations/common/0010_node_presence.sql"),
     },
+    Migration {
+        version: 11,
+        name: "translations",
+        sqlite: include_str!("../migrations/sqlite/0011_translations.sql"),
+        postgres: include_str!("../migrations/postgres/0011_translations.sql"),
+    },
 ];
 
 /// A core migration's work done in Rust, inside its transaction.

@@ -58,8 +58,10 @@ impl Props {
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.0.get(key)
     }
+    /// The text of `key`: a plain string, or of a translated value the
+    /// first translation (see [`Props::text_in`] for a given language).
     pub fn str(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(Value::as_str)
+        crate::translation::any_text(self.0.get(key)?)
     }
 }
 
@@ -520,6 +522,10 @@ pub struct SearchQuery {
     pub exclude_categories: Vec<String>,
     /// Words that must all occur (prefix match), in title or any text property.
     pub text: Option<String>,
+    /// The language `text` is in: matched against each resource's text in
+    /// that language, stemmed its way (a resource without a translation
+    /// into it, against all its text). `None`: all text, unstemmed.
+    pub language: Option<String>,
     pub date_field: DateField,
     pub date_from: Option<DateTime<Utc>>,
     pub date_to: Option<DateTime<Utc>>,
@@ -548,6 +554,7 @@ impl Default for SearchQuery {
             categories: Vec::new(),
             exclude_categories: Vec::new(),
             text: None,
+            language: None,
             date_field: DateField::Created,
             date_from: None,
             date_to: None,

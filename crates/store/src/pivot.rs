@@ -42,16 +42,69 @@ pub(crate) fn normalise_words(text: &str) -> String {
     out
 }
 
-fn collect_text(v: &Value, out: &mut String) {
-    match v {
-        Value::String(s) => {
-            out.push_str(&html_to_plain(s));
-            out.push(' ');
+/// A resource's text for the index: all of it, what is the same in every
+/// language, and each language's translations.
+#[derive(Default)]
+struct Texts {
+    all: String,
+    common: String,
+    by_language: std::collections::BTreeMap<String, String>,
+}
+
+impl Texts {
+    fn add(&mut self, v: &Value) {
+        if let Some(map) = crate::translation::translations(v) {
+            for (lang, text) in map {
+                let Some(text) = text.as_str() else { continue };
+                let plain = html_to_plain(text);
+                let own = self.by_language.entry(lang.clone()).or_default();
+                own.push_str(&plain);
+                own.push(' ');
+                self.all.push_str(&plain);
+                self.all.push(' ');
+            }
+            return;
         }
-        Value::Array(items) => items.iter().for_each(|i| collect_text(i, out)),
-        Value::Object(m) => m.values().for_each(|i| collect_text(i, out)),
-        _ => {}
+        match v {
+            Value::String(s) => {
+                let plain = html_to_plain(s);
+                self.all.push_str(&plain);
+                self.all.push(' ');
+                self.common.push_str(&plain);
+                self.common.push(' ');
+            }
+            Value::Array(items) => items.iter().for_each(|i| self.add(i)),
+            Value::Object(m) => m.values().for_each(|i| self.add(i)),
+            _ => {}
+        }
     }
+
+    /// The words of each language it is translated into: its own text and
+    /// what every language shares, stemmed the language's way.
+    fn language_words(&self) -> Vec<(&str, String)> {
+        self.by_language
+            .iter()
+            .map(|(lang, own)| {
+                let words = normalise_words(&format!("{own} {}", self.common));
+                (
+                    lang.as_str(),
+                    capped(crate::translation::stem_words(&words, lang)),
+                )
+            })
+            .collect()
+    }
+}
+
+/// At most [`MAX_WORDS_BYTES`] of words.
+fn capped(mut words: String) -> String {
+    if words.len() > MAX_WORDS_BYTES {
+        let mut cut = MAX_WORDS_BYTES;
+        while !words.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        words.truncate(cut);
+    }
+    words
 }
 
 /// `2024-05-01T10:00:00Z` or `2024-05-01`.
@@ -72,26 +125,21 @@ fn pivot_one(c: &mut dyn Conn, id: ResourceId, now: i64) -> Result<Option<Resour
     };
     let title = r.props.str("title").map(html_to_plain).unwrap_or_default();
     let title_sort = title.to_lowercase();
-    let mut text = String::new();
-    text.push_str(&title);
-    text.push(' ');
+    // The title first, in every language it has.
+    let mut texts = Texts::default();
+    if let Some(v) = r.props.get("title") {
+        texts.add(v);
+    }
     for (k, v) in &r.props.0 {
         if k != "title" {
-            collect_text(v, &mut text);
+            texts.add(v);
         }
     }
     if let Some(n) = &r.name {
-        text.push(' ');
-        text.push_str(n);
+        texts.add(&Value::from(n.as_str()));
     }
-    let mut words = normalise_words(&text);
-    if words.len() > MAX_WORDS_BYTES {
-        let mut cut = MAX_WORDS_BYTES;
-        while !words.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        words.truncate(cut);
-    }
+    let words = capped(normalise_words(&texts.all));
+    let by_language = texts.language_words();
     let date_start = parse_date(r.props.get("date_start"));
     let date_end = parse_date(r.props.get("date_end"));
     let language = r.props.str("language").map(str::to_owned);
@@ -121,7 +169,58 @@ fn pivot_one(c: &mut dyn Conn, id: ResourceId, now: i64) -> Result<Option<Resour
             )?;
         }
     }
+    index_languages(c, id, &by_language)?;
     Ok(Some(r.category))
+}
+
+/// Each language's words of resource `id`, in place of what it had.
+fn index_languages(c: &mut dyn Conn, id: ResourceId, by_language: &[(&str, String)]) -> Result<()> {
+    match c.dialect() {
+        Dialect::Sqlite => {
+            forget_languages_sqlite(c, id)?;
+            for (lang, words) in by_language {
+                let row = c
+                    .query_one(
+                        "INSERT INTO rsc_translation (rsc_id, language) VALUES ($1, $2) RETURNING id",
+                        &params![id.0, *lang],
+                    )?
+                    .expect("RETURNING gives a row")
+                    .int(0);
+                c.execute(
+                    "INSERT INTO rsc_fts_lang (rowid, words) VALUES ($1, $2)",
+                    &params![row, words.as_str()],
+                )?;
+            }
+        }
+        Dialect::Postgres => {
+            c.execute(
+                "DELETE FROM rsc_translation WHERE rsc_id = $1",
+                &params![id.0],
+            )?;
+            for (lang, words) in by_language {
+                c.execute(
+                    "INSERT INTO rsc_translation (rsc_id, language, words) \
+                     VALUES ($1, $2, to_tsvector('simple', $3))",
+                    &params![id.0, *lang, words.as_str()],
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Drops what SQLite's index holds of resource `id`'s languages (FTS5 tables
+/// have no foreign keys to cascade).
+pub(crate) fn forget_languages_sqlite(c: &mut dyn Conn, id: ResourceId) -> Result<()> {
+    c.execute(
+        "DELETE FROM rsc_fts_lang WHERE rowid IN (SELECT id FROM rsc_translation WHERE rsc_id = $1)",
+        &params![id.0],
+    )?;
+    c.execute(
+        "DELETE FROM rsc_translation WHERE rsc_id = $1",
+        &params![id.0],
+    )?;
+    Ok(())
 }
 
 impl Store {

@@ -542,6 +542,7 @@ impl Store {
             resource_keys(c, &current, ch)?;
             if c.dialect() == Dialect::Sqlite {
                 c.execute("DELETE FROM rsc_fts WHERE rowid = $1", &params![id.0])?;
+                crate::pivot::forget_languages_sqlite(c, id)?;
             }
             c.execute("DELETE FROM rsc WHERE id = $1", &params![id.0])
                 .map_err(|e| map_unique(e, || format!("resource {id} (referenced as content group)")))?;

@@ -279,6 +279,18 @@ enum TooComplex {
 
 /// Sanitise and validate a whole property document in place.
 pub(crate) fn sanitize_props(props: &mut Props) -> Result<()> {
+    if let Some(languages) = props.get(crate::translation::PUBLISHED_LANGUAGES) {
+        let codes = languages.as_array().filter(|list| {
+            list.iter()
+                .all(|l| l.as_str().is_some_and(crate::translation::is_language_code))
+        });
+        if codes.is_none() {
+            return Err(StoreError::invalid(
+                crate::translation::PUBLISHED_LANGUAGES,
+                "the languages it is published in: a list of language codes ([\"en\", \"nl\"])",
+            ));
+        }
+    }
     sanitize_document(props, TooComplex::Refuse)
 }
 
@@ -378,6 +390,23 @@ fn sanitize_value(
         Value::Array(items) => {
             for item in items {
                 sanitize_value(key, item, depth + 1, too_complex)?;
+            }
+        }
+        // A translated value: each language's text is the property's own
+        // (a translated `body` is HTML in every language).
+        Value::Object(map) if crate::translation::is_translated(map) => {
+            let texts = crate::translation::translations_mut(map).expect("checked");
+            for (lang, text) in texts.iter_mut() {
+                if !crate::translation::is_language_code(lang) {
+                    return Err(StoreError::invalid(
+                        key,
+                        format!("{lang:?} is not a language code (\"en\", \"pt-br\")"),
+                    ));
+                }
+                if !text.is_string() {
+                    return Err(StoreError::invalid(key, "a translation must be text"));
+                }
+                sanitize_value(key, text, depth + 1, too_complex)?;
             }
         }
         Value::Object(map) => {

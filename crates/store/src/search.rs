@@ -69,21 +69,23 @@ impl Store {
                 let words = normalise_words(text);
                 let terms: Vec<&str> = words.split(' ').filter(|w| !w.is_empty()).take(MAX_TEXT_TERMS).collect();
                 if !terms.is_empty() {
-                    match dialect {
-                        Dialect::Sqlite => {
-                            // Terms are letters and digits only, quoted anyway.
-                            let m = terms.iter().map(|t| format!("\"{t}\"*")).collect::<Vec<_>>().join(" AND ");
-                            let p = sql.bind(m);
-                            sql.conditions.push(format!(
-                                "r.id IN (SELECT rowid FROM rsc_fts WHERE rsc_fts MATCH {p})"
-                            ));
+                    let everything = text_condition(&mut sql, dialect, &terms);
+                    // In a language: the resource's words in it, stemmed its
+                    // way; a resource not translated into it by all its words.
+                    let condition = match &q.language {
+                        Some(lang) => {
+                            let stemmed = crate::translation::stem_words(&terms.join(" "), lang);
+                            let stems: Vec<&str> = stemmed.split(' ').collect();
+                            let own = language_condition(&mut sql, dialect, lang, &stems);
+                            let l = sql.bind(lang.clone());
+                            format!(
+                                "({own} OR ({everything} AND r.id NOT IN \
+                                 (SELECT t.rsc_id FROM rsc_translation t WHERE t.language = {l})))"
+                            )
                         }
-                        Dialect::Postgres => {
-                            let m = terms.iter().map(|t| format!("{t}:*")).collect::<Vec<_>>().join(" & ");
-                            let p = sql.bind(m);
-                            sql.conditions.push(format!("p.words @@ to_tsquery('simple', {p})"));
-                        }
-                    }
+                        None => everything,
+                    };
+                    sql.conditions.push(condition);
                 }
             }
             let date_col = date_column(q.date_field);
@@ -235,6 +237,58 @@ fn published_now(sql: &mut Sql) -> String {
         "r.is_published = {t} AND (r.publication_start IS NULL OR r.publication_start <= {now}) \
          AND (r.publication_end IS NULL OR r.publication_end > {now})"
     )
+}
+
+/// Resources whose words (in every language) start with all of `terms`.
+fn text_condition(sql: &mut Sql, dialect: Dialect, terms: &[&str]) -> String {
+    match dialect {
+        Dialect::Sqlite => {
+            // Terms are letters and digits only, quoted anyway.
+            let p = sql.bind(fts5_prefixes(terms));
+            format!("r.id IN (SELECT rowid FROM rsc_fts WHERE rsc_fts MATCH {p})")
+        }
+        Dialect::Postgres => {
+            let p = sql.bind(tsquery_prefixes(terms));
+            format!("p.words @@ to_tsquery('simple', {p})")
+        }
+    }
+}
+
+/// Resources whose words in `lang` start with all of `stems`.
+fn language_condition(sql: &mut Sql, dialect: Dialect, lang: &str, stems: &[&str]) -> String {
+    let l = sql.bind(lang.to_owned());
+    match dialect {
+        Dialect::Sqlite => {
+            let p = sql.bind(fts5_prefixes(stems));
+            format!(
+                "r.id IN (SELECT t.rsc_id FROM rsc_translation t WHERE t.language = {l} \
+                 AND t.id IN (SELECT rowid FROM rsc_fts_lang WHERE rsc_fts_lang MATCH {p}))"
+            )
+        }
+        Dialect::Postgres => {
+            let p = sql.bind(tsquery_prefixes(stems));
+            format!(
+                "r.id IN (SELECT t.rsc_id FROM rsc_translation t WHERE t.language = {l} \
+                 AND t.words @@ to_tsquery('simple', {p}))"
+            )
+        }
+    }
+}
+
+fn fts5_prefixes(terms: &[&str]) -> String {
+    terms
+        .iter()
+        .map(|t| format!("\"{t}\"*"))
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+fn tsquery_prefixes(terms: &[&str]) -> String {
+    terms
+        .iter()
+        .map(|t| format!("{t}:*"))
+        .collect::<Vec<_>>()
+        .join(" & ")
 }
 
 fn date_column(f: DateField) -> &'static str {

@@ -29,6 +29,7 @@ on_both_backends!(
     publication_window_and_visibility_are_kept,
     deleted_resources_leave_a_tombstone,
     random_category_tree_changes_keep_the_nested_set_well_formed,
+    translated_properties_are_kept_sanitised_and_searched_per_language,
 );
 
 fn article(title: &str) -> NewResource {
@@ -1026,7 +1027,7 @@ fn reopening_runs_no_migration_twice(s: &Store) {
         reopened.categories().unwrap().len(),
         s.categories().unwrap().len()
     );
-    assert_eq!(schema_version(), 10);
+    assert_eq!(schema_version(), 11);
     reopened.analyze().unwrap();
 }
 
@@ -1288,4 +1289,104 @@ fn deleted_resources_leave_a_tombstone(s: &Store) {
     assert_eq!(s.deletion("999999").unwrap(), None);
     assert_eq!(s.deletion("no_such_name").unwrap(), None);
     assert_eq!(s.deletion("../etc").unwrap(), None);
+}
+
+fn translated_properties_are_kept_sanitised_and_searched_per_language(s: &Store) {
+    s.pivot_all(100).unwrap();
+    let props = Props::new()
+        .with(
+            "title",
+            translated([("en", "Cycling to work"), ("nl", "Fietsen naar het werk")]),
+        )
+        .with(
+            "body",
+            translated([
+                ("en", "<p>Bicycles <script>x()</script>everywhere</p>"),
+                ("nl", "<p>Overal <b>fietsers</b></p>"),
+            ]),
+        )
+        .with("summary", "Amsterdam");
+    let id = s
+        .create_resource(NewResource::new("article", props))
+        .unwrap();
+    let other = s.create_resource(article("Walking in Utrecht")).unwrap();
+    s.pivot_all(100).unwrap();
+
+    // Kept per language, each cleaned as the property's own (body is HTML).
+    let r = s.resource(id).unwrap().unwrap();
+    assert_eq!(
+        r.props.text_in("title", &["nl"]),
+        Some("Fietsen naar het werk")
+    );
+    assert_eq!(
+        r.props.text_in("body", &["en"]),
+        Some("<p>Bicycles everywhere</p>"),
+        "a translation is sanitised"
+    );
+    assert_eq!(
+        r.props.text_in("body", &["nl"]),
+        Some("<p>Overal <b>fietsers</b></p>")
+    );
+    assert_eq!(
+        r.props.text_in("summary", &["nl"]),
+        Some("Amsterdam"),
+        "plain in every language"
+    );
+    assert_eq!(r.props.translated_languages(), vec!["en", "nl"]);
+
+    let search = |text: &str, language: Option<&str>| {
+        s.search(&SearchQuery {
+            text: Some(text.into()),
+            language: language.map(str::to_owned),
+            ..Default::default()
+        })
+        .unwrap()
+        .ids
+    };
+    // A Dutch word in a Dutch search, stemmed ("fiets" finds "fietsen" and
+    // "fietsers"); an English one in an English search ("bicycle" finds
+    // "Bicycles", "cycles" finds "Cycling": both are "cycl").
+    assert_eq!(search("fiets", Some("nl")), vec![id]);
+    assert_eq!(search("fietser", Some("nl")), vec![id]);
+    assert_eq!(search("bicycle", Some("en")), vec![id]);
+    assert_eq!(search("cycles", Some("en")), vec![id]);
+    assert_eq!(
+        search("cycles", None),
+        Vec::<ResourceId>::new(),
+        "unstemmed"
+    );
+    // Not across languages: the English text is not Dutch.
+    assert_eq!(search("bicycle", Some("nl")), Vec::<ResourceId>::new());
+    assert_eq!(search("fietsen", Some("en")), Vec::<ResourceId>::new());
+    // What every language shares is found in each.
+    assert_eq!(search("amsterdam", Some("nl")), vec![id]);
+    // A resource with no translation is found by its words in any language.
+    assert_eq!(search("utrecht", Some("nl")), vec![other]);
+    // Without a language: all the words, as they are written.
+    assert_eq!(search("fietsen bicycles", None), vec![id]);
+
+    // An edit re-indexes the language it changed; a delete leaves the index.
+    let r = s.resource(id).unwrap().unwrap();
+    s.update_resource(ResourceUpdate::new(id, r.version).merge(Props::new().with(
+        "title",
+        translated([("en", "Cycling to work"), ("nl", "Wandelen")]),
+    )))
+    .unwrap();
+    s.pivot_all(100).unwrap();
+    assert_eq!(search("wandel", Some("nl")), vec![id]);
+    assert_eq!(search("naar", Some("nl")), Vec::<ResourceId>::new());
+    s.delete_resource(id, None).unwrap();
+    assert_eq!(search("wandel", Some("nl")), Vec::<ResourceId>::new());
+
+    // Language codes and published languages are checked.
+    let bad = Props::new().with("title", json!({"trans": {"Dutch!": "x"}}));
+    assert!(matches!(
+        s.create_resource(NewResource::new("article", bad)),
+        Err(StoreError::InvalidInput { field, .. }) if field == "title"
+    ));
+    let bad = Props::new().with("languages", json!(["en", 7]));
+    assert!(matches!(
+        s.create_resource(NewResource::new("article", bad)),
+        Err(StoreError::InvalidInput { field, .. }) if field == "languages"
+    ));
 }
