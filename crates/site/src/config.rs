@@ -31,6 +31,7 @@ pub struct SiteConfig {
     /// Languages the site is written in, lower case (`en`, `pt-br`); the first is
     /// the default. A visitor's `Accept-Language` picks one of them.
     pub languages: Vec<String>,
+    pub language: LanguageSettings,
     /// Free-form settings, visible to templates as `site.settings`.
     pub settings: toml::Table,
     pub rules: Vec<DispatchRule>,
@@ -179,6 +180,46 @@ impl Default for AccessSettings {
     }
 }
 
+/// `[language]`: how a site with several languages shows them (see
+/// docs/languages.md).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LanguageSettings {
+    /// Where a page's language comes from.
+    #[serde(default)]
+    pub urls: LanguageUrls,
+    /// The languages a text missing in the visitor's language is shown in
+    /// instead, in order (default: the site's first language).
+    #[serde(default)]
+    pub fallback: Vec<String>,
+    /// What a resource not published in the visitor's language answers.
+    #[serde(default)]
+    pub missing: MissingTranslation,
+}
+
+/// `[language] urls`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LanguageUrls {
+    /// The visitor's `Accept-Language` picks the language of every page.
+    #[default]
+    None,
+    /// Every language has its prefix (`/en/...`, `/nl/...`); `/` redirects to
+    /// the visitor's by `Accept-Language`; links keep the page's prefix.
+    Prefix,
+}
+
+/// `[language] missing`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingTranslation {
+    /// Shown in the fallback languages.
+    #[default]
+    Fallback,
+    /// `404 Not Found`.
+    NotFound,
+}
+
 /// `[page_cache]`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -300,6 +341,8 @@ struct SiteToml {
     #[serde(default)]
     modules: Vec<String>,
     languages: Option<Vec<String>>,
+    #[serde(default)]
+    language: LanguageSettings,
     #[serde(default)]
     settings: toml::Table,
     #[serde(default)]
@@ -563,6 +606,19 @@ pub fn parse_site_config(
         }
     }
 
+    let mut language = raw.language.clone();
+    for (i, lang) in language.fallback.iter().enumerate() {
+        if !languages.contains(lang) {
+            return Err(invalid(
+                &format!("language.fallback[{i}]"),
+                format!("{lang:?} is not one of the site's languages {languages:?}"),
+            ));
+        }
+    }
+    if language.fallback.is_empty() {
+        language.fallback.push(languages[0].clone());
+    }
+
     let db = &raw.database;
     let size = |n: Option<usize>| n.map(|n| n as u64);
     for (key, value) in [
@@ -598,6 +654,7 @@ pub fn parse_site_config(
         is_default: raw.default,
         modules: raw.modules,
         languages,
+        language,
         settings: raw.settings,
         rules,
         tls,

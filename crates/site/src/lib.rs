@@ -41,9 +41,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use config::{
-    AccessRuleSettings, AccessSettings, ApiSettings, DatabaseSettings, HostError,
-    PageCacheSettings, SecurityHeader, SecurityHeaderSettings, SiteConfig, SiteName, TlsFiles,
-    TlsSettings, load_site_config, normalize_host, parse_site_config, toml_error_key,
+    AccessRuleSettings, AccessSettings, ApiSettings, DatabaseSettings, HostError, LanguageSettings,
+    LanguageUrls, MissingTranslation, PageCacheSettings, SecurityHeader, SecurityHeaderSettings,
+    SiteConfig, SiteName, TlsFiles, TlsSettings, load_site_config, normalize_host,
+    parse_site_config, toml_error_key,
 };
 pub use dispatch::{
     Controller, DispatchRule, PatternError, RouteMatch, RuleConflict, RulePattern, SiteRouter,

@@ -23,6 +23,20 @@ pub fn resource(id: ResourceId) -> DependencyKey {
     DependencyKey::from(format!("rsc:{id}"))
 }
 
+/// The resource's text in `language`: a change that touched only that
+/// language's translations names this instead of [`resource`], so a page in
+/// another language stays cached. A render in a language depends on it
+/// together with [`resource`].
+pub fn resource_text(id: ResourceId, language: &str) -> DependencyKey {
+    DependencyKey::from(format!("rsc:{id}@{language}"))
+}
+
+/// The resource's text in any language: what a cached copy of the whole
+/// resource depends on, besides [`resource`].
+pub fn resource_texts(id: ResourceId) -> DependencyKey {
+    DependencyKey::from(format!("rsc:{id}@"))
+}
+
 /// The resource with this unique name (which may move to another resource).
 pub fn resource_name(name: &str) -> DependencyKey {
     DependencyKey::from(format!("name:{name}"))

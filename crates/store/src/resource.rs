@@ -176,9 +176,15 @@ pub(crate) fn queue_pivot(
 
 pub(crate) fn resource_keys(c: &mut dyn Conn, r: &Resource, ch: &mut Changes) -> Result<()> {
     ch.add(dependency::resource(r.id));
+    ch.add(dependency::resource_texts(r.id));
     if let Some(n) = &r.name {
         ch.add(dependency::resource_name(n));
     }
+    listing_keys(c, r, ch)
+}
+
+/// The keys of the lists a resource shows up in: its categories' and search.
+fn listing_keys(c: &mut dyn Conn, r: &Resource, ch: &mut Changes) -> Result<()> {
     for cat in category_lineage(c, r.category)? {
         ch.add(dependency::category(&cat));
     }
@@ -392,9 +398,21 @@ pub(crate) fn apply_update(
     }
     queue_pivot(c, u.id, now, ch)?;
     ch.resource(u.id, ChangeKind::Updated);
-    resource_keys(c, &current, ch)?;
     let updated = load(c, u.id)?.ok_or_else(|| StoreError::ResourceNotFound(u.id.to_string()))?;
-    resource_keys(c, &updated, ch)?;
+    match crate::translation::changed_languages(&current, &updated) {
+        // Only translations changed: pages in the other languages stay.
+        Some(languages) => {
+            ch.add(dependency::resource_texts(u.id));
+            for language in &languages {
+                ch.add(dependency::resource_text(u.id, language));
+            }
+            listing_keys(c, &updated, ch)?;
+        }
+        None => {
+            resource_keys(c, &current, ch)?;
+            resource_keys(c, &updated, ch)?;
+        }
+    }
     ch.add(dependency::revisions(u.id));
     if is_category {
         ch.add(dependency::category_tree());

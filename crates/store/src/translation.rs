@@ -21,7 +21,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::model::Props;
+use crate::model::{Props, Resource};
 
 /// The key that marks a translated value.
 pub const TRANS: &str = "trans";
@@ -129,6 +129,38 @@ impl Props {
             None => true,
         }
     }
+}
+
+/// The languages whose text differs between two states of a resource, when
+/// that is all that differs (its translations, nothing else: no plain
+/// property, no publication, no category, no name); `None` otherwise.
+pub(crate) fn changed_languages(old: &Resource, new: &Resource) -> Option<Vec<String>> {
+    let same_row = old.name == new.name
+        && old.category == new.category
+        && old.published == new.published
+        && old.publication_start == new.publication_start
+        && old.publication_end == new.publication_end
+        && old.visibility == new.visibility;
+    if !same_row {
+        return None;
+    }
+    let mut changed: Vec<String> = Vec::new();
+    let keys = old.props.0.keys().chain(new.props.0.keys());
+    for key in keys {
+        let (a, b) = (old.props.get(key), new.props.get(key));
+        if a == b {
+            continue;
+        }
+        let (Some(a), Some(b)) = (a.and_then(translations), b.and_then(translations)) else {
+            return None;
+        };
+        for lang in a.keys().chain(b.keys()) {
+            if a.get(lang) != b.get(lang) && !changed.contains(lang) {
+                changed.push(lang.clone());
+            }
+        }
+    }
+    Some(changed)
 }
 
 /// The Snowball stemmer for a language code, where there is one: the same

@@ -41,8 +41,8 @@ mod snapshot;
 pub use blocking::off_the_runtime;
 pub use error::{Location, RenderError, RenderErrorKind};
 pub use models::{
-    CachedPage, ModelKey, ModelRoot, ModelValue, PageUrls, RenderScope, RscObject, SearchKey,
-    SiteModels, StoreFailure, slug_of,
+    CachedPage, ModelKey, ModelRoot, ModelValue, PageUrls, RenderLanguage, RenderScope, RscObject,
+    SearchKey, SiteModels, StoreFailure, slug_of,
 };
 pub use snapshot::{TemplateSnapshot, template_key};
 
@@ -128,8 +128,8 @@ impl SiteTemplates {
         let url_site = site.clone();
         env.add_function(
             "url",
-            move |name: String, args: Rest<Value>, kwargs: Kwargs| {
-                build_url(&url_site, &name, &args, kwargs)
+            move |state: &minijinja::State, name: String, args: Rest<Value>, kwargs: Kwargs| {
+                build_url(state, &url_site, &name, &args, kwargs)
             },
         );
         env.add_function("random", |n: u32| -> u32 {
@@ -464,7 +464,11 @@ pub fn escape_html(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// `url("rule", arg, name=value)`: the path of a dispatch rule, with the
+/// render's language prefix (`/nl`) when its URL had one; `language="en"`
+/// for the path in another language on a site with language URLs.
 fn build_url(
+    state: &minijinja::State,
     site: &Site,
     name: &str,
     args: &[Value],
@@ -472,14 +476,34 @@ fn build_url(
 ) -> Result<Value, minijinja::Error> {
     let positional: Vec<String> = args.iter().map(|v| v.to_string()).collect();
     let mut named = Vec::new();
+    let mut language = None;
     for key in kwargs.args() {
         let value: Value = kwargs.get(key)?;
+        if key == "language" {
+            language = Some(value.to_string());
+            continue;
+        }
         named.push((key.to_string(), value.to_string()));
     }
     let url = site
         .router
         .url_for(name, &positional, &named)
         .map_err(|e| minijinja::Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
+    let prefixed = site.config.language.urls == bulwark_site::LanguageUrls::Prefix;
+    let url = match language {
+        Some(lang) if prefixed && site.config.languages.contains(&lang) => format!("/{lang}{url}"),
+        Some(lang) if prefixed => {
+            return Err(minijinja::Error::new(
+                ErrorKind::InvalidOperation,
+                format!("url(language={lang:?}): not one of the site's languages"),
+            ));
+        }
+        Some(_) => url,
+        None => match RenderScope::of(state) {
+            Some(scope) if !scope.url_prefix().is_empty() => format!("{}{url}", scope.url_prefix()),
+            _ => url,
+        },
+    };
     Ok(if url.contains('&') {
         Value::from(url)
     } else {

@@ -103,10 +103,17 @@ async fn serve(
         .headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
-    let rewritten = rewrite(site, &host.name, parts.uri.path());
-    let path = rewritten
-        .as_ref()
-        .map_or(parts.uri.path(), |r| r.0.as_str());
+    // `/nl/about` on a site with language URLs: Dutch, routed as `/about`.
+    let languages = site.languages();
+    let (path, url_language) = match languages.split(parts.uri.path()) {
+        Some((index, rest)) => (rest, Some(index)),
+        None if languages.prefixed() && parts.uri.path() == "/" => {
+            return to_visitors_language(site, &parts);
+        }
+        None => (parts.uri.path(), None),
+    };
+    let rewritten = rewrite(site, &host.name, path);
+    let path = rewritten.as_ref().map_or(path, |r| r.0.as_str());
     let Some(matched) = site.site().router.route(path) else {
         if let Some(moved) = crate::respond::moved_instead(site, &parts) {
             return moved;
@@ -201,10 +208,37 @@ async fn serve(
         return with_cookie(csrf_refused(site, json(&parts)));
     }
     let ctx = RequestCtx::new(&parts, &matched.args, site, body, upgrade, peer)
+        .in_language(url_language)
         .authenticated(auth)
         .with_body_stream(stream);
     let outcome = controller.resolve(&ctx).await;
     with_cookie(respond(&ctx, outcome).await)
+}
+
+/// `/` on a site with language URLs: `302` to the front page in the
+/// visitor's language (by `Accept-Language`, else the site's first), the
+/// query string kept. The only answer `Accept-Language` decides there.
+fn to_visitors_language(site: &SiteRuntime, parts: &http::request::Parts) -> Response<Body> {
+    let index = crate::pick_language(&site.config().languages, &parts.headers);
+    let mut location = format!("{}/", site.languages().prefix(index));
+    if let Some(query) = parts.uri.query().filter(|q| !q.is_empty()) {
+        location.push('?');
+        location.push_str(query);
+    }
+    let mut resp = plain_response(StatusCode::FOUND, false);
+    let headers = resp.headers_mut();
+    if let Ok(location) = HeaderValue::from_str(&location) {
+        headers.insert(http::header::LOCATION, location);
+    }
+    headers.insert(
+        http::header::VARY,
+        HeaderValue::from_static("Accept-Language"),
+    );
+    headers.insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-cache"),
+    );
+    resp
 }
 
 /// Asks the site's modules whether this path is to be routed as another

@@ -69,12 +69,14 @@ pub async fn render_uncached(
 
 /// The models as this request's principal may see them.
 pub(crate) fn render_scope(req: &RequestCtx<'_>) -> Arc<RenderScope> {
-    RenderScope::for_site(
+    let scope = RenderScope::for_site(
         req.site.models().clone(),
         req.principal().clone(),
         req.site.policy().clone(),
         req.site.page_urls().clone(),
-    )
+    );
+    scope.set_language(req.render_language());
+    scope
 }
 
 /// Renders `template` with the path arguments, `q`, `request`, `m` and `extra`.
@@ -95,6 +97,14 @@ pub(crate) fn render_template(
         method => req.parts.method.as_str(),
         query => req.parts.uri.query().unwrap_or(""),
         language => req.language(),
+        // What the page's links start with (`/nl`), and the page in each of
+        // the site's languages (for a language switch and hreflang links).
+        prefix => scope.url_prefix(),
+        alternates => if req.site.config().languages.len() > 1 {
+            Value::from_object(crate::language::Alternates::of(req))
+        } else {
+            Value::from(Vec::<Value>::new())
+        },
         csrf_token => req.auth().csrf_token.as_deref(),
         user_id => req.principal().user_id().map(|id| id.0),
         viewing_as => req.auth().viewing_as.as_deref(),

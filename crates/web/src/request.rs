@@ -29,6 +29,8 @@ pub struct RequestCtx<'a> {
     /// out on first use: the page cache key, the render and `Content-Language`
     /// all ask.
     language: OnceLock<usize>,
+    /// Whether the URL named the language (`/nl/...`).
+    language_in_url: bool,
     auth: Authenticated,
     peer: Peer,
 }
@@ -50,6 +52,7 @@ impl<'a> RequestCtx<'a> {
             upgrade: Mutex::new(upgrade),
             body_stream: Mutex::new(None),
             language: OnceLock::new(),
+            language_in_url: false,
             auth: Authenticated::anonymous(),
             peer,
         }
@@ -87,6 +90,25 @@ impl<'a> RequestCtx<'a> {
                 }
             }),
         )
+    }
+
+    /// The request for a URL that names its language (`/nl/...`): the
+    /// language of the site's with index `index`, whatever the browser asks.
+    pub(crate) fn in_language(mut self, index: Option<usize>) -> RequestCtx<'a> {
+        if let Some(index) = index {
+            let _ = self.language.set(index);
+            self.language_in_url = true;
+        }
+        self
+    }
+
+    /// How a render of this request reads texts (the language, then the
+    /// site's fallbacks) and what its links start with (`/nl`, when the URL
+    /// named the language).
+    pub fn render_language(&self) -> bulwark_template::RenderLanguage {
+        self.language();
+        let index = self.language.get().copied().unwrap_or(0);
+        self.site.languages().render(index, self.language_in_url)
     }
 
     /// The request as made by whom `auth` says (the site's authenticator).

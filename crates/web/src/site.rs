@@ -31,6 +31,8 @@ pub struct SiteRuntime {
     security_headers: SecurityHeaders,
     /// A resource's page URL, for templates (made once, not per render).
     page_urls: bulwark_template::PageUrls,
+    /// Its languages as requests use them (made once, not per request).
+    languages: crate::language::SiteLanguages,
     dev: bool,
 }
 
@@ -100,6 +102,7 @@ impl SiteRuntime {
         SiteRuntime {
             security_headers: SecurityHeaders::new(&parts.site.config.headers),
             page_urls: page_urls(&parts.site),
+            languages: crate::language::SiteLanguages::new(&parts.site.config),
             site: parts.site,
             models: parts.models,
             templates: parts.templates,
@@ -227,6 +230,10 @@ impl SiteRuntime {
     }
 
     /// A resource's page URL by the site's `page` (or `page_id`) rule.
+    pub(crate) fn languages(&self) -> &crate::language::SiteLanguages {
+        &self.languages
+    }
+
     pub(crate) fn page_urls(&self) -> &bulwark_template::PageUrls {
         &self.page_urls
     }

@@ -35,7 +35,7 @@ mod search;
 
 pub use key::{ModelKey, SearchKey};
 pub use rsc::{RscObject, slug_of};
-pub use scope::{PageUrls, RenderScope, StoreFailure};
+pub use scope::{PageUrls, RenderLanguage, RenderScope, StoreFailure};
 
 use std::sync::Arc;
 use std::time::Duration;

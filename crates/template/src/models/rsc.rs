@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
-use bulwark_store::{Resource, ResourceId, StoreError, Visibility, dependency, html_to_plain};
+use bulwark_store::{
+    Resource, ResourceId, StoreError, Visibility, any_text, dependency, html_to_plain,
+};
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{Error, ErrorKind, State, Value};
 
@@ -31,8 +33,34 @@ pub struct RscObject {
 }
 
 impl RscObject {
+    /// Whether the resource is published in `language` (its `languages`
+    /// property names it, or it has none).
+    pub fn is_published_in(&self, language: &str) -> bool {
+        self.rsc.props.published_in(language)
+    }
+
+    /// The slug in this render's language.
     fn slug(&self) -> String {
-        slug_of(&self.rsc)
+        slug_in(&self.rsc, &self.languages())
+    }
+
+    fn languages(&self) -> Vec<&str> {
+        self.scope
+            .language_order()
+            .iter()
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// A property as this render reads it: a translated one in its
+    /// languages (the wanted one, then the fallbacks, then any).
+    fn text(&self, prop: &str) -> Option<Value> {
+        let v = self.rsc.props.get(prop)?;
+        if bulwark_store::translations(v).is_none() {
+            return Some(prop_value(v));
+        }
+        let text = bulwark_store::text_in(v, &self.languages()).or_else(|| any_text(v))?;
+        Some(Value::from_safe_string(text.to_owned()))
     }
 }
 
@@ -40,9 +68,20 @@ impl RscObject {
 /// made from the title as people read it ("Tom &amp; Jerry", as stored, is
 /// `tom-jerry`, not `tom-amp-jerry`).
 pub fn slug_of(r: &Resource) -> String {
-    match r.props.str("slug").filter(|s| !s.trim().is_empty()) {
+    slug_in(r, &[])
+}
+
+/// [`slug_of`] in the first of `languages` the resource has text in.
+pub fn slug_in(r: &Resource, languages: &[&str]) -> String {
+    let text = |key: &str| {
+        r.props
+            .get(key)
+            .and_then(|v| bulwark_store::text_in(v, languages).or_else(|| any_text(v)))
+            .filter(|s| !s.trim().is_empty())
+    };
+    match text("slug") {
         Some(chosen) => slugify(&html_to_plain(chosen)),
-        None => slugify(&html_to_plain(r.title().unwrap_or(""))),
+        None => slugify(&html_to_plain(text("title").unwrap_or(""))),
     }
 }
 
@@ -96,7 +135,8 @@ impl Object for RscObject {
             // The slug an editor chose, if any (`slug` is what is in use).
             "own_slug" => r
                 .props
-                .str("slug")
+                .get("slug")
+                .and_then(|v| bulwark_store::text_in(v, &self.languages()).or_else(|| any_text(v)))
                 .map(|s| Value::from(html_to_plain(s)))
                 .unwrap_or(Value::from(())),
             "page_url" => {
@@ -107,7 +147,13 @@ impl Object for RscObject {
                     .as_ref()
                     .and_then(|f| f(r.id, &slug))
                     .unwrap_or_else(|| format!("/page/{}/{slug}", r.id));
-                Value::from_safe_string(url)
+                Value::from_safe_string(format!("{}{url}", self.scope.url_prefix()))
+            }
+            // The languages it has text in (translated properties), and the
+            // languages it is published in (`languages`, else all).
+            "translated_languages" => {
+                self.scope.depend(&dependency::resource_texts(r.id));
+                Value::from(r.props.translated_languages())
             }
             "o" => Value::from_object(EdgeAccessor {
                 id: r.id,
@@ -120,7 +166,7 @@ impl Object for RscObject {
                 scope: self.scope.clone(),
             }),
             prop if self.scope.policy.may_read(&self.scope.principal, r, prop) => {
-                prop_value(r.props.get(prop)?)
+                self.text(prop)?
             }
             _ => return None,
         })
@@ -171,6 +217,42 @@ impl Object for RscObject {
                     .scope
                     .fetch(key, &deps, |s| Ok(ModelValue::Flag(s.is_a(id, &category)?)))?;
                 Ok(Value::from(matches!(v, ModelValue::Flag(true))))
+            }
+            // `rsc.translation("title", "nl")`: the text in exactly that
+            // language, no fallback (undefined when it has none): for the
+            // admin's side-by-side editor and a language switch.
+            "translation" => {
+                let (Some(prop), Some(lang)) = (
+                    args.first().and_then(Value::as_str),
+                    args.get(1).and_then(Value::as_str),
+                ) else {
+                    return Err(Error::new(
+                        ErrorKind::MissingArgument,
+                        "translation(property, language)",
+                    ));
+                };
+                if !self
+                    .scope
+                    .policy
+                    .may_read(&self.scope.principal, &self.rsc, prop)
+                {
+                    return Ok(Value::UNDEFINED);
+                }
+                self.scope
+                    .depend(&dependency::resource_text(self.rsc.id, lang));
+                Ok(match self.rsc.props.get(prop) {
+                    Some(v) => bulwark_store::text_in(v, &[lang])
+                        .map(|t| Value::from_safe_string(t.to_owned()))
+                        .unwrap_or(Value::UNDEFINED),
+                    None => Value::UNDEFINED,
+                })
+            }
+            // `rsc.is_published_in("nl")`: its `languages` name it, or it has none.
+            "is_published_in" => {
+                let lang = args.first().and_then(Value::as_str).ok_or_else(|| {
+                    Error::new(ErrorKind::MissingArgument, "is_published_in(language)")
+                })?;
+                Ok(Value::from(self.rsc.props.published_in(lang)))
             }
             _ => Err(Error::new(
                 ErrorKind::UnknownMethod,

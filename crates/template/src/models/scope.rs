@@ -37,11 +37,24 @@ pub struct RenderScope {
     pub(super) page_rule: Option<PageUrls>,
     /// What `m.req` shows: set by the controller that renders.
     pub(super) request: std::sync::OnceLock<Value>,
+    /// The languages texts are read in, the wanted one first, then the
+    /// fallbacks; and the URL prefix of the wanted one (`/nl`), if the site
+    /// puts languages in its URLs. Unset: texts in any language.
+    pub(super) language: std::sync::OnceLock<RenderLanguage>,
     /// The first store read that failed. Lookups in templates cannot return
     /// errors (a missing value is `undefined`), so the failure is kept here and
     /// the render as a whole fails: a page must never show "absent" because the
     /// database was away, let alone be cached that way.
     pub(super) failure: Mutex<Option<StoreFailure>>,
+}
+
+/// The languages a render reads texts in.
+#[derive(Debug, Clone)]
+pub struct RenderLanguage {
+    /// The wanted language first, then the ones to fall back on.
+    pub order: Arc<[String]>,
+    /// What the render's links start with (`/nl`), or `""`.
+    pub prefix: Arc<str>,
 }
 
 /// Why a render's store read failed.
@@ -97,6 +110,7 @@ impl RenderScope {
             memo: RequestMemo::with_limit(MEMO_LIMIT),
             page_rule,
             request: std::sync::OnceLock::new(),
+            language: std::sync::OnceLock::new(),
             failure: Mutex::new(None),
         })
     }
@@ -122,6 +136,21 @@ impl RenderScope {
     /// `is_anonymous` is added from the principal.
     pub fn set_request(&self, request: Value) {
         let _ = self.request.set(request);
+    }
+
+    /// The languages this render reads texts in (see [`RenderLanguage`]).
+    pub fn set_language(&self, language: RenderLanguage) {
+        let _ = self.language.set(language);
+    }
+
+    /// The languages texts are read in, wanted first; empty: any.
+    pub fn language_order(&self) -> &[String] {
+        self.language.get().map_or(&[], |l| &l.order)
+    }
+
+    /// What this render's links start with (`/nl`), or `""`.
+    pub fn url_prefix(&self) -> &str {
+        self.language.get().map_or("", |l| &l.prefix)
     }
 
     /// The request's language (`m.req.language`), if the controller set one.
@@ -224,7 +253,20 @@ impl RenderScope {
         deps: &[DependencyKey],
         load: impl FnOnce(&Store) -> Result<ModelValue, StoreError>,
     ) -> Result<ModelValue, Error> {
-        for d in deps {
+        self.fetch_recording(key, deps, deps, load)
+    }
+
+    /// [`fetch`](Self::fetch), the render depending on `reads` and a value
+    /// the depcache keeps on `deps` (a resource: the page on its text in the
+    /// page's languages, the cached copy on its text in all).
+    pub(super) fn fetch_recording(
+        &self,
+        key: ModelKey,
+        reads: &[DependencyKey],
+        deps: &[DependencyKey],
+        load: impl FnOnce(&Store) -> Result<ModelValue, StoreError>,
+    ) -> Result<ModelValue, Error> {
+        for d in reads {
             self.depend(d);
         }
         if let Some(v) = self.memo.get(&key) {
@@ -265,7 +307,18 @@ impl RenderScope {
     }
 
     pub(super) fn resource(&self, id: ResourceId) -> Result<Option<Arc<Resource>>, Error> {
-        let value = self.fetch(ModelKey::Resource(id), &[dependency::resource(id)], |s| {
+        // The render depends on the resource's text in the languages it reads
+        // (a change to another language's text leaves it be); the cached
+        // resource on its text in any.
+        let order = self.language_order();
+        let mut reads = Vec::with_capacity(1 + order.len().max(1));
+        reads.push(dependency::resource(id));
+        if order.is_empty() {
+            reads.push(dependency::resource_texts(id));
+        }
+        reads.extend(order.iter().map(|l| dependency::resource_text(id, l)));
+        let cached = [dependency::resource(id), dependency::resource_texts(id)];
+        let value = self.fetch_recording(ModelKey::Resource(id), &reads, &cached, |s| {
             Ok(ModelValue::Resource(s.resource(id)?.map(Arc::new)))
         })?;
         Ok(match value {

@@ -12,7 +12,7 @@ use minijinja::{Error, ErrorKind, Value};
 use super::scope::RenderScope;
 use super::{ModelKey, ModelValue, SearchKey};
 
-/// `m.search(cat="article", exclude="meta", text="...", sort="-created", page=1, pagelen=10)`:
+/// `m.search(cat="article", exclude="meta", text="...", language="nl", sort="-created", page=1, pagelen=10)`:
 /// visible resources, plus paging when asked for (`m.search(..., total=true)`).
 pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, Error> {
     let mut q = SearchQuery {
@@ -65,8 +65,16 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
     q.text = kwargs
         .get::<Option<String>>("text")?
         .filter(|t| !t.trim().is_empty());
+    // Words in the render's language (stemmed its way), unless asked for
+    // another: `language="nl"`, or `language=""` for all text as written.
+    let language = kwargs.get::<Option<String>>("language")?;
     if q.text.is_some() {
         deps.push(dependency::search());
+        q.language = match language {
+            Some(lang) if lang.is_empty() => None,
+            Some(lang) => Some(lang),
+            None => scope.language_order().first().cloned(),
+        };
     }
     let sort = kwargs
         .get::<Option<String>>("sort")?

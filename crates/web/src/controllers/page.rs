@@ -70,6 +70,15 @@ fn render_resource_page(req: &RequestCtx<'_>, scope: &Arc<RenderScope>) -> Outco
         }
         Err(e) => return Outcome::Failed(e.into()),
     };
+    // Not published in the visitor's language: the site's rule says whether
+    // it is shown in a fallback language or is not there.
+    if req.site.config().language.missing == bulwark_site::MissingTranslation::NotFound
+        && rsc
+            .downcast_object_ref::<bulwark_template::RscObject>()
+            .is_some_and(|r| !r.is_published_in(req.language()))
+    {
+        return Outcome::NotFound;
+    }
     // `/page/{id}/{slug}` with a slug that is not the resource's (an old one,
     // a typo, a link cut short): 301 to the page's own URL, so a changed
     // slug breaks no link and search engines move to the new one.
