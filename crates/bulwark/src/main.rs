@@ -15,6 +15,7 @@ use std::sync::Arc;
 mod backup;
 mod control;
 mod import;
+mod translations;
 mod user;
 
 use bulwark_http::{AccessLogTarget, Server, ServerOptions, TrustedProxies};
@@ -87,6 +88,11 @@ enum Command {
     /// Back a site up: its database (a consistent snapshot, while the site
     /// serves and writes) and its files in one archive (docs/operations.md).
     Backup(backup::BackupArgs),
+    /// Texts to translate: the ones the templates pass to `_()` and `_n()`.
+    Translations {
+        #[command(subcommand)]
+        command: TranslationsCommand,
+    },
     /// List a site's backups in its data/backups/, newest first.
     Backups {
         site: String,
@@ -180,6 +186,14 @@ struct SiteChoice {
     site: Option<String>,
     #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
     sites: PathBuf,
+}
+
+#[derive(Subcommand)]
+enum TranslationsCommand {
+    /// Write the texts of a site's templates as a gettext template
+    /// (`translations/<site>.pot`), or with --language merge them into that
+    /// language's catalog (new texts untranslated, translations kept).
+    Extract(translations::ExtractArgs),
 }
 
 #[derive(Subcommand)]
@@ -330,6 +344,9 @@ fn main() -> ExitCode {
             }),
         Command::Purge(args) => purge(args),
         Command::Backup(args) => backup::backup(args),
+        Command::Translations {
+            command: TranslationsCommand::Extract(args),
+        } => translations::extract(args),
         Command::Backups { site, sites } => backup::list(&site, &sites),
         Command::Restore(args) => backup::restore(args),
         Command::BackupKey { file } => backup::new_key(&file),

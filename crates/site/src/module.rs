@@ -25,6 +25,8 @@ pub struct ModuleManifest {
     pub depends: &'static [&'static str],
     pub templates: Option<&'static Dir<'static>>,
     pub lib: Option<&'static Dir<'static>>,
+    /// gettext catalogs of its templates' texts, `<language>.po`.
+    pub translations: Option<&'static Dir<'static>>,
     pub rules: Vec<DispatchRule>,
 }
 
@@ -71,8 +73,15 @@ impl ModuleManifest {
             depends,
             templates,
             lib,
+            translations: None,
             rules,
         })
+    }
+
+    /// The module's translations of its templates' texts (`<language>.po`).
+    pub fn with_translations(mut self, dir: &'static Dir<'static>) -> ModuleManifest {
+        self.translations = Some(dir);
+        self
     }
 }
 

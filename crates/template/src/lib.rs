@@ -35,11 +35,13 @@
 mod blocking;
 mod error;
 mod filters;
+mod i18n;
 mod models;
 mod snapshot;
 
 pub use blocking::off_the_runtime;
 pub use error::{Location, RenderError, RenderErrorKind};
+pub use i18n::{Catalogs, extract_texts};
 pub use models::{
     CachedPage, ModelKey, ModelRoot, ModelValue, PageUrls, RenderLanguage, RenderScope, RscObject,
     SearchKey, SiteModels, StoreFailure, slug_of,
@@ -87,6 +89,8 @@ pub struct SiteTemplates {
     compiles: Arc<AtomicU64>,
     /// The sources as they were when first asked for (at load).
     snapshot: std::sync::OnceLock<TemplateSnapshot>,
+    /// The texts of `_()` in the site's languages.
+    catalogs: Arc<Catalogs>,
 }
 
 impl SiteTemplates {
@@ -144,6 +148,8 @@ impl SiteTemplates {
             )
         });
         env.add_function("cache", cache_block);
+        let catalogs = Arc::new(Catalogs::load(&site));
+        i18n::register(&mut env, catalogs.clone());
         for extend in extensions {
             extend(&mut env);
         }
@@ -152,7 +158,13 @@ impl SiteTemplates {
             site,
             compiles,
             snapshot: std::sync::OnceLock::new(),
+            catalogs,
         }
+    }
+
+    /// The site's translations of template texts.
+    pub fn catalogs(&self) -> &Catalogs {
+        &self.catalogs
     }
 
     /// How many template sources were compiled so far (first use, or a change
@@ -175,11 +187,25 @@ impl SiteTemplates {
         Ok(template.render(ctx)?)
     }
 
-    /// Compiles every template the site can see; returns the broken ones.
+    /// Compiles every template the site can see; returns the broken ones,
+    /// and the translation catalogs that could not be read.
     pub fn check_all(&self) -> Vec<RenderError> {
         self.names()
             .iter()
             .filter_map(|name| self.env.get_template(name).err().map(RenderError::from))
+            .chain(self.catalogs.errors().iter().map(RenderError::other))
+            .collect()
+    }
+
+    /// Every template the site can see, with its source: for tools (the
+    /// extraction of texts to translate).
+    pub fn sources(&self) -> Vec<(String, std::borrow::Cow<'static, str>)> {
+        self.names()
+            .into_iter()
+            .filter_map(|name| {
+                let text = locate_template(&self.site, &name)?.text;
+                Some((name, text))
+            })
             .collect()
     }
 

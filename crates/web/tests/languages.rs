@@ -54,7 +54,20 @@ cache = false
         ("news/site.toml".into(), toml),
         (
             "news/templates/home.tpl".into(),
-            "{{ m.req.language }}|{{ url(\"find\") }}|{{ url(\"find\", language=\"en\") }}".into(),
+            "{{ m.req.language }}|{{ url(\"find\") }}|{{ url(\"find\", language=\"en\") }}|\
+             {{ _(\"Search\") }}|{{ _n(\"{n} article\", \"{n} articles\", 2) }}|\
+             {{ _(\"Hello {name}\", name=\"<Ann>\") }}"
+                .into(),
+        ),
+        (
+            "news/translations/nl.po".into(),
+            "msgid \"\"\nmsgstr \"\"\n\"Language: nl\\n\"\n\
+             \"Plural-Forms: nplurals=2; plural=(n != 1);\\n\"\n\n\
+             msgid \"Search\"\nmsgstr \"Zoeken\"\n\n\
+             msgid \"Hello {name}\"\nmsgstr \"Hallo {name}\"\n\n\
+             msgid \"{n} article\"\nmsgid_plural \"{n} articles\"\n\
+             msgstr[0] \"{n} artikel\"\nmsgstr[1] \"{n} artikelen\"\n"
+                .into(),
         ),
         (
             "news/templates/page.tpl".into(),
@@ -125,11 +138,19 @@ async fn shows_every_language(database: &str) {
     assert_eq!(home.header("location"), Some("/nl/"));
     assert_eq!(home.header("vary"), Some("Accept-Language"));
     let (status, text) = body(&s, "/nl/").await;
-    assert_eq!((status, text.as_str()), (200, "nl|/nl/find|/en/find"));
+    // Template texts from the site's Dutch catalog, plural forms by its rule,
+    // values put in escaped.
+    assert_eq!(
+        (status, text.as_str()),
+        (
+            200,
+            "nl|/nl/find|/en/find|Zoeken|2 artikelen|Hallo &lt;Ann&gt;"
+        )
+    );
     let english = get_with(s.addr, "talen.test", "/en/", "Accept-Language: nl\r\n").await;
     assert_eq!(
         english.text(),
-        "en|/en/find|/en/find",
+        "en|/en/find|/en/find|Search|2 articles|Hello &lt;Ann&gt;",
         "the URL wins over the browser"
     );
 

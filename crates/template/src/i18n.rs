@@ -1,0 +1,575 @@
+//! Template texts in every language: `_("Read more")`, `_("Hello {name}",
+//! name=user)` and `_n("{n} comment", "{n} comments", count)`, translated
+//! from gettext catalogs.
+//!
+//! A site's catalogs are `translations/<language>.po` in the site folder and
+//! in each enabled module (embedded, like its templates); the site's come
+//! first, then the modules' in their lookup order, so a site may translate a
+//! module's text its own way. Catalogs are read once, when the site loads
+//! (polib parses them); a broken one is reported with the others' errors and
+//! left out, its texts shown untranslated.
+//!
+//! A text is looked up in the render's languages in order (the page's, then
+//! the site's fallbacks); none has it: the text as written in the template,
+//! the source language. The result is plain text: the page's autoescape
+//! escapes it with the values put in it, so a translation cannot inject
+//! markup.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use bulwark_site::Site;
+use minijinja::value::{Kwargs, Rest};
+use minijinja::{Environment, Error, ErrorKind, State, Value};
+
+use crate::models::RenderScope;
+
+/// One language's translations.
+#[derive(Default)]
+struct Catalog {
+    /// msgid (with its context, `ctx\u{4}msgid`) -> text.
+    singular: HashMap<String, String>,
+    /// msgid -> the plural forms.
+    plural: HashMap<String, Vec<String>>,
+    /// Which form a count takes (the catalog's `Plural-Forms`).
+    rule: Option<PluralRule>,
+}
+
+/// A site's catalogs by language.
+#[derive(Default)]
+pub struct Catalogs {
+    by_language: HashMap<String, Catalog>,
+    /// What could not be read, for the site's load report.
+    errors: Vec<String>,
+}
+
+impl Catalogs {
+    /// The site's catalogs and its modules', for the site's languages.
+    pub fn load(site: &Site) -> Catalogs {
+        let mut catalogs = Catalogs::default();
+        for language in &site.config.languages {
+            let name = format!("{language}.po");
+            let own = site.dir.join("translations").join(&name);
+            if let Ok(text) = std::fs::read_to_string(&own) {
+                catalogs.add(language, &own.display().to_string(), &text);
+            }
+            for module in &site.modules {
+                let Some(dir) = module.translations else {
+                    continue;
+                };
+                if let Some(text) = dir.get_file(&name).and_then(|f| f.contents_utf8()) {
+                    let source = format!("module {}: translations/{name}", module.name);
+                    catalogs.add(language, &source, text);
+                }
+            }
+        }
+        catalogs
+    }
+
+    /// Adds `text` (a `.po` file) to `language`'s catalog; what it has that
+    /// the catalog has already (from a file read before) stays as it was.
+    fn add(&mut self, language: &str, source: &str, text: &str) {
+        let parsed = match polib::po_file::parse_from_reader(text.as_bytes()) {
+            Ok(parsed) => parsed,
+            Err(e) => {
+                self.errors.push(format!("{source}: {e}"));
+                return;
+            }
+        };
+        let catalog = self.by_language.entry(language.to_owned()).or_default();
+        if catalog.rule.is_none() {
+            let rules = &parsed.metadata.plural_rules;
+            match PluralRule::parse(&rules.expr, rules.nplurals) {
+                Ok(rule) => catalog.rule = Some(rule),
+                Err(e) => self.errors.push(format!("{source}: Plural-Forms: {e}")),
+            }
+        }
+        for message in parsed.messages() {
+            if !message.is_translated() || message.is_fuzzy() {
+                continue;
+            }
+            let key = match message.msgctxt() {
+                Some(ctx) if !ctx.is_empty() => format!("{ctx}\u{4}{}", message.msgid()),
+                _ => message.msgid().to_owned(),
+            };
+            if message.is_plural() {
+                if let Ok(forms) = message.msgstr_plural() {
+                    catalog.plural.entry(key).or_insert_with(|| forms.clone());
+                }
+            } else if let Ok(text) = message.msgstr() {
+                catalog
+                    .singular
+                    .entry(key)
+                    .or_insert_with(|| text.to_owned());
+            }
+        }
+    }
+
+    /// Problems met while reading the catalogs.
+    pub fn errors(&self) -> &[String] {
+        &self.errors
+    }
+
+    /// `msgid` in the first of `languages` that translates it, else as it is.
+    pub fn text<'a>(&'a self, languages: &[String], msgid: &'a str) -> &'a str {
+        languages
+            .iter()
+            .filter_map(|l| self.by_language.get(l))
+            .find_map(|c| c.singular.get(msgid))
+            .map_or(msgid, String::as_str)
+    }
+
+    /// The form of `singular`/`plural` for `n` in the first of `languages`
+    /// that translates it, else English's rule on the texts as written.
+    pub fn plural_text<'a>(
+        &'a self,
+        languages: &[String],
+        singular: &'a str,
+        plural: &'a str,
+        n: u64,
+    ) -> &'a str {
+        for catalog in languages.iter().filter_map(|l| self.by_language.get(l)) {
+            if let Some(forms) = catalog.plural.get(singular) {
+                let index = catalog
+                    .rule
+                    .as_ref()
+                    .map_or(usize::from(n != 1), |r| r.form(n));
+                if let Some(text) = forms.get(index).filter(|t| !t.is_empty()) {
+                    return text;
+                }
+            }
+        }
+        if n == 1 { singular } else { plural }
+    }
+
+    /// Whether a catalog for `language` was read.
+    pub fn has(&self, language: &str) -> bool {
+        self.by_language.contains_key(language)
+    }
+}
+
+/// Adds `_()` and `_n()` to a site's templates.
+pub(crate) fn register(env: &mut Environment<'static>, catalogs: Arc<Catalogs>) {
+    let for_plural = catalogs.clone();
+    env.add_function(
+        "_",
+        move |state: &State, msgid: String, kwargs: Kwargs| -> Result<Value, Error> {
+            let languages = languages_of(state);
+            let text = catalogs.text(&languages, &msgid);
+            Ok(Value::from(fill(text, &kwargs, None)?))
+        },
+    );
+    env.add_function(
+        "_n",
+        move |state: &State, args: Rest<Value>, kwargs: Kwargs| -> Result<Value, Error> {
+            let (Some(singular), Some(plural), Some(n)) = (
+                args.first().and_then(Value::as_str),
+                args.get(1).and_then(Value::as_str),
+                args.get(2).and_then(|n| u64::try_from(n.clone()).ok()),
+            ) else {
+                return Err(Error::new(
+                    ErrorKind::MissingArgument,
+                    "_n(singular, plural, count): two texts and a count of 0 or more",
+                ));
+            };
+            let languages = languages_of(state);
+            let text = for_plural.plural_text(&languages, singular, plural, n);
+            Ok(Value::from(fill(text, &kwargs, Some(n))?))
+        },
+    );
+}
+
+/// The render's languages (the page's first), or none outside a page.
+fn languages_of(state: &State) -> Vec<String> {
+    match RenderScope::of(state) {
+        Some(scope) => scope.language_order().to_vec(),
+        None => Vec::new(),
+    }
+}
+
+/// `{name}` in `text` replaced by the keyword argument `name`, `{n}` by the
+/// count; `{{` and `}}` are braces.
+fn fill(text: &str, kwargs: &Kwargs, n: Option<u64>) -> Result<String, Error> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find(['{', '}']) {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        if rest[open..].starts_with("{{") || rest[open..].starts_with("}}") {
+            out.push_str(&rest[open..open + 1]);
+            rest = &after[1..];
+            continue;
+        }
+        let close = match (rest.as_bytes()[open], after.find('}')) {
+            (b'{', Some(close)) => close,
+            _ => {
+                out.push_str(&rest[open..open + 1]);
+                rest = after;
+                continue;
+            }
+        };
+        let name = &after[..close];
+        match (name, n) {
+            ("n", Some(n)) => out.push_str(&n.to_string()),
+            _ => {
+                let value: Option<Value> = kwargs.get(name)?;
+                match value {
+                    Some(v) => out.push_str(&v.to_string()),
+                    None => {
+                        return Err(Error::new(
+                            ErrorKind::MissingArgument,
+                            format!("the text {text:?} needs {name}="),
+                        ));
+                    }
+                }
+            }
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    kwargs.assert_all_used()?;
+    Ok(out)
+}
+
+/// A catalog's `Plural-Forms` rule: which of `nplurals` forms a count takes.
+///
+/// Written here because no maintained crate evaluates the rule of a parsed
+/// `.po` file (polib keeps it as text; the gettext crate reads only `.mo`
+/// files). The rule is a C expression over `n`: numbers, `n`, `! % * / + -`,
+/// comparisons, `&& ||`, `?:` and parentheses.
+#[derive(Debug, Clone)]
+struct PluralRule {
+    expr: Expr,
+    forms: usize,
+}
+
+#[derive(Debug, Clone)]
+enum Expr {
+    N,
+    Number(u64),
+    Not(Box<Expr>),
+    Binary(Op, Box<Expr>, Box<Expr>),
+    If(Box<Expr>, Box<Expr>, Box<Expr>),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Or,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+}
+
+impl PluralRule {
+    fn parse(expr: &str, forms: usize) -> Result<PluralRule, String> {
+        let tokens = tokenize(expr)?;
+        let mut parser = Parser { tokens, at: 0 };
+        let expr = parser.ternary()?;
+        if parser.at != parser.tokens.len() {
+            return Err(format!("unexpected {:?}", parser.tokens[parser.at]));
+        }
+        Ok(PluralRule {
+            expr,
+            forms: forms.max(1),
+        })
+    }
+
+    /// The form `n` takes (a rule that answers past the last form: the last).
+    fn form(&self, n: u64) -> usize {
+        (eval(&self.expr, n) as usize).min(self.forms - 1)
+    }
+}
+
+fn eval(e: &Expr, n: u64) -> u64 {
+    match e {
+        Expr::N => n,
+        Expr::Number(v) => *v,
+        Expr::Not(e) => u64::from(eval(e, n) == 0),
+        Expr::If(c, a, b) => {
+            if eval(c, n) != 0 {
+                eval(a, n)
+            } else {
+                eval(b, n)
+            }
+        }
+        Expr::Binary(op, a, b) => {
+            let (a, b) = (eval(a, n), eval(b, n));
+            match op {
+                Op::Or => u64::from(a != 0 || b != 0),
+                Op::And => u64::from(a != 0 && b != 0),
+                Op::Eq => u64::from(a == b),
+                Op::Ne => u64::from(a != b),
+                Op::Lt => u64::from(a < b),
+                Op::Le => u64::from(a <= b),
+                Op::Gt => u64::from(a > b),
+                Op::Ge => u64::from(a >= b),
+                Op::Add => a.wrapping_add(b),
+                Op::Sub => a.wrapping_sub(b),
+                Op::Mul => a.wrapping_mul(b),
+                Op::Div => a.checked_div(b).unwrap_or(0),
+                Op::Rem => a.checked_rem(b).unwrap_or(0),
+            }
+        }
+    }
+}
+
+fn tokenize(text: &str) -> Result<Vec<String>, String> {
+    let mut tokens = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            tokens.push(text[start..i].to_owned());
+        } else if c == b'n' {
+            tokens.push("n".into());
+            i += 1;
+        } else {
+            let two = text.get(i..i + 2).unwrap_or("");
+            if ["||", "&&", "==", "!=", "<=", ">="].contains(&two) {
+                tokens.push(two.to_owned());
+                i += 2;
+            } else if b"!%*/+-<>?:()".contains(&c) {
+                tokens.push((c as char).to_string());
+                i += 1;
+            } else {
+                return Err(format!("unexpected {:?}", c as char));
+            }
+        }
+    }
+    Ok(tokens)
+}
+
+struct Parser {
+    tokens: Vec<String>,
+    at: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&str> {
+        self.tokens.get(self.at).map(String::as_str)
+    }
+
+    fn eat(&mut self, token: &str) -> bool {
+        if self.peek() == Some(token) {
+            self.at += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn ternary(&mut self) -> Result<Expr, String> {
+        let condition = self.binary(0)?;
+        if !self.eat("?") {
+            return Ok(condition);
+        }
+        let yes = self.ternary()?;
+        if !self.eat(":") {
+            return Err("a ? without its :".into());
+        }
+        let no = self.ternary()?;
+        Ok(Expr::If(Box::new(condition), Box::new(yes), Box::new(no)))
+    }
+
+    /// Binary operators by C's precedence, loosest first.
+    fn binary(&mut self, level: usize) -> Result<Expr, String> {
+        const LEVELS: &[&[(&str, Op)]] = &[
+            &[("||", Op::Or)],
+            &[("&&", Op::And)],
+            &[("==", Op::Eq), ("!=", Op::Ne)],
+            &[("<", Op::Lt), ("<=", Op::Le), (">", Op::Gt), (">=", Op::Ge)],
+            &[("+", Op::Add), ("-", Op::Sub)],
+            &[("*", Op::Mul), ("/", Op::Div), ("%", Op::Rem)],
+        ];
+        let Some(ops) = LEVELS.get(level) else {
+            return self.unary();
+        };
+        let mut left = self.binary(level + 1)?;
+        while let Some(&(_, op)) = ops.iter().find(|(t, _)| self.peek() == Some(*t)) {
+            self.at += 1;
+            let right = self.binary(level + 1)?;
+            left = Expr::Binary(op, Box::new(left), Box::new(right));
+        }
+        Ok(left)
+    }
+
+    fn unary(&mut self) -> Result<Expr, String> {
+        if self.eat("!") {
+            return Ok(Expr::Not(Box::new(self.unary()?)));
+        }
+        if self.eat("(") {
+            let inner = self.ternary()?;
+            if !self.eat(")") {
+                return Err("a ( without its )".into());
+            }
+            return Ok(inner);
+        }
+        match self.peek() {
+            Some("n") => {
+                self.at += 1;
+                Ok(Expr::N)
+            }
+            Some(t) if t.bytes().all(|b| b.is_ascii_digit()) => {
+                let v = t.parse().map_err(|_| format!("{t} is too large"))?;
+                self.at += 1;
+                Ok(Expr::Number(v))
+            }
+            other => Err(format!("expected a number or n, found {other:?}")),
+        }
+    }
+}
+
+/// The texts a template passes to `_()` and `_n()`, for the `.pot` a
+/// translator starts from: `(msgid, plural)` in order of appearance. Only
+/// literal strings are found (a text made at render time cannot be).
+pub fn extract_texts(source: &str) -> Vec<(String, Option<String>)> {
+    let mut found = Vec::new();
+    let mut rest = source;
+    while let Some(at) = rest.find('_') {
+        let before = rest[..at].chars().next_back();
+        let tail = &rest[at + 1..];
+        rest = tail;
+        // `_(` or `_n(`, not part of a longer name.
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+            continue;
+        }
+        let (plural, args) = match tail.strip_prefix("n(") {
+            Some(args) => (true, args),
+            None => match tail.strip_prefix('(') {
+                Some(args) => (false, args),
+                None => continue,
+            },
+        };
+        let Some((first, after)) = string_literal(args.trim_start()) else {
+            continue;
+        };
+        if plural {
+            let after = after.trim_start();
+            let Some(after) = after.strip_prefix(',') else {
+                continue;
+            };
+            let Some((second, _)) = string_literal(after.trim_start()) else {
+                continue;
+            };
+            found.push((first, Some(second)));
+        } else {
+            found.push((first, None));
+        }
+    }
+    found
+}
+
+/// A quoted string at the start of `text` (as minijinja reads it: `"..."` or
+/// `'...'` with backslash escapes), and what follows it.
+fn string_literal(text: &str) -> Option<(String, &str)> {
+    let quote = text.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let mut out = String::new();
+    let mut chars = text[1..].char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => match chars.next()?.1 {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                other => out.push(other),
+            },
+            c if c == quote => return Some((out, &text[1 + i + 1..])),
+            c => out.push(c),
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(rule: &str, forms: usize, n: u64) -> usize {
+        PluralRule::parse(rule, forms).unwrap().form(n)
+    }
+
+    #[test]
+    fn plural_rules_of_real_languages_pick_the_right_form() {
+        // Dutch and English.
+        assert_eq!(form("(n != 1)", 2, 1), 0);
+        assert_eq!(form("(n != 1)", 2, 0), 1);
+        // Polish: 1, 2-4 (not 12-14), the rest.
+        let polish = "(n==1 ? 0 : n%10>=2 && n%10<=4 && (n%100<10 || n%100>=20) ? 1 : 2)";
+        let forms: Vec<usize> = [1, 2, 4, 5, 12, 22, 25, 112]
+            .iter()
+            .map(|n| form(polish, 3, *n))
+            .collect();
+        assert_eq!(forms, [0, 1, 1, 2, 2, 1, 2, 2]);
+        // Japanese: one form; a rule answering past the last form is capped.
+        assert_eq!(form("0", 1, 5), 0);
+        assert_eq!(form("n", 2, 7), 1);
+        assert!(PluralRule::parse("n ? 1", 2).is_err());
+        assert!(PluralRule::parse("system(1)", 2).is_err());
+    }
+
+    #[test]
+    fn texts_are_found_in_calls_with_literal_strings() {
+        let found = extract_texts(
+            r#"{{ _("Read more") }} {{ _('It\'s {n}') }} {{ _n("{n} comment", "{n} comments", c) }}
+               {{ my_("not this") }} {{ x._("nor this") }} {{ _(variable) }}"#,
+        );
+        assert_eq!(
+            found,
+            vec![
+                ("Read more".to_owned(), None),
+                ("It's {n}".to_owned(), None),
+                ("{n} comment".to_owned(), Some("{n} comments".to_owned())),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_catalog_translates_in_the_first_language_that_has_the_text() {
+        let mut catalogs = Catalogs::default();
+        catalogs.add(
+            "nl",
+            "nl.po",
+            "msgid \"\"\nmsgstr \"\"\n\"Language: nl\\n\"\n\"Content-Type: text/plain; charset=UTF-8\\n\"\n\
+             \"Plural-Forms: nplurals=2; plural=(n != 1);\\n\"\n\n\
+             msgid \"Read more\"\nmsgstr \"Lees meer\"\n\n\
+             #, fuzzy\nmsgid \"Draft\"\nmsgstr \"Klad\"\n\n\
+             msgid \"{n} comment\"\nmsgid_plural \"{n} comments\"\nmsgstr[0] \"{n} reactie\"\nmsgstr[1] \"{n} reacties\"\n",
+        );
+        assert!(catalogs.errors().is_empty(), "{:?}", catalogs.errors());
+        let nl = ["nl".to_owned(), "en".to_owned()];
+        assert_eq!(catalogs.text(&nl, "Read more"), "Lees meer");
+        assert_eq!(
+            catalogs.text(&nl, "Draft"),
+            "Draft",
+            "fuzzy is not a translation"
+        );
+        assert_eq!(catalogs.text(&["en".to_owned()], "Read more"), "Read more");
+        assert_eq!(
+            catalogs.plural_text(&nl, "{n} comment", "{n} comments", 3),
+            "{n} reacties"
+        );
+        assert_eq!(
+            catalogs.plural_text(&nl, "{n} comment", "{n} comments", 1),
+            "{n} reactie"
+        );
+        assert_eq!(
+            catalogs.plural_text(&[], "{n} comment", "{n} comments", 1),
+            "{n} comment"
+        );
+    }
+}
