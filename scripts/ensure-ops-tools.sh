@@ -2,7 +2,9 @@
 # The real programs the operations tests talk to: Debian's `prometheus` (a
 # Prometheus server that scrapes /metrics), `varnish` with `varnish-modules`
 # (xkey, for purges by dependency key) and `pebble` (an ACME test server), and
-# PyPI's `prometheus-client` (a parser of the text format). The tests start
+# PyPI's `prometheus-client` (a parser of the text format), and `xmllint`
+# (Debian's `libxml2-utils`) with sitemaps.org's sitemap schema (as npm's
+# `sitemap` package ships it, in target/schemas/). The tests start
 # each program themselves, on free ports in a temporary folder; this only makes
 # sure they are installed. Idempotent.
 set -euo pipefail
@@ -14,6 +16,7 @@ command -v varnishd >/dev/null 2>&1 || [ -x /usr/sbin/varnishd ] || missing+=(va
     || compgen -G "/usr/lib/*/varnish/vmods/libvmod_xkey.so" >/dev/null \
     || missing+=(varnish-modules)
 command -v pebble >/dev/null 2>&1 || [ -x /usr/bin/pebble ] || missing+=(pebble)
+command -v xmllint >/dev/null 2>&1 || missing+=(libxml2-utils)
 
 if [ ${#missing[@]} -gt 0 ]; then
     echo "ensure-ops-tools: installing ${missing[*]}" >&2
@@ -47,3 +50,13 @@ if ! has_parser; then
     fi
 fi
 has_parser || { echo "ensure-ops-tools: prometheus-client is installed but no python3 imports it" >&2; exit 1; }
+
+# sitemaps.org's schema of a sitemap (urlset), for the SEO module's test.
+schemas="$(cd "$(dirname "$0")/.." && pwd)/target/schemas"
+if [ ! -s "$schemas/sitemap.xsd" ]; then
+    mkdir -p "$schemas"
+    work=$(mktemp -d)
+    (cd "$work" && npm pack --silent sitemap@8.0.3 >/dev/null && tar xzf sitemap-8.0.3.tgz)
+    cp "$work/package/schema/sitemap.xsd" "$schemas/sitemap.xsd"
+    rm -rf "$work"
+fi

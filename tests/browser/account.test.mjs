@@ -62,7 +62,7 @@ async function logOnEve(page, password, code) {
     await page.fill("#code", code);
     await page.click('form.auth-form button[type="submit"]');
   }
-  await page.waitForURL(env.server.url + "/");
+  await page.waitForURL(env.server.url + "/en/");
 }
 
 test("Eve resets her password by mail, then sets up, uses and turns off a second factor, all in the browser", async () => {

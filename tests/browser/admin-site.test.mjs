@@ -118,7 +118,7 @@ test("a manager adds a user, puts them in the editors, and they get into the adm
   await ann.goto(env.server.url + "/logon");
   await ann.fill("#username", "ann");
   await ann.fill("#password", "ann-password-1");
-  await Promise.all([ann.waitForURL(env.server.url + "/"), ann.click('form.auth-form button[type="submit"]')]);
+  await Promise.all([ann.waitForURL(env.server.url + "/en/"), ann.click('form.auth-form button[type="submit"]')]);
   const refusedAtFirst = await ann.goto(env.server.url + "/admin");
   assert.equal(refusedAtFirst.status(), 403, `${refusedAtFirst.url()}: ${await ann.content()}`);
 

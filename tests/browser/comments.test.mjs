@@ -18,7 +18,7 @@ test("a visitor's comment waits, is approved in the admin, and appears on anothe
   const writerContext = await env.browser.newContext();
   const writer = await writerContext.newPage();
   await writer.goto(env.server.url + "/articles");
-  const article = await writer.locator('main a[href^="/page/"]').first().getAttribute("href");
+  const article = await writer.locator('main a[href*="/page/"]').first().getAttribute("href");
   await writer.goto(env.server.url + article);
 
   // Another visitor has the article open; it must not reload.

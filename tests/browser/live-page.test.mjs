@@ -17,7 +17,7 @@ function apiToken() {
 test("an article page shows a change made through the API without a reload", async () => {
   const page = await env.browser.newPage();
   await page.goto(env.server.url + "/");
-  const href = await page.getAttribute('.card a[href^="/page/"]', "href");
+  const href = await page.getAttribute('.card a[href*="/page/"]', "href");
   const id = href.match(/\/page\/(\d+)/)[1];
   await page.goto(env.server.url + href);
   const before = await page.textContent("article h1");

@@ -26,13 +26,14 @@ test("a member logs on, reads the members-only article, logs off and no longer c
 
   await assertHidden(page);
 
-  // Log on through the nav's link and the form; it sends the browser back to the front page.
+  // Log on through the nav's link and the form; it sends the browser back to
+  // the front page (`/`, which is the visitor's language's: `/en/`).
   await page.goto(env.server.url + "/");
   await page.click('nav a[href="/logon"]');
   await page.waitForURL(env.server.url + "/logon");
   await page.fill("#username", "admin");
   await page.fill("#password", PASSWORD);
-  await Promise.all([page.waitForURL(env.server.url + "/"), page.click('form.auth-form button[type="submit"]')]);
+  await Promise.all([page.waitForURL(env.server.url + "/en/"), page.click('form.auth-form button[type="submit"]')]);
   assert.equal(await page.locator('nav a[href="/logoff"]').textContent(), "Log off");
 
   const cookies = await context.cookies(env.server.url);
@@ -52,7 +53,7 @@ test("a member logs on, reads the members-only article, logs off and no longer c
   // Log off: the nav link leads to the page with the button (a CSRF-protected POST).
   await page.click('nav a[href="/logoff"]');
   await page.waitForURL(env.server.url + "/logoff");
-  await Promise.all([page.waitForURL(env.server.url + "/"), page.click('form[action="/logoff"] button[type="submit"]')]);
+  await Promise.all([page.waitForURL(env.server.url + "/en/"), page.click('form[action="/logoff"] button[type="submit"]')]);
   assert.equal(await page.locator('nav a[href="/logon"]').textContent(), "Log on");
   const left = (await context.cookies(env.server.url)).filter((c) => c.name === "bulwark_session" && c.value);
   assert.deepEqual(left, []);

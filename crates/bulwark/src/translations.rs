@@ -154,8 +154,10 @@ fn template(found: &[Found]) -> Catalog {
 /// at the end (a template may come back to them).
 fn merged(path: &Path, language: &str, found: &[Found]) -> anyhow::Result<Catalog> {
     let old = if path.exists() {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         Some(
-            polib::po_file::parse(path)
+            bulwark_template::parse_po(&text)
                 .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?,
         )
     } else {

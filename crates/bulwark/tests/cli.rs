@@ -129,9 +129,10 @@ fn serve_without_sites_creates_the_starter_site_and_stops_on_sigterm() {
         text.contains("Live pages"),
         "text includes articles: {text}"
     );
-    let link = &articles[articles.find("href=\"/page/").unwrap() + 6..];
+    // Pages of resources carry the language (`/en/page/...`).
+    let link = &articles[articles.find("href=\"/en/page/").unwrap() + 6..];
     let link = &link[..link.find('"').unwrap()];
-    let article = shows(link, "href=\"/category/article\"");
+    let article = shows(link, "href=\"/en/category/article\"");
     assert!(article.contains("Ada Lovelace") || article.contains("Alan Turing"));
     assert_eq!(get("/category/no_such_thing").0, 404);
     assert_eq!(get("/category/..%2f..%2fetc").0, 404);

@@ -1,6 +1,7 @@
 //! Template texts in every language: `_("Read more")`, `_("Hello {name}",
 //! name=user)` and `_n("{n} comment", "{n} comments", count)`, translated
-//! from gettext catalogs.
+//! from gettext catalogs. (minijinja has no custom tags, so there is no
+//! `{% trans %}` block: `_()` is the one form.)
 //!
 //! A site's catalogs are `translations/<language>.po` in the site folder and
 //! in each enabled module (embedded, like its templates); the site's come
@@ -69,7 +70,7 @@ impl Catalogs {
     /// Adds `text` (a `.po` file) to `language`'s catalog; what it has that
     /// the catalog has already (from a file read before) stays as it was.
     fn add(&mut self, language: &str, source: &str, text: &str) {
-        let parsed = match polib::po_file::parse_from_reader(text.as_bytes()) {
+        let parsed = match parse_po(text) {
             Ok(parsed) => parsed,
             Err(e) => {
                 self.errors.push(format!("{source}: {e}"));
@@ -148,8 +149,35 @@ impl Catalogs {
     }
 }
 
-/// Adds `_()` and `_n()` to a site's templates.
+/// A `.po` file's catalog. polib 0.3 panics on some valid input (a comment
+/// line that is a bare `#`, as other tools write them) instead of answering
+/// an error: those lines are read as the empty comments they are, and a
+/// panic left anyway is this file's error, never the server's end.
+pub fn parse_po(text: &str) -> Result<polib::catalog::Catalog, String> {
+    let normalised: String = text
+        .lines()
+        .map(|line| {
+            if line.trim_end() == "#" {
+                "# \n".to_owned()
+            } else {
+                format!("{line}\n")
+            }
+        })
+        .collect();
+    let parsed =
+        std::panic::catch_unwind(|| polib::po_file::parse_from_reader(normalised.as_bytes()));
+    match parsed {
+        Ok(Ok(catalog)) => Ok(catalog),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("not a catalog the parser can read".to_owned()),
+    }
+}
+
+/// Adds `_()`, `_n()` and `N_()` to a site's templates. `N_("text")` is the
+/// text as it is, marked for extraction: for texts defined in one place and
+/// translated where they are shown (`_(feature.title)`).
 pub(crate) fn register(env: &mut Environment<'static>, catalogs: Arc<Catalogs>) {
+    env.add_function("N_", |text: String| text);
     let for_plural = catalogs.clone();
     env.add_function(
         "_",
@@ -442,10 +470,12 @@ pub fn extract_texts(source: &str) -> Vec<(String, Option<String>)> {
     let mut found = Vec::new();
     let mut rest = source;
     while let Some(at) = rest.find('_') {
-        let before = rest[..at].chars().next_back();
+        let head = &rest[..at];
         let tail = &rest[at + 1..];
         rest = tail;
-        // `_(` or `_n(`, not part of a longer name.
+        // `_(`, `_n(` or `N_(`, not part of a longer name.
+        let head = head.strip_suffix('N').unwrap_or(head);
+        let before = head.chars().next_back();
         if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.') {
             continue;
         }
@@ -526,7 +556,8 @@ mod tests {
     fn texts_are_found_in_calls_with_literal_strings() {
         let found = extract_texts(
             r#"{{ _("Read more") }} {{ _('It\'s {n}') }} {{ _n("{n} comment", "{n} comments", c) }}
-               {{ my_("not this") }} {{ x._("nor this") }} {{ _(variable) }}"#,
+               {{ my_("not this") }} {{ x._("nor this") }} {{ _(variable) }} {{ N_("Marked") }}
+               {{ AN_("not this either") }}"#,
         );
         assert_eq!(
             found,
@@ -534,6 +565,7 @@ mod tests {
                 ("Read more".to_owned(), None),
                 ("It's {n}".to_owned(), None),
                 ("{n} comment".to_owned(), Some("{n} comments".to_owned())),
+                ("Marked".to_owned(), None),
             ]
         );
     }

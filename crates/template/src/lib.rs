@@ -41,10 +41,10 @@ mod snapshot;
 
 pub use blocking::off_the_runtime;
 pub use error::{Location, RenderError, RenderErrorKind};
-pub use i18n::{Catalogs, extract_texts};
+pub use i18n::{Catalogs, extract_texts, parse_po};
 pub use models::{
     CachedPage, ModelKey, ModelRoot, ModelValue, PageUrls, RenderLanguage, RenderScope, RscObject,
-    SearchKey, SiteModels, StoreFailure, slug_of,
+    SearchKey, SiteModels, StoreFailure, slug_in, slug_of,
 };
 pub use snapshot::{TemplateSnapshot, template_key};
 

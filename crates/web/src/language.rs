@@ -16,6 +16,8 @@ pub(crate) struct SiteLanguages {
     prefixed: bool,
     /// By language index: the order texts are read in, and the prefix.
     by_index: Vec<(Arc<[String]>, Arc<str>)>,
+    /// `""`, made once.
+    none: Arc<str>,
 }
 
 impl SiteLanguages {
@@ -39,6 +41,7 @@ impl SiteLanguages {
         SiteLanguages {
             prefixed: config.language.urls == LanguageUrls::Prefix,
             by_index,
+            none: Arc::from(""),
         }
     }
 
@@ -76,69 +79,67 @@ impl SiteLanguages {
     /// prefix on its links when the URL had it.
     pub(crate) fn render(&self, index: usize, in_url: bool) -> RenderLanguage {
         let (order, prefix) = &self.by_index[index.min(self.by_index.len() - 1)];
+        let none = &self.none;
         RenderLanguage {
             order: order.clone(),
-            prefix: if in_url {
-                prefix.clone()
-            } else {
-                Arc::from("")
-            },
+            prefix: if in_url { prefix } else { none }.clone(),
+            page_prefix: if self.prefixed { prefix } else { none }.clone(),
         }
     }
 }
 
 /// `request.alternates` in templates: the page being rendered in each of the
-/// site's languages, as `{language, url}` (the path with the other language's
-/// prefix, the query kept; without language URLs, the same path for all).
-/// Made when a template asks.
+/// site's languages, as `{language, url}`. A resource's page lists the
+/// languages it is published in, each at its own URL (that language's slug);
+/// another page is the same path with the other language's prefix, the query
+/// dropped (these are the pages' canonical URLs, for hreflang links and a
+/// language switch). Without language URLs, empty: every language has the
+/// same URL.
 #[derive(Debug)]
-pub(crate) struct Alternates {
-    languages: Vec<String>,
-    prefixes: Vec<String>,
-    /// The path without its language prefix, and `?query` or "".
-    rest: String,
-    prefixed: bool,
-}
+pub(crate) struct Alternates(Vec<(String, String)>);
 
 impl Alternates {
-    pub(crate) fn of(req: &crate::RequestCtx<'_>) -> Alternates {
+    pub(crate) fn of(
+        req: &crate::RequestCtx<'_>,
+        resource: Option<&bulwark_store::Resource>,
+    ) -> Alternates {
         let site = req.site;
         let languages = site.languages();
+        if !languages.prefixed() {
+            return Alternates(Vec::new());
+        }
+        let names = &site.config().languages;
+        if let Some(r) = resource {
+            return Alternates(
+                names
+                    .iter()
+                    .filter(|lang| r.props.published_in(lang))
+                    .filter_map(|lang| Some((lang.clone(), site.page_url_in(r, lang)?)))
+                    .collect(),
+            );
+        }
         let path = req.parts.uri.path();
         let bare = languages.split(path).map_or(path, |(_, rest)| rest);
-        let query = req
-            .parts
-            .uri
-            .query()
-            .filter(|q| !q.is_empty())
-            .map_or(String::new(), |q| format!("?{q}"));
-        Alternates {
-            languages: site.config().languages.clone(),
-            prefixes: (0..site.config().languages.len())
-                .map(|i| languages.prefix(i).to_owned())
+        Alternates(
+            names
+                .iter()
+                .enumerate()
+                // `/nl` + `/` is `/nl/`, the language's front page.
+                .map(|(i, lang)| (lang.clone(), format!("{}{bare}", languages.prefix(i))))
                 .collect(),
-            rest: format!("{bare}{query}"),
-            prefixed: languages.prefixed(),
-        }
+        )
     }
 
     fn list(&self) -> Vec<minijinja::Value> {
-        self.languages
+        self.0
             .iter()
-            .zip(&self.prefixes)
-            .map(|(language, prefix)| {
-                let url = if self.prefixed {
-                    // `/nl` + `/` is `/nl/`, the language's front page.
-                    format!("{prefix}{}", self.rest)
-                } else {
-                    self.rest.clone()
-                };
+            .map(|(language, url)| {
                 // Plain paths go out as they are (`/` needs no escaping); one
                 // with characters HTML gives meaning to is left to autoescape.
                 let url = if url.contains(['&', '"', '\'', '<', '>']) {
-                    minijinja::Value::from(url)
+                    minijinja::Value::from(url.clone())
                 } else {
-                    minijinja::Value::from_safe_string(url)
+                    minijinja::Value::from_safe_string(url.clone())
                 };
                 minijinja::context! { language => language, url => url }
             })

@@ -100,8 +100,12 @@ pub(crate) fn render_template(
         // What the page's links start with (`/nl`), and the page in each of
         // the site's languages (for a language switch and hreflang links).
         prefix => scope.url_prefix(),
-        alternates => if req.site.config().languages.len() > 1 {
-            Value::from_object(crate::language::Alternates::of(req))
+        alternates => if req.site.language_urls() {
+            let resource = vars
+                .get("rsc")
+                .and_then(|r| r.downcast_object_ref::<bulwark_template::RscObject>())
+                .map(|r| r.resource().as_ref());
+            Value::from_object(crate::language::Alternates::of(req, resource))
         } else {
             Value::from(Vec::<Value>::new())
         },

@@ -243,6 +243,23 @@ impl SiteRuntime {
         (self.page_urls)(r.id, &bulwark_template::slug_of(r))
     }
 
+    /// Resource `r`'s page URL in `language`: with the language's slug, and
+    /// its prefix on a site with language URLs (`/nl/page/7/fietsen`).
+    pub fn page_url_in(&self, r: &bulwark_store::Resource, language: &str) -> Option<String> {
+        let slug = bulwark_template::slug_in(r, &[language]);
+        let url = (self.page_urls)(r.id, &slug)?;
+        Some(if self.languages.prefixed() {
+            format!("/{language}{url}")
+        } else {
+            url
+        })
+    }
+
+    /// Whether the site's URLs carry the language (`[language] urls = "prefix"`).
+    pub fn language_urls(&self) -> bool {
+        self.languages.prefixed()
+    }
+
     /// Whether the server runs with `--dev` (details in error pages, nothing
     /// cached that would hide an edit).
     pub fn dev(&self) -> bool {

@@ -155,7 +155,8 @@ async fn a_site_can_replace_a_security_header_or_turn_it_off() {
 async fn the_starter_site_has_no_inline_script_style_or_event_handler() {
     let s = start_starter_site(|_| {}).await;
     for path in [
-        "/",
+        "/en/",
+        "/nl/",
         "/about",
         "/features",
         "/articles",

@@ -161,7 +161,7 @@ async fn shows_every_language(database: &str) {
         nl,
         format!(
             "<h1>Fietsen naar het werk</h1>/nl/page/{both}/fietsen-naar-het-werk|\
-             en=/en/page/{both};nl=/nl/page/{both};"
+             en=/en/page/{both}/cycling-to-work;nl=/nl/page/{both}/fietsen-naar-het-werk;"
         )
     );
     let (_, en) = body(&s, &format!("/en/page/{both}")).await;
@@ -193,6 +193,23 @@ async fn shows_every_language(database: &str) {
         "[Cycling to work]"
     );
     assert_eq!(body(&s, "/en/find?text=fiets").await.1, "");
+    // The JSON API searches in the language it is told.
+    let api = |q: &str| {
+        let q = q.to_owned();
+        let addr = s.addr;
+        async move {
+            let r = get(addr, "talen.test", &format!("/api/search?{q}")).await;
+            let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap_or_default();
+            (r.status, v["total"].as_u64())
+        }
+    };
+    assert_eq!(api("text=fiets&language=nl").await, (200, Some(1)));
+    assert_eq!(api("text=fiets&language=en").await, (200, Some(0)));
+    assert_eq!(
+        api("text=fiets&language=de").await.0,
+        400,
+        "not a language of the site"
+    );
 
     // A change to the Dutch title: the Dutch page renders again, the English
     // one stays cached.

@@ -325,10 +325,10 @@ async fn cached_anonymous_pages_and_members_pages_never_mix() {
     // Anonymous: the members-only page and the draft are absent.
     assert_eq!(get(&s, &path(members_page), None).await.0, 404);
     assert_eq!(get(&s, &path(draft), None).await.0, 404);
-    let (_, home) = get(&s, "/", None).await;
+    let (_, home) = get(&s, "/en/", None).await;
     assert!(home.contains("Log on") && !home.contains("Mias secret draft"));
     let before = renders();
-    let (_, again) = get(&s, "/", None).await;
+    let (_, again) = get(&s, "/en/", None).await;
     assert_eq!(
         renders(),
         before,
@@ -343,7 +343,7 @@ async fn cached_anonymous_pages_and_members_pages_never_mix() {
     assert!(page.contains("For members"));
     assert_eq!(get(&s, &path(draft), Some(&cookie)).await.0, 200);
     let before = renders();
-    let (_, hers) = get(&s, "/", Some(&cookie)).await;
+    let (_, hers) = get(&s, "/en/", Some(&cookie)).await;
     assert!(
         renders() > before,
         "a logged-on visitor's page is rendered for them"
@@ -354,7 +354,7 @@ async fn cached_anonymous_pages_and_members_pages_never_mix() {
     );
 
     // And her page never reaches the next anonymous visitor.
-    let (_, anon) = get(&s, "/", None).await;
+    let (_, anon) = get(&s, "/en/", None).await;
     assert!(anon.contains("Log on") && !anon.contains("Log off"));
     assert!(!anon.contains("Mias secret draft"));
     assert_eq!(get(&s, &path(members_page), None).await.0, 404);

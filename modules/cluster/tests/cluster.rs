@@ -663,7 +663,10 @@ async fn the_health_answer_tells_strangers_only_whether_the_node_hears() {
     // A slow heartbeat: what is asked here is what the answer shows, and a
     // loaded machine answers a 100 ms ping late often enough to flicker.
     let server = node_with(&databases::pg_url(), &schema, "web1", "heartbeat_ms = 1000").await;
-    let answer = eventually("the node hears itself", Duration::from_secs(10), || async {
+    // Within 30 s: twice, in full runs of the suite (never alone, nor under a
+    // CPU load), this single node did not hear itself within 10 s; why is not
+    // found yet (the closing note of 2026-11-26 says so).
+    let answer = eventually("the node hears itself", Duration::from_secs(30), || async {
         let r = get(server.addr, "news.test", "/cluster/health").await;
         (r.status == 200).then(|| r.text())
     })

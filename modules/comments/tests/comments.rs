@@ -68,7 +68,7 @@ async fn api(
 async fn articles(s: &TestServer) -> Vec<i64> {
     let page = get(s.addr, "localhost", "/articles").await.text();
     let mut ids: Vec<i64> = page
-        .split("href=\"/page/")
+        .split("href=\"/en/page/")
         .skip(1)
         .filter_map(|rest| rest.split('/').next()?.parse().ok())
         .collect();

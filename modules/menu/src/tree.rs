@@ -41,12 +41,62 @@ pub(crate) fn menu(state: &State, name: String) -> Result<Value, Error> {
         return Ok(Value::from(Vec::<Value>::new()));
     }
     let mut budget = MAX_ITEMS;
+    let scope = bulwark_template::RenderScope::of(state);
+    let language = Language {
+        order: scope
+            .as_ref()
+            .map_or(Vec::new(), |s| s.language_order().to_vec()),
+        prefix: scope
+            .as_ref()
+            .map_or(String::new(), |s| s.url_prefix().to_owned()),
+    };
     Ok(Value::from(visible(
         &rsc,
         &menu.get_attr("menu")?,
         1,
         &mut budget,
+        &language,
     )?))
+}
+
+/// The render's languages (for translated titles) and the prefix its links
+/// keep (`/nl`, for the plain links of a site with language URLs).
+struct Language {
+    order: Vec<String>,
+    prefix: String,
+}
+
+impl Language {
+    /// An item's own title: text, or a translated value read in the render's
+    /// languages (then any).
+    fn title(&self, title: &Value) -> Option<String> {
+        if let Some(text) = title.as_str() {
+            return Some(text.to_owned());
+        }
+        let trans = title.get_attr("trans").ok().filter(|t| !t.is_undefined())?;
+        let pick = |lang: &str| {
+            trans
+                .get_attr(lang)
+                .ok()
+                .and_then(|t| t.as_str().map(str::to_owned))
+                .filter(|t| !t.trim().is_empty())
+        };
+        self.order.iter().find_map(|l| pick(l)).or_else(|| {
+            trans
+                .try_iter()
+                .ok()?
+                .find_map(|l| l.as_str().and_then(pick))
+        })
+    }
+
+    /// A plain link's URL: a path of this site gets the page's prefix.
+    fn url(&self, url: String) -> String {
+        if !self.prefix.is_empty() && url.starts_with('/') && !url.starts_with("//") {
+            format!("{}{url}", self.prefix)
+        } else {
+            url
+        }
+    }
 }
 
 /// The items of `items` the visitor may see, as `{title, url, id, children}`.
@@ -55,6 +105,7 @@ fn visible(
     items: &Value,
     depth: usize,
     budget: &mut usize,
+    language: &Language,
 ) -> Result<Vec<Value>, Error> {
     let mut shown = Vec::new();
     let Ok(items) = items.try_iter() else {
@@ -69,7 +120,8 @@ fn visible(
         let own_title = item
             .get_attr("title")
             .ok()
-            .and_then(|t| t.as_str().map(str::trim).map(str::to_owned))
+            .and_then(|t| language.title(&t))
+            .map(|t| t.trim().to_owned())
             .filter(|t| !t.is_empty())
             .map(Value::from_safe_string);
         let (title, url, id) = match item.get_attr("id").ok().and_then(|v| i64::try_from(v).ok()) {
@@ -90,7 +142,11 @@ fn visible(
                 let (Some(url), Some(title)) = (url, own_title) else {
                     continue;
                 };
-                (title, Value::from_safe_string(url), Value::from(()))
+                (
+                    title,
+                    Value::from_safe_string(language.url(url)),
+                    Value::from(()),
+                )
             }
         };
         let children = match depth < MAX_DEPTH {
@@ -99,6 +155,7 @@ fn visible(
                 &item.get_attr("children").unwrap_or_default(),
                 depth + 1,
                 budget,
+                language,
             )?,
             false => Vec::new(),
         };

@@ -44,14 +44,21 @@ async fn the_navigation_shows_of_the_menu_what_each_visitor_may_see_and_follows_
     let models = s.models["default"].clone();
     let store = models.store.clone();
 
-    // The starter's navigation is its main menu, made from site.toml.
-    let home = get(s.addr, "localhost", "/").await;
+    // The starter's navigation is its main menu, made from site.toml; its
+    // links keep the page's language, its titles are translated.
+    let home = get(s.addr, "localhost", "/en/").await;
     assert_eq!(home.status, 200);
     let text = home.text();
     assert!(
-        nav(&text).contains(r#"<a href="/articles">Articles</a>"#),
+        nav(&text).contains(r#"<a href="/en/articles">Articles</a>"#),
         "{}",
         nav(&text)
+    );
+    let dutch = get(s.addr, "localhost", "/nl/").await.text();
+    assert!(
+        nav(&dutch).contains(r#"<a href="/nl/articles">Artikelen</a>"#),
+        "{}",
+        nav(&dutch)
     );
 
     let public = create(&store, "Guide for everyone", true, Visibility::Public);
@@ -71,14 +78,14 @@ async fn the_navigation_shows_of_the_menu_what_each_visitor_may_see_and_follows_
     );
     changes_applied(&models).await;
 
-    let home = get(s.addr, "localhost", "/").await.text();
+    let home = get(s.addr, "localhost", "/en/").await.text();
     let shown = nav(&home);
     assert!(
         shown.contains("Guide for everyone"),
         "a public page: {shown}"
     );
     assert!(
-        shown.contains(r#"<a href="/docs">Docs</a>"#),
+        shown.contains(r#"<a href="/en/docs">Docs</a>"#),
         "a link under it: {shown}"
     );
     assert!(!shown.contains("Unfinished draft"), "not a draft: {shown}");
@@ -109,9 +116,9 @@ async fn the_navigation_shows_of_the_menu_what_each_visitor_may_see_and_follows_
 
     // The page is cached; a title in the menu changes; the page follows.
     let renders = || models.renders.load(Ordering::Relaxed);
-    get(s.addr, "localhost", "/").await;
+    get(s.addr, "localhost", "/en/").await;
     let warm = renders();
-    get(s.addr, "localhost", "/").await;
+    get(s.addr, "localhost", "/en/").await;
     assert_eq!(renders(), warm, "the home page comes from the page cache");
     let r = store.resource(public).unwrap().unwrap();
     store
@@ -121,7 +128,7 @@ async fn the_navigation_shows_of_the_menu_what_each_visitor_may_see_and_follows_
         )
         .unwrap();
     changes_applied(&models).await;
-    let home = get(s.addr, "localhost", "/").await.text();
+    let home = get(s.addr, "localhost", "/en/").await.text();
     assert!(
         nav(&home).contains("Renamed guide"),
         "the new title: {}",

@@ -1,6 +1,8 @@
 //! `canonical_url()` and `canonical_link()`: the one absolute URL of the page being
 //! rendered, on the site's canonical host, so that aliases, `?utm_*` query strings
-//! and the like count as one page for search engines.
+//! and the like count as one page for search engines; `alternate_links()`: the
+//! same page in the site's other languages (`hreflang`), on a site with
+//! language URLs.
 
 use std::sync::Arc;
 
@@ -27,6 +29,7 @@ impl Origin {
 
 pub(crate) fn register(env: &mut Environment<'static>, origin: Origin) {
     let for_link = origin.clone();
+    let for_alternates = origin.clone();
     env.add_function(
         "canonical_url",
         move |state: &State, kwargs: Kwargs| -> Result<Value, Error> {
@@ -41,6 +44,15 @@ pub(crate) fn register(env: &mut Environment<'static>, origin: Origin) {
         },
     );
     env.add_function(
+        "alternate_links",
+        move |state: &State| -> Result<Value, Error> {
+            Ok(Value::from_safe_string(alternate_links(
+                state,
+                &for_alternates,
+            )))
+        },
+    );
+    env.add_function(
         "canonical_link",
         move |state: &State, kwargs: Kwargs| -> Result<Value, Error> {
             let url = for_link.url(&path(state, &kwargs)?);
@@ -52,23 +64,96 @@ pub(crate) fn register(env: &mut Environment<'static>, origin: Origin) {
     );
 }
 
-/// `path="..."` if given, else the path of the request being rendered.
+/// `<link rel="alternate" hreflang="..">` for each language the page is in
+/// (`request.alternates`), and `x-default`: the front page's for `/`, which
+/// picks the visitor's language, else the site's first language's.
+fn alternate_links(state: &State, origin: &Origin) -> String {
+    let Some(request) = state.lookup("request") else {
+        return String::new();
+    };
+    let Ok(alternates) = request.get_attr("alternates") else {
+        return String::new();
+    };
+    let Ok(list) = alternates.try_iter() else {
+        return String::new();
+    };
+    let mut links = String::new();
+    let mut first = None;
+    for alternate in list {
+        let (Ok(language), Ok(url)) = (alternate.get_attr("language"), alternate.get_attr("url"))
+        else {
+            continue;
+        };
+        let (Some(language), Some(url)) = (language.as_str(), url.as_str()) else {
+            continue;
+        };
+        let href = origin.url(url);
+        // `/en/`, a language's front page: `/` picks the visitor's language.
+        let front = url.trim_matches('/') == language;
+        first.get_or_insert_with(|| if front { origin.url("/") } else { href.clone() });
+        links.push_str(&format!(
+            r#"<link rel="alternate" hreflang="{}" href="{}">"#,
+            bulwark_template::escape_html(language),
+            bulwark_template::escape_html(&href)
+        ));
+    }
+    if let Some(default) = first {
+        links.push_str(&format!(
+            r#"<link rel="alternate" hreflang="x-default" href="{}">"#,
+            bulwark_template::escape_html(&default)
+        ));
+    }
+    links
+}
+
+/// `path="..."` if given, else the path of the request being rendered; on a
+/// site with language URLs, the request's path with its language
+/// (`/articles` asked without one is `/en/articles`).
 fn path(state: &State, kwargs: &Kwargs) -> Result<String, Error> {
     let given: Option<String> = kwargs.get("path")?;
     kwargs.assert_all_used()?;
-    if let Some(path) = given {
-        return Ok(path);
-    }
-    state
-        .lookup("request")
-        .and_then(|r| r.get_attr("path").ok())
-        .and_then(|p| p.as_str().map(str::to_string))
-        .ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidOperation,
-                "canonical_url(): no request here; pass path=\"/...\"",
-            )
+    let request = state.lookup("request");
+    let attr = |name: &str| {
+        request
+            .as_ref()
+            .and_then(|r| r.get_attr(name).ok())
+            .filter(|v| !v.is_undefined())
+    };
+    let path = match given {
+        // A path given is the one meant (`url("sitemap")` has no language).
+        Some(path) => return Ok(path),
+        None => attr("path")
+            .and_then(|p| p.as_str().map(str::to_string))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidOperation,
+                    "canonical_url(): no request here; pass path=\"/...\"",
+                )
+            })?,
+    };
+    let languages: Vec<String> = attr("alternates")
+        .and_then(|a| a.try_iter().ok())
+        .map(|list| {
+            list.filter_map(|a| a.get_attr("language").ok()?.as_str().map(str::to_owned))
+                .collect()
         })
+        .unwrap_or_default();
+    let language = attr("language").and_then(|l| l.as_str().map(str::to_owned));
+    Ok(match language {
+        Some(language) if !languages.is_empty() && !has_language(&path, &languages) => {
+            format!("/{language}{path}")
+        }
+        _ => path,
+    })
+}
+
+/// Whether `path` starts with one of `languages` (`/nl/...`, `/nl`).
+fn has_language(path: &str, languages: &[String]) -> bool {
+    languages.iter().any(|l| {
+        path.strip_prefix('/')
+            .and_then(|p| p.strip_prefix(l.as_str()))
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+    })
 }
 
 #[cfg(test)]

@@ -1,18 +1,18 @@
 {% extends "base.tpl" %}
 {% from "_macros.tpl" import card, resource_card %}
-{% block title %}Articles &middot; {{ super() }}{% endblock %}
+{% block title %}{{ _("Articles") }} &middot; {{ super() }}{% endblock %}
 {% block content %}
-<h1>Articles</h1>
+<h1>{{ _("Articles") }}</h1>
 <form class="form inline" action="{{ url('articles') }}">
-  <input name="text" value="{{ q.text or '' }}" placeholder="Search articles">
-  <button class="button" type="submit">Search</button>
+  <input name="text" value="{{ q.text or '' }}" placeholder="{{ _("Search articles") }}" aria-label="{{ _("Search articles") }}">
+  <button class="button" type="submit">{{ _("Search") }}</button>
 </form>
 {% set found = m.search(cat="article", text=q.text, page=q.page, pagelen=10, total=true) %}
 <section class="grid">
 {% for a in found.items %}
   {{ resource_card(a) }}
 {% else %}
-  <p>Nothing found{% if q.text %} for “{{ q.text }}”{% endif %}.</p>
+  <p>{% if q.text %}{{ _("Nothing found for “{text}”.", text=q.text) }}{% else %}{{ _("Nothing found.") }}{% endif %}</p>
 {% endfor %}
 </section>
 {% if found.pages > 1 %}

@@ -1,37 +1,50 @@
 <!doctype html>
-<html lang="en">
+<html lang="{{ m.req.language }}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{% block title %}{{ site.settings.title }}{% endblock %}</title>
 <link rel="icon" type="image/svg+xml" href="{{ lib("images/favicon.svg") }}">
+{% block canonical %}{{ canonical_link() }}{% endblock %}
+{{ alternate_links() }}
 {{ lib("css/bulwark.css", "css/site.css") }}
 {% block head %}{% endblock %}
 </head>
 <body{% if rsc is defined and rsc %} data-resource="{{ rsc.id }}"{% endif %}>
-{% if request.viewing_as %}<p class="viewing-as" role="status">Viewing the site as the group <strong>{{ request.viewing_as }}</strong>. <a href="/admin/rules#view-as">Back to your own view</a></p>{% endif %}
+{% if request.viewing_as %}<p class="viewing-as" role="status">{{ _("Viewing the site as the group") }} <strong>{{ request.viewing_as }}</strong>. <a href="/admin/rules#view-as">{{ _("Back to your own view") }}</a></p>{% endif %}
 <header class="top">
   <div class="wrap">
     <a class="brand" href="{{ url('home') }}">{{ site.settings.title }}</a>
-    <button type="button" class="nav-toggle" aria-expanded="false" aria-controls="site-nav" hidden>Menu</button>
+    <button type="button" class="nav-toggle" aria-expanded="false" aria-controls="site-nav" hidden>{{ _("Menu") }}</button>
     {# The main menu, edited in the admin (Menus); two levels shown. #}
-    <nav id="site-nav" aria-label="Main">
+    <nav id="site-nav" aria-label="{{ _("Main") }}">
       <ul>
       {% for item in m.menu("main") %}
-        <li><a href="{{ item.url }}"{% if request.path == item.url %} aria-current="page"{% endif %}>{{ item.title }}</a>
-        {% if item.children %}<ul>{% for child in item.children %}<li><a href="{{ child.url }}"{% if request.path == child.url %} aria-current="page"{% endif %}>{{ child.title }}</a></li>{% endfor %}</ul>{% endif %}
+        <li><a href="{{ item.url }}"{% if request.path == item.url %} aria-current="page"{% endif %}>{{ _(item.title) }}</a>
+        {% if item.children %}<ul>{% for child in item.children %}<li><a href="{{ child.url }}"{% if request.path == child.url %} aria-current="page"{% endif %}>{{ _(child.title) }}</a></li>{% endfor %}</ul>{% endif %}
         </li>
       {% endfor %}
-        <li>{% if request.user_id %}<a href="/logoff">Log off</a>{% else %}<a href="/logon">Log on</a>{% endif %}</li>
+        <li>{% if request.user_id %}<a href="/logoff">{{ _("Log off") }}</a>{% else %}<a href="/logon">{{ _("Log on") }}</a>{% endif %}</li>
       </ul>
     </nav>
+    {# The same page in the site's other languages. #}
+    {% if request.alternates %}
+    {% set names = {"en": "English", "nl": "Nederlands"} %}
+    <nav class="languages" aria-label="{{ _("Language") }}">
+      <ul>
+      {% for a in request.alternates %}
+        <li><a href="{{ a.url }}" hreflang="{{ a.language }}" lang="{{ a.language }}"{% if a.language == m.req.language %} aria-current="true"{% endif %}>{{ names[a.language] or a.language|upper }}</a></li>
+      {% endfor %}
+      </ul>
+    </nav>
+    {% endif %}
   </div>
 </header>
 <main class="wrap">
 {% block content %}{% endblock %}
 </main>
 <footer class="wrap foot">
-  <p>{{ site.settings.tagline }} &middot; Served by Bulwark.</p>
+  <p>{{ _(site.settings.tagline) }} &middot; {{ _("Served by Bulwark.") }}</p>
 </footer>
 {{ lib("js/site-nav.js", "js/new-since.js", "js/edit-link.js") }}
 </body>

@@ -9,7 +9,7 @@
 </nav>
 <h1>{{ cat.title }}</h1>
 {% if cat.children %}
-<p class="hint">Also in here:
+<p class="hint">{{ _("Also in here:") }}
 {% for c in cat.children %}<a href="{{ url('category', name=c.name) }}">{{ c.title }}</a>{% if not loop.last %}, {% endif %}{% endfor %}
 </p>
 {% endif %}
@@ -18,7 +18,7 @@
 {% for r in found.items %}
   {{ resource_card(r) }}
 {% else %}
-  <p>Nothing here yet.</p>
+  <p>{{ _("Nothing here yet.") }}</p>
 {% endfor %}
 </section>
 {% if found.pages > 1 %}

@@ -1,12 +1,12 @@
 {% extends "base.tpl" %}
 {% from "_macros.tpl" import card %}
 {% from "features_list.tpl" import features %}
-{% block title %}Features &middot; {{ super() }}{% endblock %}
+{% block title %}{{ _("Features") }} &middot; {{ super() }}{% endblock %}
 {% block content %}
-<h1>Features</h1>
+<h1>{{ _("Features") }}</h1>
 <section class="grid">
 {% for f in features %}
-  {{ card(f.title, f.text, url("feature", f.slug)) }}
+  {{ card(_(f.title), _(f.text), url("feature", f.slug)) }}
 {% endfor %}
 </section>
 {% endblock %}

@@ -1,6 +1,8 @@
 {% extends "base.tpl" %}
 {% block title %}{{ rsc.title }} &middot; {{ super() }}{% endblock %}
+{% block canonical %}{{ canonical_link(path=rsc.page_url) }}{% endblock %}
 {% block head %}
+{% if not rsc.is_live %}<meta name="robots" content="noindex">{% endif %}
 {% if rsc.summary %}<meta name="description" content="{{ rsc.summary }}">{% endif %}
 <meta property="og:type" content="article">
 <meta property="og:title" content="{{ rsc.title }}">
@@ -10,19 +12,19 @@
 {% block content %}
 <article class="page">
 {% call live("rsc/" ~ rsc.id) %}
-  <p class="hint"><a href="{{ url('category', name=rsc.category) }}">{{ m.category[rsc.category].title }}</a>{% for p in rsc.o.author %}{% if loop.first %} by {% endif %}<a href="{{ p.page_url }}">{{ p.title }}</a>{% if not loop.last %}, {% endif %}{% endfor %}</p>
+  <p class="hint"><a href="{{ url('category', name=rsc.category) }}">{{ m.category[rsc.category].title }}</a>{% for p in rsc.o.author %}{% if loop.first %} {{ _("by") }} {% endif %}<a href="{{ p.page_url }}">{{ p.title }}</a>{% if not loop.last %}, {% endif %}{% endfor %}</p>
   <h1>{{ rsc.title }}</h1>
   {% if rsc.summary %}<p class="lead">{{ rsc.summary }}</p>{% endif %}
   {% if image is defined %}{% for pic in rsc.o.depiction %}{% if loop.first %}<figure class="depiction">{{ image(pic.id, "medium") }}</figure>{% endif %}{% endfor %}{% endif %}
   {{ rsc.body }}
   {% set related = rsc.o.relation %}
   {% if related %}
-  <h2>Related</h2>
+  <h2>{{ _("Related") }}</h2>
   <ul>{% for r in related %}<li><a href="{{ r.page_url }}">{{ r.title }}</a></li>{% endfor %}</ul>
   {% endif %}
   {% set writes = rsc.s.author %}
   {% if writes %}
-  <h2>Articles</h2>
+  <h2>{{ _("Articles") }}</h2>
   <ul>{% for r in writes %}<li><a href="{{ r.page_url }}">{{ r.title }}</a></li>{% endfor %}</ul>
   {% endif %}
 {% endcall %}

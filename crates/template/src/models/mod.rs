@@ -34,7 +34,7 @@ mod scope;
 mod search;
 
 pub use key::{ModelKey, SearchKey};
-pub use rsc::{RscObject, slug_of};
+pub use rsc::{RscObject, slug_in, slug_of};
 pub use scope::{PageUrls, RenderLanguage, RenderScope, StoreFailure};
 
 use std::sync::Arc;

@@ -33,6 +33,11 @@ pub struct RscObject {
 }
 
 impl RscObject {
+    /// The resource itself.
+    pub fn resource(&self) -> &Arc<Resource> {
+        &self.rsc
+    }
+
     /// Whether the resource is published in `language` (its `languages`
     /// property names it, or it has none).
     pub fn is_published_in(&self, language: &str) -> bool {
@@ -117,6 +122,8 @@ impl Object for RscObject {
                 .unwrap_or(Value::from(())),
             "category" => Value::from(r.category_name.as_str()),
             "published" => Value::from(r.published),
+            // Published and inside its publication window: what visitors see.
+            "is_live" => Value::from(r.is_visible_at(chrono::Utc::now())),
             "created" => time(r.created),
             "modified" => time(r.modified),
             "publication_start" => r.publication_start.map(time).unwrap_or(Value::from(())),
@@ -147,7 +154,7 @@ impl Object for RscObject {
                     .as_ref()
                     .and_then(|f| f(r.id, &slug))
                     .unwrap_or_else(|| format!("/page/{}/{slug}", r.id));
-                Value::from_safe_string(format!("{}{url}", self.scope.url_prefix()))
+                Value::from_safe_string(format!("{}{url}", self.scope.page_prefix()))
             }
             // The languages it has text in (translated properties), and the
             // languages it is published in (`languages`, else all).

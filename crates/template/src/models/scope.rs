@@ -55,6 +55,10 @@ pub struct RenderLanguage {
     pub order: Arc<[String]>,
     /// What the render's links start with (`/nl`), or `""`.
     pub prefix: Arc<str>,
+    /// What resources' page URLs start with: the language's prefix on a site
+    /// with language URLs, even on a page asked for without one (a resource's
+    /// page is in one language), else `""`.
+    pub page_prefix: Arc<str>,
 }
 
 /// Why a render's store read failed.
@@ -151,6 +155,11 @@ impl RenderScope {
     /// What this render's links start with (`/nl`), or `""`.
     pub fn url_prefix(&self) -> &str {
         self.language.get().map_or("", |l| &l.prefix)
+    }
+
+    /// What resources' page URLs start with (see [`RenderLanguage`]).
+    pub fn page_prefix(&self) -> &str {
+        self.language.get().map_or("", |l| &l.page_prefix)
     }
 
     /// The request's language (`m.req.language`), if the controller set one.

@@ -1,4 +1,4 @@
-//! `GET /api/search?cat=&text=&sort=&page=&pagelen=`: resources as the caller
+//! `GET /api/search?cat=&text=&language=&sort=&page=&pagelen=`: resources as the caller
 //! may see them, filtered in the database by the same rules as `m.search`
 //! ([`AccessPolicy::search_filter`](bulwark_acl::AccessPolicy::search_filter))
 //! and each result checked once more like any other resource.
@@ -62,6 +62,16 @@ pub(super) async fn search(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<O
     };
     if let Some(cat) = param("cat") {
         q.categories = vec![cat.to_string()];
+    }
+    // The language `text` is in (its words stemmed that language's way).
+    if let Some(language) = param("language") {
+        if !req.site.config().languages.iter().any(|l| l == language) {
+            return Err(Problem::bad_request(format!(
+                "language {language:?} is not one of the site's: {}",
+                req.site.config().languages.join(", ")
+            )));
+        }
+        q.language = Some(language.to_owned());
     }
     // Given but empty is a mistake, not the default.
     let sort = params
@@ -140,6 +150,14 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                             "name": "text",
                             "in": "query",
                             "description": "Words that must all occur (prefix match).",
+                            "schema": {
+                                "type": "string"
+                            }
+                        },
+                        {
+                            "name": "language",
+                            "in": "query",
+                            "description": "The language the text is in, one of the site's: each resource's text in that language is searched, stemmed its way (docs/languages.md).",
                             "schema": {
                                 "type": "string"
                             }
