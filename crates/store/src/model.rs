@@ -65,6 +65,42 @@ impl Props {
     }
 }
 
+impl Props {
+    /// The text of `key` in the first of `languages` that has one (see
+    /// [`text_in`](crate::text_in)).
+    pub fn text_in(&self, key: &str, languages: &[&str]) -> Option<&str> {
+        crate::translation::text_in(self.get(key)?, languages)
+    }
+
+    /// The languages any property of the document is translated into.
+    pub fn translated_languages(&self) -> Vec<String> {
+        let mut found: Vec<String> = Vec::new();
+        for value in self.0.values() {
+            if let Some(map) = crate::translation::translations(value) {
+                for lang in map.keys() {
+                    if !found.contains(lang) {
+                        found.push(lang.clone());
+                    }
+                }
+            }
+        }
+        found.sort();
+        found
+    }
+
+    /// Whether the resource is published in `language`: its `languages`
+    /// property names it, or it has no such property.
+    pub fn published_in(&self, language: &str) -> bool {
+        match self
+            .get(crate::translation::PUBLISHED_LANGUAGES)
+            .and_then(Value::as_array)
+        {
+            Some(list) => list.iter().any(|l| l.as_str() == Some(language)),
+            None => true,
+        }
+    }
+}
+
 impl TryFrom<Value> for Props {
     type Error = StoreError;
     fn try_from(v: Value) -> Result<Self> {

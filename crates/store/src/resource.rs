@@ -399,7 +399,7 @@ pub(crate) fn apply_update(
     queue_pivot(c, u.id, now, ch)?;
     ch.resource(u.id, ChangeKind::Updated);
     let updated = load(c, u.id)?.ok_or_else(|| StoreError::ResourceNotFound(u.id.to_string()))?;
-    match crate::translation::changed_languages(&current, &updated) {
+    match changed_languages(&current, &updated) {
         // Only translations changed: pages in the other languages stay.
         Some(languages) => {
             ch.add(dependency::resource_texts(u.id));
@@ -662,4 +662,39 @@ fn revision_from_row(r: &Row) -> Result<Revision> {
         modifier: r.opt_int(4).map(ResourceId),
         snapshot,
     })
+}
+
+/// The languages whose text differs between two states of a resource, when
+/// that is all that differs (its translations, nothing else: no plain
+/// property, no publication, no category, no name); `None` otherwise.
+fn changed_languages(old: &Resource, new: &Resource) -> Option<Vec<String>> {
+    let same_row = old.name == new.name
+        && old.category == new.category
+        && old.published == new.published
+        && old.publication_start == new.publication_start
+        && old.publication_end == new.publication_end
+        && old.visibility == new.visibility;
+    if !same_row {
+        return None;
+    }
+    let mut changed: Vec<String> = Vec::new();
+    let keys = old.props.0.keys().chain(new.props.0.keys());
+    for key in keys {
+        let (a, b) = (old.props.get(key), new.props.get(key));
+        if a == b {
+            continue;
+        }
+        let (Some(a), Some(b)) = (
+            a.and_then(crate::translation::translations),
+            b.and_then(crate::translation::translations),
+        ) else {
+            return None;
+        };
+        for lang in a.keys().chain(b.keys()) {
+            if a.get(lang) != b.get(lang) && !changed.contains(lang) {
+                changed.push(lang.clone());
+            }
+        }
+    }
+    Some(changed)
 }

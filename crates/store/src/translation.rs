@@ -21,8 +21,6 @@
 
 use serde_json::{Map, Value};
 
-use crate::model::{Props, Resource};
-
 /// The key that marks a translated value.
 pub const TRANS: &str = "trans";
 
@@ -98,71 +96,6 @@ pub fn any_text(value: &Value) -> Option<&str> {
     }
 }
 
-impl Props {
-    /// The text of `key` in the first of `languages` that has one (see
-    /// [`text_in`]).
-    pub fn text_in(&self, key: &str, languages: &[&str]) -> Option<&str> {
-        text_in(self.get(key)?, languages)
-    }
-
-    /// The languages any property of the document is translated into.
-    pub fn translated_languages(&self) -> Vec<String> {
-        let mut found: Vec<String> = Vec::new();
-        for value in self.0.values() {
-            if let Some(map) = translations(value) {
-                for lang in map.keys() {
-                    if !found.contains(lang) {
-                        found.push(lang.clone());
-                    }
-                }
-            }
-        }
-        found.sort();
-        found
-    }
-
-    /// Whether the resource is published in `language`: its `languages`
-    /// property names it, or it has no such property.
-    pub fn published_in(&self, language: &str) -> bool {
-        match self.get(PUBLISHED_LANGUAGES).and_then(Value::as_array) {
-            Some(list) => list.iter().any(|l| l.as_str() == Some(language)),
-            None => true,
-        }
-    }
-}
-
-/// The languages whose text differs between two states of a resource, when
-/// that is all that differs (its translations, nothing else: no plain
-/// property, no publication, no category, no name); `None` otherwise.
-pub(crate) fn changed_languages(old: &Resource, new: &Resource) -> Option<Vec<String>> {
-    let same_row = old.name == new.name
-        && old.category == new.category
-        && old.published == new.published
-        && old.publication_start == new.publication_start
-        && old.publication_end == new.publication_end
-        && old.visibility == new.visibility;
-    if !same_row {
-        return None;
-    }
-    let mut changed: Vec<String> = Vec::new();
-    let keys = old.props.0.keys().chain(new.props.0.keys());
-    for key in keys {
-        let (a, b) = (old.props.get(key), new.props.get(key));
-        if a == b {
-            continue;
-        }
-        let (Some(a), Some(b)) = (a.and_then(translations), b.and_then(translations)) else {
-            return None;
-        };
-        for lang in a.keys().chain(b.keys()) {
-            if a.get(lang) != b.get(lang) && !changed.contains(lang) {
-                changed.push(lang.clone());
-            }
-        }
-    }
-    Some(changed)
-}
-
 /// The Snowball stemmer for a language code, where there is one: the same
 /// algorithms PostgreSQL's text search configurations use, here for both
 /// backends, so SQLite stems Dutch as PostgreSQL does.
@@ -213,6 +146,7 @@ pub(crate) fn stem_words(words: &str, language: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Props;
     use serde_json::json;
 
     #[test]
