@@ -84,8 +84,12 @@ measure() {
         -d "{\"username\": \"admin\", \"password\": \"$password\"}" "$url/api/auth/logon" |
         awk '/bulwark_session/ {print $6 "=" $7}')
     [ -n "$cookie" ] || { echo "logon failed ($name)" >&2; exit 1; }
-    # A resource's page (`page` controller): the newest demo article's own URL.
-    page=$(curl -sf "$url/articles" | grep -o 'href="/page/[^"]*"' | head -1 | cut -d'"' -f2)
+    # A resource's page (`page` controller): the newest demo article's own URL
+    # (`/en/page/...` on a starter with language URLs).
+    page=$(curl -sf "$url/articles" | grep -o 'href="[^"]*/page/[^"]*"' | head -1 | cut -d'"' -f2)
+    # The front page: `/`, or where it sends a visitor (`/en/`).
+    front=$(curl -s -o /dev/null -w '%{redirect_url}' "$url/")
+    front=${front:-$url/}
     [ -n "$page" ] || { echo "no article page found ($name)" >&2; exit 1; }
     for scenario in "${scenarios[@]}"; do
         local args=()
@@ -93,8 +97,8 @@ measure() {
             json) args=(-H "Host: bench.localhost" "$url/json") ;;
             random) args=(-H "Host: bench.localhost" "$url/random") ;;
             cached) args=(-H "Host: bench.localhost" "$url/cached") ;;
-            front-cached) args=("$url/") ;;
-            front-rendered) args=(-H "Cookie: $cookie" "$url/") ;;
+            front-cached) args=("$front") ;;
+            front-rendered) args=(-H "Cookie: $cookie" "$front") ;;
             file-20k) args=("$url/files/20k.bin") ;;
             page-cached) args=("$url$page") ;;
             page-rendered) args=(-H "Cookie: $cookie" "$url$page") ;;
