@@ -317,6 +317,11 @@ pub(crate) fn apply_update(
             for (k, v) in p.0 {
                 if v.is_null() {
                     merged.0.remove(&k);
+                } else if let Some(value) = merged_translation(merged.0.get(&k), &v) {
+                    match value {
+                        Some(value) => merged.0.insert(k, value),
+                        None => merged.0.remove(&k),
+                    };
                 } else {
                     merged.0.insert(k, v);
                 }
@@ -697,4 +702,32 @@ fn changed_languages(old: &Resource, new: &Resource) -> Option<Vec<String>> {
         }
     }
     Some(changed)
+}
+
+/// A translated value merged into the one a property has, per language (a
+/// PATCH of `{"trans": {"nl": "Hallo"}}` sets the Dutch text and keeps the
+/// others; `""` removes a language): `Some(None)` when no language is left,
+/// `None` when either is not a translated value (the new one replaces).
+fn merged_translation(
+    old: Option<&serde_json::Value>,
+    new: &serde_json::Value,
+) -> Option<Option<serde_json::Value>> {
+    let new = crate::translation::translations(new)?;
+    let mut texts = crate::translation::translations(old?)?.clone();
+    for (lang, text) in new {
+        if text.as_str().is_some_and(str::is_empty) {
+            texts.remove(lang);
+        } else {
+            texts.insert(lang.clone(), text.clone());
+        }
+    }
+    if texts.is_empty() {
+        return Some(None);
+    }
+    let mut value = serde_json::Map::new();
+    value.insert(
+        crate::translation::TRANS.to_owned(),
+        serde_json::Value::Object(texts),
+    );
+    Some(Some(serde_json::Value::Object(value)))
 }

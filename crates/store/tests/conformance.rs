@@ -1375,6 +1375,27 @@ fn translated_properties_are_kept_sanitised_and_searched_per_language(s: &Store)
     s.pivot_all(100).unwrap();
     assert_eq!(search("wandel", Some("nl")), vec![id]);
     assert_eq!(search("naar", Some("nl")), Vec::<ResourceId>::new());
+    // A merge of a translated value is per language: the others stay, ""
+    // removes one.
+    let r = s.resource(id).unwrap().unwrap();
+    let r = s
+        .update_resource(
+            ResourceUpdate::new(id, r.version).merge(
+                Props::new()
+                    .with("title", json!({"trans": {"de": "Radfahren", "en": ""}}))
+                    .with("summary", json!({"trans": {"nl": "Overal"}})),
+            ),
+        )
+        .unwrap();
+    assert_eq!(
+        r.props.get("title"),
+        Some(&json!({"trans": {"de": "Radfahren", "nl": "Wandelen"}}))
+    );
+    assert_eq!(
+        r.props.get("summary"),
+        Some(&json!({"trans": {"nl": "Overal"}})),
+        "a plain value is replaced"
+    );
     s.delete_resource(id, None).unwrap();
     assert_eq!(search("wandel", Some("nl")), Vec::<ResourceId>::new());
 

@@ -10,9 +10,9 @@
 //! (polib parses them); a broken one is reported with the others' errors and
 //! left out, its texts shown untranslated.
 //!
-//! A text is looked up in the render's languages in order (the page's, then
-//! the site's fallbacks); none has it: the text as written in the template,
-//! the source language. The result is plain text: the page's autoescape
+//! A text is looked up in the page's language; missing there, it is the text
+//! as written in the template (the source language), never a third
+//! language's. The result is plain text: the page's autoescape
 //! escapes it with the values put in it, so a translation cannot inject
 //! markup.
 
@@ -111,17 +111,19 @@ impl Catalogs {
         &self.errors
     }
 
-    /// `msgid` in the first of `languages` that translates it, else as it is.
+    /// `msgid` in the first of `languages` (the page's), else as it is: the
+    /// text as written is the source language's, so a text the page's
+    /// language lacks is never taken from a third language.
     pub fn text<'a>(&'a self, languages: &[String], msgid: &'a str) -> &'a str {
         languages
-            .iter()
-            .filter_map(|l| self.by_language.get(l))
-            .find_map(|c| c.singular.get(msgid))
+            .first()
+            .and_then(|l| self.by_language.get(l))
+            .and_then(|c| c.singular.get(msgid))
             .map_or(msgid, String::as_str)
     }
 
     /// The form of `singular`/`plural` for `n` in the first of `languages`
-    /// that translates it, else English's rule on the texts as written.
+    /// (the page's), else English's rule on the texts as written.
     pub fn plural_text<'a>(
         &'a self,
         languages: &[String],
@@ -129,15 +131,16 @@ impl Catalogs {
         plural: &'a str,
         n: u64,
     ) -> &'a str {
-        for catalog in languages.iter().filter_map(|l| self.by_language.get(l)) {
-            if let Some(forms) = catalog.plural.get(singular) {
-                let index = catalog
-                    .rule
-                    .as_ref()
-                    .map_or(usize::from(n != 1), |r| r.form(n));
-                if let Some(text) = forms.get(index).filter(|t| !t.is_empty()) {
-                    return text;
-                }
+        let catalog = languages.first().and_then(|l| self.by_language.get(l));
+        if let Some(catalog) = catalog
+            && let Some(forms) = catalog.plural.get(singular)
+        {
+            let index = catalog
+                .rule
+                .as_ref()
+                .map_or(usize::from(n != 1), |r| r.form(n));
+            if let Some(text) = forms.get(index).filter(|t| !t.is_empty()) {
+                return text;
             }
         }
         if n == 1 { singular } else { plural }
@@ -591,6 +594,12 @@ mod tests {
             "fuzzy is not a translation"
         );
         assert_eq!(catalogs.text(&["en".to_owned()], "Read more"), "Read more");
+        let en_then_nl = ["en".to_owned(), "nl".to_owned()];
+        assert_eq!(
+            catalogs.text(&en_then_nl, "Read more"),
+            "Read more",
+            "not Dutch"
+        );
         assert_eq!(
             catalogs.plural_text(&nl, "{n} comment", "{n} comments", 3),
             "{n} reacties"

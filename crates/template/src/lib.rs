@@ -121,6 +121,7 @@ impl SiteTemplates {
             Value::from(minijinja::value::Serde(SiteGlobal {
                 name: site.name().as_str(),
                 hostname: &site.config.hostname,
+                languages: &site.config.languages,
                 settings: &site.config.settings,
             })),
         );
@@ -250,6 +251,8 @@ impl SiteTemplates {
 struct SiteGlobal<'a> {
     name: &'a str,
     hostname: &'a str,
+    /// The site's languages, its default first.
+    languages: &'a [String],
     settings: &'a toml::Table,
 }
 

@@ -100,6 +100,8 @@ enum Page {
     Dashboard,
     Resources,
     Edit,
+    /// A resource's texts in every language, side by side.
+    Translate,
     New,
     Categories,
     Predicates,
@@ -119,6 +121,7 @@ impl Page {
             Page::Dashboard => "admin_dashboard.tpl",
             Page::Resources => "admin_resources.tpl",
             Page::Edit => "admin_edit.tpl",
+            Page::Translate => "admin_translate.tpl",
             Page::New => "admin_new.tpl",
             Page::Categories => "admin_categories.tpl",
             Page::Predicates => "admin_predicates.tpl",
@@ -140,6 +143,7 @@ impl Page {
             Page::Dashboard
             | Page::Resources
             | Page::Edit
+            | Page::Translate
             | Page::New
             | Page::Categories
             | Page::Predicates

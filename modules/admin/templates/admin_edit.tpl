@@ -13,14 +13,19 @@
 <p class="page-head">{% if r.published %}<span class="badge published">published</span>{% else %}<span class="badge draft">draft</span>{% endif %}
   <span>{{ r.category }}</span> <span>changed <time datetime="{{ r.modified }}">{{ r.modified }}</time></span>
   <a id="page-link" href="{{ r.page_url }}">View the page</a>
+  {% if site.languages|length > 1 %}<a id="translations-link" href="/admin/translate/{{ r.id }}">Translations</a>{% endif %}
   <button type="button" id="preview-toggle" aria-expanded="false" aria-controls="preview">Preview</button></p>
 <p id="others" class="notice" role="status" aria-live="polite" hidden></p>
 <div id="preview" hidden><iframe title="Preview of the page" id="preview-frame" loading="lazy"></iframe></div>
-<form id="editor" class="editor" data-id="{{ r.id }}" data-version="{{ r.version }}" data-csrf="{{ request.csrf_token }}" data-page="{{ r.page_url }}">
+{# A text translated into several languages is edited here in the admin's
+   language (the others stay as they are: Translations shows them all). #}
+{% set lang = m.req.language %}
+<form id="editor" class="editor" data-id="{{ r.id }}" data-version="{{ r.version }}" data-csrf="{{ request.csrf_token }}" data-page="{{ r.page_url }}" data-language="{{ lang }}" data-translated="{% for f in ["title", "summary", "body", "slug"] if r.is_translated(f) %}{{ f }} {% endfor %}">
   <p><label for="title">Title</label><br>
-     <input id="title" name="title" value="{{ r.title or '' }}" required size="60"></p>
+     <input id="title" name="title" value="{{ (r.translation("title", lang) if r.is_translated("title") else r.title) or '' }}" required size="60">
+     {% if r.is_translated("title") %}<br><small>In {{ lang }}; every language side by side: <a href="/admin/translate/{{ r.id }}">Translations</a>.</small>{% endif %}</p>
   <p><label for="summary">Summary</label><br>
-     <textarea id="summary" name="summary" rows="3" cols="60">{{ r.summary or '' }}</textarea></p>
+     <textarea id="summary" name="summary" rows="3" cols="60">{{ (r.translation("summary", lang) if r.is_translated("summary") else r.summary) or '' }}</textarea></p>
   <div class="field">
     <span id="body-label">Body</span>
     <div class="toolbar" role="toolbar" aria-label="Formatting" aria-controls="body-editor" hidden>
@@ -33,7 +38,7 @@
       <button type="button" data-command="source" aria-pressed="false" aria-label="Edit the HTML source">HTML</button>
     </div>
     <div id="body-editor" class="rich" role="textbox" aria-multiline="true" aria-labelledby="body-label" hidden></div>
-    <textarea id="body" name="body" rows="12" cols="60" aria-labelledby="body-label">{{ r.body or '' }}</textarea>
+    <textarea id="body" name="body" rows="12" cols="60" aria-labelledby="body-label">{{ (r.translation("body", lang) if r.is_translated("body") else r.body) or '' }}</textarea>
   </div>
   <div class="columns">
     <p><label for="category">Category</label><br>
@@ -44,7 +49,7 @@
       <input id="name" name="name" value="{{ r.name or '' }}" size="24" pattern="[a-z0-9_]*" title="a-z, 0-9 and _" aria-describedby="name-help">
       <br><small id="name-help">Optional: for templates, <code>m.rsc.the_name</code>.</small></p>
     <p><label for="slug">URL slug</label><br>
-      <input id="slug" name="slug" value="{{ r.own_slug or '' }}" placeholder="{{ r.slug }}" size="30" aria-describedby="slug-help">
+      <input id="slug" name="slug" value="{{ (r.translation("slug", lang) if r.is_translated("slug") else r.own_slug) or '' }}" placeholder="{{ r.slug }}" size="30" aria-describedby="slug-help">
       <br><small id="slug-help">Empty: made from the title.</small></p>
   </div>
   <fieldset class="columns">

@@ -6,7 +6,7 @@
 //! transaction that either happens or finds it already done (a unique name
 //! another node took first).
 
-use bulwark_store::{NewResource, Props, Store, StoreError};
+use bulwark_store::{NewResource, Props, Store, StoreError, translated};
 
 /// The category of every project (and the parent of the themes).
 pub const PROJECT_CATEGORY: &str = "project";
@@ -136,10 +136,11 @@ pub(crate) fn create_demo_projects(store: &Store) -> Result<(), StoreError> {
                 NewResource::new(
                     category,
                     Props::new()
-                        .with("title", *title)
-                        .with("title_en", *title_en)
-                        .with("summary", *summary)
-                        .with("summary_en", *summary_en)
+                        .with("title", translated([("nl", *title), ("en", *title_en)]))
+                        .with(
+                            "summary",
+                            translated([("nl", *summary), ("en", *summary_en)]),
+                        )
                         .with("image", format!("images/project-{n}.svg")),
                 )
                 .named(&format!("project_{n}"))

@@ -1,90 +1,18 @@
-{#- Every text of the site in both languages: pages import `texts` and pick
-    `texts[m.req.language]`. -#}
-{% set texts = {
-  "nl": {
-    "site": "Stem voor een beter Nederland",
-    "lead": "Kies drie projecten die jij het belangrijkst vindt. Het project met de meeste stemmen krijgt het geld.",
-    "start": "Bekijk de projecten en stem",
-    "how": "Zo werkt het",
-    "how1": "Kies drie projecten.",
-    "how2": "Vul je naam, e-mailadres en postcode in.",
-    "how3": "Je krijgt een bevestiging. Eén stem per e-mailadres.",
-    "projects": "De projecten",
-    "all": "Alle",
-    "pick_hint": "Kies er precies drie.",
-    "picked": "gekozen",
-    "next": "Verder",
-    "your_picks": "Jouw drie projecten",
-    "details": "Jouw gegevens",
-    "name": "Naam",
-    "email": "E-mailadres",
-    "postcode": "Postcode",
-    "vote": "Stem uitbrengen",
-    "change": "Andere projecten kiezen",
-    "thanks": "Bedankt voor je stem",
-    "thanks_lead": "Je stem is geteld. Je koos:",
-    "read_more": "Lees meer",
-    "back": "Terug naar de projecten",
-    "totals": "Tussenstand",
-    "votes": "stemmen",
-    "errors": {
-      "form.expired": "Dit formulier is verlopen of kwam niet van deze site. Probeer het nog eens.",
-      "picks.too_few": "Kies precies drie projecten.",
-      "picks.too_many": "Kies precies drie projecten.",
-      "picks.twice": "Kies drie verschillende projecten.",
-      "picks.invalid": "Die keuze kennen we niet.",
-      "picks.unknown": "Die keuze kennen we niet.",
-      "name.missing": "Vul je naam in.",
-      "name.invalid": "Een naam heeft 2 tot 100 tekens.",
-      "email.missing": "Vul je e-mailadres in.",
-      "email.invalid": "Dit is geen geldig e-mailadres.",
-      "email.taken": "Met dit e-mailadres is al gestemd. Iedereen stemt één keer.",
-      "postcode.missing": "Vul je postcode in.",
-      "postcode.invalid": "Een postcode is vier cijfers en twee letters, zoals 1234 AB."
-    }
-  },
-  "en": {
-    "site": "Vote for a better Netherlands",
-    "lead": "Choose the three projects that matter most to you. The project with the most votes gets the money.",
-    "start": "See the projects and vote",
-    "how": "How it works",
-    "how1": "Choose three projects.",
-    "how2": "Fill in your name, e-mail address and postcode.",
-    "how3": "You get a confirmation. One vote per e-mail address.",
-    "projects": "The projects",
-    "all": "All",
-    "pick_hint": "Choose exactly three.",
-    "picked": "chosen",
-    "next": "Next",
-    "your_picks": "Your three projects",
-    "details": "Your details",
-    "name": "Name",
-    "email": "E-mail address",
-    "postcode": "Postcode",
-    "vote": "Cast my vote",
-    "change": "Choose other projects",
-    "thanks": "Thank you for voting",
-    "thanks_lead": "Your vote was counted. You chose:",
-    "read_more": "Read more",
-    "back": "Back to the projects",
-    "totals": "Totals so far",
-    "votes": "votes",
-    "errors": {
-      "form.expired": "This form expired or did not come from this site. Please try again.",
-      "picks.too_few": "Choose exactly three projects.",
-      "picks.too_many": "Choose exactly three projects.",
-      "picks.twice": "Choose three different projects.",
-      "picks.invalid": "We do not know that choice.",
-      "picks.unknown": "We do not know that choice.",
-      "name.missing": "Please fill in your name.",
-      "name.invalid": "A name has 2 to 100 characters.",
-      "email.missing": "Please fill in your e-mail address.",
-      "email.invalid": "This is not a valid e-mail address.",
-      "email.taken": "This e-mail address has already voted. Everyone votes once.",
-      "postcode.missing": "Please fill in your postcode.",
-      "postcode.invalid": "A postcode is four digits and two letters, like 1234 AB."
-    }
-  }
+{#- The voting site's error messages by field and problem, in English (the
+    source language): vote.tpl shows them through _(), translated from
+    translations/nl.po like every other text of the site. -#}
+{% set error_texts = {
+  "form.expired": N_("This form expired or did not come from this site. Please try again."),
+  "picks.too_few": N_("Choose exactly three projects."),
+  "picks.too_many": N_("Choose exactly three projects."),
+  "picks.twice": N_("Choose three different projects."),
+  "picks.invalid": N_("We do not know that choice."),
+  "picks.unknown": N_("We do not know that choice."),
+  "name.missing": N_("Please fill in your name."),
+  "name.invalid": N_("A name has 2 to 100 characters."),
+  "email.missing": N_("Please fill in your e-mail address."),
+  "email.invalid": N_("This is not a valid e-mail address."),
+  "email.taken": N_("This e-mail address has already voted. Everyone votes once."),
+  "postcode.missing": N_("Please fill in your postcode."),
+  "postcode.invalid": N_("A postcode is four digits and two letters, like 1234 AB.")
 } %}
-{% macro title(p, language) %}{{ p.title_en if language == "en" and p.title_en else p.title }}{% endmacro %}
-{% macro summary(p, language) %}{{ p.summary_en if language == "en" and p.summary_en else p.summary }}{% endmacro %}

@@ -254,6 +254,19 @@ impl Object for RscObject {
                     None => Value::UNDEFINED,
                 })
             }
+            // `rsc.is_translated("title")`: whether the property holds one
+            // text per language (rather than one for all).
+            "is_translated" => {
+                let prop = args.first().and_then(Value::as_str).ok_or_else(|| {
+                    Error::new(ErrorKind::MissingArgument, "is_translated(property)")
+                })?;
+                Ok(Value::from(
+                    self.rsc
+                        .props
+                        .get(prop)
+                        .is_some_and(|v| bulwark_store::translations(v).is_some()),
+                ))
+            }
             // `rsc.is_published_in("nl")`: its `languages` name it, or it has none.
             "is_published_in" => {
                 let lang = args.first().and_then(Value::as_str).ok_or_else(|| {

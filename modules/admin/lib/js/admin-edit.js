@@ -264,6 +264,14 @@
     var props = { title: form.title.value, summary: form.summary.value, body: textarea.value };
     var slug = form.elements.slug.value.trim();
     if (slug !== original.slug) props.slug = slug || null;
+    // A translated text changes in the admin's language only; the store
+    // merges it with the other languages.
+    (form.dataset.translated || "").split(" ").forEach(function (field) {
+      if (!field || !(field in props)) return;
+      var text = {};
+      text[form.dataset.language] = props[field] === null ? "" : props[field];
+      props[field] = { trans: text };
+    });
     var visibility = form.elements.visibility.value;
     var body = {
       category: form.elements.category.value,
@@ -294,7 +302,9 @@
         if (r.res.ok) {
           form.dataset.version = r.answer.version;
           original = { name: name, slug: slug };
-          document.getElementById("heading").textContent = r.answer.props.title || "(untitled)";
+          var title = r.answer.props.title;
+          if (title && title.trans) title = title.trans[form.dataset.language] || form.title.value;
+          document.getElementById("heading").textContent = title || "(untitled)";
           say("Saved.", "ok");
           Admin.toast(body.published ? "Saved and published." : "Saved as a draft.");
           markSaved();

@@ -1,0 +1,54 @@
+{% extends "admin_base.tpl" %}
+{# A resource's texts in every language of the site, side by side: what is
+   missing is flagged, one language can start another, and what is typed is
+   kept in this browser until it is saved (docs/languages.md). #}
+{% set r = m.rsc[id] %}
+{% set names = {"en": "English", "nl": "Nederlands", "de": "Deutsch", "fr": "Français"} %}
+{% set fields = [
+  {"name": "title", "label": "Title", "rows": 0},
+  {"name": "summary", "label": "Summary", "rows": 3},
+  {"name": "body", "label": "Body (HTML)", "rows": 10},
+  {"name": "slug", "label": "Slug", "rows": 0},
+] %}
+{% block title %}{% if r %}Translations of {{ r.title or "(untitled)" }}{% else %}Not found{% endif %}{% endblock %}
+{% block content %}
+{% if not r %}
+<h1>Not found</h1>
+<p>There is no resource {{ id }}, or you may not see it. <a href="/admin/resources">Back to the list</a>.</p>
+{% elif not m.acl.may("update", r.id) %}
+<h1>{{ r.title or "(untitled)" }}</h1>
+<p>You may see this {{ r.category }} but not change it.</p>
+{% else %}
+<h1>Translations of <a href="/admin/edit/{{ r.id }}">{{ r.title or "(untitled)" }}</a></h1>
+<p class="page-head">{% for lang in site.languages %}<span class="badge {% if r.is_published_in(lang) %}published{% else %}draft{% endif %}" lang="{{ lang }}">{{ names[lang] or lang }}: {% if r.is_published_in(lang) %}published{% else %}not published{% endif %}</span> {% endfor %}</p>
+<p id="missing-summary" class="hint" role="status" aria-live="polite"></p>
+<p id="restored" class="notice" role="status" hidden></p>
+<form id="translations" class="translations" data-id="{{ r.id }}" data-version="{{ r.version }}" data-languages="{{ site.languages|join(',') }}">
+  <div class="translation-copy" role="group" aria-label="Start a language from another">
+  {% for lang in site.languages %}
+    <p><label for="copy-{{ lang }}">Fill the empty {{ names[lang] or lang }} fields from</label>
+      <select id="copy-{{ lang }}" data-copy-to="{{ lang }}">{% for other in site.languages if other != lang %}<option value="{{ other }}">{{ names[other] or other }}</option>{% endfor %}</select>
+      <button type="button" class="button secondary" data-copy="{{ lang }}">Copy</button></p>
+  {% endfor %}
+  </div>
+  {% for f in fields %}
+  <fieldset class="side-by-side">
+    <legend>{{ f.label }}</legend>
+    {% for lang in site.languages %}
+    {# A text the same in every language shows in the first language only. #}
+    {% set own = r.translation(f.name, lang) if r.is_translated(f.name) or loop.first else "" %}
+    <p class="cell" lang="{{ lang }}">
+      <label for="{{ f.name }}-{{ lang }}">{{ names[lang] or lang }}</label>
+      <span class="badge draft missing" id="{{ f.name }}-{{ lang }}-missing"{% if own %} hidden{% endif %}>missing</span><br>
+      {% if f.rows %}<textarea id="{{ f.name }}-{{ lang }}" data-field="{{ f.name }}" data-language="{{ lang }}" rows="{{ f.rows }}" aria-describedby="{{ f.name }}-{{ lang }}-missing">{{ own or "" }}</textarea>
+      {% else %}<input id="{{ f.name }}-{{ lang }}" data-field="{{ f.name }}" data-language="{{ lang }}" value="{{ own or "" }}" aria-describedby="{{ f.name }}-{{ lang }}-missing">{% endif %}
+    </p>
+    {% endfor %}
+  </fieldset>
+  {% endfor %}
+  <p class="actions"><button type="submit" class="button">Save every language</button>
+    <span id="status" class="message" role="status" aria-live="polite"></span></p>
+</form>
+{% endif %}
+{% endblock %}
+{% block scripts %}{% if r and m.acl.may("update", r.id) %}{{ lib("js/admin-translate.js") }}{% endif %}{% endblock %}
