@@ -40,6 +40,7 @@ test("an editor translates an article side by side; nothing typed is lost", asyn
   const page = await logOn(env.server, context, PASSWORD);
   const id = await newArticle(env.server, page, "Cycling to work");
   await page.fill("#summary", "Why the bicycle wins.");
+  await page.check("#published");
   await page.click('#editor button[type="submit"]');
   await said(page, "#editor #status", /Saved/);
 

@@ -106,3 +106,65 @@ async fn a_wrong_slug_moves_to_the_page_and_an_unknown_feature_is_not_found() {
     assert_eq!(unknown.status, 404, "{}", unknown.text());
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn every_starter_page_has_one_canonical_link_and_its_language_alternates() {
+    let s = start_starter_site(|_| {}).await;
+    let list = get(s.addr, "localhost", "/en/articles").await.text();
+    let article = list
+        .split(r#"<h3><a href=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a card links its article")
+        .to_owned();
+    let bare = article.trim_start_matches("/en");
+    for page in [
+        "/",
+        "/about",
+        "/features",
+        "/features/push",
+        "/articles",
+        "/category/article",
+        "/live",
+        "/contact",
+        bare,
+    ] {
+        for lang in ["en", "nl"] {
+            let path = if page == "/" {
+                format!("/{lang}/")
+            } else {
+                format!("/{lang}{page}")
+            };
+            let r = get(s.addr, "localhost", &path).await;
+            assert_eq!(r.status, 200, "{path}");
+            let html = r.text();
+            assert!(
+                html.contains(&format!("<html lang=\"{lang}\">")),
+                "{path}: lang"
+            );
+            assert_eq!(
+                html.matches(r#"<link rel="canonical" href=""#).count(),
+                1,
+                "{path}: one canonical link"
+            );
+            assert!(
+                html.contains(&format!(
+                    r#"<link rel="canonical" href="http://localhost{path}">"#
+                )),
+                "{path}: canonical is itself: {html}"
+            );
+            for alt in ["en", "nl", "x-default"] {
+                assert!(
+                    html.contains(&format!(
+                        r#"<link rel="alternate" hreflang="{alt}" href="http://localhost/"#
+                    )),
+                    "{path}: hreflang {alt}"
+                );
+            }
+        }
+    }
+    // Asked without a language, a page names its canonical URL with one.
+    let plain = get(s.addr, "localhost", "/about").await.text();
+    assert!(plain.contains(r#"<link rel="canonical" href="http://localhost/en/about">"#));
+    s.shutdown().await;
+}
