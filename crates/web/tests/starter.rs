@@ -4,6 +4,15 @@ mod common;
 
 use common::*;
 
+/// The link of the first card of a list page (an article's page).
+fn first_card_link(html: &str) -> String {
+    html.split(r#"<h3><a href=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a card links its article")
+        .to_owned()
+}
+
 #[tokio::test]
 async fn a_page_number_that_is_not_a_whole_number_shows_the_first_page() {
     let s = start_starter_site(|_| {}).await;
@@ -47,12 +56,8 @@ async fn lists_show_when_and_by_whom_and_an_article_describes_itself_to_link_pre
     );
 
     // An article's page: a description and Open Graph tags from the resource.
-    let href = html
-        .split(r#"<h3><a href=""#)
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("a card links its article");
-    let page = get(s.addr, "localhost", href).await;
+    let href = first_card_link(&html);
+    let page = get(s.addr, "localhost", &href).await;
     assert_eq!(page.status, 200);
     let page = page.text();
     let title = html
@@ -76,12 +81,7 @@ async fn lists_show_when_and_by_whom_and_an_article_describes_itself_to_link_pre
 async fn a_wrong_slug_moves_to_the_page_and_an_unknown_feature_is_not_found() {
     let s = start_starter_site(|_| {}).await;
     let list = get(s.addr, "localhost", "/articles").await.text();
-    let href = list
-        .split(r#"<h3><a href=""#)
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("a card links its article")
-        .to_owned();
+    let href = first_card_link(&list);
     // `/en/page/{id}/{slug}`: the starter puts the language in its URLs.
     let id = href.split('/').nth(3).unwrap();
     // The canonical URL answers; an old or wrong slug moves there, query and all.
@@ -111,12 +111,7 @@ async fn a_wrong_slug_moves_to_the_page_and_an_unknown_feature_is_not_found() {
 async fn every_starter_page_has_one_canonical_link_and_its_language_alternates() {
     let s = start_starter_site(|_| {}).await;
     let list = get(s.addr, "localhost", "/en/articles").await.text();
-    let article = list
-        .split(r#"<h3><a href=""#)
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .expect("a card links its article")
-        .to_owned();
+    let article = first_card_link(&list);
     let bare = article.trim_start_matches("/en");
     for page in [
         "/",
