@@ -38,7 +38,7 @@ test("an article is made, written in rich text, published, and the site shows it
 
   // The slug comes from the title as people read it.
   const pageUrl = await page.locator("#page-link").getAttribute("href");
-  assert.match(pageUrl, new RegExp(`^/page/${id}/tom-jerry-\\d+$`));
+  assert.match(pageUrl, new RegExp(`^/en/page/${id}/tom-jerry-\\d+$`));
 
   // A draft: anonymous visitors do not see it.
   assert.equal((await fetch(env.server.url + pageUrl)).status, 404);
@@ -74,7 +74,7 @@ test("an article is made, written in rich text, published, and the site shows it
   await page.fill("#title", "A new title");
   await save(page);
   await page.reload();
-  assert.equal(await page.locator("#page-link").getAttribute("href"), `/page/${id}/cat-and-mouse`);
+  assert.equal(await page.locator("#page-link").getAttribute("href"), `/en/page/${id}/cat-and-mouse`);
 
   // Members only: gone for anonymous visitors, there for the administrator.
   await page.selectOption("#visibility", "members");

@@ -104,7 +104,7 @@ test("a logged-on visitor's board works over every transport", async () => {
   await logon.goto(`${env.server.url}/logon`);
   await logon.fill("#username", "admin");
   await logon.fill("#password", ADMIN_PASSWORD);
-  await Promise.all([logon.waitForURL(`${env.server.url}/`), logon.click('button[type="submit"]')]);
+  await Promise.all([logon.waitForURL(`${env.server.url}/en/`), logon.click('button[type="submit"]')]);
   // Event streams and long-polls send their commands with POST, which a
   // session needs its CSRF token for (the hello brings it); WebSockets show
   // the page's origin.

@@ -44,8 +44,9 @@ test("a redirect made in the admin answers 301 and counts its hits; a wrong CSV 
   // An article's slug changes: its old address moves to the new one.
   // (The first article a visitor sees: the list as anonymous visitors get it.)
   const list = await (await fetch(env.server.url + "/articles")).text();
-  const old = list.match(/href="(\/page\/\d+\/[^"]+)"/)[1];
-  const id = Number(old.split("/")[2]);
+  // The starter puts the language in its URLs: `/en/page/{id}/{slug}`.
+  const old = list.match(/href="((?:\/[a-z]{2})?\/page\/\d+\/[^"]+)"/)[1];
+  const id = Number(old.match(/\/page\/(\d+)/)[1]);
   const article = await page.evaluate(async (id) => (await fetch(`/api/rsc/${id}`)).json(), id);
   const changed = await page.evaluate(async ([id, version]) => {
     const res = await fetch(`/api/rsc/${id}`, {
@@ -57,6 +58,6 @@ test("a redirect made in the admin answers 301 and counts its hits; a wrong CSV 
     return res.status;
   }, [article.id, article.version]);
   assert.equal(changed, 200);
-  assert.deepEqual(await answer(old), { status: 301, location: `/page/${article.id}/a-new-address` });
+  assert.deepEqual(await answer(old), { status: 301, location: `/en/page/${article.id}/a-new-address` });
   await context.close();
 });

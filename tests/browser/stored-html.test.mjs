@@ -46,7 +46,7 @@ async function patch(id, props) {
 
 async function someArticleId() {
   const home = await (await fetch(env.server.url + "/")).text();
-  return home.match(/href="\/page\/(\d+)/)[1];
+  return home.match(/href="(?:\/[a-z]{2})?\/page\/(\d+)/)[1];
 }
 
 // Every dialog an injected script could open, and a flag it could set.
