@@ -73,6 +73,15 @@ test("an editor translates an article side by side; nothing typed is lost", asyn
   assert.deepEqual(stored.title, { trans: { en: "Cycling to work", nl: "Fietsen naar het werk" } });
   assert.deepEqual(stored.summary, { trans: { en: "Why the bicycle wins.", nl: "Waarom de fiets wint." } });
 
+  // Published in English only, then in both again.
+  const languagesOf = () => page.evaluate(async (id) => (await (await fetch(`/api/rsc/${id}`)).json()).props.languages, id);
+  await page.uncheck('input[name="published-in"][value="nl"]');
+  await page.click('#translations button[type="submit"]');
+  await eventually("published in English only", async () => JSON.stringify(await languagesOf()) === '["en"]');
+  await page.check('input[name="published-in"][value="nl"]');
+  await page.click('#translations button[type="submit"]');
+  await eventually("published in every language: no list", async () => (await languagesOf()) === undefined);
+
   // The main editor changes the admin's language only; Dutch stays.
   await page.goto(`${env.server.url}/admin/edit/${id}`);
   await page.fill("#title", "Cycling to the office");

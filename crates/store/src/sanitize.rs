@@ -279,7 +279,11 @@ enum TooComplex {
 
 /// Sanitise and validate a whole property document in place.
 pub(crate) fn sanitize_props(props: &mut Props) -> Result<()> {
-    if let Some(languages) = props.get(crate::translation::PUBLISHED_LANGUAGES) {
+    // (`null` in a change removes the list: published in every language.)
+    if let Some(languages) = props
+        .get(crate::translation::PUBLISHED_LANGUAGES)
+        .filter(|v| !v.is_null())
+    {
         let codes = languages.as_array().filter(|list| {
             list.iter()
                 .all(|l| l.as_str().is_some_and(crate::translation::is_language_code))

@@ -185,8 +185,9 @@ pub(crate) fn register(env: &mut Environment<'static>, catalogs: Arc<Catalogs>) 
     env.add_function(
         "_",
         move |state: &State, msgid: String, kwargs: Kwargs| -> Result<Value, Error> {
-            let languages = languages_of(state);
-            let text = catalogs.text(&languages, &msgid);
+            let scope = RenderScope::of(state);
+            let languages = scope.as_ref().map_or(&[][..], |s| s.language_order());
+            let text = catalogs.text(languages, &msgid);
             Ok(Value::from(fill(text, &kwargs, None)?))
         },
     );
@@ -203,24 +204,21 @@ pub(crate) fn register(env: &mut Environment<'static>, catalogs: Arc<Catalogs>) 
                     "_n(singular, plural, count): two texts and a count of 0 or more",
                 ));
             };
-            let languages = languages_of(state);
-            let text = for_plural.plural_text(&languages, singular, plural, n);
+            let scope = RenderScope::of(state);
+            let languages = scope.as_ref().map_or(&[][..], |s| s.language_order());
+            let text = for_plural.plural_text(languages, singular, plural, n);
             Ok(Value::from(fill(text, &kwargs, Some(n))?))
         },
     );
 }
 
-/// The render's languages (the page's first), or none outside a page.
-fn languages_of(state: &State) -> Vec<String> {
-    match RenderScope::of(state) {
-        Some(scope) => scope.language_order().to_vec(),
-        None => Vec::new(),
-    }
-}
-
 /// `{name}` in `text` replaced by the keyword argument `name`, `{n}` by the
 /// count; `{{` and `}}` are braces.
 fn fill(text: &str, kwargs: &Kwargs, n: Option<u64>) -> Result<String, Error> {
+    if !text.contains(['{', '}']) {
+        kwargs.assert_all_used()?;
+        return Ok(text.to_owned());
+    }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(open) = rest.find(['{', '}']) {

@@ -96,7 +96,10 @@ impl SiteLanguages {
 /// language switch). Without language URLs, empty: every language has the
 /// same URL.
 #[derive(Debug)]
-pub(crate) struct Alternates(Vec<(String, String)>);
+pub(crate) struct Alternates(
+    Vec<(String, String)>,
+    std::sync::OnceLock<Vec<minijinja::Value>>,
+);
 
 impl Alternates {
     pub(crate) fn of(
@@ -106,7 +109,7 @@ impl Alternates {
         let site = req.site;
         let languages = site.languages();
         if !languages.prefixed() {
-            return Alternates(Vec::new());
+            return Alternates(Vec::new(), Default::default());
         }
         let names = &site.config().languages;
         if let Some(r) = resource {
@@ -116,6 +119,7 @@ impl Alternates {
                     .filter(|lang| r.props.published_in(lang))
                     .filter_map(|lang| Some((lang.clone(), site.page_url_in(r, lang)?)))
                     .collect(),
+                Default::default(),
             );
         }
         let path = req.parts.uri.path();
@@ -127,10 +131,17 @@ impl Alternates {
                 // `/nl` + `/` is `/nl/`, the language's front page.
                 .map(|(i, lang)| (lang.clone(), format!("{}{bare}", languages.prefix(i))))
                 .collect(),
+            Default::default(),
         )
     }
 
-    fn list(&self) -> Vec<minijinja::Value> {
+    /// The values templates see, made once per render (a page walks them
+    /// for its hreflang links and again for its language switch).
+    fn list(&self) -> &[minijinja::Value] {
+        self.1.get_or_init(|| self.values())
+    }
+
+    fn values(&self) -> Vec<minijinja::Value> {
         self.0
             .iter()
             .map(|(language, url)| {
@@ -157,7 +168,7 @@ impl minijinja::value::Object for Alternates {
     }
 
     fn enumerate(self: &Arc<Self>) -> minijinja::value::Enumerator {
-        minijinja::value::Enumerator::Values(self.list())
+        minijinja::value::Enumerator::Seq(self.list().len())
     }
 }
 

@@ -20,10 +20,17 @@
 <p>You may see this {{ r.category }} but not change it.</p>
 {% else %}
 <h1>Translations of <a href="/admin/edit/{{ r.id }}">{{ r.title or "(untitled)" }}</a></h1>
-<p class="page-head">{% for lang in site.languages %}<span class="badge {% if r.is_published_in(lang) %}published{% else %}draft{% endif %}" lang="{{ lang }}">{{ names[lang] or lang }}: {% if r.is_published_in(lang) %}published{% else %}not published{% endif %}</span> {% endfor %}</p>
+<p class="page-head">{% if r.published %}<span class="badge published">published</span>{% else %}<span class="badge draft">draft</span>{% endif %} <a href="/admin/edit/{{ r.id }}">Back to the editor</a></p>
 <p id="missing-summary" class="hint" role="status" aria-live="polite"></p>
 <p id="restored" class="notice" role="status" hidden></p>
 <form id="translations" class="translations" data-id="{{ r.id }}" data-version="{{ r.version }}" data-languages="{{ site.languages|join(',') }}">
+  <fieldset class="published-in">
+    <legend>Published in</legend>
+    {% for lang in site.languages %}
+    <label><input type="checkbox" name="published-in" value="{{ lang }}"{% if r.is_published_in(lang) %} checked{% endif %}> {{ names[lang] or lang }}</label>
+    {% endfor %}
+    <small>A language left out is still a draft there: the sitemap leaves it out, and its page follows the site's rule (a fallback language, or not found).</small>
+  </fieldset>
   <div class="translation-copy" role="group" aria-label="Start a language from another">
   {% for lang in site.languages %}
     <p><label for="copy-{{ lang }}">Fill the empty {{ names[lang] or lang }} fields from</label>

@@ -11,10 +11,12 @@
   var key = "bulwark.translations." + location.host + "." + id;
   var status = document.getElementById("status");
   var cells = Array.prototype.slice.call(form.querySelectorAll("[data-field]"));
+  var publishedIn = Array.prototype.slice.call(form.querySelectorAll('input[name="published-in"]'));
 
   function values() {
     var v = {};
     cells.forEach(function (c) { v[c.id] = c.value; });
+    v.publishedIn = publishedIn.filter(function (b) { return b.checked; }).map(function (b) { return b.value; });
     return v;
   }
   var saved = JSON.stringify(values());
@@ -51,6 +53,9 @@
     var kept = JSON.parse(localStorage.getItem(key) || "null");
     if (kept && kept.values) {
       cells.forEach(function (c) { if (c.id in kept.values) c.value = kept.values[c.id]; });
+      if (kept.values.publishedIn) {
+        publishedIn.forEach(function (b) { b.checked = kept.values.publishedIn.indexOf(b.value) >= 0; });
+      }
       if (dirty()) {
         var note = document.getElementById("restored");
         note.textContent = "What you typed here before and did not save is back in its fields" +
@@ -62,6 +67,7 @@
   flag();
 
   form.addEventListener("input", function () { flag(); keep(); });
+  form.addEventListener("change", function () { keep(); });
   window.addEventListener("beforeunload", function (event) {
     if (dirty()) { keep(); event.preventDefault(); event.returnValue = ""; }
   });
@@ -96,6 +102,9 @@
       var any = languages.some(function (l) { return props[field].trans[l] !== ""; });
       if (!any) props[field] = null;
     });
+    // Published in every language: no list (a language added later is too).
+    var chosen = values().publishedIn;
+    props.languages = chosen.length === languages.length ? null : chosen;
     Admin.say(status, "Saving…");
     Admin.api("PATCH", "/api/rsc/" + id, { props: props }, { ifMatch: form.dataset.version })
       .then(function (answer) {
