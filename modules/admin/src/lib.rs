@@ -40,6 +40,8 @@ mod health;
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
 static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
+/// The admin's texts in other languages (`nl.po`; docs/languages.md).
+static TRANSLATIONS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/translations");
 
 pub const PRIORITY: i32 = 300;
 
@@ -65,7 +67,8 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             Some(&LIB),
             include_str!("../module.toml"),
         )
-        .and_then(|m| m.with_endpoints(editing::api().routes()));
+        .and_then(|m| m.with_endpoints(editing::api().routes()))
+        .map(|m| m.with_translations(&TRANSLATIONS));
         Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
     })
 }

@@ -14,31 +14,31 @@
 {{ lib("css/admin.css") }}
 </head>
 <body class="admin">
-<a class="skip" href="#main">Skip to the content</a>
+<a class="skip" href="#main">{{ _("Skip to the content") }}</a>
 {% set machinery = ["/admin/categories", "/admin/predicates", "/admin/users", "/admin/rules", "/admin/settings", "/admin/cache", "/admin/modules", "/admin/backups"] %}
 <div class="frame">
   <div class="topbar">
-    <a href="/admin">{{ m.config.site_title or "Bulwark" }} admin</a>
-    <button type="button" id="nav-toggle" aria-expanded="false" aria-controls="sidenav" hidden>Menu</button>
+    <a href="/admin">{{ _("{site} admin", site=m.config.site_title or "Bulwark") }}</a>
+    <button type="button" id="nav-toggle" aria-expanded="false" aria-controls="sidenav" hidden>{{ _("Menu") }}</button>
   </div>
-  <nav id="sidenav" class="sidenav" aria-label="Admin">
-    <a class="brand" href="/admin">{{ m.config.site_title or "Bulwark" }}<small>Admin</small></a>
+  <nav id="sidenav" class="sidenav" aria-label="{{ _("Admin") }}">
+    <a class="brand" href="/admin">{{ m.config.site_title or "Bulwark" }}<small>{{ _("Admin") }}</small></a>
     <ul>
     {% for item in menu if not item.parent and item.url not in machinery %}
-      <li><a href="{{ item.url }}"{% if item.url == request.path %} aria-current="page"{% endif %}>{{ item.label }}</a></li>
+      <li><a href="{{ item.url }}"{% if item.url == request.path %} aria-current="page"{% endif %}>{{ _(item.label) }}</a></li>
     {% endfor %}
     </ul>
     {% for item in menu if not item.parent and item.url in machinery %}
-    {% if loop.first %}<h2 id="nav-site">Site</h2>
+    {% if loop.first %}<h2 id="nav-site">{{ _("Site") }}</h2>
     <ul aria-labelledby="nav-site">{% endif %}
-      <li><a href="{{ item.url }}"{% if item.url == request.path %} aria-current="page"{% endif %}>{{ item.label }}</a></li>
+      <li><a href="{{ item.url }}"{% if item.url == request.path %} aria-current="page"{% endif %}>{{ _(item.label) }}</a></li>
     {% if loop.last %}</ul>{% endif %}
     {% endfor %}
-    <h2 id="nav-you">You</h2>
+    <h2 id="nav-you">{{ _("You") }}</h2>
     <ul aria-labelledby="nav-you">
-      <li><a href="/logon/account">Your account</a></li>
-      <li><a href="/">View the site</a></li>
-      <li><a href="/logoff">Log off</a></li>
+      <li><a href="/logon/account">{{ _("Your account") }}</a></li>
+      <li><a href="/">{{ _("View the site") }}</a></li>
+      <li><a href="/logoff">{{ _("Log off") }}</a></li>
     </ul>
   </nav>
   <main id="main" tabindex="-1">

@@ -549,3 +549,63 @@ async fn across_two_nodes_nobody_changes_anything_above_their_rights() {
     .await;
     stop_nodes(vec![a, b], &schema).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_speaks_the_editors_language_and_translates_side_by_side() {
+    let s = admin_site().await;
+    add_user(&s, "ed", "editors").await;
+    let article = store(&s)
+        .create_resource(NewResource::new(
+            "article",
+            Props::new().with("title", bulwark_store::translated([("en", "Cycling")])),
+        ))
+        .unwrap();
+    let ed = logon(&s, "ed").await;
+    let in_language = |path: &str, language: &str| {
+        client()
+            .get(url(&s, path))
+            .header("cookie", &ed)
+            .header("accept-language", language)
+            .send()
+    };
+    // The frame and the menu, by the browser's language (the admin's own
+    // catalog, translations/nl.po of the module).
+    let dutch = in_language("/admin", "nl")
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for text in ["Overzicht", "Afmelden", "Je account", "Naar de inhoud"] {
+        assert!(dutch.contains(text), "{text} in {dutch}");
+    }
+    let english = in_language("/admin", "en")
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(english.contains(">Dashboard<") && english.contains("Log off"));
+
+    // The translations screen: each language's title, the missing one said.
+    let path = format!("/admin/translate/{}", article.0);
+    let screen = in_language(&path, "nl").await.unwrap();
+    assert_eq!(screen.status(), 200);
+    let screen = screen.text().await.unwrap();
+    assert!(screen.contains("Alle talen opslaan"), "{screen}");
+    assert!(
+        screen.contains(r#"id="title-en" data-field="title" data-language="en" value="Cycling""#),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(r#"id="title-nl" data-field="title" data-language="nl" value="""#),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(
+            r#"<span class="badge draft missing" id="title-nl-missing">ontbreekt</span>"#
+        ),
+        "the Dutch title is missing: {screen}"
+    );
+    s.shutdown().await;
+}
