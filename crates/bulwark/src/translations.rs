@@ -158,7 +158,7 @@ fn merged(path: &Path, language: &str, found: &[Found]) -> anyhow::Result<Catalo
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         Some(
             bulwark_template::parse_po(&text)
-                .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?,
+                .with_context(|| format!("reading {}", path.display()))?,
         )
     } else {
         None

@@ -152,11 +152,21 @@ impl Catalogs {
     }
 }
 
+/// Why a `.po` file is not a catalog.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("{0}")]
+    Parse(#[from] polib::po_file::POParseError),
+    /// polib gave up with a panic instead of an error.
+    #[error("not a catalog the parser can read")]
+    Unreadable,
+}
+
 /// A `.po` file's catalog. polib 0.3 panics on some valid input (a comment
 /// line that is a bare `#`, as other tools write them) instead of answering
 /// an error: those lines are read as the empty comments they are, and a
 /// panic left anyway is this file's error, never the server's end.
-pub fn parse_po(text: &str) -> Result<polib::catalog::Catalog, String> {
+pub fn parse_po(text: &str) -> Result<polib::catalog::Catalog, CatalogError> {
     let normalised: String = text
         .lines()
         .map(|line| {
@@ -170,9 +180,8 @@ pub fn parse_po(text: &str) -> Result<polib::catalog::Catalog, String> {
     let parsed =
         std::panic::catch_unwind(|| polib::po_file::parse_from_reader(normalised.as_bytes()));
     match parsed {
-        Ok(Ok(catalog)) => Ok(catalog),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err("not a catalog the parser can read".to_owned()),
+        Ok(catalog) => Ok(catalog?),
+        Err(_) => Err(CatalogError::Unreadable),
     }
 }
 

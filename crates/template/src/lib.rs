@@ -41,7 +41,7 @@ mod snapshot;
 
 pub use blocking::off_the_runtime;
 pub use error::{Location, RenderError, RenderErrorKind};
-pub use i18n::{Catalogs, extract_texts, parse_po};
+pub use i18n::{CatalogError, Catalogs, extract_texts, parse_po};
 pub use models::{
     CachedPage, ModelKey, ModelRoot, ModelValue, PageUrls, RenderLanguage, RenderScope, RscObject,
     SearchKey, SiteModels, StoreFailure, slug_in, slug_of,
@@ -195,18 +195,6 @@ impl SiteTemplates {
             .iter()
             .filter_map(|name| self.env.get_template(name).err().map(RenderError::from))
             .chain(self.catalogs.errors().iter().map(RenderError::other))
-            .collect()
-    }
-
-    /// Every template the site can see, with its source: for tools (the
-    /// extraction of texts to translate).
-    pub fn sources(&self) -> Vec<(String, std::borrow::Cow<'static, str>)> {
-        self.names()
-            .into_iter()
-            .filter_map(|name| {
-                let text = locate_template(&self.site, &name)?.text;
-                Some((name, text))
-            })
             .collect()
     }
 
@@ -481,6 +469,16 @@ fn live_block(
         r#"<{tag} id="live-{n}" data-live="{}">{inner}</{tag}>"#,
         escape_html(&topic)
     )))
+}
+
+/// A URL for a template: as it is when HTML gives none of its characters a
+/// meaning (`/` need not be escaped anywhere), else left to autoescape.
+pub fn url_value(url: String) -> Value {
+    if url.contains(['&', '"', '\'', '<', '>']) {
+        Value::from(url)
+    } else {
+        Value::from_safe_string(url)
+    }
 }
 
 /// `s` made safe inside HTML text and quoted attributes (and XML): `&`, `"`,

@@ -145,13 +145,7 @@ impl Alternates {
         self.0
             .iter()
             .map(|(language, url)| {
-                // Plain paths go out as they are (`/` needs no escaping); one
-                // with characters HTML gives meaning to is left to autoescape.
-                let url = if url.contains(['&', '"', '\'', '<', '>']) {
-                    minijinja::Value::from(url.clone())
-                } else {
-                    minijinja::Value::from_safe_string(url.clone())
-                };
+                let url = bulwark_template::url_value(url.clone());
                 minijinja::context! { language => language, url => url }
             })
             .collect()

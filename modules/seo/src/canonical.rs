@@ -33,14 +33,9 @@ pub(crate) fn register(env: &mut Environment<'static>, origin: Origin) {
     env.add_function(
         "canonical_url",
         move |state: &State, kwargs: Kwargs| -> Result<Value, Error> {
-            let url = origin.url(&path(state, &kwargs)?);
-            // Plain URLs go out as they are (`/` need not be escaped anywhere);
-            // one with characters HTML gives meaning to is left to autoescape.
-            Ok(if url.contains(['&', '"', '\'', '<', '>']) {
-                Value::from(url)
-            } else {
-                Value::from_safe_string(url)
-            })
+            Ok(bulwark_template::url_value(
+                origin.url(&path(state, &kwargs)?),
+            ))
         },
     );
     env.add_function(
