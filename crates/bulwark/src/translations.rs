@@ -1,7 +1,10 @@
 //! `bulwark translations extract`: the texts a site's (or a module's)
-//! templates pass to `_()` and `_n()`, as a gettext template (`.pot`) for a
-//! translator to start from, or merged into a language's catalog (`.po`):
-//! new texts added untranslated, the translations there kept.
+//! templates pass to `_()` and `_n()`, and its scripts (`lib/**/*.js`, not
+//! `vendor/`) to `_()`, as a gettext template (`.pot`) for a translator to
+//! start from, or merged into a language's catalog (`.po`): new texts added
+//! untranslated, the translations there kept. A script's texts are marked by
+//! their place (`#: js/admin.js`): those are the ones a page hands to its
+//! scripts (`script_texts()`).
 
 use std::path::{Path, PathBuf};
 
@@ -13,18 +16,26 @@ use polib::metadata::CatalogMetadata;
 
 #[derive(clap::Args)]
 pub struct ExtractArgs {
-    /// The site whose templates are read.
-    site: String,
-    /// A module's templates instead of the site's (for the catalogs a module
-    /// ships).
+    /// The site whose templates and scripts are read (not needed with
+    /// --module).
+    #[arg(required_unless_present = "module")]
+    site: Option<String>,
+    /// A module's templates and scripts instead of a site's (for the
+    /// catalogs a module ships): those built into this binary, or with --dir
+    /// those of the module's source folder.
     #[arg(long)]
     module: Option<String>,
+    /// The module's source folder (`modules/<name>`, holding `templates/`
+    /// and `lib/`); its catalogs go to `<dir>/translations/`.
+    #[arg(long, requires = "module")]
+    dir: Option<PathBuf>,
     /// Merge into this language's catalog (`translations/<language>.po`)
     /// instead of writing the template (`.pot`).
     #[arg(long)]
     language: Option<String>,
-    /// Where to write (default: the site's translations/ folder;
-    /// `<module>.pot` or `<language>.po` here with --module).
+    /// Where to write (default: the site's translations/ folder, or the
+    /// module's with --dir; `<module>.pot` or `<language>.po` here with
+    /// --module alone).
     #[arg(long)]
     out: Option<PathBuf>,
     #[arg(long, env = "BULWARK_SITES", default_value = "sites")]
@@ -39,40 +50,43 @@ struct Found {
 }
 
 pub fn extract(args: ExtractArgs) -> anyhow::Result<()> {
-    let site_dir = args.sites.join(&args.site);
-    if !site_dir.join("site.toml").is_file() {
-        bail!("no site {:?} in {}", args.site, args.sites.display());
-    }
-    let sources = match &args.module {
-        Some(name) => {
+    let mut sources = Vec::new();
+    let (default_dir, stem) = match (&args.module, &args.dir, &args.site) {
+        (Some(name), Some(dir), _) => {
+            file_sources(&dir.join("templates"), "", &mut sources)?;
+            file_sources(&dir.join("lib"), "", &mut sources)?;
+            (dir.join("translations"), name)
+        }
+        (Some(name), None, _) => {
             let modules = crate::modules()?;
             let module = modules
                 .iter()
                 .find(|m| m.manifest().name == name)
                 .with_context(|| format!("no module {name:?} in this binary"))?;
-            let mut sources = Vec::new();
-            if let Some(dir) = module.manifest().templates {
+            let manifest = module.manifest();
+            for dir in [manifest.templates, manifest.lib].into_iter().flatten() {
                 embedded_sources(dir, &mut sources);
             }
-            sources
+            (PathBuf::from("."), name)
         }
-        None => {
-            let mut sources = Vec::new();
+        (None, _, Some(site)) => {
+            let site_dir = args.sites.join(site);
+            if !site_dir.join("site.toml").is_file() {
+                bail!("no site {site:?} in {}", args.sites.display());
+            }
             file_sources(&site_dir.join("templates"), "", &mut sources)?;
-            sources
+            file_sources(&site_dir.join("lib"), "", &mut sources)?;
+            (site_dir.join("translations"), site)
         }
+        (None, _, None) => bail!("name a site or a --module"),
     };
+    sources.retain(|(name, _)| is_source(name));
     let found = texts(&sources);
-    let default_dir = match &args.module {
-        Some(_) => PathBuf::from("."),
-        None => site_dir.join("translations"),
+    let name = match &args.language {
+        Some(lang) => format!("{lang}.po"),
+        None => format!("{stem}.pot"),
     };
-    let name = match (&args.language, &args.module) {
-        (Some(lang), _) => format!("{lang}.po"),
-        (None, Some(module)) => format!("{module}.pot"),
-        (None, None) => format!("{}.pot", args.site),
-    };
-    let out = args.out.unwrap_or_else(|| default_dir.join(name));
+    let out = args.out.clone().unwrap_or_else(|| default_dir.join(name));
     let catalog = match &args.language {
         Some(lang) => merged(&out, lang, &found)?,
         None => template(&found),
@@ -210,6 +224,15 @@ fn plural_forms(language: &str) -> &'static str {
         }
         _ => "nplurals=2; plural=(n != 1);",
     }
+}
+
+/// Whether a file is read for texts: a template, or a script of our own
+/// (a vendored or minified library's strings are not ours to translate).
+fn is_source(name: &str) -> bool {
+    if name.ends_with(".js") {
+        return !name.ends_with(".min.js") && !name.split('/').any(|part| part == "vendor");
+    }
+    !name.ends_with(".css") && !name.ends_with(".po") && !name.ends_with(".pot")
 }
 
 fn file_sources(dir: &Path, prefix: &str, out: &mut Vec<(String, String)>) -> anyhow::Result<()> {

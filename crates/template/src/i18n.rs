@@ -15,6 +15,11 @@
 //! language's. The result is plain text: the page's autoescape
 //! escapes it with the values put in it, so a translation cannot inject
 //! markup.
+//!
+//! Scripts translate with the same catalogs: `{{ script_texts() }}` puts the
+//! page language's translations of the texts a script uses (a message whose
+//! `#:` place is a `.js` file) in a JSON element, and core's `js/texts.js`
+//! gives scripts `_("text", {name})` over it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,6 +39,9 @@ struct Catalog {
     plural: HashMap<String, Vec<String>>,
     /// Which form a count takes (the catalog's `Plural-Forms`).
     rule: Option<PluralRule>,
+    /// The msgids a script uses (a `#:` place that is a `.js` file): a page
+    /// hands their translations to its scripts (`script_texts()`).
+    for_scripts: Vec<String>,
 }
 
 /// A site's catalogs by language.
@@ -88,6 +96,16 @@ impl Catalogs {
         for message in parsed.messages() {
             if !message.is_translated() || message.is_fuzzy() {
                 continue;
+            }
+            let in_script = message
+                .source()
+                .split_whitespace()
+                .any(|place| place.split(':').next().is_some_and(|f| f.ends_with(".js")));
+            if in_script
+                && !message.is_plural()
+                && !catalog.for_scripts.iter().any(|m| m == message.msgid())
+            {
+                catalog.for_scripts.push(message.msgid().to_owned());
             }
             let key = match message.msgctxt() {
                 Some(ctx) if !ctx.is_empty() => format!("{ctx}\u{4}{}", message.msgid()),
@@ -146,6 +164,19 @@ impl Catalogs {
         if n == 1 { singular } else { plural }
     }
 
+    /// The translations into `language` of the texts scripts use, as one
+    /// JSON object (msgid -> text) for the page to hand them.
+    pub fn script_texts(&self, language: &str) -> serde_json::Map<String, serde_json::Value> {
+        let Some(catalog) = self.by_language.get(language) else {
+            return serde_json::Map::new();
+        };
+        catalog
+            .for_scripts
+            .iter()
+            .filter_map(|id| Some((id.clone(), catalog.singular.get(id)?.clone().into())))
+            .collect()
+    }
+
     /// Whether a catalog for `language` was read.
     pub fn has(&self, language: &str) -> bool {
         self.by_language.contains_key(language)
@@ -190,6 +221,20 @@ pub fn parse_po(text: &str) -> Result<polib::catalog::Catalog, CatalogError> {
 /// translated where they are shown (`_(feature.title)`).
 pub(crate) fn register(env: &mut Environment<'static>, catalogs: Arc<Catalogs>) {
     env.add_function("N_", |text: String| text);
+    let for_scripts = catalogs.clone();
+    env.add_function("script_texts", move |state: &State| -> Value {
+        let scope = RenderScope::of(state);
+        let language = scope
+            .as_ref()
+            .and_then(|s| s.language_order().first())
+            .map_or("", String::as_str);
+        let texts = serde_json::Value::Object(for_scripts.script_texts(language));
+        // `<` escaped: the object cannot end its script element.
+        let json = texts.to_string().replace('<', "\\u003c");
+        Value::from_safe_string(format!(
+            r#"<script type="application/json" id="bulwark-texts">{json}</script>"#
+        ))
+    });
     let for_plural = catalogs.clone();
     env.add_function(
         "_",

@@ -47,7 +47,8 @@
 </div>
 {# Toasts echo, for the eye, what a screen says in its own status line (read out there). #}
 <div id="toasts" class="toasts" aria-hidden="true"></div>
-{{ lib("js/admin.js") }}
+{{ script_texts() }}
+{{ lib("js/texts.js", "js/admin.js") }}
 {% block scripts %}{% endblock %}
 </body>
 </html>

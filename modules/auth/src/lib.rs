@@ -79,6 +79,7 @@ pub use reset::{RESET_EXPIRY, ResetToken, TokenProblem};
 pub use reset_pages::{CONFIRM_RULE, MAIL_TEMPLATE, REQUEST_ANSWER};
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+static TRANSLATIONS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/translations");
 
 pub const PRIORITY: i32 = 400;
 
@@ -172,7 +173,8 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             None,
             include_str!("../module.toml"),
         )
-        .and_then(|m| m.with_endpoints(api::api().routes()));
+        .and_then(|m| m.with_endpoints(api::api().routes()))
+        .map(|m| m.with_translations(&TRANSLATIONS));
         Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
     })
 }

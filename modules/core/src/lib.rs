@@ -15,6 +15,7 @@ use bulwark_store::{Store, StoreError};
 use bulwark_web::{Api, Module};
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+static TRANSLATIONS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/translations");
 static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
 
 /// Core comes after every other module: any module or site overrides it.
@@ -40,7 +41,8 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             Some(&LIB),
             include_str!("../module.toml"),
         )
-        .and_then(|m| m.with_endpoints(api::api().routes()));
+        .and_then(|m| m.with_endpoints(api::api().routes()))
+        .map(|m| m.with_translations(&TRANSLATIONS));
         Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
     })
 }

@@ -119,6 +119,7 @@ pub struct ImportModule;
 pub const PRIORITY: i32 = 600;
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+static TRANSLATIONS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/translations");
 static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
 
 /// The module, for the binary's registry.
@@ -137,7 +138,8 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             Some(&LIB),
             include_str!("../module.toml"),
         )
-        .and_then(|m| m.with_endpoints(admin::api().routes()));
+        .and_then(|m| m.with_endpoints(admin::api().routes()))
+        .map(|m| m.with_translations(&TRANSLATIONS));
         Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
     })
 }

@@ -124,6 +124,7 @@ pub fn module() -> Arc<dyn Module> {
 /// The admin's media library (`admin_media.tpl`, shown by the admin module
 /// when both are enabled) and its script.
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+static TRANSLATIONS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/translations");
 static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
 
 pub fn manifest() -> &'static Arc<ModuleManifest> {
@@ -137,7 +138,8 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             Some(&LIB),
             include_str!("../module.toml"),
         )
-        .and_then(|m| m.with_endpoints(api().routes()));
+        .and_then(|m| m.with_endpoints(api().routes()))
+        .map(|m| m.with_translations(&TRANSLATIONS));
         Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
     })
 }

@@ -35,6 +35,7 @@ use bulwark_web::{
 pub use tree::{MAX_DEPTH, MAX_ITEMS, resource_name};
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+static TRANSLATIONS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/translations");
 static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
 
 pub const PRIORITY: i32 = 500;
@@ -59,7 +60,8 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             Some(&LIB),
             include_str!("../module.toml"),
         )
-        .and_then(|m| m.with_endpoints(api().routes()));
+        .and_then(|m| m.with_endpoints(api().routes()))
+        .map(|m| m.with_translations(&TRANSLATIONS));
         Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
     })
 }

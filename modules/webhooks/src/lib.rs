@@ -36,6 +36,7 @@ use deliver::DeliverySettings;
 use endpoints::{Endpoints, endpoints_key};
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
+static TRANSLATIONS: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/translations");
 static LIB: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/lib");
 
 pub const PRIORITY: i32 = 490;
@@ -65,7 +66,8 @@ pub fn manifest() -> &'static Arc<ModuleManifest> {
             Some(&LIB),
             include_str!("../module.toml"),
         )
-        .and_then(|m| m.with_endpoints(api::api().routes()));
+        .and_then(|m| m.with_endpoints(api::api().routes()))
+        .map(|m| m.with_translations(&TRANSLATIONS));
         Arc::new(manifest.unwrap_or_else(|e| panic!("{e}")))
     })
 }
