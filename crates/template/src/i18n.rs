@@ -18,8 +18,9 @@
 //!
 //! Scripts translate with the same catalogs: `{{ script_texts() }}` puts the
 //! page language's translations of the texts a script uses (a message whose
-//! `#:` place is a `.js` file) in a JSON element, and core's `js/texts.js`
-//! gives scripts `_("text", {name})` over it.
+//! `#:` place is a `.js` file) in a JSON element (once a page, however many
+//! templates ask), and core's `js/texts.js` gives scripts `_("text", {name})`
+//! over it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -222,7 +223,13 @@ pub fn parse_po(text: &str) -> Result<polib::catalog::Catalog, CatalogError> {
 pub(crate) fn register(env: &mut Environment<'static>, catalogs: Arc<Catalogs>) {
     env.add_function("N_", |text: String| text);
     let for_scripts = catalogs.clone();
-    env.add_function("script_texts", move |state: &State| -> Value {
+    env.add_function("script_texts", move |state: &mut State| -> Value {
+        // Once a page: templates that each need it (a comment form, a form)
+        // may both ask.
+        if state.get_temp("script_texts").is_some() {
+            return Value::from_safe_string(String::new());
+        }
+        state.set_temp("script_texts", Value::from(true));
         let scope = RenderScope::of(state);
         let language = scope
             .as_ref()
