@@ -427,6 +427,16 @@ fn sanitize_value(
 /// Undo the text escaping, for indexing and sorting (the pivot wants words,
 /// not entities) and for URL slugs: the text a person reads, without markup.
 pub fn html_to_plain(s: &str) -> String {
+    // Text without markup, entities or what the parser normalises (CR, NUL,
+    // no-break spaces) is its own plain text: no parse (a title made into a
+    // slug on every link).
+    if !s.contains(['<', '&', '\r', '\0', '\u{a0}']) {
+        return s.to_owned();
+    }
+    parsed_to_plain(s)
+}
+
+fn parsed_to_plain(s: &str) -> String {
     let stripped = TEXT.clean(s).to_string();
     stripped
         .replace("&lt;", "<")
@@ -440,6 +450,21 @@ pub fn html_to_plain(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_text_is_its_own_plain_text_without_a_parse() {
+        for text in [
+            "Cycling in the rain",
+            "Tom > Jerry, \"quoted\" and 'single'",
+            "Fietsen \u{e9}\u{e8} \u{43f}\u{440}\u{438} \u{1f6b2}",
+            "  spaces\tand\nnew lines  ",
+            "",
+        ] {
+            assert_eq!(html_to_plain(text), parsed_to_plain(text), "{text:?}");
+        }
+        assert_eq!(html_to_plain("a&amp;b <i>c</i>"), "a&b c");
+        assert_eq!(html_to_plain("no\u{a0}break"), "no break");
+    }
 
     #[test]
     fn text_is_escaped_and_idempotent() {

@@ -633,6 +633,28 @@ mod tests {
     }
 
     #[test]
+    fn scripts_get_the_texts_placed_in_scripts_and_translated() {
+        let mut catalogs = Catalogs::default();
+        catalogs.add(
+            "nl",
+            "nl.po",
+            "msgid \"\"\nmsgstr \"\"\n\"Language: nl\\n\"\n\n\
+             #: admin.tpl\nmsgid \"Save\"\nmsgstr \"Opslaan\"\n\n\
+             #: admin.tpl js/admin.js:12\nmsgid \"Saved {name}\"\nmsgstr \"{name} opgeslagen\"\n\n\
+             #: js/admin.js\nmsgid \"Not saved\"\nmsgstr \"\"\n\n\
+             #: js/admin.js\n#, fuzzy\nmsgid \"Working\"\nmsgstr \"Bezig\"\n",
+        );
+        assert!(catalogs.errors().is_empty(), "{:?}", catalogs.errors());
+        let texts = catalogs.script_texts("nl");
+        assert_eq!(
+            serde_json::Value::Object(texts),
+            serde_json::json!({"Saved {name}": "{name} opgeslagen"}),
+            "only translated texts a script uses"
+        );
+        assert!(catalogs.script_texts("de").is_empty(), "no German catalog");
+    }
+
+    #[test]
     fn a_catalog_translates_in_the_first_language_that_has_the_text() {
         let mut catalogs = Catalogs::default();
         catalogs.add(

@@ -91,6 +91,10 @@ pub struct SiteTemplates {
     snapshot: std::sync::OnceLock<TemplateSnapshot>,
     /// The texts of `_()` in the site's languages.
     catalogs: Arc<Catalogs>,
+    /// Whether a name is a template, as found the first time it was asked
+    /// (a page asks per request which of `page.<category>.tpl` there is);
+    /// `None` in dev mode, where files come and go.
+    found: Option<std::sync::RwLock<std::collections::HashMap<String, bool>>>,
 }
 
 impl SiteTemplates {
@@ -160,6 +164,7 @@ impl SiteTemplates {
             compiles,
             snapshot: std::sync::OnceLock::new(),
             catalogs,
+            found: (!dev).then(Default::default),
         }
     }
 
@@ -180,7 +185,18 @@ impl SiteTemplates {
 
     /// Whether a template of this name can be found (without compiling it).
     pub fn exists(&self, name: &str) -> bool {
-        find_template_source(&self.site, name, false).is_some()
+        let Some(found) = &self.found else {
+            return locate_template(&self.site, name).is_some();
+        };
+        if let Some(known) = found.read().expect("found").get(name) {
+            return *known;
+        }
+        let exists = locate_template(&self.site, name).is_some();
+        found
+            .write()
+            .expect("found")
+            .insert(name.to_owned(), exists);
+        exists
     }
 
     pub fn render(&self, name: &str, ctx: Value) -> Result<String, RenderError> {
