@@ -48,7 +48,7 @@ test("a visitor's comment waits, is approved in the admin, and appears on anothe
   assert.match(await row.textContent(), /eve@example\.org/);
   await row.locator('input[name="id"]').check();
   await admin.click('#comments-bulk button:has-text("Approve selected")');
-  await said(admin, "#comments-status", /^Approved: 1 comment\.$/);
+  await said(admin, "#comments-status", /^Comments approved: 1$/);
   // The list is read again after the answer: wait for it to say so.
   await admin.locator("#comments-empty").waitFor({ state: "visible" });
   assert.equal(await admin.locator("#comments-empty").isVisible(), true, "none waits any more");

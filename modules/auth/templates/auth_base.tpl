@@ -5,7 +5,7 @@
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{% block title %}Account{% endblock %}</title>
+<title>{% block title %}{{ _("Account") }}{% endblock %}</title>
 {{ lib("css/bulwark.css") }}
 {% block head %}<meta name="robots" content="noindex">{% endblock %}
 </head>

@@ -8,7 +8,7 @@
 </head>
 <body class="bulwark-error">
 <h1>{{ status }} {{ reason }}</h1>
-<p>{% if why %}{{ why }}{% elif status == 404 %}The page you asked for is not here.{% elif status == 403 %}You may not see this page. If you should, log on with an account that may.{% elif status >= 500 %}Something went wrong on our side. Please try again in a moment.{% else %}The request could not be served.{% endif %}</p>
-<p><a href="/">Home</a></p>
+<p>{% if why %}{{ why }}{% elif status == 404 %}{{ _("The page you asked for is not here.") }}{% elif status == 403 %}{{ _("You may not see this page. If you should, log on with an account that may.") }}{% elif status >= 500 %}{{ _("Something went wrong on our side. Please try again in a moment.") }}{% else %}{{ _("The request could not be served.") }}{% endif %}</p>
+<p><a href="/">{{ _("Home") }}</a></p>
 </body>
 </html>

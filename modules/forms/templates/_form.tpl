@@ -7,13 +7,13 @@
 {% set values = values if values is defined and values else {} %}
 {% set errors = errors if errors is defined and errors else {} %}
 {% if form.error %}
-  {% if request.user_id %}<p class="error" role="alert">The form “{{ form.title }}” cannot be shown: {{ form.error }}</p>{% endif %}
+  {% if request.user_id %}<p class="error" role="alert">{{ _("The form “{title}” cannot be shown: {problem}", title=form.title, problem=form.error) }}</p>{% endif %}
 {% else %}
 <form method="post" action="{{ form.action }}" class="form site-form" data-site-form{% if form.multipart %} enctype="multipart/form-data"{% endif %} novalidate>
   <input type="hidden" name="_ticket" value="{{ ticket if ticket is defined and ticket else '' }}">
-  <div class="form-hp" aria-hidden="true"><label>Leave this empty <input name="extra_info" tabindex="-1" autocomplete="off"></label></div>
+  <div class="form-hp" aria-hidden="true"><label>{{ _("Leave this empty") }} <input name="extra_info" tabindex="-1" autocomplete="off"></label></div>
   {% if request.user_id %}{{ csrf_field() }}{% endif %}
-  {% if errors %}<p class="error" role="alert" id="form-{{ form.id }}-problems">Some answers are missing or wrong: see below.</p>{% endif %}
+  {% if errors %}<p class="error" role="alert" id="form-{{ form.id }}-problems">{{ _("Some answers are missing or wrong: see below.") }}</p>{% endif %}
   {% for f in form.fields %}
   {% set id = "f" ~ form.id ~ "-" ~ f.name %}
   {% set typed = values[f.name] if f.name in values else [] %}
@@ -21,15 +21,15 @@
   <div class="field field-{{ f.type }}{% if f.name in errors %} has-error{% endif %}">
   {% if f.type in ["choice", "multiple"] %}
     <fieldset{% if described %} aria-describedby="{{ described|trim }}"{% endif %}>
-      <legend>{{ f.label }}{% if f.required %} <span class="required">(required)</span>{% endif %}</legend>
+      <legend>{{ f.label }}{% if f.required %} <span class="required">{{ _("(required)") }}</span>{% endif %}</legend>
       {% for option in f.options %}
       <label class="check"><input type="{{ 'radio' if f.type == 'choice' else 'checkbox' }}" name="{{ f.name }}" value="{{ option }}"{% if option in typed %} checked{% endif %}{% if f.required and f.type == 'choice' %} required{% endif %}> {{ option }}</label>
       {% endfor %}
     </fieldset>
   {% elif f.type == "checkbox" %}
-    <label class="check"><input type="checkbox" id="{{ id }}" name="{{ f.name }}" value="yes"{% if typed %} checked{% endif %}{% if f.required %} required{% endif %}{% if described %} aria-describedby="{{ described|trim }}"{% endif %}{% if f.name in errors %} aria-invalid="true"{% endif %}> {{ f.label }}{% if f.required %} <span class="required">(required)</span>{% endif %}</label>
+    <label class="check"><input type="checkbox" id="{{ id }}" name="{{ f.name }}" value="yes"{% if typed %} checked{% endif %}{% if f.required %} required{% endif %}{% if described %} aria-describedby="{{ described|trim }}"{% endif %}{% if f.name in errors %} aria-invalid="true"{% endif %}> {{ f.label }}{% if f.required %} <span class="required">{{ _("(required)") }}</span>{% endif %}</label>
   {% else %}
-    <label for="{{ id }}">{{ f.label }}{% if f.required %} <span class="required">(required)</span>{% endif %}</label>
+    <label for="{{ id }}">{{ f.label }}{% if f.required %} <span class="required">{{ _("(required)") }}</span>{% endif %}</label>
     {% if f.type == "textarea" %}
     <textarea id="{{ id }}" name="{{ f.name }}" rows="6" maxlength="10000"{% if f.required %} required{% endif %}{% if described %} aria-describedby="{{ described|trim }}"{% endif %}{% if f.name in errors %} aria-invalid="true"{% endif %}>{{ typed[0] if typed else '' }}</textarea>
     {% elif f.type == "file" %}
@@ -42,7 +42,10 @@
   {% if f.name in errors %}<p id="{{ id }}-error" class="field-error">{{ errors[f.name] }}</p>{% endif %}
   </div>
   {% endfor %}
-  <button type="submit" class="button">{{ form.submit }}</button>
+  {# The label the form's editor chose (default "Send", translated in the
+     module's catalog; a site's catalog may translate its own), its braces
+     doubled so that _() shows them as they are. #}
+  <button type="submit" class="button">{{ _(form.submit|replace("{", "{{")|replace("}", "}}")) }}</button>
 </form>
 {{ lib("css/forms.css", "js/forms.js") }}
 {% endif %}

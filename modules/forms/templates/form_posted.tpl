@@ -11,9 +11,11 @@
 <section class="auth form-answer">
 <h1>{{ rsc.title }}</h1>
 {% if outcome == "thanks" %}
-  <p role="status" class="notice">{{ rsc.thanks or "Thank you: we received your answers." }}</p>
+  {# The form's own text (braces doubled so that _() shows them as they
+     are), or the default. #}
+  <p role="status" class="notice">{{ _(rsc.thanks|replace("{", "{{")|replace("}", "}}")) if rsc.thanks else _("Thank you: we received your answers.") }}</p>
 {% else %}
-  {% if outcome == "confirm" %}<p>Please check your answers, then send them.</p>{% endif %}
+  {% if outcome == "confirm" %}<p>{{ _("Please check your answers, then send them.") }}</p>{% endif %}
   {% include "_form.tpl" %}
 {% endif %}
 </section>

@@ -3,6 +3,7 @@
 // moderation (PATCH /api/comments with the selected ids).
 (function () {
   "use strict";
+  const _ = window._ || ((t, v = {}) => t.replace(/\{(\w+)\}/g, (m, k) => (k in v ? String(v[k]) : m)));
   var form = document.getElementById("comments-bulk");
   if (!form) return;
   var shown = form.dataset.status;
@@ -28,7 +29,7 @@
     box.type = "checkbox";
     box.name = "id";
     box.value = c.id;
-    box.setAttribute("aria-label", "Select the comment by " + c.name);
+    box.setAttribute("aria-label", _("Select the comment by {name}", { name: c.name }));
     var select = cell(box);
     select.className = "select";
     var text = document.createElement("div");
@@ -43,7 +44,7 @@
     var on = c.rsc_page ? document.createElement("a") : document.createElement("span");
     on.textContent = c.rsc_title;
     if (c.rsc_page) on.href = c.rsc_page + "#comment-" + c.id;
-    tr.append(select, cell(text, "Comment"), cell(by, "By"), cell(on, "On"), cell(Admin.when(c.created), "Written"));
+    tr.append(select, cell(text, _("Comment")), cell(by, _("By")), cell(on, _("On")), cell(Admin.when(c.created), _("Written")));
     return tr;
   }
   function counts(numbers) {
@@ -62,7 +63,7 @@
       empty.hidden = !none;
       table.hidden = none;
       more.hidden = answer.comments.length < PAGE;
-    }).catch(function (e) { Admin.say(status, "Comments not read: " + e.message, "error"); });
+    }).catch(function (e) { Admin.say(status, _("Comments not read: {reason}", { reason: e.message }), "error"); });
   }
   all.addEventListener("change", function () {
     body.querySelectorAll('input[name="id"]').forEach(function (b) { b.checked = all.checked; });
@@ -72,16 +73,22 @@
     event.preventDefault();
     var action = event.submitter ? event.submitter.value : "";
     var ids = Array.prototype.map.call(body.querySelectorAll('input[name="id"]:checked'), function (b) { return Number(b.value); });
-    if (!ids.length) { Admin.say(status, "Select one or more comments first.", "error"); return; }
-    Admin.say(status, "Working…");
+    if (!ids.length) { Admin.say(status, _("Select one or more comments first."), "error"); return; }
+    Admin.say(status, _("Working…"));
     Admin.api("PATCH", "/api/comments", { ids: ids, status: action })
       .then(function (done) {
-        var words = { approved: "Approved", pending: "Held", spam: "Marked as spam", deleted: "Deleted" };
-        Admin.say(status, words[action] + ": " + done.changed + " comment" + (done.changed === 1 ? "" : "s") + ".", "ok");
+        // No plural forms in scripts: the count stands alone.
+        var words = {
+          approved: _("Comments approved: {n}", { n: done.changed }),
+          pending: _("Comments held: {n}", { n: done.changed }),
+          spam: _("Comments marked as spam: {n}", { n: done.changed }),
+          deleted: _("Comments deleted: {n}", { n: done.changed }),
+        };
+        Admin.say(status, words[action], "ok");
         all.checked = false;
         return load();
       })
-      .catch(function (e) { Admin.say(status, "Not done: " + e.message, "error"); });
+      .catch(function (e) { Admin.say(status, _("Not done: {reason}", { reason: e.message }), "error"); });
   });
   load();
 })();

@@ -9,6 +9,9 @@
  * Without script the form posts to /comments/post and gets a page back. */
 (function () {
   "use strict";
+  // The page's texts (core's js/texts.js), or the English as written where
+  // a site's own template loads this script without them.
+  const _ = window._ || ((t, v = {}) => t.replace(/\{(\w+)\}/g, (m, k) => (k in v ? String(v[k]) : m)));
   var forms = document.querySelectorAll("form[data-comment-form]");
   if (!forms.length) return;
 
@@ -83,7 +86,7 @@
       event.preventDefault();
       form.querySelectorAll("[aria-invalid]").forEach(function (el) { el.removeAttribute("aria-invalid"); });
       submit.disabled = true;
-      say("Posting…");
+      say(_("Posting…"));
       Promise.resolve(askTicket())
         .then(function () {
           var wait = ticketAt ? minFill - (Date.now() - ticketAt) : 0;
@@ -112,12 +115,12 @@
         .then(function (r) {
           return r.json().catch(function () { return {}; }).then(function (answer) {
             if (r.status === 201) {
-              say("Thank you: your comment is on the page.", "ok");
+              say(_("Thank you: your comment is on the page."), "ok");
               form.elements.body.value = "";
               cancelReply();
               refreshList();
             } else if (r.status === 202) {
-              say("Thank you. Your comment will appear once a moderator has read it.", "ok");
+              say(_("Thank you. Your comment will appear once a moderator has read it."), "ok");
               form.elements.body.value = "";
               cancelReply();
             } else {
@@ -126,11 +129,11 @@
                 wrong.setAttribute("aria-invalid", "true");
                 wrong.focus();
               }
-              say(answer.detail || "Your comment was not posted; please try again.", "error");
+              say(answer.detail || _("Your comment was not posted; please try again."), "error");
             }
           });
         })
-        .catch(function () { say("Your comment was not posted (no connection?); it is still here: try again.", "error"); })
+        .catch(function () { say(_("Your comment was not posted (no connection?); it is still here: try again."), "error"); })
         .then(function () {
           submit.disabled = false;
           // A ticket is good for many posts, but a new one after each keeps

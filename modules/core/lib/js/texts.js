@@ -1,4 +1,6 @@
-// Scripts' texts in the page's language: `_("Saved {name}", {name})`.
+// Scripts' texts in the page's language: `_(text, values)`, as for the
+// text "Saved {name}" with the values {name}. (Not written out as a call
+// here: `bulwark translations extract` would take it for a text.)
 // The page hands the translations its scripts use in a JSON element
 // (`{{ script_texts() }}` in the template, before this file); a text it has
 // no translation for is shown as written. `{name}` is filled from the second

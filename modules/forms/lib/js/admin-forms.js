@@ -7,6 +7,9 @@
 // overwritten).
 document.addEventListener("DOMContentLoaded", function () {
   "use strict";
+  // Taken here, not when the file loads: the editor loads this file before
+  // the page's texts (core's js/texts.js, at the end of admin_base.tpl).
+  const _ = window._ || ((t, v = {}) => t.replace(/\{(\w+)\}/g, (m, k) => (k in v ? String(v[k]) : m)));
 
   var made = document.getElementById("new-form");
   if (made) {
@@ -20,7 +23,7 @@ document.addEventListener("DOMContentLoaded", function () {
         props: { title: made.elements.title.value.trim(), fields: [], recipients: [], submit: "Send" },
       })
         .then(function (form) { window.location.href = "/admin/edit/" + form.id; })
-        .catch(function (e) { Admin.say(madeStatus, "Not made: " + e.message, "error"); });
+        .catch(function (e) { Admin.say(madeStatus, _("Not made: {reason}", { reason: e.message }), "error"); });
     });
   }
 
@@ -36,11 +39,11 @@ document.addEventListener("DOMContentLoaded", function () {
     var PAGE = 50;
     var shown = function (field, value) {
       if (value === undefined || value === null) return "";
-      if (field.type === "checkbox") return "yes";
+      if (field.type === "checkbox") return _("yes");
       if (field.type === "file") {
         var a = document.createElement("a");
         a.href = "/media/file/" + value;
-        a.textContent = "the file";
+        a.textContent = _("the file");
         return a;
       }
       return Array.isArray(value) ? value.join(", ") : String(value);
@@ -56,7 +59,7 @@ document.addEventListener("DOMContentLoaded", function () {
       return Admin.api("GET", url).then(function (answer) {
         if (!before) {
           head.replaceChildren();
-          answer.form.fields.concat([{ label: "Sent" }]).forEach(function (f) {
+          answer.form.fields.concat([{ label: _("Sent") }]).forEach(function (f) {
             var th = document.createElement("th");
             th.scope = "col";
             th.textContent = f.label;
@@ -67,14 +70,14 @@ document.addEventListener("DOMContentLoaded", function () {
         answer.submissions.forEach(function (s) {
           var tr = document.createElement("tr");
           answer.form.fields.forEach(function (f) { tr.appendChild(cell(shown(f, s.answers[f.name]), f.label)); });
-          tr.appendChild(cell(Admin.when(s.created), "Sent"));
+          tr.appendChild(cell(Admin.when(s.created), _("Sent")));
           body.appendChild(tr);
           oldest = s.id;
         });
         empty.hidden = body.children.length > 0;
         answers.hidden = body.children.length === 0;
         more.hidden = answer.submissions.length < PAGE;
-      }).catch(function (e) { Admin.say(status, "Answers not read: " + e.message, "error"); });
+      }).catch(function (e) { Admin.say(status, _("Answers not read: {reason}", { reason: e.message }), "error"); });
     };
     more.addEventListener("click", function () { load(oldest); });
     load();
@@ -113,7 +116,7 @@ document.addEventListener("DOMContentLoaded", function () {
     li.querySelector(".f-min").value = field.min === undefined || field.min === null ? "" : field.min;
     li.querySelector(".f-max").value = field.max === undefined || field.max === null ? "" : field.max;
     li.querySelector(".f-help").value = field.help || "";
-    li.querySelector(".f-name").textContent = field.name ? "kept as " + field.name : "";
+    li.querySelector(".f-name").textContent = field.name ? _("kept as {name}", { name: field.name }) : "";
     li.querySelector(".f-type").addEventListener("change", function () { showParts(li); });
     li.addEventListener("input", touched);
     li.addEventListener("change", touched);
@@ -125,9 +128,9 @@ document.addEventListener("DOMContentLoaded", function () {
   var refresh = function () {
     document.getElementById("form-fields-empty").hidden = list.children.length > 0;
     Array.prototype.forEach.call(list.children, function (li, i) {
-      var label = li.querySelector(".f-label").value || "field " + (i + 1);
+      var label = li.querySelector(".f-label").value || _("field {n}", { n: i + 1 });
       li.querySelectorAll(".row-actions button").forEach(function (b) {
-        b.setAttribute("aria-label", b.textContent + ": " + label);
+        b.setAttribute("aria-label", _("{action}: {field}", { action: b.textContent, field: label }));
       });
     });
   };
@@ -158,7 +161,7 @@ document.addEventListener("DOMContentLoaded", function () {
     var wrong = null;
     Array.prototype.forEach.call(list.children, function (li, i) {
       var label = li.querySelector(".f-label").value.trim();
-      if (!label && !wrong) wrong = "field " + (i + 1) + " needs a question";
+      if (!label && !wrong) wrong = _("field {n} needs a question", { n: i + 1 });
       var name = li.dataset.name || nameOf(label, taken);
       taken.push(name);
       var type = li.querySelector(".f-type").value;
@@ -167,7 +170,7 @@ document.addEventListener("DOMContentLoaded", function () {
       if (help) field.help = help;
       if (type === "choice" || type === "multiple") {
         field.options = li.querySelector(".f-options").value.split("\n").map(function (o) { return o.trim(); }).filter(Boolean);
-        if (!field.options.length && !wrong) wrong = "“" + label + "” needs options to choose from";
+        if (!field.options.length && !wrong) wrong = _("“{field}” needs options to choose from", { field: label });
       }
       if (type === "number") {
         var min = li.querySelector(".f-min").value, max = li.querySelector(".f-max").value;
@@ -181,9 +184,9 @@ document.addEventListener("DOMContentLoaded", function () {
 
   document.getElementById("form-save").addEventListener("click", function () {
     var made = fields();
-    if (made.wrong) { say("Not saved: " + made.wrong + ".", "error"); return; }
+    if (made.wrong) { say(_("Not saved: {reason}.", { reason: made.wrong }), "error"); return; }
     var recipients = document.getElementById("form-recipients").value.split(",").map(function (a) { return a.trim(); }).filter(Boolean);
-    say("Saving…", "");
+    say(_("Saving…"), "");
     Admin.api("PATCH", "/api/rsc/" + id, {
       props: {
         fields: made.fields,
@@ -196,17 +199,17 @@ document.addEventListener("DOMContentLoaded", function () {
         editor.dataset.version = saved.version;
         Array.prototype.forEach.call(list.children, function (li, i) {
           li.dataset.name = made.fields[i].name;
-          li.querySelector(".f-name").textContent = "kept as " + made.fields[i].name;
+          li.querySelector(".f-name").textContent = _("kept as {name}", { name: made.fields[i].name });
         });
         changed = false;
-        say("Saved the form.", "ok");
-        Admin.toast("Saved the form.");
+        say(_("Saved the form."), "ok");
+        Admin.toast(_("Saved the form."));
       })
       .catch(function (e) {
         if (e.status === 409 || e.status === 412) {
-          say("Not saved: someone else changed this form meanwhile. Reload the page to see theirs (yours is lost then).", "error");
+          say(_("Not saved: someone else changed this form meanwhile. Reload the page to see theirs (yours is lost then)."), "error");
         } else {
-          say("Not saved: " + e.message, "error");
+          say(_("Not saved: {reason}", { reason: e.message }), "error");
         }
       });
   });
