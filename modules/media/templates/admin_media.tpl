@@ -1,18 +1,18 @@
 {% extends "admin_base.tpl" %}
-{% block title %}Media{% endblock %}
+{% block title %}{{ _("Media") }}{% endblock %}
 {% block content %}
-<h1>Media</h1>
+<h1>{{ _("Media") }}</h1>
 <section id="library" aria-labelledby="upload-title">
-  <h2 id="upload-title" class="visually-hidden">Upload</h2>
+  <h2 id="upload-title" class="visually-hidden">{{ _("Upload") }}</h2>
   <div id="dropzone" class="dropzone">
-    <p>Drop files here, or
-      <label class="button">choose files<input id="files" type="file" multiple hidden></label></p>
-    <p><small>Images, PDF, video and audio, as this site takes them. What a file is, is read from its content.</small></p>
+    <p>{{ _("Drop files here, or") }}
+      <label class="button">{{ _("choose files") }}<input id="files" type="file" multiple hidden></label></p>
+    <p><small>{{ _("Images, PDF, video and audio, as this site takes them. What a file is, is read from its content.") }}</small></p>
   </div>
-  <ul id="uploads" class="plain" aria-label="Uploads" aria-live="polite"></ul>
+  <ul id="uploads" class="plain" aria-label="{{ _("Uploads") }}" aria-live="polite"></ul>
 </section>
 {% set found = m.search(cat="media", sort="-created", page=q.page, pagelen=40, total=true) %}
-<h2>In the library (<span id="media-count">{{ found.total }}</span>)</h2>
+<h2>{{ _("In the library") }} (<span id="media-count">{{ found.total }}</span>)</h2>
 <ul id="media-grid" class="media-grid plain">
 {% for r in found.items %}
   <li>
@@ -23,13 +23,13 @@
     <small>{{ r.mime }}{% if r.width %}, {{ r.width }}&times;{{ r.height }}{% endif %}</small>
   </li>
 {% else %}
-  <li id="media-empty">Nothing yet.</li>
+  <li id="media-empty">{{ _("Nothing yet.") }}</li>
 {% endfor %}
 </ul>
 {% if found.total > 40 %}
-<nav aria-label="Pages"><p>
-  {% if (q.page or 1)|int > 1 %}<a href="?page={{ (q.page or 1)|int - 1 }}">Newer</a>{% endif %}
-  {% if ((q.page or 1)|int) * 40 < found.total %}<a href="?page={{ (q.page or 1)|int + 1 }}">Older</a>{% endif %}
+<nav aria-label="{{ _("Pages") }}"><p>
+  {% if (q.page or 1)|int > 1 %}<a href="?page={{ (q.page or 1)|int - 1 }}">{{ _("Newer") }}</a>{% endif %}
+  {% if ((q.page or 1)|int) * 40 < found.total %}<a href="?page={{ (q.page or 1)|int + 1 }}">{{ _("Older") }}</a>{% endif %}
 </p></nav>
 {% endif %}
 {% endblock %}

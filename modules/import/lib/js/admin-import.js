@@ -13,6 +13,16 @@ document.addEventListener("DOMContentLoaded", function () {
   var job = null;
   var finished = false;
   var polling = null;
+  // The stages the server names (src/admin.rs, src/wordpress.rs), in the
+  // page's language; a stage not here is shown as the server names it.
+  var stages = {
+    "starting": _("starting"),
+    "checking the file": _("checking the file"),
+    "authors, categories and tags": _("authors, categories and tags"),
+    "media": _("media"),
+    "posts and pages": _("posts and pages"),
+    "pages' order and menus": _("pages' order and menus"),
+  };
 
   function show(j) {
     if (!job || j.id !== job || finished) return;
@@ -21,19 +31,22 @@ document.addEventListener("DOMContentLoaded", function () {
     bar.max = Math.max(total, 1);
     bar.value = Math.min(j.done || 0, bar.max);
     if (!total) bar.removeAttribute("value");
-    stage.textContent = (j.stage || "starting").replace(/^./, function (c) { return c.toUpperCase(); }) +
-      (total ? ": " + (j.done || 0).toLocaleString() + " of " + total.toLocaleString() : "");
+    var key = j.stage || "starting";
+    var named = (Object.prototype.hasOwnProperty.call(stages, key) ? stages[key] : key).replace(/^./, function (c) { return c.toUpperCase(); });
+    stage.textContent = total
+      ? _("{stage}: {done} of {total}", { stage: named, done: (j.done || 0).toLocaleString(), total: total.toLocaleString() })
+      : named;
     if (j.state === "done") {
       finished = true;
       bar.value = bar.max;
-      stage.textContent = "Done";
-      Admin.say(status, "The import is done: its report is below.", "ok");
+      stage.textContent = _("Done");
+      Admin.say(status, _("The import is done: its report is below."), "ok");
       showReport(j.report);
       form.querySelector("button").disabled = false;
     } else if (j.state === "failed") {
       finished = true;
       progress.hidden = true;
-      Admin.say(status, "The import stopped: " + j.error + ". Nothing of the file was written if it was broken; otherwise run it again, it continues where it stopped.", "error");
+      Admin.say(status, _("The import stopped: {error}. Nothing of the file was written if it was broken; otherwise run it again, it continues where it stopped.", { error: j.error }), "error");
       form.querySelector("button").disabled = false;
     }
     if (finished && polling) clearInterval(polling);
@@ -61,7 +74,7 @@ document.addEventListener("DOMContentLoaded", function () {
         var cell = document.createElement(i === 0 ? "th" : "td");
         if (i === 0) cell.scope = "row";
         cell.textContent = typeof v === "number" ? v.toLocaleString() : v;
-        if (i > 0) cell.dataset.label = ["", "Imported", "Updated", "Unchanged", "Skipped"][i];
+        if (i > 0) cell.dataset.label = ["", _("Imported"), _("Updated"), _("Unchanged"), _("Skipped")][i];
         tr.appendChild(cell);
       });
       body.appendChild(tr);
@@ -69,8 +82,7 @@ document.addEventListener("DOMContentLoaded", function () {
     list("import-skipped", r.skipped, function (s) { return s.item + ": " + s.why; });
     list("import-notes", r.notes, function (s) { return s.item + ": " + s.why; });
     list("import-shortcodes", Object.keys(r.unknown_shortcodes), function (name) {
-      var n = r.unknown_shortcodes[name];
-      return "[" + name + "]: " + n + (n === 1 ? " post" : " posts");
+      return _("[{name}] (posts: {n})", { name: name, n: r.unknown_shortcodes[name] });
     });
     report.hidden = false;
     report.querySelector("h2").focus && report.querySelector("h2").setAttribute("tabindex", "-1");
@@ -82,7 +94,7 @@ document.addEventListener("DOMContentLoaded", function () {
     polling = setInterval(function () {
       if (!job) return;
       Admin.api("GET", "/api/import/jobs/" + job).then(show, function (e) {
-        Admin.say(status, "Reading the import's progress failed: " + e.message, "error");
+        Admin.say(status, _("Reading the import's progress failed: {why}", { why: e.message }), "error");
       });
     }, 1500);
   }
@@ -100,13 +112,13 @@ document.addEventListener("DOMContentLoaded", function () {
     var data = new FormData(form);
     var file = data.get("file");
     if (!file || !file.name) {
-      Admin.say(status, "Choose the export file first.", "error");
+      Admin.say(status, _("Choose the export file first."), "error");
       return;
     }
     form.querySelector("button").disabled = true;
     report.hidden = true;
     finished = false;
-    Admin.say(status, "Sending " + file.name + "…");
+    Admin.say(status, _("Sending {name}…", { name: file.name }));
     fetch("/api/import/wordpress", {
       method: "POST",
       credentials: "same-origin",
@@ -119,14 +131,14 @@ document.addEventListener("DOMContentLoaded", function () {
       });
     }).then(function (answer) {
       job = answer.id;
-      Admin.say(status, file.name + " arrived; importing. You may leave this screen: the import goes on.");
+      Admin.say(status, _("{name} arrived; importing. You may leave this screen: the import goes on.", { name: file.name }));
       show(answer);
       if (!(window.Bulwark && window.Bulwark.push && me)) poll();
       // A message pushed before this answer came is read once here.
       Admin.api("GET", "/api/import/jobs/" + job).then(show, function () {});
     }, function (e) {
       form.querySelector("button").disabled = false;
-      Admin.say(status, "The import did not start: " + e.message, "error");
+      Admin.say(status, _("The import did not start: {why}", { why: e.message }), "error");
     });
   });
 });

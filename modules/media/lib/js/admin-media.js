@@ -16,10 +16,10 @@
         try { answer = JSON.parse(xhr.responseText); } catch (e) { answer = null; }
         if (xhr.status === 201 && answer) return resolve(answer);
         var why = answer && answer.detail ? answer.detail : xhr.status + " " + xhr.statusText;
-        if (xhr.status === 503) why = "the server is busy; try again in a moment";
+        if (xhr.status === 503) why = _("the server is busy; try again in a moment");
         reject(new Error(why));
       };
-      xhr.onerror = function () { reject(new Error("the upload broke off; try again")); };
+      xhr.onerror = function () { reject(new Error(_("the upload broke off; try again"))); };
       var form = new FormData();
       form.append("file", file);
       xhr.send(form);
@@ -38,7 +38,7 @@
       .then(function (html) {
         var fresh = new DOMParser().parseFromString(html, "text/html").getElementById(elementId);
         var shown = document.getElementById(elementId);
-        if (!fresh || !shown) throw new Error("the page has no " + elementId);
+        if (!fresh || !shown) throw new Error(_("the page has no {id}", { id: elementId }));
         var placed = document.importNode(fresh, true);
         shown.replaceWith(placed);
         return placed;
@@ -57,14 +57,14 @@
         var bar = document.createElement("progress");
         bar.max = 1;
         bar.value = 0;
-        bar.setAttribute("aria-label", "Uploading " + file.name);
+        bar.setAttribute("aria-label", _("Uploading {name}", { name: file.name }));
         var status = document.createElement("span");
         status.className = "message";
         li.append(name, bar, status);
         list.appendChild(li);
         upload(file, function (f) { bar.value = f; }).then(function (made) {
           bar.value = 1;
-          status.textContent = " uploaded";
+          status.textContent = " " + _("uploaded");
           status.className = "message ok";
           var empty = document.getElementById("media-empty");
           if (empty) empty.remove();
@@ -88,7 +88,7 @@
           var count = document.getElementById("media-count");
           if (count) count.textContent = String(Number(count.textContent) + 1);
         }).catch(function (e) {
-          status.textContent = " not uploaded: " + e.message;
+          status.textContent = " " + _("not uploaded: {why}", { why: e.message });
           status.className = "message error";
         });
       });
@@ -129,12 +129,12 @@
       var x = Number(focus.elements.x.value) / 100;
       var y = Number(focus.elements.y.value) / 100;
       if (!(x >= 0 && x <= 1 && y >= 0 && y <= 1)) {
-        Admin.say(focusStatus, "Give both as 0 to 100 per cent.", "error");
+        Admin.say(focusStatus, _("Give both as 0 to 100 per cent."), "error");
         return;
       }
       mark.style.left = x * 100 + "%";
       mark.style.top = y * 100 + "%";
-      Admin.say(focusStatus, "Saving…");
+      Admin.say(focusStatus, _("Saving…"));
       fetch("/api/rsc/" + focus.closest("section").dataset.id, {
         method: "PATCH",
         credentials: "same-origin",
@@ -150,15 +150,15 @@
             // The editor's form saves against the version this made.
             editor.dataset.version = answer.version;
             return refresh("focus-preview").then(function () {
-              Admin.say(focusStatus, "Saved: the crops follow the new focal point.", "ok");
+              Admin.say(focusStatus, _("Saved: the crops follow the new focal point."), "ok");
             });
           } else if (res.status === 409) {
-            Admin.say(focusStatus, "Someone else changed this since you opened it: reload, then set it again.", "error");
+            Admin.say(focusStatus, _("Someone else changed this since you opened it: reload, then set it again."), "error");
           } else {
-            Admin.say(focusStatus, "Not saved: " + (answer.detail || res.status), "error");
+            Admin.say(focusStatus, _("Not saved: {why}", { why: answer.detail || res.status }), "error");
           }
         });
-      }).catch(function () { Admin.say(focusStatus, "Not saved: the server could not be reached.", "error"); });
+      }).catch(function () { Admin.say(focusStatus, _("Not saved: the server could not be reached."), "error"); });
     };
     image.addEventListener("click", function (e) {
       var box = image.getBoundingClientRect();
@@ -182,7 +182,7 @@
     if (said) Admin.say(status, said, kind);
     var current = picker.dataset.current ? picker.dataset.current.split(",") : [];
     var choose = function (object) {
-      Admin.say(status, "Saving…");
+      Admin.say(status, _("Saving…"));
       var removals = current.filter(function (o) { return o !== String(object); }).map(function (o) {
         return Admin.api("DELETE", "/api/rsc/" + id + "/edges/depiction/" + o);
       });
@@ -191,12 +191,12 @@
         return Admin.api("POST", "/api/rsc/" + id + "/edges", { predicate: "depiction", object: Number(object) });
       }).then(function () {
         return refresh("depiction").then(function (placed) {
-          bindPicker(object === null ? "The picture is removed." : "The picture is saved.", "ok");
+          bindPicker(object === null ? _("The picture is removed.") : _("The picture is saved."), "ok");
           var heading = placed.querySelector("h2");
           heading.tabIndex = -1;
           heading.focus();
         });
-      }).catch(function (e) { Admin.say(status, "Not saved: " + e.message, "error"); });
+      }).catch(function (e) { Admin.say(status, _("Not saved: {why}", { why: e.message }), "error"); });
     };
     picker.querySelectorAll("button[data-pick]").forEach(function (b) {
       b.addEventListener("click", function () { choose(b.dataset.pick); });
@@ -211,7 +211,7 @@
       bar.hidden = false;
       upload(file, function (f) { bar.value = f; }).then(function (made) {
         choose(made.id);
-      }).catch(function (e) { Admin.say(status, "Not uploaded: " + e.message, "error"); });
+      }).catch(function (e) { Admin.say(status, _("Not uploaded: {why}", { why: e.message }), "error"); });
     });
   }
   bindPicker();

@@ -14,7 +14,7 @@ document.addEventListener("DOMContentLoaded", function () {
       props: { title: form.elements.title.value.trim(), menu: [] },
     })
       .then(function (made) { window.location.href = "/admin/edit/" + made.id; })
-      .catch(function (e) { Admin.say(status, "Not made: " + e.message, "error"); });
+      .catch(function (e) { Admin.say(status, _("Not made: {why}", { why: e.message }), "error"); });
   });
 });
 
@@ -54,11 +54,11 @@ document.addEventListener("DOMContentLoaded", function () {
       var actions = document.createElement("span");
       actions.className = "row-actions";
       actions.append(
-        button("↑", "Move " + name + " up", "up"),
-        button("↓", "Move " + name + " down", "down"),
-        button("→", "Put " + name + " under the item above", "in"),
-        button("←", "Take " + name + " out of its parent", "out"),
-        button("Remove", "Remove " + name, "remove"));
+        button("↑", _("Move {name} up", { name: name }), "up"),
+        button("↓", _("Move {name} down", { name: name }), "down"),
+        button("→", _("Put {name} under the item above", { name: name }), "in"),
+        button("←", _("Take {name} out of its parent", { name: name }), "out"),
+        button(_("Remove"), _("Remove {name}", { name: name }), "remove"));
       row.appendChild(actions);
     }
     sortable(li.querySelector(".menu-children"));
@@ -68,13 +68,13 @@ document.addEventListener("DOMContentLoaded", function () {
     list.dataset.sortable = "1";
     window.Sortable.create(list, {
       group: "menu", handle: ".drag", animation: 120, fallbackOnBody: true,
-      swapThreshold: 0.65, onEnd: function () { touched("Moved."); },
+      swapThreshold: 0.65, onEnd: function () { touched(_("Moved.")); },
     });
   }
   function touched(text) {
     changed = true;
     empty.hidden = tree.children.length > 0;
-    say(text + " Not saved yet.", "");
+    say(_("{change} Not saved yet.", { change: text }), "");
   }
   function items(list) {
     return Array.prototype.filter.call(list.children, function (el) { return el.matches("li.menu-item"); });
@@ -101,11 +101,11 @@ document.addEventListener("DOMContentLoaded", function () {
       case "remove":
         var next = after || before || parent;
         li.remove();
-        touched("Removed " + label(li) + ".");
+        touched(_("Removed {name}.", { name: label(li) }));
         if (next) next.querySelector("button").focus();
         return;
     }
-    touched("Moved " + label(li) + ".");
+    touched(_("Moved {name}.", { name: label(li) }));
     b.focus();
   });
 
@@ -133,7 +133,7 @@ document.addEventListener("DOMContentLoaded", function () {
     li.append(row, children);
     tree.appendChild(li);
     prepare(li);
-    touched("Added " + text + ".");
+    touched(_("Added {name}.", { name: text }));
   }
 
   var finder = document.getElementById("menu-add-page");
@@ -145,13 +145,13 @@ document.addEventListener("DOMContentLoaded", function () {
     Admin.api("GET", "/api/search?pagelen=10&text=" + encodeURIComponent(text))
       .then(function (answer) {
         var results = answer.items || [];
-        if (results.length === 0) say("Nothing found for “" + text + "”.", "");
+        if (results.length === 0) say(_("Nothing found for “{text}”.", { text: text }), "");
         results.forEach(function (r) {
           var li = document.createElement("li");
-          var title = (r.props && r.props.title) || "(untitled)";
-          var b = button("Add " + title, "Add " + title + " to the menu", "add");
+          var title = (r.props && r.props.title) || _("(untitled)");
+          var b = button(_("Add {title}", { title: title }), _("Add {title} to the menu", { title: title }), "add");
           b.addEventListener("click", function () {
-            add({ id: r.id }, title, "page " + r.id);
+            add({ id: r.id }, title, _("page {id}", { id: r.id }));
             found.replaceChildren();
             finder.elements.text.focus();
           });
@@ -159,7 +159,7 @@ document.addEventListener("DOMContentLoaded", function () {
           found.appendChild(li);
         });
       })
-      .catch(function (e) { say("Could not search: " + e.message, "error"); });
+      .catch(function (e) { say(_("Could not search: {why}", { why: e.message }), "error"); });
   });
 
   var linker = document.getElementById("menu-add-link");
@@ -168,7 +168,7 @@ document.addEventListener("DOMContentLoaded", function () {
     var title = linker.elements.title.value.trim();
     var url = linker.elements.url.value.trim();
     if (!/^(\/|https?:\/\/|mailto:|#)/i.test(url)) {
-      say("An address starts with / (a page of this site), http://, https:// or mailto:.", "error");
+      say(_("An address starts with / (a page of this site), http://, https:// or mailto:."), "error");
       linker.elements.url.focus();
       return;
     }
@@ -189,19 +189,19 @@ document.addEventListener("DOMContentLoaded", function () {
   }
 
   document.getElementById("menu-save").addEventListener("click", function () {
-    say("Saving…", "");
+    say(_("Saving…"), "");
     Admin.api("PATCH", "/api/rsc/" + id, { props: { menu: serialise(tree) } }, { ifMatch: editor.dataset.version })
       .then(function (saved) {
         editor.dataset.version = saved.version;
         changed = false;
-        say("Saved the menu.", "ok");
-        Admin.toast("Saved the menu.");
+        say(_("Saved the menu."), "ok");
+        Admin.toast(_("Saved the menu."));
       })
       .catch(function (e) {
         if (e.status === 409 || e.status === 412) {
-          say("Not saved: someone else changed this menu meanwhile. Reload the page to see theirs (yours is lost then), or save the rest first.", "error");
+          say(_("Not saved: someone else changed this menu meanwhile. Reload the page to see theirs (yours is lost then), or save the rest first."), "error");
         } else {
-          say("Not saved: " + e.message, "error");
+          say(_("Not saved: {why}", { why: e.message }), "error");
         }
       });
   });

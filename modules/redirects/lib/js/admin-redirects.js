@@ -23,23 +23,23 @@
       var tr = document.createElement("tr");
       var from = document.createElement("code");
       from.textContent = r.from;
-      var to = r.to || (r.to_rsc ? "page " + r.to_rsc : "nothing");
+      var to = r.to || (r.to_rsc ? _("page {id}", { id: r.to_rsc }) : _("nothing"));
       var remove = document.createElement("button");
       remove.type = "button";
       remove.className = "danger";
-      remove.textContent = "Remove";
-      remove.setAttribute("aria-label", "Remove the redirect of " + r.from);
+      remove.textContent = _("Remove");
+      remove.setAttribute("aria-label", _("Remove the redirect of {from}", { from: r.from }));
       remove.addEventListener("click", function () {
         Admin.api("DELETE", "/api/redirects/" + r.id)
-          .then(function () { Admin.say(status, "Removed the redirect of " + r.from + ".", "ok"); return load(); })
-          .catch(function (e) { Admin.say(status, "Not removed: " + e.message, "error"); });
+          .then(function () { Admin.say(status, _("Removed the redirect of {from}.", { from: r.from }), "ok"); return load(); })
+          .catch(function (e) { Admin.say(status, _("Not removed: {why}", { why: e.message }), "error"); });
       });
       tr.append(
         cell(from),
-        cell(to, "Goes to"),
-        cell(String(r.status), "Answer"),
-        cell(String(r.hits), "Hits"),
-        cell(r.last_hit ? Admin.when(r.last_hit) : "never", "Last hit"),
+        cell(to, _("Goes to")),
+        cell(String(r.status), _("Answer")),
+        cell(String(r.hits), _("Hits")),
+        cell(r.last_hit ? Admin.when(r.last_hit) : _("never"), _("Last hit")),
         cell(remove));
       body.appendChild(tr);
     });
@@ -58,28 +58,28 @@
       status: Number(add.elements.status.value),
     })
       .then(function (made) {
-        Admin.say(status, "Added: " + made.from + " now answers " + made.status + ".", "ok");
+        Admin.say(status, _("Added: {from} now answers {status}.", { from: made.from, status: made.status }), "ok");
         add.reset();
         add.elements.from.focus();
         return load();
       })
-      .catch(function (e) { Admin.say(status, "Not added: " + e.message, "error"); });
+      .catch(function (e) { Admin.say(status, _("Not added: {why}", { why: e.message }), "error"); });
   });
 
   var importer = document.getElementById("import-redirects");
   importer.addEventListener("submit", function (event) {
     event.preventDefault();
     var file = importer.elements.file.files[0];
-    if (!file) { Admin.say(status, "Choose a CSV file first.", "error"); return; }
+    if (!file) { Admin.say(status, _("Choose a CSV file first."), "error"); return; }
     file.text()
       .then(function (csv) { return Admin.api("POST", "/api/redirects/import", { csv: csv }); })
       .then(function (done) {
-        Admin.say(status, "Imported " + done.imported + " redirect" + (done.imported === 1 ? "" : "s") + ".", "ok");
+        Admin.say(status, _("Redirects imported: {n}.", { n: done.imported }), "ok");
         importer.reset();
         return load();
       })
-      .catch(function (e) { Admin.say(status, "Not imported: " + e.message, "error"); });
+      .catch(function (e) { Admin.say(status, _("Not imported: {why}", { why: e.message }), "error"); });
   });
 
-  load().catch(function (e) { Admin.say(status, "Could not list the redirects: " + e.message, "error"); });
+  load().catch(function (e) { Admin.say(status, _("Could not list the redirects: {why}", { why: e.message }), "error"); });
 })();

@@ -33,39 +33,40 @@ document.addEventListener("DOMContentLoaded", function () {
           url.textContent = w.url;
           var secret = document.createElement("details");
           var summary = document.createElement("summary");
-          summary.textContent = "Secret";
+          summary.textContent = _("Secret");
           var code = document.createElement("code");
           code.textContent = w.secret;
           secret.append(summary, code);
           where.append(url);
           if (w.description) { var note = document.createElement("small"); note.textContent = " " + w.description; where.append(note); }
           where.append(secret);
-          var events = (w.events.length ? w.events.join(", ") : "all") + (w.categories.length ? " · in " + w.categories.join(", ") : "");
+          var events = w.events.length ? w.events.join(", ") : _("all");
+          if (w.categories.length) events = _("{events} · in {categories}", { events: events, categories: w.categories.join(", ") });
           var log = document.createElement("a");
           log.href = "/admin/webhooks?endpoint=" + w.id;
-          log.textContent = w.waiting + " waiting, " + w.failed + " failed, " + w.delivered + " delivered";
+          log.textContent = _("{waiting} waiting, {failed} failed, {delivered} delivered", { waiting: w.waiting, failed: w.failed, delivered: w.delivered });
           var toggle = document.createElement("input");
           toggle.type = "checkbox";
           toggle.checked = w.active;
-          toggle.setAttribute("aria-label", "Send to " + w.url);
+          toggle.setAttribute("aria-label", _("Send to {url}", { url: w.url }));
           toggle.addEventListener("change", function () {
             Admin.api("PATCH", "/api/webhooks/" + w.id, { active: toggle.checked })
-              .then(function () { Admin.say(status, (toggle.checked ? "Sending to " : "Not sending to ") + w.url + " any more.".replace(" any more", toggle.checked ? "" : " any more"), "ok"); })
-              .catch(function (e) { toggle.checked = !toggle.checked; Admin.say(status, "Not changed: " + e.message, "error"); });
+              .then(function () { Admin.say(status, toggle.checked ? _("Sending to {url}.", { url: w.url }) : _("Not sending to {url} any more.", { url: w.url }), "ok"); })
+              .catch(function (e) { toggle.checked = !toggle.checked; Admin.say(status, _("Not changed: {why}", { why: e.message }), "error"); });
           });
-          var remove = button("Remove", "Remove the webhook " + w.url, "danger");
+          var remove = button(_("Remove"), _("Remove the webhook {url}", { url: w.url }), "danger");
           remove.addEventListener("click", function () {
-            if (!window.confirm("Remove the webhook " + w.url + " and its messages?")) return;
+            if (!window.confirm(_("Remove the webhook {url} and its messages?", { url: w.url }))) return;
             Admin.api("DELETE", "/api/webhooks/" + w.id)
-              .then(function () { Admin.say(status, "Removed " + w.url + ".", "ok"); return load(); })
-              .catch(function (e) { Admin.say(status, "Not removed: " + e.message, "error"); });
+              .then(function () { Admin.say(status, _("Removed {url}.", { url: w.url }), "ok"); return load(); })
+              .catch(function (e) { Admin.say(status, _("Not removed: {why}", { why: e.message }), "error"); });
           });
-          tr.append(cell(where), cell(events, "Events"), cell(log, "Messages"), cell(toggle, "On"), cell(remove));
+          tr.append(cell(where), cell(events, _("Events")), cell(log, _("Messages")), cell(toggle, _("On")), cell(remove));
           body.appendChild(tr);
         });
         empty.hidden = answer.webhooks.length > 0;
         table.hidden = answer.webhooks.length === 0;
-      }).catch(function (e) { Admin.say(status, "Webhooks not read: " + e.message, "error"); });
+      }).catch(function (e) { Admin.say(status, _("Webhooks not read: {why}", { why: e.message }), "error"); });
     };
     var form = document.getElementById("new-webhook");
     form.addEventListener("submit", function (event) {
@@ -79,11 +80,11 @@ document.addEventListener("DOMContentLoaded", function () {
         description: form.elements.description.value.trim(),
       })
         .then(function (made) {
-          Admin.say(status, "Added " + made.url + ". Its secret is under “Secret”: the receiver checks signatures with it.", "ok");
+          Admin.say(status, _("Added {url}. Its secret is under “Secret”: the receiver checks signatures with it.", { url: made.url }), "ok");
           form.reset();
           return load();
         })
-        .catch(function (e) { Admin.say(status, "Not added: " + e.message, "error"); });
+        .catch(function (e) { Admin.say(status, _("Not added: {why}", { why: e.message }), "error"); });
     });
     load();
   }
@@ -97,7 +98,7 @@ document.addEventListener("DOMContentLoaded", function () {
     var said = document.getElementById("deliveries-status");
     var oldest = null;
     var PAGE = 50;
-    var states = { pending: "waiting", delivered: "delivered", failed: "given up" };
+    var states = { pending: _("waiting"), delivered: _("delivered"), failed: _("given up") };
     var show = function (before) {
       var url = "/api/webhooks/" + endpoint + "/deliveries?limit=" + PAGE + (before ? "&before=" + before : "");
       return Admin.api("GET", url).then(function (answer) {
@@ -108,22 +109,22 @@ document.addEventListener("DOMContentLoaded", function () {
           event.textContent = d.event;
           var badge = document.createElement("span");
           badge.className = "badge " + (d.state === "delivered" ? "published" : d.state === "failed" ? "draft" : "scheduled");
-          badge.textContent = states[d.state] + (d.attempts > 1 ? " (" + d.attempts + " tries)" : "");
-          var answerText = d.last_status ? d.last_status + (d.last_response ? ": " + d.last_response.slice(0, 120) : "") : (d.last_error || "not sent yet");
-          var again = button("Send again", "Send the " + d.event + " message again");
+          badge.textContent = states[d.state] + (d.attempts > 1 ? " " + _("({n} tries)", { n: d.attempts }) : "");
+          var answerText = d.last_status ? d.last_status + (d.last_response ? ": " + d.last_response.slice(0, 120) : "") : (d.last_error || _("not sent yet"));
+          var again = button(_("Send again"), _("Send the {event} message again", { event: d.event }));
           again.addEventListener("click", function () {
             Admin.api("POST", "/api/webhooks/deliveries/" + d.id + "/retry")
-              .then(function () { Admin.say(said, "The message goes again.", "ok"); return show(); })
-              .catch(function (e) { Admin.say(said, "Not sent again: " + e.message, "error"); });
+              .then(function () { Admin.say(said, _("The message goes again."), "ok"); return show(); })
+              .catch(function (e) { Admin.say(said, _("Not sent again: {why}", { why: e.message }), "error"); });
           });
-          tr.append(cell(event), cell(badge, "State"), cell(answerText, "Last answer"), cell(d.last_attempt ? Admin.when(d.last_attempt) : "—", "Sent"), cell(again));
+          tr.append(cell(event), cell(badge, _("State")), cell(answerText, _("Last answer")), cell(d.last_attempt ? Admin.when(d.last_attempt) : "—", _("Sent")), cell(again));
           rows.appendChild(tr);
           oldest = d.id;
         });
         none.hidden = rows.children.length > 0;
         deliveries.hidden = rows.children.length === 0;
         more.hidden = answer.deliveries.length < PAGE;
-      }).catch(function (e) { Admin.say(said, "Messages not read: " + e.message, "error"); });
+      }).catch(function (e) { Admin.say(said, _("Messages not read: {why}", { why: e.message }), "error"); });
     };
     more.addEventListener("click", function () { show(oldest); });
     show();
