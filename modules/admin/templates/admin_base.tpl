@@ -10,7 +10,7 @@
 <meta name="robots" content="noindex">
 <meta name="color-scheme" content="light dark">
 {% if request.csrf_token %}<meta name="csrf-token" content="{{ request.csrf_token }}">{% endif %}
-<title>{% block title %}Admin{% endblock %} &middot; {{ m.config.site_title or "Bulwark" }}</title>
+<title>{% block title %}{{ _("Admin") }}{% endblock %} &middot; {{ m.config.site_title or "Bulwark" }}</title>
 {{ lib("css/admin.css") }}
 </head>
 <body class="admin">

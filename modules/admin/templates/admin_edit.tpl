@@ -1,127 +1,127 @@
 {% extends "admin_base.tpl" %}
 {% set r = m.rsc[id] %}
-{% block title %}{% if r %}Edit {{ r.title or "(untitled)" }}{% else %}Not found{% endif %}{% endblock %}
+{% block title %}{% if r %}{{ _("Edit {title}", title=r.title or _("(untitled)")) }}{% else %}{{ _("Not found") }}{% endif %}{% endblock %}
 {% block content %}
 {% if not r %}
-<h1>Not found</h1>
-<p>There is no resource {{ id }}, or you may not see it. <a href="/admin/resources">Back to the list</a>.</p>
+<h1>{{ _("Not found") }}</h1>
+<p>{{ _("There is no resource {id}, or you may not see it.", id=id) }} <a href="/admin/resources">{{ _("Back to the list") }}</a>.</p>
 {% elif not m.acl.may("update", r.id) %}
-<h1>{{ r.title or "(untitled)" }}</h1>
-<p>You may see this {{ r.category }} but not change it. <a href="{{ r.page_url }}">View it</a>.</p>
+<h1>{{ r.title or _("(untitled)") }}</h1>
+<p>{{ _("You may see this {category} but not change it.", category=r.category) }} <a href="{{ r.page_url }}">{{ _("View it") }}</a>.</p>
 {% else %}
-<h1>Edit: <span id="heading">{{ r.title or "(untitled)" }}</span></h1>
-<p class="page-head">{% if r.published %}<span class="badge published">published</span>{% else %}<span class="badge draft">draft</span>{% endif %}
-  <span>{{ r.category }}</span> <span>changed <time datetime="{{ r.modified }}">{{ r.modified }}</time></span>
-  <a id="page-link" href="{{ r.page_url }}">View the page</a>
-  {% if site.languages|length > 1 %}<a id="translations-link" href="/admin/translate/{{ r.id }}">Translations</a>{% endif %}
-  <button type="button" id="preview-toggle" aria-expanded="false" aria-controls="preview">Preview</button></p>
+<h1>{{ _("Edit:") }} <span id="heading">{{ r.title or _("(untitled)") }}</span></h1>
+<p class="page-head">{% if r.published %}<span class="badge published">{{ _("published") }}</span>{% else %}<span class="badge draft">{{ _("draft") }}</span>{% endif %}
+  <span>{{ r.category }}</span> <span>{{ _("changed") }} <time datetime="{{ r.modified }}">{{ r.modified }}</time></span>
+  <a id="page-link" href="{{ r.page_url }}">{{ _("View the page") }}</a>
+  {% if site.languages|length > 1 %}<a id="translations-link" href="/admin/translate/{{ r.id }}">{{ _("Translations") }}</a>{% endif %}
+  <button type="button" id="preview-toggle" aria-expanded="false" aria-controls="preview">{{ _("Preview") }}</button></p>
 <p id="others" class="notice" role="status" aria-live="polite" hidden></p>
-<div id="preview" hidden><iframe title="Preview of the page" id="preview-frame" loading="lazy"></iframe></div>
+<div id="preview" hidden><iframe title="{{ _("Preview of the page") }}" id="preview-frame" loading="lazy"></iframe></div>
 {# A text translated into several languages is edited here in the admin's
    language (the others stay as they are: Translations shows them all). #}
 {% set lang = m.req.language %}
 <form id="editor" class="editor" data-id="{{ r.id }}" data-version="{{ r.version }}" data-csrf="{{ request.csrf_token }}" data-page="{{ r.page_url }}" data-language="{{ lang }}" data-translated="{% for f in ["title", "summary", "body", "slug"] if r.is_translated(f) %}{{ f }} {% endfor %}">
-  <p><label for="title">Title</label><br>
+  <p><label for="title">{{ _("Title") }}</label><br>
      <input id="title" name="title" value="{{ (r.translation("title", lang) if r.is_translated("title") else r.title) or '' }}" required size="60">
-     {% if r.is_translated("title") %}<br><small>In {{ lang }}; every language side by side: <a href="/admin/translate/{{ r.id }}">Translations</a>.</small>{% endif %}</p>
-  <p><label for="summary">Summary</label><br>
+     {% if r.is_translated("title") %}<br><small>{{ _("In {language}; every language side by side:", language=lang) }} <a href="/admin/translate/{{ r.id }}">{{ _("Translations") }}</a>.</small>{% endif %}</p>
+  <p><label for="summary">{{ _("Summary") }}</label><br>
      <textarea id="summary" name="summary" rows="3" cols="60">{{ (r.translation("summary", lang) if r.is_translated("summary") else r.summary) or '' }}</textarea></p>
   <div class="field">
-    <span id="body-label">Body</span>
-    <div class="toolbar" role="toolbar" aria-label="Formatting" aria-controls="body-editor" hidden>
-      <button type="button" data-command="bold" aria-label="Bold" title="Bold (Ctrl+B)"><b>B</b></button>
-      <button type="button" data-command="italic" aria-label="Italic" title="Italic (Ctrl+I)"><i>I</i></button>
-      <button type="button" data-command="heading" aria-label="Heading">H</button>
-      <button type="button" data-command="ul" aria-label="Bulleted list">&bull; Bulleted</button>
-      <button type="button" data-command="ol" aria-label="Numbered list">Numbered</button>
-      <button type="button" data-command="link" aria-label="Link">Link</button>
-      <button type="button" data-command="source" aria-pressed="false" aria-label="Edit the HTML source">HTML</button>
+    <span id="body-label">{{ _("Body") }}</span>
+    <div class="toolbar" role="toolbar" aria-label="{{ _("Formatting") }}" aria-controls="body-editor" hidden>
+      <button type="button" data-command="bold" aria-label="{{ _("Bold") }}" title="{{ _("Bold (Ctrl+B)") }}"><b>B</b></button>
+      <button type="button" data-command="italic" aria-label="{{ _("Italic") }}" title="{{ _("Italic (Ctrl+I)") }}"><i>I</i></button>
+      <button type="button" data-command="heading" aria-label="{{ _("Heading") }}">H</button>
+      <button type="button" data-command="ul" aria-label="{{ _("Bulleted list") }}">&bull; {{ _("Bulleted") }}</button>
+      <button type="button" data-command="ol" aria-label="{{ _("Numbered list") }}">{{ _("Numbered") }}</button>
+      <button type="button" data-command="link" aria-label="{{ _("Link") }}">{{ _("Link") }}</button>
+      <button type="button" data-command="source" aria-pressed="false" aria-label="{{ _("Edit the HTML source") }}">HTML</button>
     </div>
     <div id="body-editor" class="rich" role="textbox" aria-multiline="true" aria-labelledby="body-label" hidden></div>
     <textarea id="body" name="body" rows="12" cols="60" aria-labelledby="body-label">{{ (r.translation("body", lang) if r.is_translated("body") else r.body) or '' }}</textarea>
   </div>
   <div class="columns">
-    <p><label for="category">Category</label><br>
+    <p><label for="category">{{ _("Category") }}</label><br>
       <select id="category" name="category">
         {% for c in m.category %}<option value="{{ c.name }}"{% if c.name == r.category %} selected{% endif %}>{{ "– " * c.depth }}{{ c.name }}</option>{% endfor %}
       </select></p>
-    <p><label for="name">Unique name</label><br>
-      <input id="name" name="name" value="{{ r.name or '' }}" size="24" pattern="[a-z0-9_]*" title="a-z, 0-9 and _" aria-describedby="name-help">
-      <br><small id="name-help">Optional: for templates, <code>m.rsc.the_name</code>.</small></p>
-    <p><label for="slug">URL slug</label><br>
+    <p><label for="name">{{ _("Unique name") }}</label><br>
+      <input id="name" name="name" value="{{ r.name or '' }}" size="24" pattern="[a-z0-9_]*" title="{{ _("a-z, 0-9 and _") }}" aria-describedby="name-help">
+      <br><small id="name-help">{{ _("Optional: for templates,") }} <code>m.rsc.the_name</code>.</small></p>
+    <p><label for="slug">{{ _("URL slug") }}</label><br>
       <input id="slug" name="slug" value="{{ (r.translation("slug", lang) if r.is_translated("slug") else r.own_slug) or '' }}" placeholder="{{ r.slug }}" size="30" aria-describedby="slug-help">
-      <br><small id="slug-help">Empty: made from the title.</small></p>
+      <br><small id="slug-help">{{ _("Empty: made from the title.") }}</small></p>
   </div>
   <fieldset class="columns">
-    <legend>Publication</legend>
-    <p><label><input id="published" name="published" type="checkbox"{% if r.published %} checked{% endif %}> Published</label></p>
-    <p><label for="publication_start">From</label><br>
+    <legend>{{ _("Publication") }}</legend>
+    <p><label><input id="published" name="published" type="checkbox"{% if r.published %} checked{% endif %}> {{ _("Published") }}</label></p>
+    <p><label for="publication_start">{{ _("From") }}</label><br>
       <input id="publication_start" name="publication_start" type="datetime-local" data-utc="{{ r.publication_start or '' }}"></p>
-    <p><label for="publication_end">Until</label><br>
+    <p><label for="publication_end">{{ _("Until") }}</label><br>
       <input id="publication_end" name="publication_end" type="datetime-local" data-utc="{{ r.publication_end or '' }}"></p>
-    <p><label for="visibility">Who may see it</label><br>
+    <p><label for="visibility">{{ _("Who may see it") }}</label><br>
       <select id="visibility" name="visibility">
-        <option value="public"{% if r.visibility == "public" %} selected{% endif %}>everyone</option>
-        <option value="members"{% if r.visibility == "members" %} selected{% endif %}>members</option>
+        <option value="public"{% if r.visibility == "public" %} selected{% endif %}>{{ _("everyone") }}</option>
+        <option value="members"{% if r.visibility == "members" %} selected{% endif %}>{{ _("members") }}</option>
         {% for g in m.search(cat="content_group", sort="title", pagelen=100) %}
-        <option value="group:{{ g.id }}"{% if r.content_group == g.id %} selected{% endif %}>content group: {{ g.title or g.name }}</option>
+        <option value="group:{{ g.id }}"{% if r.content_group == g.id %} selected{% endif %}>{{ _("content group: {name}", name=g.title or g.name) }}</option>
         {% endfor %}
       </select></p>
   </fieldset>
   <div class="savebar">
-    <button type="submit" class="primary" aria-keyshortcuts="Control+S">Save</button>
-    <button type="button" id="publish-now"{% if r.published %} hidden{% endif %}>Save and publish</button>
+    <button type="submit" class="primary" aria-keyshortcuts="Control+S">{{ _("Save") }}</button>
+    <button type="button" id="publish-now"{% if r.published %} hidden{% endif %}>{{ _("Save and publish") }}</button>
     <p id="status" role="status" aria-live="polite"></p>
   </div>
   <div id="draft" class="notice" role="region" aria-labelledby="draft-title" hidden>
     <p id="draft-title"></p>
-    <p><button type="button" id="draft-restore" class="primary">Restore them</button> <button type="button" id="draft-discard">Discard them</button></p>
+    <p><button type="button" id="draft-restore" class="primary">{{ _("Restore them") }}</button> <button type="button" id="draft-discard">{{ _("Discard them") }}</button></p>
   </div>
   <div id="conflict" class="notice" role="region" aria-labelledby="conflict-title" hidden>
-    <h2 id="conflict-title">Someone else saved this while you were writing</h2>
-    <p>Nothing you wrote is lost: it is still in the form. What they saved (struck through) against what you have (underlined):</p>
+    <h2 id="conflict-title">{{ _("Someone else saved this while you were writing") }}</h2>
+    <p>{{ _("Nothing you wrote is lost: it is still in the form. What they saved (struck through) against what you have (underlined):") }}</p>
     <div id="conflict-diff" class="diff"></div>
-    <p><button type="button" id="conflict-mine" class="primary">Save mine over theirs</button> <button type="button" id="conflict-theirs">Take theirs, drop mine</button></p>
+    <p><button type="button" id="conflict-mine" class="primary">{{ _("Save mine over theirs") }}</button> <button type="button" id="conflict-theirs">{{ _("Take theirs, drop mine") }}</button></p>
   </div>
 </form>
 
 {% if "media" in site_modules and r.category == "image" %}
 {% set fx = r.focus_x if r.focus_x is number else 0.5 %}{% set fy = r.focus_y if r.focus_y is number else 0.5 %}
 <section id="focus" class="editor-section" aria-labelledby="focus-title" data-id="{{ r.id }}">
-  <h2 id="focus-title">Focal point</h2>
-  <p>Crops of this picture keep its focal point in view. Click on the picture where it is, or give it in per cent.</p>
+  <h2 id="focus-title">{{ _("Focal point") }}</h2>
+  <p>{{ _("Crops of this picture keep its focal point in view. Click on the picture where it is, or give it in per cent.") }}</p>
   <div class="focus-frame"><img id="focus-image" src="/media/file/{{ r.id }}" alt="{{ r.title or '' }}" width="{{ r.width }}" height="{{ r.height }}">
     <span id="focus-mark" class="focus-mark" hidden></span></div>
   <form id="focus-form" class="columns">
-    <p><label for="focus-x">From the left (%)</label><br><input id="focus-x" name="x" type="number" min="0" max="100" step="0.1" value="{{ (fx * 100)|round(1) }}"></p>
-    <p><label for="focus-y">From the top (%)</label><br><input id="focus-y" name="y" type="number" min="0" max="100" step="0.1" value="{{ (fy * 100)|round(1) }}"></p>
-    <p><br><button type="submit" class="primary">Save the focal point</button></p>
+    <p><label for="focus-x">{{ _("From the left (%)") }}</label><br><input id="focus-x" name="x" type="number" min="0" max="100" step="0.1" value="{{ (fx * 100)|round(1) }}"></p>
+    <p><label for="focus-y">{{ _("From the top (%)") }}</label><br><input id="focus-y" name="y" type="number" min="0" max="100" step="0.1" value="{{ (fy * 100)|round(1) }}"></p>
+    <p><br><button type="submit" class="primary">{{ _("Save the focal point") }}</button></p>
   </form>
   <p id="focus-status" class="message" role="status" aria-live="polite"></p>
-  <p id="focus-preview">As the thumbnail crops it: {{ image(r.id, "thumbnail") }}</p>
+  <p id="focus-preview">{{ _("As the thumbnail crops it:") }} {{ image(r.id, "thumbnail") }}</p>
 </section>
 {% endif %}
 {% if "media" in site_modules %}
 {% set pictures = r.o.depiction %}
 <section id="depiction" class="editor-section" aria-labelledby="depiction-title" data-id="{{ r.id }}" data-current="{% for p in pictures %}{{ p.id }}{% if not loop.last %},{% endif %}{% endfor %}">
-  <h2 id="depiction-title">Picture</h2>
+  <h2 id="depiction-title">{{ _("Picture") }}</h2>
   <p id="depiction-status" class="message" role="status" aria-live="polite"></p>
   {% if pictures %}
   <div class="current-picture">{% for p in pictures %}{{ image(p.id, "thumbnail") }}{% endfor %}
-    <button type="button" id="depiction-remove" class="danger">Remove the picture</button></div>
-  {% else %}<p class="muted">No picture yet: choose one from the library or upload one.</p>{% endif %}
+    <button type="button" id="depiction-remove" class="danger">{{ _("Remove the picture") }}</button></div>
+  {% else %}<p class="muted">{{ _("No picture yet: choose one from the library or upload one.") }}</p>{% endif %}
   <details>
-    <summary>Choose from the library</summary>
+    <summary>{{ _("Choose from the library") }}</summary>
     <ul class="media-grid plain">
     {% for img in m.search(cat="image", sort="-created", pagelen=24) %}
-      <li><button type="button" data-pick="{{ img.id }}" aria-label="Use {{ img.title or img.id }}">{{ image(img.id, "thumbnail") }}</button></li>
+      <li><button type="button" data-pick="{{ img.id }}" aria-label="{{ _("Use {name}", name=img.title or img.id) }}">{{ image(img.id, "thumbnail") }}</button></li>
     {% else %}
-      <li class="empty">The library has no images yet: upload one below.</li>
+      <li class="empty">{{ _("The library has no images yet: upload one below.") }}</li>
     {% endfor %}
     </ul>
   </details>
-  <p><label>Or upload one <input id="depiction-file" type="file" accept="image/*"></label>
-    <progress id="depiction-progress" max="1" value="0" hidden aria-label="Uploading"></progress></p>
+  <p><label>{{ _("Or upload one") }} <input id="depiction-file" type="file" accept="image/*"></label>
+    <progress id="depiction-progress" max="1" value="0" hidden aria-label="{{ _("Uploading") }}"></progress></p>
 </section>
 {% endif %}
 
@@ -130,22 +130,22 @@
 {% include "_admin_edit_" ~ r.category ~ ".tpl" ignore missing %}
 
 <section id="edges" class="editor-section" aria-labelledby="edges-title" data-id="{{ r.id }}">
-  <h2 id="edges-title">Connections</h2>
+  <h2 id="edges-title">{{ _("Connections") }}</h2>
   <p id="edges-status" class="message" role="status" aria-live="polite"></p>
   <div id="edge-lists"></div>
   <form id="new-edge" class="stacked">
-    <h3>Add a connection</h3>
-    <label>Predicate <select name="predicate" required></select></label>
-    <label>Find <input name="text" type="search" placeholder="words of its title" autocomplete="off"></label>
-    <button type="submit">Find</button>
-    <ul id="edge-candidates" class="plain" aria-label="Found"></ul>
+    <h3>{{ _("Add a connection") }}</h3>
+    <label>{{ _("Predicate") }} <select name="predicate" required></select></label>
+    <label>{{ _("Find") }} <input name="text" type="search" placeholder="{{ _("words of its title") }}" autocomplete="off"></label>
+    <button type="submit">{{ _("Find") }}</button>
+    <ul id="edge-candidates" class="plain" aria-label="{{ _("Found") }}"></ul>
   </form>
 </section>
 
 <section id="revisions" class="editor-section" aria-labelledby="revisions-title" data-id="{{ r.id }}">
-  <h2 id="revisions-title">Earlier versions</h2>
+  <h2 id="revisions-title">{{ _("Earlier versions") }}</h2>
   <p id="revisions-status" class="message" role="status" aria-live="polite"></p>
-  <p id="revisions-empty" class="muted" hidden>None yet: every save keeps the version before it.</p>
+  <p id="revisions-empty" class="muted" hidden>{{ _("None yet: every save keeps the version before it.") }}</p>
   <ol id="revision-list" class="plain"></ol>
   <div id="revision-diff" class="diff" hidden aria-live="polite"></div>
 </section>

@@ -1,10 +1,9 @@
 {% extends "admin_base.tpl" %}
-{% block title %}Predicates{% endblock %}
+{% block title %}{{ _("Predicates") }}{% endblock %}
 {% block content %}
-<h1>Predicates</h1>
-<p>A predicate names a kind of connection (an <em>author</em>, what a page is
-<em>about</em>). It may be limited to subjects and objects of some categories
-(and those below them); none selected allows any.</p>
+<h1>{{ _("Predicates") }}</h1>
+<p>{{ _("A predicate names a kind of connection") }} ({{ _("an") }} <em>author</em>, {{ _("what a page is") }}
+<em>about</em>). {{ _("It may be limited to subjects and objects of some categories (and those below them); none selected allows any.") }}</p>
 <p id="predicate-status" class="message" role="status" aria-live="polite"></p>
 <div id="predicate-list"></div>
 <template id="category-options">

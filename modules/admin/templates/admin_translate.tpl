@@ -13,11 +13,11 @@
 {% block title %}{% if r %}{{ _("Translations of {title}", title=r.title or _("(untitled)")) }}{% else %}{{ _("Not found") }}{% endif %}{% endblock %}
 {% block content %}
 {% if not r %}
-<h1>Not found</h1>
-<p>There is no resource {{ id }}, or you may not see it. <a href="/admin/resources">Back to the list</a>.</p>
+<h1>{{ _("Not found") }}</h1>
+<p>{{ _("There is no resource {id}, or you may not see it.", id=id) }} <a href="/admin/resources">{{ _("Back to the list") }}</a>.</p>
 {% elif not m.acl.may("update", r.id) %}
-<h1>{{ r.title or "(untitled)" }}</h1>
-<p>You may see this {{ r.category }} but not change it.</p>
+<h1>{{ r.title or _("(untitled)") }}</h1>
+<p>{{ _("You may see this {category} but not change it.", category=r.category) }}</p>
 {% else %}
 <h1>{{ _("Translations of") }} <a href="/admin/edit/{{ r.id }}">{{ r.title or _("(untitled)") }}</a></h1>
 <p class="page-head">{% if r.published %}<span class="badge published">{{ _("published") }}</span>{% else %}<span class="badge draft">{{ _("draft") }}</span>{% endif %} <a href="/admin/edit/{{ r.id }}">{{ _("Back to the editor") }}</a></p>

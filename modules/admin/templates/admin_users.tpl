@@ -1,16 +1,14 @@
 {% extends "admin_base.tpl" %}
-{% block title %}Users and groups{% endblock %}
+{% block title %}{{ _("Users and groups") }}{% endblock %}
 {% block content %}
-<h1>Users and groups</h1>
-<p>Tick a box to put someone in a group, untick it to take them out. A group's
-people count as people of the groups below it in the tree (an editor is also a
-member). Only people in a group may put others in it.</p>
+<h1>{{ _("Users and groups") }}</h1>
+<p>{{ _("Tick a box to put someone in a group, untick it to take them out. A group's people count as people of the groups below it in the tree (an editor is also a member). Only people in a group may put others in it.") }}</p>
 <p id="users-status" class="message" role="status" aria-live="polite"></p>
 {% set groups = m.search(cat="acl_user_group", sort="id", pagelen=100) %}
 {% set users = m.search(cat="person", sort="title", pagelen=200) %}
 <div class="scroll">
 <table id="users">
-  <thead><tr><th scope="col">User</th>{% for g in groups if g.name != "acl_user_group_anonymous" %}<th scope="col">{{ g.title or g.name }}</th>{% endfor %}</tr></thead>
+  <thead><tr><th scope="col">{{ _("User") }}</th>{% for g in groups if g.name != "acl_user_group_anonymous" %}<th scope="col">{{ g.title or g.name }}</th>{% endfor %}</tr></thead>
   <tbody>
   {% for u in users %}
     {% set mine = u.o.hasusergroup | map(attribute="id") | list %}
@@ -20,24 +18,24 @@ member). Only people in a group may put others in it.</p>
       {% for g in groups if g.name != "acl_user_group_anonymous" %}
       <td data-label="{{ g.title or g.name }}"><input type="checkbox" class="membership" data-person="{{ u.id }}" data-group="{{ g.id }}"
         data-username="{{ u.title }}" data-group-name="{{ g.title or g.name }}"
-        aria-label="{{ u.title }} in {{ g.title or g.name }}"{% if g.id in mine %} checked{% endif %}
+        aria-label="{{ _("{user} in {group}", user=u.title or "", group=g.title or g.name) }}"{% if g.id in mine %} checked{% endif %}
         {% if not m.acl.may("link", u.id) or (g.name | replace("acl_user_group_", "")) not in my_groups %} disabled{% endif %}></td>
       {% endfor %}
     </tr>
     {% endif %}
   {% else %}
-    <tr><td>No users you may see.</td></tr>
+    <tr><td>{{ _("No users you may see.") }}</td></tr>
   {% endfor %}
   </tbody>
 </table>
 </div>
 
-<h2>New user</h2>
+<h2>{{ _("New user") }}</h2>
 <form id="new-user" class="stacked" autocomplete="off">
-  <label>Username <input name="username" required maxlength="80" pattern="\S+" title="no spaces"></label>
-  <label>Password <input name="password" type="password" required minlength="8" autocomplete="new-password"></label>
-  <label>E-mail <input name="email" type="email"></label>
-  <label>Group
+  <label>{{ _("Username") }} <input name="username" required maxlength="80" pattern="\S+" title="{{ _("no spaces") }}"></label>
+  <label>{{ _("Password") }} <input name="password" type="password" required minlength="8" autocomplete="new-password"></label>
+  <label>{{ _("E-mail") }} <input name="email" type="email"></label>
+  <label>{{ _("Group") }}
     <select name="group">
       {% for g in groups if g.name != "acl_user_group_anonymous" %}
       {% set short = g.name | replace("acl_user_group_", "") %}
@@ -45,13 +43,13 @@ member). Only people in a group may put others in it.</p>
       {% endfor %}
     </select>
   </label>
-  <button type="submit">Add the user</button>
+  <button type="submit">{{ _("Add the user") }}</button>
 </form>
 
-<h2>Groups</h2>
+<h2>{{ _("Groups") }}</h2>
 <ul>
 {% for g in groups %}
-  <li>{{ g.title or g.name }}{% set parent = g.o.hasparentgroup %}{% if parent %}: also counts as {{ parent[0].title or parent[0].name }}{% endif %}</li>
+  <li>{{ g.title or g.name }}{% set parent = g.o.hasparentgroup %}{% if parent %}: {{ _("also counts as {group}", group=parent[0].title or parent[0].name) }}{% endif %}</li>
 {% endfor %}
 </ul>
 {% endblock %}

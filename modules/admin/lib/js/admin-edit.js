@@ -57,7 +57,7 @@
         if (command === "ul") /UL/.test(path) ? editor.removeList() : editor.makeUnorderedList();
         if (command === "ol") /OL/.test(path) ? editor.removeList() : editor.makeOrderedList();
         if (command === "link") {
-          var url = window.prompt("Link to (an address such as https://example.org or /about):");
+          var url = window.prompt(_("Link to (an address such as https://example.org or /about):"));
           if (url) editor.makeLink(url); else if (url === "") editor.removeLink();
         }
         textarea.value = editor.getHTML();
@@ -187,9 +187,10 @@
         return k && k.fields && JSON.stringify(k.fields) !== savedState;
       }).sort(function (a, b) { return b.at - a.at; })[0];
       if (!kept) return;
-      document.getElementById("draft-title").textContent =
-        "You have changes here that were not saved, from " + new Date(kept.at).toLocaleString() +
-        (kept.version < Number(form.dataset.version) ? " (this page has been saved by someone since: you will see both before yours replaces theirs)." : ".");
+      var from = { time: new Date(kept.at).toLocaleString() };
+      document.getElementById("draft-title").textContent = kept.version < Number(form.dataset.version)
+        ? _("You have changes here that were not saved, from {time} (this page has been saved by someone since: you will see both before yours replaces theirs).", from)
+        : _("You have changes here that were not saved, from {time}.", from);
       draftBox.hidden = false;
       document.getElementById("draft-restore").addEventListener("click", function () {
         fill(kept.fields);
@@ -197,7 +198,7 @@
         // latest any more, the save shows both versions first.
         if (kept.version < Number(form.dataset.version)) form.dataset.version = kept.version;
         draftBox.hidden = true;
-        say("Your unsaved changes are back in the form. Save to keep them.", "");
+        say(_("Your unsaved changes are back in the form. Save to keep them."), "");
         form.elements.title.focus();
       });
       document.getElementById("draft-discard").addEventListener("click", function () {
@@ -220,7 +221,7 @@
       diff.innerHTML = "";
       diff.appendChild(diffOf(describe(current.props || {}), describe(snapshot())));
       conflictBox.hidden = false;
-      say("Not saved yet: someone else saved this page meanwhile. Choose below.", "conflict");
+      say(_("Not saved yet: someone else saved this page meanwhile. Choose below."), "conflict");
       document.getElementById("conflict-title").tabIndex = -1;
       document.getElementById("conflict-title").focus();
     });
@@ -237,7 +238,7 @@
     fill({ title: p.title || "", summary: p.summary || "", body: p.body || "" });
     form.dataset.version = theirs.version;
     conflictBox.hidden = true;
-    say("Their version is in the form; yours is dropped.", "");
+    say(_("Their version is in the form; yours is dropped."), "");
   });
 
   // The save bar: "Save and publish" while the resource is a draft, and
@@ -284,7 +285,7 @@
     if (visibility.indexOf("group:") === 0) body.content_group = Number(visibility.slice(6));
     var name = form.elements.name.value.trim();
     if (name !== original.name) body.name = name || null;
-    say("Saving…");
+    say(_("Saving…"));
     fetch("/api/rsc/" + id, {
       method: "PATCH",
       credentials: "same-origin",
@@ -304,9 +305,9 @@
           original = { name: name, slug: slug };
           var title = r.answer.props.title;
           if (title && title.trans) title = title.trans[form.dataset.language] || form.title.value;
-          document.getElementById("heading").textContent = title || "(untitled)";
-          say("Saved.", "ok");
-          Admin.toast(body.published ? "Saved and published." : "Saved as a draft.");
+          document.getElementById("heading").textContent = title || _("(untitled)");
+          say(_("Saved."), "ok");
+          Admin.toast(body.published ? _("Saved and published.") : _("Saved as a draft."));
           markSaved();
           tellOthers("saved", r.answer.version);
           conflictBox.hidden = true;
@@ -315,10 +316,10 @@
         } else if (r.res.status === 409) {
           return showConflict();
         } else {
-          say("Not saved: " + (r.answer.detail || r.res.status), "error");
+          say(_("Not saved: {reason}", { reason: r.answer.detail || r.res.status }), "error");
         }
       })
-      .catch(function () { say("Not saved: the server could not be reached. Try again.", "error"); });
+      .catch(function () { say(_("Not saved: the server could not be reached. Try again."), "error"); });
   });
 
   // Who else has this resource open: each editor's page says so to the
@@ -351,8 +352,9 @@
         else if (names.indexOf(seen[t].name) < 0) names.push(seen[t].name);
       });
       others.hidden = !names.length && !news;
+      var present = { names: names.join(", ") };
       others.textContent = (names.length
-        ? names.join(", ") + (names.length === 1 ? " has" : " have") + " this open in the editor too. "
+        ? (names.length === 1 ? _("{names} has this open in the editor too.", present) : _("{names} have this open in the editor too.", present)) + " "
         : "") + news;
     };
     var push = window.Bulwark.push();
@@ -368,8 +370,8 @@
         if (!seen[m.tab] && m.state === "here") tellOthers("here");
         seen[m.tab] = { name: m.name, at: Date.now() };
         if (m.state === "saved") {
-          news = m.name + " saved version " + m.version + " at " + new Date().toLocaleTimeString() +
-            ". If you save, you will see their version and yours first.";
+          news = _("{name} saved version {version} at {time}. If you save, you will see their version and yours first.",
+            { name: m.name, version: m.version, time: new Date().toLocaleTimeString() });
         }
       }
       showOthers();
@@ -405,8 +407,8 @@
   }
   function move(predicate, object, position) {
     return Admin.api("PATCH", "/api/rsc/" + id + "/edges/" + encodeURIComponent(predicate) + "/" + object, { position: position })
-      .then(function () { Admin.say(edgeStatus, "Moved.", "ok"); return loadEdges(); })
-      .catch(function (e) { Admin.say(edgeStatus, "Not moved: " + e.message, "error"); return loadEdges(); });
+      .then(function () { Admin.say(edgeStatus, _("Moved."), "ok"); return loadEdges(); })
+      .catch(function (e) { Admin.say(edgeStatus, _("Not moved: {reason}", { reason: e.message }), "error"); return loadEdges(); });
   }
   function edgeItem(edge, index, count) {
     var li = document.createElement("li");
@@ -423,23 +425,24 @@
     li.appendChild(link);
     var actions = document.createElement("span");
     actions.className = "row-actions";
-    [["↑", "Move up", index - 1, index > 0], ["↓", "Move down", index + 1, index < count - 1]].forEach(function (b) {
+    var which = { predicate: edge.predicate, object: edge.object };
+    [["↑", _("Move up: {predicate} {object}", which), index - 1, index > 0], ["↓", _("Move down: {predicate} {object}", which), index + 1, index < count - 1]].forEach(function (b) {
       if (!b[3]) return;
       var button = document.createElement("button");
       button.type = "button";
       button.textContent = b[0];
-      button.setAttribute("aria-label", b[1] + ": " + edge.predicate + " " + edge.object);
+      button.setAttribute("aria-label", b[1]);
       button.addEventListener("click", function () { move(edge.predicate, edge.object, b[2]); });
       actions.appendChild(button);
     });
     var remove = document.createElement("button");
     remove.type = "button";
-    remove.textContent = "Remove";
-    remove.setAttribute("aria-label", "Remove " + edge.predicate + " " + edge.object);
+    remove.textContent = _("Remove");
+    remove.setAttribute("aria-label", _("Remove {predicate} {object}", which));
     remove.addEventListener("click", function () {
       Admin.api("DELETE", "/api/rsc/" + id + "/edges/" + encodeURIComponent(edge.predicate) + "/" + edge.object)
-        .then(function () { Admin.say(edgeStatus, "Removed.", "ok"); loadEdges(); })
-        .catch(function (e) { Admin.say(edgeStatus, "Not removed: " + e.message, "error"); });
+        .then(function () { Admin.say(edgeStatus, _("Removed."), "ok"); loadEdges(); })
+        .catch(function (e) { Admin.say(edgeStatus, _("Not removed: {reason}", { reason: e.message }), "error"); });
     });
     actions.appendChild(remove);
     li.appendChild(actions);
@@ -453,7 +456,7 @@
       var predicates = Object.keys(by).sort();
       if (!predicates.length) {
         var none = document.createElement("p");
-        none.textContent = "None yet.";
+        none.textContent = _("None yet.");
         lists.appendChild(none);
       }
       predicates.forEach(function (predicate) {
@@ -475,7 +478,7 @@
           });
         }
       });
-    }).catch(function (e) { Admin.say(edgeStatus, "Could not load the connections: " + e.message, "error"); });
+    }).catch(function (e) { Admin.say(edgeStatus, _("Could not load the connections: {reason}", { reason: e.message }), "error"); });
   }
   var adder = document.getElementById("new-edge");
   var candidates = document.getElementById("edge-candidates");
@@ -493,24 +496,24 @@
     var text = adder.elements.text.value.trim();
     Admin.api("GET", "/api/search?pagelen=10&text=" + encodeURIComponent(text)).then(function (found) {
       candidates.innerHTML = "";
-      if (!found.items.length) Admin.say(edgeStatus, "Nothing found for " + text + ".", "");
+      if (!found.items.length) Admin.say(edgeStatus, _("Nothing found for {text}.", { text: text }), "");
       found.items.forEach(function (r) {
         if (String(r.id) === id) return;
         var li = document.createElement("li");
         var add = document.createElement("button");
         add.type = "button";
-        add.textContent = "Add " + ((r.props && r.props.title) || "#" + r.id);
+        add.textContent = _("Add {title}", { title: (r.props && r.props.title) || "#" + r.id });
         add.addEventListener("click", function () {
           var predicate = adder.elements.predicate.value;
           Admin.api("POST", "/api/rsc/" + id + "/edges", { predicate: predicate, object: r.id })
-            .then(function () { Admin.say(edgeStatus, "Added.", "ok"); candidates.innerHTML = ""; loadEdges(); })
-            .catch(function (e) { Admin.say(edgeStatus, "Not added: " + e.message, "error"); });
+            .then(function () { Admin.say(edgeStatus, _("Added."), "ok"); candidates.innerHTML = ""; loadEdges(); })
+            .catch(function (e) { Admin.say(edgeStatus, _("Not added: {reason}", { reason: e.message }), "error"); });
         });
         li.appendChild(add);
         li.appendChild(document.createTextNode(" " + r.category));
         candidates.appendChild(li);
       });
-    }).catch(function (e) { Admin.say(edgeStatus, "Search failed: " + e.message, "error"); });
+    }).catch(function (e) { Admin.say(edgeStatus, _("Search failed: {reason}", { reason: e.message }), "error"); });
   });
   loadEdges();
 
@@ -538,14 +541,14 @@
     return div.textContent;
   }
   function describe(props) {
-    return "Title: " + text(props.title) + "\n\nSummary: " + text(props.summary) + "\n\n" + text(props.body);
+    return _("Title: {title}", { title: text(props.title) }) + "\n\n" + _("Summary: {summary}", { summary: text(props.summary) }) + "\n\n" + text(props.body);
   }
   function showDiff(old) {
     var now = { title: form.title.value, summary: form.summary.value, body: textarea.value };
     diffBox.innerHTML = "";
     var pre = diffOf(describe(old), describe(now));
     var caption = document.createElement("p");
-    caption.textContent = "From that version (struck through) to what the form holds now (underlined):";
+    caption.textContent = _("From that version (struck through) to what the form holds now (underlined):");
     diffBox.appendChild(caption);
     diffBox.appendChild(pre);
     diffBox.hidden = false;
@@ -558,13 +561,13 @@
         var li = document.createElement("li");
         // Who wrote that version, and when (its own modification time).
         var written = (rev.resource && rev.resource.modified) || rev.created;
-        li.appendChild(document.createTextNode("Version " + rev.version + ", saved "));
+        li.appendChild(document.createTextNode(_("Version {version}, saved", { version: rev.version }) + " "));
         if (rev.modifier) {
           var who = document.createElement("a");
           who.href = "/admin/edit/" + rev.modifier;
           who.textContent = "#" + rev.modifier;
           titleOf(rev.modifier).then(function (t) { who.textContent = t; });
-          li.appendChild(document.createTextNode("by "));
+          li.appendChild(document.createTextNode(_("by") + " "));
           li.appendChild(who);
           li.appendChild(document.createTextNode(" "));
         }
@@ -572,15 +575,15 @@
         li.appendChild(document.createTextNode(" "));
         var compare = document.createElement("button");
         compare.type = "button";
-        compare.textContent = "Compare";
-        compare.setAttribute("aria-label", "Compare version " + rev.version + " with now");
+        compare.textContent = _("Compare");
+        compare.setAttribute("aria-label", _("Compare version {version} with now", { version: rev.version }));
         compare.addEventListener("click", function () { showDiff(rev.resource.props || {}); });
         var restore = document.createElement("button");
         restore.type = "button";
-        restore.textContent = "Restore";
-        restore.setAttribute("aria-label", "Restore version " + rev.version);
+        restore.textContent = _("Restore");
+        restore.setAttribute("aria-label", _("Restore version {version}", { version: rev.version }));
         restore.addEventListener("click", function () {
-          if (!window.confirm("Put version " + rev.version + " back? It is saved as a new version, so this can be undone the same way.")) return;
+          if (!window.confirm(_("Put version {version} back? It is saved as a new version, so this can be undone the same way.", { version: rev.version }))) return;
           fetch("/api/rsc/" + id + "/revisions/" + rev.id + "/restore", {
             method: "POST",
             credentials: "same-origin",
@@ -589,17 +592,17 @@
             if (res.ok) { window.location.reload(); return; }
             return res.json().then(function (answer) {
               Admin.say(revStatus, res.status === 409
-                ? "Someone else changed this page meanwhile: reload it, then restore again."
-                : "Not restored: " + (answer.detail || res.status), "error");
+                ? _("Someone else changed this page meanwhile: reload it, then restore again.")
+                : _("Not restored: {reason}", { reason: answer.detail || res.status }), "error");
             });
-          }).catch(function () { Admin.say(revStatus, "Not restored: the server could not be reached.", "error"); });
+          }).catch(function () { Admin.say(revStatus, _("Not restored: the server could not be reached."), "error"); });
         });
         li.appendChild(compare);
         li.appendChild(document.createTextNode(" "));
         li.appendChild(restore);
         revList.appendChild(li);
       });
-    }).catch(function (e) { Admin.say(revStatus, "Could not load the versions: " + e.message, "error"); });
+    }).catch(function (e) { Admin.say(revStatus, _("Could not load the versions: {reason}", { reason: e.message }), "error"); });
   }
   loadRevisions();
 })();

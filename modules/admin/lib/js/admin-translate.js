@@ -33,8 +33,8 @@
     });
     var langs = Object.keys(missing);
     document.getElementById("missing-summary").textContent = langs.length
-      ? "No title yet in: " + langs.map(function (l) { return labelOf(l); }).join(", ") + "."
-      : "Every language has a title.";
+      ? _("No title yet in: {languages}.", { languages: langs.map(function (l) { return labelOf(l); }).join(", ") })
+      : _("Every language has a title.");
   }
   function labelOf(lang) {
     var label = form.querySelector('label[for="title-' + lang + '"]');
@@ -58,8 +58,9 @@
       }
       if (dirty()) {
         var note = document.getElementById("restored");
-        note.textContent = "What you typed here before and did not save is back in its fields" +
-          (kept.version !== form.dataset.version ? " (the resource was saved since: compare before you save)." : ".");
+        note.textContent = kept.version !== form.dataset.version
+          ? _("What you typed here before and did not save is back in its fields (the resource was saved since: compare before you save).")
+          : _("What you typed here before and did not save is back in its fields.");
         note.hidden = false;
       }
     }
@@ -84,7 +85,9 @@
       });
       flag();
       keep();
-      Admin.say(status, filled ? "Filled " + filled + " empty field(s) of " + labelOf(to) + " from " + labelOf(from) + "." : "Nothing to fill: no empty field has a text to copy.", "ok");
+      Admin.say(status, filled
+        ? _("Filled {n} empty field(s) of {to} from {from}.", { n: filled, to: labelOf(to), from: labelOf(from) })
+        : _("Nothing to fill: no empty field has a text to copy."), "ok");
     });
   });
 
@@ -105,21 +108,21 @@
     // Published in every language: no list (a language added later is too).
     var chosen = values().publishedIn;
     props.languages = chosen.length === languages.length ? null : chosen;
-    Admin.say(status, "Saving…");
+    Admin.say(status, _("Saving…"));
     Admin.api("PATCH", "/api/rsc/" + id, { props: props }, { ifMatch: form.dataset.version })
       .then(function (answer) {
         form.dataset.version = answer.version;
         saved = JSON.stringify(values());
         localStorage.removeItem(key);
         document.getElementById("restored").hidden = true;
-        Admin.say(status, "Saved in every language.", "ok");
-        Admin.toast("Translations saved.");
+        Admin.say(status, _("Saved in every language."), "ok");
+        Admin.toast(_("Translations saved."));
       })
       .catch(function (err) {
         keep();
         var why = err.status === 412 || err.status === 409
-          ? "Someone else saved this resource meanwhile. Your text stays here (and in this browser): open the editor in another tab to see theirs, then save again."
-          : "Not saved: " + err.message + ". Your text stays here.";
+          ? _("Someone else saved this resource meanwhile. Your text stays here (and in this browser): open the editor in another tab to see theirs, then save again.")
+          : _("Not saved: {reason}. Your text stays here.", { reason: err.message });
         Admin.say(status, why, "error");
       });
   });

@@ -26,7 +26,7 @@ var Admin = (function () {
         try { answer = text ? JSON.parse(text) : null; } catch (e) { answer = null; }
         if (!res.ok) {
           var why = answer && answer.detail ? answer.detail : res.status + " " + res.statusText;
-          if (res.status === 503) why = "the server is busy; try again in a moment (" + why + ")";
+          if (res.status === 503) why = _("the server is busy; try again in a moment ({why})", { why: why });
           var failed = new Error(why);
           failed.status = res.status;
           throw failed;
@@ -34,7 +34,7 @@ var Admin = (function () {
         return answer;
       });
     }, function () {
-      throw new Error("the server could not be reached; try again");
+      throw new Error(_("the server could not be reached; try again"));
     });
   }
 
@@ -130,9 +130,9 @@ var Admin = (function () {
     event.preventDefault();
     var action = event.submitter ? event.submitter.value : "";
     var ids = Array.prototype.map.call(form.querySelectorAll('input[name="id"]:checked'), function (b) { return b.value; });
-    if (!ids.length) return Admin.say(status, "Select one or more resources first.", "error");
-    if (action === "delete" && !window.confirm("Delete " + ids.length + " resource(s)? This cannot be undone here.")) return;
-    Admin.say(status, "Working…");
+    if (!ids.length) return Admin.say(status, _("Select one or more resources first."), "error");
+    if (action === "delete" && !window.confirm(_("Delete {n} resource(s)? This cannot be undone here.", { n: ids.length }))) return;
+    Admin.say(status, _("Working…"));
     var failed = [];
     var step = ids.reduce(function (chain, id) {
       return chain.then(function () {
@@ -144,7 +144,7 @@ var Admin = (function () {
     }, Promise.resolve());
     step.then(function () {
       if (failed.length) {
-        Admin.say(status, "Not done for " + failed.length + " of " + ids.length + ": " + failed.join("; "), "error");
+        Admin.say(status, _("Not done for {failed} of {n}: {reasons}", { failed: failed.length, n: ids.length, reasons: failed.join("; ") }), "error");
       } else {
         window.location.reload();
       }
@@ -158,10 +158,10 @@ var Admin = (function () {
   if (!tree) return;
   var status = document.getElementById("category-status");
   function place(name, parent, position) {
-    Admin.say(status, "Moving " + name + "…");
+    Admin.say(status, _("Moving {name}…", { name: name }));
     return Admin.api("PATCH", "/api/categories/" + encodeURIComponent(name), { parent: parent || null, position: position })
       .then(function () { window.location.reload(); })
-      .catch(function (e) { Admin.say(status, "Not moved: " + e.message, "error"); });
+      .catch(function (e) { Admin.say(status, _("Not moved: {reason}", { reason: e.message }), "error"); });
   }
   if (window.Sortable) {
     tree.querySelectorAll("ul.categories").forEach(function (list) {
@@ -194,7 +194,7 @@ var Admin = (function () {
     event.preventDefault();
     Admin.api("POST", "/api/categories", { name: add.name.value.trim(), title: add.title.value.trim(), parent: add.parent.value || null })
       .then(function () { window.location.reload(); })
-      .catch(function (e) { Admin.say(status, "Not added: " + e.message, "error"); });
+      .catch(function (e) { Admin.say(status, _("Not added: {reason}", { reason: e.message }), "error"); });
   });
 })();
 
@@ -214,7 +214,7 @@ var Admin = (function () {
     select.name = name;
     select.multiple = true;
     select.size = 6;
-    select.setAttribute("aria-label", label + " of " + predicate);
+    select.setAttribute("aria-label", _("{label} of {predicate}", { label: label, predicate: predicate }));
     select.appendChild(options.content.cloneNode(true));
     Array.prototype.forEach.call(select.options, function (o) { o.selected = chosen.indexOf(o.value) >= 0; });
     l.appendChild(select);
@@ -232,26 +232,26 @@ var Admin = (function () {
     f.appendChild(h);
     var columns = document.createElement("div");
     columns.className = "columns";
-    columns.appendChild(chooser("Subjects (from)", "subjects", p.name, p.subjects));
-    columns.appendChild(chooser("Objects (to)", "objects", p.name, p.objects));
+    columns.appendChild(chooser(_("Subjects (from)"), "subjects", p.name, p.subjects));
+    columns.appendChild(chooser(_("Objects (to)"), "objects", p.name, p.objects));
     f.appendChild(columns);
     var save = document.createElement("button");
     save.type = "submit";
-    save.textContent = "Save";
-    save.setAttribute("aria-label", "Save " + p.name);
+    save.textContent = _("Save");
+    save.setAttribute("aria-label", _("Save {name}", { name: p.name }));
     save.disabled = !p.may_change;
     f.appendChild(save);
     f.addEventListener("submit", function (event) {
       event.preventDefault();
       Admin.api("PATCH", "/api/predicates/" + encodeURIComponent(p.name), { subjects: picked(f.subjects), objects: picked(f.objects) })
-        .then(function () { Admin.say(status, "Saved " + p.name + ".", "ok"); })
-        .catch(function (e) { Admin.say(status, "Not saved: " + e.message, "error"); });
+        .then(function () { Admin.say(status, _("Saved {name}.", { name: p.name }), "ok"); })
+        .catch(function (e) { Admin.say(status, _("Not saved: {reason}", { reason: e.message }), "error"); });
     });
     return f;
   }
   Admin.api("GET", "/api/predicates").then(function (answer) {
     answer.predicates.forEach(function (p) { list.appendChild(form(p)); });
-  }).catch(function (e) { Admin.say(status, "Could not load the predicates: " + e.message, "error"); });
+  }).catch(function (e) { Admin.say(status, _("Could not load the predicates: {reason}", { reason: e.message }), "error"); });
 })();
 
 // Users and groups: membership checkboxes, and a new user.
@@ -265,10 +265,11 @@ var Admin = (function () {
       ? Admin.api("POST", "/api/rsc/" + person + "/edges", { predicate: "hasusergroup", object: Number(group) })
       : Admin.api("DELETE", "/api/rsc/" + person + "/edges/hasusergroup/" + group);
     call.then(function () {
-      Admin.say(status, (box.checked ? "Added " : "Removed ") + box.dataset.username + (box.checked ? " to " : " from ") + box.dataset.groupName + ".", "ok");
+      var names = { user: box.dataset.username, group: box.dataset.groupName };
+      Admin.say(status, box.checked ? _("Added {user} to {group}.", names) : _("Removed {user} from {group}.", names), "ok");
     }).catch(function (e) {
       box.checked = !box.checked;
-      Admin.say(status, "Not changed: " + e.message, "error");
+      Admin.say(status, _("Not changed: {reason}", { reason: e.message }), "error");
     });
   });
   var add = document.getElementById("new-user");
@@ -278,7 +279,7 @@ var Admin = (function () {
       username: add.username.value.trim(), password: add.password.value,
       group: add.group.value, email: add.email.value.trim() || null,
     }).then(function () { window.location.reload(); })
-      .catch(function (e) { Admin.say(status, "Not added: " + e.message, "error"); });
+      .catch(function (e) { Admin.say(status, _("Not added: {reason}", { reason: e.message }), "error"); });
   });
 })();
 
@@ -306,8 +307,8 @@ var Admin = (function () {
       body.innerHTML = "";
       answer.rules.forEach(addRow);
       document.getElementById("rules-source").textContent = answer.stored
-        ? "These rules are kept in the site's database."
-        : "These are the rules of site.toml (or the defaults): saving keeps a copy in the database.";
+        ? _("These rules are kept in the site's database.")
+        : _("These are the rules of site.toml (or the defaults): saving keeps a copy in the database.");
     });
   }
   function read() {
@@ -328,20 +329,20 @@ var Admin = (function () {
   document.getElementById("add-rule").addEventListener("click", function () { addRow({ actions: ["view"] }); });
   form.addEventListener("submit", function (event) {
     event.preventDefault();
-    Admin.say(status, "Saving…");
+    Admin.say(status, _("Saving…"));
     Admin.api("PUT", "/api/access/rules", { rules: read() })
       .then(load)
-      .then(function () { Admin.say(status, "Saved: the new rules are in force.", "ok"); })
-      .catch(function (e) { Admin.say(status, "Not saved: " + e.message, "error"); });
+      .then(function () { Admin.say(status, _("Saved: the new rules are in force."), "ok"); })
+      .catch(function (e) { Admin.say(status, _("Not saved: {reason}", { reason: e.message }), "error"); });
   });
   document.getElementById("forget-rules").addEventListener("click", function () {
-    if (!window.confirm("Forget the stored rules and go back to site.toml's (or the defaults)?")) return;
+    if (!window.confirm(_("Forget the stored rules and go back to site.toml's (or the defaults)?"))) return;
     Admin.api("DELETE", "/api/access/rules")
       .then(load)
-      .then(function () { Admin.say(status, "The stored rules are gone: site.toml's apply.", "ok"); })
-      .catch(function (e) { Admin.say(status, "Not done: " + e.message, "error"); });
+      .then(function () { Admin.say(status, _("The stored rules are gone: site.toml's apply."), "ok"); })
+      .catch(function (e) { Admin.say(status, _("Not done: {reason}", { reason: e.message }), "error"); });
   });
-  load().catch(function (e) { Admin.say(status, "Could not load the rules: " + e.message, "error"); });
+  load().catch(function (e) { Admin.say(status, _("Could not load the rules: {reason}", { reason: e.message }), "error"); });
 })();
 
 // Settings: change, add, remove.
@@ -352,7 +353,7 @@ var Admin = (function () {
   function save(settings, done) {
     return Admin.api("PATCH", "/api/config", { settings: settings })
       .then(function (answer) { Admin.say(status, done, "ok"); show(answer); })
-      .catch(function (e) { Admin.say(status, "Not saved: " + e.message, "error"); });
+      .catch(function (e) { Admin.say(status, _("Not saved: {reason}", { reason: e.message }), "error"); });
   }
   function row(setting) {
     var f = document.createElement("form");
@@ -371,17 +372,17 @@ var Admin = (function () {
     if (setting.changeable) {
       var ok = document.createElement("button");
       ok.type = "submit";
-      ok.textContent = "Save";
-      ok.setAttribute("aria-label", "Save " + setting.key);
+      ok.textContent = _("Save");
+      ok.setAttribute("aria-label", _("Save {name}", { name: setting.key }));
       var remove = document.createElement("button");
       remove.type = "button";
-      remove.textContent = "Remove";
-      remove.setAttribute("aria-label", "Remove " + setting.key);
+      remove.textContent = _("Remove");
+      remove.setAttribute("aria-label", _("Remove {name}", { name: setting.key }));
       remove.addEventListener("click", function () {
-        if (!window.confirm("Remove the setting " + setting.key + "?")) return;
+        if (!window.confirm(_("Remove the setting {name}?", { name: setting.key }))) return;
         var s = {};
         s[setting.key] = null;
-        save(s, "Removed " + setting.key + ".");
+        save(s, _("Removed {name}.", { name: setting.key }));
       });
       f.appendChild(ok);
       f.appendChild(remove);
@@ -389,11 +390,11 @@ var Admin = (function () {
         event.preventDefault();
         var s = {};
         s[setting.key] = input.value;
-        save(s, "Saved " + setting.key + ".");
+        save(s, _("Saved {name}.", { name: setting.key }));
       });
     } else {
       var note = document.createElement("small");
-      note.textContent = " (kept by Bulwark)";
+      note.textContent = " " + _("(kept by Bulwark)");
       f.appendChild(note);
     }
     return f;
@@ -401,16 +402,16 @@ var Admin = (function () {
   function show(answer) {
     list.innerHTML = "";
     answer.settings.forEach(function (setting) { list.appendChild(row(setting)); });
-    if (!answer.settings.length) list.textContent = "No settings yet.";
+    if (!answer.settings.length) list.textContent = _("No settings yet.");
   }
   Admin.api("GET", "/api/config").then(show)
-    .catch(function (e) { Admin.say(status, "Could not load the settings: " + e.message, "error"); });
+    .catch(function (e) { Admin.say(status, _("Could not load the settings: {reason}", { reason: e.message }), "error"); });
   var add = document.getElementById("new-setting");
   add.addEventListener("submit", function (event) {
     event.preventDefault();
     var s = {}, key = add.key.value.trim();
     s[key] = add.value.value;
-    save(s, "Added " + key + ".").then(function () { add.reset(); });
+    save(s, _("Added {name}.", { name: key })).then(function () { add.reset(); });
   });
 })();
 
@@ -421,22 +422,22 @@ var Admin = (function () {
   function purge(body, done) {
     Admin.api("POST", "/api/cache", body)
       .then(function () { Admin.say(status, done, "ok"); })
-      .catch(function (e) { Admin.say(status, "Not purged: " + e.message, "error"); });
+      .catch(function (e) { Admin.say(status, _("Not purged: {reason}", { reason: e.message }), "error"); });
   }
   document.getElementById("purge-url").addEventListener("submit", function (event) {
     event.preventDefault();
     var url = event.currentTarget.url.value.trim();
-    purge({ url: url }, "Purged " + url + ": its next visitor gets a fresh render.");
+    purge({ url: url }, _("Purged {url}: its next visitor gets a fresh render.", { url: url }));
   });
   document.getElementById("purge-resource").addEventListener("submit", function (event) {
     event.preventDefault();
     var id = Number(event.currentTarget.resource.value);
-    purge({ resource: id }, "Purged everything that shows resource " + id + ".");
+    purge({ resource: id }, _("Purged everything that shows resource {id}.", { id: id }));
   });
   document.getElementById("purge-all").addEventListener("submit", function (event) {
     event.preventDefault();
-    if (!window.confirm("Flush every cached page and value of this site? The next requests all render.")) return;
-    purge({ all: true }, "Flushed the whole site's caches.");
+    if (!window.confirm(_("Flush every cached page and value of this site? The next requests all render."))) return;
+    purge({ all: true }, _("Flushed the whole site's caches."));
   });
 })();
 
@@ -451,7 +452,8 @@ var Admin = (function () {
     return Admin.api("GET", "/api/backups").then(function (answer) {
       list.innerHTML = "";
       if (!answer.backups.length) {
-        list.innerHTML = '<tr><td colspan="4">No backups yet.</td></tr>';
+        list.innerHTML = '<tr><td colspan="4"></td></tr>';
+        list.querySelector("td").textContent = _("No backups yet.");
       }
       answer.backups.forEach(function (b) {
         var row = document.createElement("tr");
@@ -469,8 +471,8 @@ var Admin = (function () {
         var act = document.createElement("td");
         var restore = document.createElement("button");
         restore.type = "button";
-        restore.textContent = "Restore…";
-        restore.setAttribute("aria-label", "Restore " + b.name);
+        restore.textContent = _("Restore…");
+        restore.setAttribute("aria-label", _("Restore {name}", { name: b.name }));
         restore.addEventListener("click", function () { ask(b.name); });
         act.appendChild(restore);
         [name, made, bytes, act].forEach(function (c) { row.appendChild(c); });
@@ -490,22 +492,22 @@ var Admin = (function () {
     if (event.submitter && event.submitter.value === "cancel") return;
     event.preventDefault();
     if (typed !== site) {
-      Admin.say(dialog.querySelector(".message"), "Type the site's name, " + site + ", to restore.", "error");
+      Admin.say(dialog.querySelector(".message"), _("Type the site's name, {site}, to restore.", { site: site }), "error");
       return;
     }
     dialog.close();
-    Admin.say(status, "Restoring " + dialog.dataset.name + "…");
+    Admin.say(status, _("Restoring {name}…", { name: dialog.dataset.name }));
     Admin.api("POST", "/api/backups/" + encodeURIComponent(dialog.dataset.name) + "/restore", { confirm: typed })
-      .then(function () { Admin.say(status, "Restored " + dialog.dataset.name + ". The site shows it now.", "ok"); })
-      .catch(function (e) { Admin.say(status, "Not restored: " + e.message, "error"); });
+      .then(function () { Admin.say(status, _("Restored {name}. The site shows it now.", { name: dialog.dataset.name }), "ok"); })
+      .catch(function (e) { Admin.say(status, _("Not restored: {reason}", { reason: e.message }), "error"); });
   });
   document.getElementById("make-backup").addEventListener("click", function () {
-    Admin.say(status, "Making a backup…");
+    Admin.say(status, _("Making a backup…"));
     Admin.api("POST", "/api/backups")
-      .then(function (b) { Admin.say(status, "Made " + b.name + " (" + size(b.size) + ").", "ok"); return load(); })
-      .catch(function (e) { Admin.say(status, "No backup made: " + e.message, "error"); });
+      .then(function (b) { Admin.say(status, _("Made {name} ({size}).", { name: b.name, size: size(b.size) }), "ok"); return load(); })
+      .catch(function (e) { Admin.say(status, _("No backup made: {reason}", { reason: e.message }), "error"); });
   });
-  load().catch(function (e) { Admin.say(status, "Could not list the backups: " + e.message, "error"); });
+  load().catch(function (e) { Admin.say(status, _("Could not list the backups: {reason}", { reason: e.message }), "error"); });
 })();
 
 // Several nodes' figures of one second as one: each count summed, and the
@@ -588,15 +590,15 @@ document.addEventListener("DOMContentLoaded", function () {
     var f = Admin.sumFigures(nodes.map(function (node) { return latest[node].figures; }));
     show("requests_per_s", number(f.requests_per_s, 1) + "/s", f.requests_per_s);
     show("renders_per_s", number(f.renders_per_s, 1) + "/s", f.renders_per_s);
-    show("page_cache_hit_ratio", f.page_cache_hit_ratio === null ? "no pages asked for" : number(100 * f.page_cache_hit_ratio, 1) + "%",
+    show("page_cache_hit_ratio", f.page_cache_hit_ratio === null ? _("no pages asked for") : number(100 * f.page_cache_hit_ratio, 1) + "%",
       f.page_cache_hit_ratio === null ? null : 100 * f.page_cache_hit_ratio);
-    show("database", f.database.busy + " of " + f.database.open, f.database.busy);
+    show("database", _("{busy} of {open}", { busy: f.database.busy, open: f.database.open }), f.database.busy);
     show("push_clients", f.more.push_clients === undefined ? "–" : number(f.more.push_clients, 0), f.more.push_clients);
     show("refused", Object.keys(f.refused).map(function (k) { return k.replace(/_/g, " ") + ": " + f.refused[k]; }).join(", "));
-    var on = nodes.length > 1 ? " Summed over " + nodes.length + " nodes: " + nodes.join(", ") + "." : "";
-    Admin.say(status, "Live, as of " + new Date().toLocaleTimeString() + "." + on, "ok");
+    var on = nodes.length > 1 ? " " + _("Summed over {n} nodes: {nodes}.", { n: nodes.length, nodes: nodes.join(", ") }) : "";
+    Admin.say(status, _("Live, as of {time}.", { time: new Date().toLocaleTimeString() }) + on, "ok");
   });
-  push.on("error", function () { Admin.say(status, "The live figures are not coming in; they resume by themselves.", "error"); });
+  push.on("error", function () { Admin.say(status, _("The live figures are not coming in; they resume by themselves."), "error"); });
 });
 
 // View the site as a group: a cookie the server obeys for managers only.
@@ -612,7 +614,7 @@ document.addEventListener("DOMContentLoaded", function () {
   }
   function show() {
     var group = current();
-    Admin.say(status, group ? "This browser shows the site as " + group + " see it. The admin is still yours." : "This browser shows the site as you see it.", group ? "ok" : "");
+    Admin.say(status, group ? _("This browser shows the site as {group} see it. The admin is still yours.", { group: group }) : _("This browser shows the site as you see it."), group ? "ok" : "");
   }
   form.addEventListener("submit", function (event) {
     event.preventDefault();
@@ -650,7 +652,7 @@ document.addEventListener("DOMContentLoaded", function () {
       li.appendChild(label);
       if (m.needs.length) {
         var small = document.createElement("small");
-        small.textContent = " needs " + m.needs.join(", ");
+        small.textContent = " " + _("needs {modules}", { modules: m.needs.join(", ") });
         li.appendChild(small);
       }
       list.appendChild(li);
@@ -660,13 +662,13 @@ document.addEventListener("DOMContentLoaded", function () {
     event.preventDefault();
     var enabled = Array.prototype.filter.call(form.querySelectorAll('input[name="enabled"]'), function (b) { return b.checked; })
       .map(function (b) { return b.value; });
-    Admin.say(status, "Saving and reloading…");
+    Admin.say(status, _("Saving and reloading…"));
     Admin.api("PUT", "/api/modules", { enabled: enabled })
-      .then(function (answer) { show(answer); Admin.say(status, "Saved: the site now runs " + enabled.join(", ") + ".", "ok"); })
-      .catch(function (e) { Admin.say(status, "Not changed: " + e.message, "error"); });
+      .then(function (answer) { show(answer); Admin.say(status, _("Saved: the site now runs {modules}.", { modules: enabled.join(", ") }), "ok"); })
+      .catch(function (e) { Admin.say(status, _("Not changed: {reason}", { reason: e.message }), "error"); });
   });
   Admin.api("GET", "/api/modules").then(show)
-    .catch(function (e) { Admin.say(status, "Could not load the modules: " + e.message, "error"); });
+    .catch(function (e) { Admin.say(status, _("Could not load the modules: {reason}", { reason: e.message }), "error"); });
 })();
 
 // New resource: made as a draft, then edited.
@@ -676,9 +678,9 @@ document.addEventListener("DOMContentLoaded", function () {
   var status = document.getElementById("new-status");
   form.addEventListener("submit", function (event) {
     event.preventDefault();
-    Admin.say(status, "Making it…");
+    Admin.say(status, _("Making it…"));
     Admin.api("POST", "/api/rsc", { category: form.elements.category.value, props: { title: form.elements.title.value } })
       .then(function (made) { window.location.href = "/admin/edit/" + made.id; })
-      .catch(function (e) { Admin.say(status, "Not made: " + e.message, "error"); });
+      .catch(function (e) { Admin.say(status, _("Not made: {reason}", { reason: e.message }), "error"); });
   });
 })();
