@@ -81,6 +81,7 @@ for (const scheme of ["light", "dark"]) {
     const screens = [
       ...ADMIN_SCREENS,
       ["editor", `/admin/edit/${id}`],
+      ["translations", `/admin/translate/${id}`],
       ["menu-editor", menuEditor],
       ["form-editor", formEditor],
       ["form-answers", `/admin/forms?form=${formId}`],

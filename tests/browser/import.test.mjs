@@ -39,7 +39,7 @@ test("a WordPress export uploaded in the admin is imported with its progress sho
   assert.deepEqual(await row("comment"), ["6", "0", "0", "1"]);
   assert.match(await page.locator("#import-skipped").textContent(), /post 16 "Thrown away": it is in the trash/);
   assert.match(await page.locator("#import-notes").textContent(), /Members only.*password/);
-  assert.match(await page.locator("#import-shortcodes").textContent(), /\[contact-form-7\]: 1 post/);
+  assert.match(await page.locator("#import-shortcodes").textContent(), /\[contact-form-7\] \(posts: 1\)/);
   // Without the files: the attachments are skipped, and the report says why.
   assert.match(await page.locator("#import-skipped").textContent(), /attachment 5 "Red square": its file was not brought/);
   assert.deepEqual(await accessibilityProblems(page), []);

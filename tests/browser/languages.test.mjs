@@ -2,7 +2,8 @@
 // visitor switches language on an article and lands on the same article; an
 // editor translates it side by side in the admin (the missing Dutch text is
 // flagged, English starts it, both are saved, and what was typed survives a
-// reload before saving); the translations screen is axe-core clean at 390 px.
+// reload before saving); the translations screen is axe-core clean at 390 px;
+// an editor whose browser speaks Dutch gets the admin and its scripts in Dutch.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { accessibilityProblems, eventually, logOn, newArticle, said, serverAndBrowser } from "./helpers.mjs";
@@ -100,6 +101,26 @@ test("an editor translates an article side by side; nothing typed is lost", asyn
   // The screen on a phone: accessible, nothing wider than the screen.
   await page.setViewportSize({ width: 390, height: 844 });
   await page.goto(`${env.server.url}/admin/translate/${id}`);
+  assert.deepEqual(await accessibilityProblems(page), []);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);
+});
+
+test("an editor whose browser speaks Dutch gets the admin in Dutch, what its scripts say too", async () => {
+  const context = await env.browser.newContext({ locale: "nl-NL" });
+  const page = await logOn(env.server, context, PASSWORD);
+  assert.equal(await page.getAttribute("html", "lang"), "nl");
+  assert.equal(await page.locator("#sidenav").getByRole("link", { name: "Overzicht" }).count(), 1);
+  const id = await newArticle(env.server, page, "Fietsen in de regen");
+  // A text of the editor's script, from the admin's catalog.
+  await page.click('#editor button[type="submit"]');
+  await said(page, "#editor #status", /^Opgeslagen/);
+  // The public page's edit link (a script of its own) speaks Dutch too.
+  await page.goto(`${env.server.url}/nl/page/${id}`);
+  assert.equal(await page.locator("a.edit-link").textContent(), "Deze pagina bewerken");
+  // The Dutch editor on a phone is accessible and fits.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(`${env.server.url}/admin/edit/${id}`);
   assert.deepEqual(await accessibilityProblems(page), []);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `the page is ${overflow}px wider than the screen`);

@@ -16,11 +16,11 @@
 //! escapes it with the values put in it, so a translation cannot inject
 //! markup.
 //!
-//! Scripts translate with the same catalogs: `{{ script_texts() }}` puts the
-//! page language's translations of the texts a script uses (a message whose
-//! `#:` place is a `.js` file) in a JSON element (once a page, however many
-//! templates ask), and core's `js/texts.js` gives scripts `_("text", {name})`
-//! over it.
+//! Scripts translate with the same catalogs: `{{ script_texts("js/a.js") }}`
+//! puts the page language's translations of the texts that script uses (a
+//! message whose `#:` place is that `.js` file; with no file, every script's)
+//! in a JSON element (once a page, however many templates ask), and core's
+//! `js/texts.js` gives scripts `_("text", {name})` over them.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -40,9 +40,10 @@ struct Catalog {
     plural: HashMap<String, Vec<String>>,
     /// Which form a count takes (the catalog's `Plural-Forms`).
     rule: Option<PluralRule>,
-    /// The msgids a script uses (a `#:` place that is a `.js` file): a page
-    /// hands their translations to its scripts (`script_texts()`).
-    for_scripts: Vec<String>,
+    /// The msgids scripts use (a `#:` place that is a `.js` file), with
+    /// those files: a page hands their translations to its scripts
+    /// (`script_texts()`).
+    for_scripts: Vec<(String, Vec<String>)>,
 }
 
 /// A site's catalogs by language.
@@ -98,15 +99,24 @@ impl Catalogs {
             if !message.is_translated() || message.is_fuzzy() {
                 continue;
             }
-            let in_script = message
+            let scripts: Vec<String> = message
                 .source()
                 .split_whitespace()
-                .any(|place| place.split(':').next().is_some_and(|f| f.ends_with(".js")));
-            if in_script
-                && !message.is_plural()
-                && !catalog.for_scripts.iter().any(|m| m == message.msgid())
-            {
-                catalog.for_scripts.push(message.msgid().to_owned());
+                .filter_map(|place| place.split(':').next())
+                .filter(|file| file.ends_with(".js"))
+                .map(str::to_owned)
+                .collect();
+            if !scripts.is_empty() && !message.is_plural() {
+                match catalog
+                    .for_scripts
+                    .iter_mut()
+                    .find(|(id, _)| id == message.msgid())
+                {
+                    Some((_, files)) => files.extend(scripts),
+                    None => catalog
+                        .for_scripts
+                        .push((message.msgid().to_owned(), scripts)),
+                }
             }
             let key = match message.msgctxt() {
                 Some(ctx) if !ctx.is_empty() => format!("{ctx}\u{4}{}", message.msgid()),
@@ -165,16 +175,22 @@ impl Catalogs {
         if n == 1 { singular } else { plural }
     }
 
-    /// The translations into `language` of the texts scripts use, as one
+    /// The translations into `language` of the texts scripts use (those of
+    /// `scripts`, paths under `lib/`, or with none every script's), as one
     /// JSON object (msgid -> text) for the page to hand them.
-    pub fn script_texts(&self, language: &str) -> serde_json::Map<String, serde_json::Value> {
+    pub fn script_texts(
+        &self,
+        language: &str,
+        scripts: &[String],
+    ) -> serde_json::Map<String, serde_json::Value> {
         let Some(catalog) = self.by_language.get(language) else {
             return serde_json::Map::new();
         };
         catalog
             .for_scripts
             .iter()
-            .filter_map(|id| Some((id.clone(), catalog.singular.get(id)?.clone().into())))
+            .filter(|(_, files)| scripts.is_empty() || files.iter().any(|f| scripts.contains(f)))
+            .filter_map(|(id, _)| Some((id.clone(), catalog.singular.get(id)?.clone().into())))
             .collect()
     }
 
@@ -223,25 +239,31 @@ pub fn parse_po(text: &str) -> Result<polib::catalog::Catalog, CatalogError> {
 pub(crate) fn register(env: &mut Environment<'static>, catalogs: Arc<Catalogs>) {
     env.add_function("N_", |text: String| text);
     let for_scripts = catalogs.clone();
-    env.add_function("script_texts", move |state: &mut State| -> Value {
-        // Once a page: templates that each need it (a comment form, a form)
-        // may both ask.
-        if state.get_temp("script_texts").is_some() {
-            return Value::from_safe_string(String::new());
-        }
-        state.set_temp("script_texts", Value::from(true));
-        let scope = RenderScope::of(state);
-        let language = scope
-            .as_ref()
-            .and_then(|s| s.language_order().first())
-            .map_or("", String::as_str);
-        let texts = serde_json::Value::Object(for_scripts.script_texts(language));
-        // `<` escaped: the object cannot end its script element.
-        let json = texts.to_string().replace('<', "\\u003c");
-        Value::from_safe_string(format!(
-            r#"<script type="application/json" id="bulwark-texts">{json}</script>"#
-        ))
-    });
+    env.add_function(
+        "script_texts",
+        move |state: &mut State, scripts: Rest<String>| -> Value {
+            // Once a page for the same scripts: templates that each need them
+            // (a comment form, a form) may all ask.
+            let asked = format!("script_texts:{}", scripts.join(" "));
+            if state.get_temp(&asked).is_some() {
+                return Value::from_safe_string(String::new());
+            }
+            state.set_temp(&asked, Value::from(true));
+            let scope = RenderScope::of(state);
+            let language = scope
+                .as_ref()
+                .and_then(|s| s.language_order().first())
+                .map_or("", String::as_str);
+            let texts = for_scripts.script_texts(language, &scripts);
+            // `<` escaped: the object cannot end its script element.
+            let json = serde_json::Value::Object(texts)
+                .to_string()
+                .replace('<', "\\u003c");
+            Value::from_safe_string(format!(
+                r#"<script type="application/json" class="bulwark-texts">{json}</script>"#
+            ))
+        },
+    );
     let for_plural = catalogs.clone();
     env.add_function(
         "_",
@@ -645,13 +667,20 @@ mod tests {
              #: js/admin.js\n#, fuzzy\nmsgid \"Working\"\nmsgstr \"Bezig\"\n",
         );
         assert!(catalogs.errors().is_empty(), "{:?}", catalogs.errors());
-        let texts = catalogs.script_texts("nl");
+        let texts = catalogs.script_texts("nl", &[]);
         assert_eq!(
             serde_json::Value::Object(texts),
             serde_json::json!({"Saved {name}": "{name} opgeslagen"}),
             "only translated texts a script uses"
         );
-        assert!(catalogs.script_texts("de").is_empty(), "no German catalog");
+        let other = catalogs.script_texts("nl", &["js/other.js".to_owned()]);
+        assert!(other.is_empty(), "not another script's: {other:?}");
+        let named = catalogs.script_texts("nl", &["js/admin.js".to_owned()]);
+        assert_eq!(named.len(), 1, "the named script's: {named:?}");
+        assert!(
+            catalogs.script_texts("de", &[]).is_empty(),
+            "no German catalog"
+        );
     }
 
     #[test]

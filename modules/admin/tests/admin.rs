@@ -587,6 +587,63 @@ async fn the_admin_speaks_the_editors_language_and_translates_side_by_side() {
         .unwrap();
     assert!(english.contains(">Dashboard<") && english.contains("Log off"));
 
+    // Every screen, the admin's and those other modules bring, from their
+    // own catalogs; and what their scripts say, handed to them in Dutch.
+    add_user(&s, "boss", "administrators").await;
+    let boss = logon(&s, "boss").await;
+    for (path, dutch, english) in [
+        ("/admin", "Wat jouw aandacht vraagt", "What needs you"),
+        ("/admin/new", "Maken en bewerken", "Make it and edit"),
+        ("/admin/users", "Gebruikers en groepen", "Users and groups"),
+        (
+            "/admin/cache",
+            "Deze pagina uit de cache halen",
+            "Purge this page",
+        ),
+        (
+            "/admin/media",
+            "Sleep bestanden hierheen, of",
+            "Drop files here, or",
+        ),
+        (
+            "/admin/comments",
+            "Reacties per status",
+            "Comments by status",
+        ),
+        ("/admin/forms", "Nieuw formulier", "New form"),
+        (
+            "/admin/webhooks",
+            "Alleen beheerders beheren webhooks.",
+            "Only administrators manage webhooks.",
+        ),
+        ("/admin/menus", "Nieuw menu", "New menu"),
+    ] {
+        let page = |language: &'static str| {
+            client()
+                .get(url(&s, path))
+                .header("cookie", &boss)
+                .header("accept-language", language)
+                .send()
+        };
+        let nl = page("nl").await.unwrap();
+        assert_eq!(nl.status(), 200, "{path}");
+        let nl = nl.text().await.unwrap();
+        assert!(nl.contains(dutch), "{path} in Dutch: {nl}");
+        assert!(
+            nl.contains(r#""Not saved: {reason}":"Niet opgeslagen: {reason}""#),
+            "{path}: the scripts' texts in Dutch"
+        );
+        let en = page("en").await.unwrap().text().await.unwrap();
+        assert!(
+            en.contains(english) && !en.contains(dutch),
+            "{path} in English: {en}"
+        );
+        assert!(
+            en.contains(r#"<script type="application/json" class="bulwark-texts">{}</script>"#),
+            "{path}: no translations for English scripts"
+        );
+    }
+
     // The translations screen: each language's title, the missing one said.
     let path = format!("/admin/translate/{}", article.0);
     let screen = in_language(&path, "nl").await.unwrap();

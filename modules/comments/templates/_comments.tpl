@@ -45,5 +45,5 @@
   </form>
 </section>
 {{ lib("css/comments.css") }}
-{{ script_texts() }}
+{{ script_texts("js/comments.js") }}
 {{ lib("js/texts.js", "js/comments.js") }}

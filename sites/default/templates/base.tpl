@@ -46,6 +46,7 @@
 <footer class="wrap foot">
   <p>{{ _(site.settings.tagline) }} &middot; {{ _("Served by Bulwark.") }}</p>
 </footer>
-{{ lib("js/site-nav.js", "js/new-since.js", "js/edit-link.js") }}
+{{ script_texts("js/edit-link.js") }}
+{{ lib("js/texts.js", "js/site-nav.js", "js/new-since.js", "js/edit-link.js") }}
 </body>
 </html>
