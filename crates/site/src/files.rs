@@ -113,6 +113,12 @@ impl LibIndex {
         found
     }
 
+    /// How long a lookup is trusted (zero in development mode): what is
+    /// built from lookups may be kept as long.
+    pub fn recheck(&self) -> Duration {
+        self.recheck
+    }
+
     fn lookup_uncached(&self, rel: &str) -> Option<LibFile> {
         if !relative_path_is_safe(rel) {
             return None;

@@ -48,6 +48,7 @@ pub use models::{
 };
 pub use snapshot::{TemplateSnapshot, template_key};
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -94,7 +95,7 @@ pub struct SiteTemplates {
     /// Whether a name is a template, as found the first time it was asked
     /// (a page asks per request which of `page.<category>.tpl` there is);
     /// `None` in dev mode, where files come and go.
-    found: Option<std::sync::RwLock<std::collections::HashMap<String, bool>>>,
+    found: Option<std::sync::RwLock<HashMap<String, bool>>>,
 }
 
 impl SiteTemplates {
@@ -129,11 +130,9 @@ impl SiteTemplates {
                 settings: &site.config.settings,
             })),
         );
-        let lib_site = site.clone();
+        let lib = LibTags::new(site.clone(), options.dev);
         let dev = options.dev;
-        env.add_function("lib", move |files: Rest<String>| {
-            lib_tags(&lib_site, dev, &files)
-        });
+        env.add_function("lib", move |files: Rest<String>| lib.tags(&files));
         let url_site = site.clone();
         env.add_function(
             "url",
@@ -341,6 +340,48 @@ fn find_template_source(site: &Site, name: &str, dev: bool) -> Option<TemplateSo
             source.with_uptodate_check(move || !site_file.exists())
         }
     })
+}
+
+/// `lib(...)`'s tags, kept per list of files as long as the site trusts a
+/// file lookup (a page asks for the same few lists on every render; in
+/// development mode nothing is kept).
+struct LibTags {
+    site: Arc<Site>,
+    dev: bool,
+    kept: std::sync::RwLock<HashMap<Vec<String>, (std::time::Instant, Value)>>,
+}
+
+/// Past this many lists kept, `lib()`'s tags start over (names made at
+/// render time cannot grow memory).
+const LIB_TAGS_MAX: usize = 1_000;
+
+impl LibTags {
+    fn new(site: Arc<Site>, dev: bool) -> LibTags {
+        LibTags {
+            site,
+            dev,
+            kept: Default::default(),
+        }
+    }
+
+    fn tags(&self, files: &[String]) -> Result<Value, minijinja::Error> {
+        let trusted = self.site.lib.recheck();
+        if trusted.is_zero() {
+            return lib_tags(&self.site, self.dev, files);
+        }
+        if let Some((at, tags)) = self.kept.read().expect("lib tags").get(files)
+            && at.elapsed() < trusted
+        {
+            return Ok(tags.clone());
+        }
+        let tags = lib_tags(&self.site, self.dev, files)?;
+        let mut kept = self.kept.write().expect("lib tags");
+        if kept.len() >= LIB_TAGS_MAX {
+            kept.clear();
+        }
+        kept.insert(files.to_vec(), (std::time::Instant::now(), tags.clone()));
+        Ok(tags)
+    }
 }
 
 fn lib_tags(site: &Site, dev: bool, files: &[String]) -> Result<Value, minijinja::Error> {

@@ -262,17 +262,18 @@ impl RenderScope {
         deps: &[DependencyKey],
         load: impl FnOnce(&Store) -> Result<ModelValue, StoreError>,
     ) -> Result<ModelValue, Error> {
-        self.fetch_recording(key, deps, deps, load)
+        self.fetch_recording(key, deps, || deps.to_vec(), load)
     }
 
     /// [`fetch`](Self::fetch), the render depending on `reads` and a value
     /// the depcache keeps on `deps` (a resource: the page on its text in the
-    /// page's languages, the cached copy on its text in all).
+    /// page's languages, the cached copy on its text in all), made only when
+    /// the value is loaded.
     pub(super) fn fetch_recording(
         &self,
         key: ModelKey,
         reads: &[DependencyKey],
-        deps: &[DependencyKey],
+        deps: impl FnOnce() -> Vec<DependencyKey>,
         load: impl FnOnce(&Store) -> Result<ModelValue, StoreError>,
     ) -> Result<ModelValue, Error> {
         for d in reads {
@@ -284,7 +285,7 @@ impl RenderScope {
         let value = match self.models.cache.get(&key) {
             Some(hit) => (*hit).clone(),
             None => {
-                let captured = self.models.cache.capture(deps);
+                let captured = self.models.cache.capture(&deps());
                 let store = &self.models.store;
                 let value = off_the_runtime(|| load(store)).map_err(|e| {
                     // The database being away or busy spoils the whole render; a
@@ -326,8 +327,8 @@ impl RenderScope {
             reads.push(dependency::resource_texts(id));
         }
         reads.extend(order.iter().map(|l| dependency::resource_text(id, l)));
-        let cached = [dependency::resource(id), dependency::resource_texts(id)];
-        let value = self.fetch_recording(ModelKey::Resource(id), &reads, &cached, |s| {
+        let cached = || vec![dependency::resource(id), dependency::resource_texts(id)];
+        let value = self.fetch_recording(ModelKey::Resource(id), &reads, cached, |s| {
             Ok(ModelValue::Resource(s.resource(id)?.map(Arc::new)))
         })?;
         Ok(match value {
