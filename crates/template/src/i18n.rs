@@ -268,10 +268,10 @@ pub(crate) fn register(env: &mut Environment<'static>, catalogs: Arc<Catalogs>) 
     env.add_function(
         "_",
         move |state: &State, msgid: String, kwargs: Kwargs| -> Result<Value, Error> {
-            let scope = RenderScope::of(state);
-            let languages = scope.as_ref().map_or(&[][..], |s| s.language_order());
-            let text = catalogs.text(languages, &msgid);
-            Ok(Value::from(fill(text, &kwargs, None)?))
+            with_languages(state, |languages| {
+                let text = catalogs.text(languages, &msgid);
+                Ok(Value::from(fill(text, &kwargs, None)?))
+            })
         },
     );
     env.add_function(
@@ -287,12 +287,27 @@ pub(crate) fn register(env: &mut Environment<'static>, catalogs: Arc<Catalogs>) 
                     "_n(singular, plural, count): two texts and a count of 0 or more",
                 ));
             };
-            let scope = RenderScope::of(state);
-            let languages = scope.as_ref().map_or(&[][..], |s| s.language_order());
-            let text = for_plural.plural_text(languages, singular, plural, n);
-            Ok(Value::from(fill(text, &kwargs, Some(n))?))
+            with_languages(state, |languages| {
+                let text = for_plural.plural_text(languages, singular, plural, n);
+                Ok(Value::from(fill(text, &kwargs, Some(n))?))
+            })
         },
     );
+}
+
+/// `f` with the languages a render reads texts in: its models' order, or
+/// for a page rendered without models (an error page) the `language` it was
+/// given.
+fn with_languages<T>(state: &State, f: impl FnOnce(&[String]) -> T) -> T {
+    if let Some(scope) = RenderScope::of(state) {
+        return f(scope.language_order());
+    }
+    let given: Vec<String> = state
+        .lookup("language")
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .into_iter()
+        .collect();
+    f(&given)
 }
 
 /// `{name}` in `text` replaced by the keyword argument `name`, `{n}` by the

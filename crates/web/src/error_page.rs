@@ -9,6 +9,7 @@ use minijinja::context;
 use bulwark_http::{Body, html_response, plain_error_page};
 use bulwark_template::{Location, RenderError};
 
+use crate::request::RequestCtx;
 use crate::site::SiteRuntime;
 
 pub fn error_response(
@@ -16,13 +17,23 @@ pub fn error_response(
     status: StatusCode,
     error: Option<&RenderError>,
 ) -> Response<Body> {
-    error_page(site, status, error, None)
+    error_page(site, status, error, None, None)
+}
+
+/// [`error_response`] in the language of the request (its URL's, else its
+/// browser's): the page's texts from the catalogs, as any page's.
+pub fn error_response_for(
+    req: &RequestCtx<'_>,
+    status: StatusCode,
+    error: Option<&RenderError>,
+) -> Response<Body> {
+    error_page(req.site, status, error, None, Some(req.language()))
 }
 
 /// The site's error page for `status`, saying `why` (words for the visitor:
 /// what happened and what to do) instead of the status's usual sentence.
 pub fn error_response_saying(site: &SiteRuntime, status: StatusCode, why: &str) -> Response<Body> {
-    error_page(site, status, None, Some(why))
+    error_page(site, status, None, Some(why), None)
 }
 
 fn error_page(
@@ -30,6 +41,7 @@ fn error_page(
     status: StatusCode,
     error: Option<&RenderError>,
     why: Option<&str>,
+    language: Option<&str>,
 ) -> Response<Body> {
     let html = match error {
         Some(err) if site.dev() => {
@@ -52,7 +64,14 @@ fn error_page(
             };
             match site.templates().render(
                 name,
-                context! { status => status.as_u16(), reason => reason, why => why },
+                context! {
+                    status => status.as_u16(),
+                    reason => reason,
+                    why => why,
+                    language => language.unwrap_or_else(|| {
+                        site.config().languages.first().map_or("en", String::as_str)
+                    }),
+                },
             ) {
                 Ok(html) => html,
                 Err(e) => {

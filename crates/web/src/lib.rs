@@ -67,7 +67,7 @@ pub use endpoint::{
     Access, Answer, Api, Caller, Doc, Endpoint, Handler, id_arg, resource_for, visible_resource,
 };
 pub use error::{LoadError, ModuleError, OpenError, StartError, read_settings};
-pub use error_page::{empty_response, error_response, json_response};
+pub use error_page::{empty_response, error_response, error_response_for, json_response};
 pub use figures::{FIGURES_EVERY, Figures, PoolUse};
 pub use form::parse_form;
 pub use language::pick_language;

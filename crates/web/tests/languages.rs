@@ -243,6 +243,15 @@ async fn shows_every_language(database: &str) {
         after,
         "the English page was not rendered again"
     );
+
+    // An error page speaks the language of the URL too.
+    let (status, nl) = body(&s, "/nl/page/999999").await;
+    assert_eq!(status, 404);
+    assert!(nl.contains(r#"<html lang="nl">"#), "{nl}");
+    assert!(nl.contains("De pagina die je zocht, is hier niet."), "{nl}");
+    let (status, en) = body(&s, "/en/page/999999").await;
+    assert_eq!(status, 404);
+    assert!(en.contains("The page you asked for is not here."), "{en}");
     s.shutdown().await;
 }
 

@@ -29,8 +29,8 @@ use bulwark_http::Body;
 use bulwark_site::ModuleManifest;
 use bulwark_web::events::{AdminMenu, MenuItem};
 use bulwark_web::{
-    Controller, Module, ModuleError, Outcome, RequestCtx, SiteSetup, error_response, read_settings,
-    render_page,
+    Controller, Module, ModuleError, Outcome, RequestCtx, SiteSetup, error_response_for,
+    read_settings, render_page,
 };
 
 mod drafts;
@@ -236,7 +236,7 @@ impl Controller for AdminController {
                 return to_logon(req);
             }
             if !who.in_group(self.page.group()) {
-                return Outcome::Response(error_response(req.site, StatusCode::FORBIDDEN, None));
+                return Outcome::Response(error_response_for(req, StatusCode::FORBIDDEN, None));
             }
             let menu = req.site.notifier().fold(&AdminMenu, own_menu(who));
             // A module's screen: the menu item at this path names its template.

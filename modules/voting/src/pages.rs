@@ -23,7 +23,7 @@ use bulwark_module_push::PushHub;
 use bulwark_store::{ResourceId, Store, StoreError};
 use bulwark_web::{
     Controller, GET_HEAD, ModuleError, Outcome, RequestCtx, SiteNotifier, busy_response,
-    error_response, parse_form, read_settings, render_page,
+    error_response, error_response_for, parse_form, read_settings, render_page,
 };
 
 use crate::ballot::{PICKS, Problems, Typed, VotingKey, parse_picks};
@@ -293,7 +293,7 @@ impl VoteController {
             return to_logon(req);
         }
         if !who.is_administrator() {
-            return Outcome::Response(error_response(req.site, StatusCode::FORBIDDEN, None));
+            return Outcome::Response(error_response_for(req, StatusCode::FORBIDDEN, None));
         }
         let store = req.site.models().store.clone();
         let counted = store

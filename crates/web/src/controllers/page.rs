@@ -10,7 +10,7 @@ use bulwark_template::RenderScope;
 
 use crate::bottleneck::RenderCost;
 use crate::controllers::Controller;
-use crate::error_page::error_response;
+use crate::error_page::error_response_for;
 use crate::page_cache;
 use crate::render::{limited, render_scope, render_template};
 use crate::representation::Outcome;
@@ -63,7 +63,7 @@ fn render_resource_page(req: &RequestCtx<'_>, scope: &Arc<RenderScope>) -> Outco
         Ok(Some(rsc)) => rsc,
         Ok(None) => {
             return match scope.is_gone(key) {
-                Ok(true) => Outcome::Response(error_response(req.site, StatusCode::GONE, None)),
+                Ok(true) => Outcome::Response(error_response_for(req, StatusCode::GONE, None)),
                 Ok(false) => Outcome::NotFound,
                 Err(e) => Outcome::Failed(e.into()),
             };

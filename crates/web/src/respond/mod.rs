@@ -19,7 +19,7 @@ use tokio::io::AsyncReadExt;
 use bulwark_http::{Body, Effort, compress, negotiate};
 use bulwark_template::RenderErrorKind;
 
-use crate::error_page::error_response;
+use crate::error_page::{error_response, error_response_for};
 use crate::representation::{Content, Outcome};
 use crate::request::RequestCtx;
 
@@ -76,7 +76,7 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
         Outcome::Found(repr) => repr,
         Outcome::NotFound => {
             return moved_instead(req.site, req.parts)
-                .unwrap_or_else(|| error_response(req.site, StatusCode::NOT_FOUND, None));
+                .unwrap_or_else(|| error_response_for(req, StatusCode::NOT_FOUND, None));
         }
         Outcome::Response(resp) => return compressed(req, resp),
         Outcome::Failed(err) if err.kind == RenderErrorKind::StoreBusy => {
@@ -86,7 +86,7 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
         }
         Outcome::Failed(err) => {
             tracing::error!(site = %req.site.site().name(), path = %req.parts.uri.path(), "{err}");
-            return error_response(req.site, StatusCode::INTERNAL_SERVER_ERROR, Some(&err));
+            return error_response_for(req, StatusCode::INTERNAL_SERVER_ERROR, Some(&err));
         }
     };
     let head = *method == Method::HEAD;
@@ -212,7 +212,7 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Response<Body> {
                     Ok(file) => (Body::stream(file.take(count), count), count),
                     Err(e) => {
                         tracing::warn!("{}: {e}", path.display());
-                        return error_response(req.site, StatusCode::NOT_FOUND, None);
+                        return error_response_for(req, StatusCode::NOT_FOUND, None);
                     }
                 }
             }
@@ -295,7 +295,7 @@ fn ranged(
         return Ok((0, len));
     };
     let Some((start, end)) = parse_range(header, len) else {
-        let mut refused = error_response(req.site, StatusCode::RANGE_NOT_SATISFIABLE, None);
+        let mut refused = error_response_for(req, StatusCode::RANGE_NOT_SATISFIABLE, None);
         refused.headers_mut().insert(
             CONTENT_RANGE,
             HeaderValue::from_str(&format!("bytes */{len}")).expect("ASCII"),
