@@ -35,7 +35,8 @@ use crate::models::RenderScope;
 #[derive(Default)]
 struct Catalog {
     /// msgid (with its context, `ctx\u{4}msgid`) -> text.
-    singular: HashMap<String, String>,
+    /// (Kept as template values: a page shows one without a copy.)
+    singular: HashMap<String, Value>,
     /// msgid -> the plural forms.
     plural: HashMap<String, Vec<String>>,
     /// Which form a count takes (the catalog's `Plural-Forms`).
@@ -130,7 +131,7 @@ impl Catalogs {
                 catalog
                     .singular
                     .entry(key)
-                    .or_insert_with(|| text.to_owned());
+                    .or_insert_with(|| Value::from(text));
             }
         }
     }
@@ -144,11 +145,17 @@ impl Catalogs {
     /// text as written is the source language's, so a text the page's
     /// language lacks is never taken from a third language.
     pub fn text<'a>(&'a self, languages: &[String], msgid: &'a str) -> &'a str {
+        self.translation(languages, msgid)
+            .and_then(Value::as_str)
+            .unwrap_or(msgid)
+    }
+
+    /// `msgid`'s translation into the first of `languages`, if it has one.
+    fn translation(&self, languages: &[String], msgid: &str) -> Option<&Value> {
         languages
             .first()
             .and_then(|l| self.by_language.get(l))
             .and_then(|c| c.singular.get(msgid))
-            .map_or(msgid, String::as_str)
     }
 
     /// The form of `singular`/`plural` for `n` in the first of `languages`
@@ -190,7 +197,10 @@ impl Catalogs {
             .for_scripts
             .iter()
             .filter(|(_, files)| scripts.is_empty() || files.iter().any(|f| scripts.contains(f)))
-            .filter_map(|(id, _)| Some((id.clone(), catalog.singular.get(id)?.clone().into())))
+            .filter_map(|(id, _)| {
+                let text = catalog.singular.get(id)?.as_str()?;
+                Some((id.clone(), text.into()))
+            })
             .collect()
     }
 
@@ -267,9 +277,25 @@ pub(crate) fn register(env: &mut Environment<'static>, catalogs: Arc<Catalogs>) 
     let for_plural = catalogs.clone();
     env.add_function(
         "_",
-        move |state: &State, msgid: String, kwargs: Kwargs| -> Result<Value, Error> {
+        move |state: &State, msgid: Value, kwargs: Kwargs| -> Result<Value, Error> {
+            // A text that is not there (an unset setting) shows nothing.
+            if msgid.is_undefined() || msgid.is_none() {
+                return Ok(msgid);
+            }
+            let Some(id) = msgid.as_str() else {
+                return Err(Error::new(
+                    ErrorKind::InvalidOperation,
+                    "_(text): the text to translate is not a string",
+                ));
+            };
             with_languages(state, |languages| {
-                let text = catalogs.text(languages, &msgid);
+                let found = catalogs.translation(languages, id);
+                let text = found.and_then(Value::as_str).unwrap_or(id);
+                // Nothing to fill (most texts): the translation, or the text
+                // as written, shown as it is, without a copy.
+                if !text.contains(['{', '}']) && kwargs.args().next().is_none() {
+                    return Ok(found.unwrap_or(&msgid).clone());
+                }
                 Ok(Value::from(fill(text, &kwargs, None)?))
             })
         },
@@ -649,6 +675,37 @@ mod tests {
         assert_eq!(form("n", 2, 7), 1);
         assert!(PluralRule::parse("n ? 1", 2).is_err());
         assert!(PluralRule::parse("system(1)", 2).is_err());
+    }
+
+    #[test]
+    fn a_page_without_models_translates_in_the_language_it_is_given() {
+        let mut catalogs = Catalogs::default();
+        catalogs.add(
+            "nl",
+            "nl.po",
+            "msgid \"\"\nmsgstr \"\"\n\"Language: nl\\n\"\n\n\
+             msgid \"Read more\"\nmsgstr \"Lees <meer>\"\n\n\
+             msgid \"Hello {name}\"\nmsgstr \"Hallo {name}\"\n",
+        );
+        let mut env = Environment::new();
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::Html);
+        register(&mut env, Arc::new(catalogs));
+        let page = "{{ _('Read more') }}|{{ _('Hello {name}', name='<b>') }}|{{ _(unset) }}|\
+                    {{ _('Tom & Jerry') }}|{{ _('{{braces}}') }}";
+        let render = |language: &str| {
+            env.render_str(page, minijinja::context! { language => language })
+                .unwrap()
+        };
+        assert_eq!(
+            render("nl"),
+            "Lees &lt;meer&gt;|Hallo &lt;b&gt;||Tom &amp; Jerry|{braces}",
+            "translated, filled and escaped; an unset text shows nothing"
+        );
+        assert_eq!(
+            render("en"),
+            "Read more|Hello &lt;b&gt;||Tom &amp; Jerry|{braces}",
+            "the text as written"
+        );
     }
 
     #[test]
