@@ -677,14 +677,19 @@ mod tests {
         assert!(PluralRule::parse("system(1)", 2).is_err());
     }
 
+    /// A catalog of Dutch with `messages` (a `.po` file's entries).
+    fn dutch(messages: &str) -> Catalogs {
+        let mut catalogs = Catalogs::default();
+        let header = "msgid \"\"\nmsgstr \"\"\n\"Language: nl\\n\"\n\n";
+        catalogs.add("nl", "nl.po", &format!("{header}{messages}"));
+        assert!(catalogs.errors().is_empty(), "{:?}", catalogs.errors());
+        catalogs
+    }
+
     #[test]
     fn a_page_without_models_translates_in_the_language_it_is_given() {
-        let mut catalogs = Catalogs::default();
-        catalogs.add(
-            "nl",
-            "nl.po",
-            "msgid \"\"\nmsgstr \"\"\n\"Language: nl\\n\"\n\n\
-             msgid \"Read more\"\nmsgstr \"Lees <meer>\"\n\n\
+        let catalogs = dutch(
+            "msgid \"Read more\"\nmsgstr \"Lees <meer>\"\n\n\
              msgid \"Hello {name}\"\nmsgstr \"Hallo {name}\"\n",
         );
         let mut env = Environment::new();
@@ -728,12 +733,8 @@ mod tests {
 
     #[test]
     fn scripts_get_the_texts_placed_in_scripts_and_translated() {
-        let mut catalogs = Catalogs::default();
-        catalogs.add(
-            "nl",
-            "nl.po",
-            "msgid \"\"\nmsgstr \"\"\n\"Language: nl\\n\"\n\n\
-             #: admin.tpl\nmsgid \"Save\"\nmsgstr \"Opslaan\"\n\n\
+        let catalogs = dutch(
+            "#: admin.tpl\nmsgid \"Save\"\nmsgstr \"Opslaan\"\n\n\
              #: admin.tpl js/admin.js:12\nmsgid \"Saved {name}\"\nmsgstr \"{name} opgeslagen\"\n\n\
              #: js/admin.js\nmsgid \"Not saved\"\nmsgstr \"\"\n\n\
              #: js/admin.js\n#, fuzzy\nmsgid \"Working\"\nmsgstr \"Bezig\"\n",
