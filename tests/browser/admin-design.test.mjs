@@ -106,6 +106,18 @@ for (const scheme of ["light", "dark"]) {
   });
 }
 
+test("every admin screen and public page in Dutch: accessible and no wider than a phone", async () => {
+  // Dutch words run longer than English ones: each screen again, as an
+  // editor whose browser speaks Dutch sees it.
+  const context = await env.browser.newContext({ locale: "nl-NL" });
+  const page = await logOnAs(env.server, context, PASSWORD);
+  assert.equal(await page.getAttribute("html", "lang"), "nl");
+  for (const [name, path] of [...ADMIN_SCREENS, ...PUBLIC_PAGES.filter(([name]) => !name.startsWith("logon"))]) {
+    await checkScreen(page, `nl-${name}`, path, "light");
+  }
+  await context.close();
+});
+
 test("on a phone the navigation folds behind a Menu button that opens it", async () => {
   const context = await env.browser.newContext();
   const page = await logOnAs(env.server, context, PASSWORD);
