@@ -190,6 +190,8 @@ impl SiteReset {
                 expires_minutes => self.settings.reset_expiry.as_secs().div_ceil(60),
                 hostname => &req.site.config().hostname,
                 site_title => req.site.config().settings.get("title").and_then(|t| t.as_str()),
+                // Written in the language the reset was asked in.
+                language => req.language(),
             },
         )?;
         let (subject, body) = split_subject(&text);

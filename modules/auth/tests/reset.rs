@@ -31,11 +31,17 @@ fn passwords() -> Passwords {
 
 /// Site `news` with accounts and mail to `smtp_port`; `extra` adds settings.
 async fn reset_site(smtp_port: u16, extra: &str) -> TestServer {
+    reset_site_in(smtp_port, "en", extra).await
+}
+
+/// [`reset_site`] in `languages` (`en` or `en", "nl`).
+async fn reset_site_in(smtp_port: u16, languages: &str, extra: &str) -> TestServer {
     let site = format!(
         r#"
 hostname = "news.test"
 default = true
 modules = ["auth", "mail"]
+languages = ["{languages}"]
 
 [settings]
 title = "News"
@@ -354,6 +360,34 @@ async fn an_expired_link_is_refused() {
     assert_eq!(refused.status, 410);
     assert!(refused.text().contains("has expired"), "{}", refused.text());
     assert!(password_is(&store, "ann", OLD).await);
+    s.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_mail_is_written_in_the_language_it_was_asked_in() {
+    let sink = SmtpSink::start();
+    let s = reset_site_in(sink.port, r#"en", "nl"#, "").await;
+    add_user(&store(&s), "ann", Some("ann@example.org")).await;
+    let body = "account=ann";
+    let asked = raw(
+        s.addr,
+        format!(
+            "POST /logon/reset HTTP/1.1\r\nHost: news.test\r\nAccept-Language: nl\r\n\
+             Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .await
+    .expect("a response");
+    assert_eq!(asked.status, 200);
+    let mail = sink.wait_for(1, Duration::from_secs(20)).await.remove(0);
+    assert_eq!(
+        mail.header("Subject").as_deref(),
+        Some("Kies een nieuw wachtwoord voor News")
+    );
+    assert!(mail.body().contains("Hallo ann,"), "{}", mail.raw);
     s.shutdown().await;
 }
 
