@@ -10,6 +10,7 @@
 #   BASE_BIN=... NEW_BIN=... bench/ab.sh   # two binaries built already
 #   ACCESS_LOG=on bench/ab.sh             # both servers write an access log file
 #   BASE_BIN=B NEW_BIN=B NEW_REDIRECTS=1000 bench/ab.sh   # one binary, 1,000 redirect rules against none
+#   SAME_STARTER=1 bench/ab.sh 8e2ef6c     # both serve the base's starter site: the engines alone
 #
 # Scenarios: /json and /random (templates, no cache) and /cached (page cache)
 # of bench/sites; the starter site's front page from the page cache
@@ -126,6 +127,13 @@ with_redirects() {
 
 prepare base "$BASE_BIN"
 prepare new "$NEW_BIN"
+# SAME_STARTER=1: the new binary serves the base's starter site (its
+# templates and data, migrated forward at start), so the starter's scenarios
+# compare the engines alone rather than the starters' own work.
+if [ "${SAME_STARTER:-}" = 1 ]; then
+    rm -rf "$work/new/sites/default"
+    cp -r "$work/base/sites/default" "$work/new/sites/default"
+fi
 if [ -n "${NEW_REDIRECTS:-}" ]; then with_redirects new "$NEW_REDIRECTS" "$NEW_BIN"; fi
 for round in $(seq "$ROUNDS"); do
     if [ $((round % 2)) -eq 1 ]; then order="base new"; else order="new base"; fi
