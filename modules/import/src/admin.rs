@@ -212,9 +212,12 @@ async fn start(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Prob
             Some(name @ ("fetch_media" | "users")) => {
                 let name = name.to_owned();
                 let value = field.text().await.unwrap_or_default();
+                // What a form's checkbox sends ("on", or nothing), and
+                // "off": exactly the document's enum, so a number or a
+                // boolean (which a form cannot tell from text) is refused.
                 let on = match value.as_str() {
-                    "on" | "true" | "1" => true,
-                    "off" | "false" | "0" => false,
+                    "on" => true,
+                    "off" => false,
                     other => {
                         let _ = tokio::fs::remove_file(&path).await;
                         return Err(Problem::invalid(&name, format!("{other:?}: on or off")));
@@ -355,8 +358,8 @@ fn doc(id: &str, summary: &str, description: &str, ok: (&str, &str)) -> Value {
         doc["requestBody"] = json!({"required": true, "content": {"multipart/form-data": {"schema": {
             "type": "object", "required": ["file"],
             "properties": {"file": {"type": "string", "format": "binary"},
-                           "fetch_media": {"type": "string", "enum": ["on", "true", "1", "off", "false", "0"]},
-                           "users": {"type": "string", "enum": ["on", "true", "1", "off", "false", "0"]}},
+                           "fetch_media": {"type": "string", "enum": ["on", "off"]},
+                           "users": {"type": "string", "enum": ["on", "off"]}},
             "additionalProperties": false}}}});
     }
     doc
