@@ -259,12 +259,10 @@ pub(crate) fn register(env: &mut Environment<'static>, catalogs: Arc<Catalogs>) 
                 return Value::from_safe_string(String::new());
             }
             state.set_temp(&asked, Value::from(true));
-            let scope = RenderScope::of(state);
-            let language = scope
-                .as_ref()
-                .and_then(|s| s.language_order().first())
-                .map_or("", String::as_str);
-            let texts = for_scripts.script_texts(language, &scripts);
+            let texts = with_languages(state, |languages| {
+                let language = languages.first().map_or("", String::as_str);
+                for_scripts.script_texts(language, &scripts)
+            });
             // `<` escaped: the object cannot end its script element.
             let json = serde_json::Value::Object(texts)
                 .to_string()
