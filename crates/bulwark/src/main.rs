@@ -455,7 +455,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             tracing::info!("serving on https://{addr}/");
         }
         server.run(shutdown).await;
-        sites.leave().await;
+        sites.close().await;
         tracing::info!("stopped");
         Ok(())
     })

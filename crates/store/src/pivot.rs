@@ -289,10 +289,10 @@ impl Store {
 
     /// The background pivot task: indexes batches of `batch` ids, sleeps until
     /// a write queues more (or `poll` passes, for writes of other nodes).
-    /// Abort the handle to stop it.
+    /// Ends when the store closes; abort the handle to stop it sooner.
     pub fn spawn_pivot_task(&self, batch: usize, poll: Duration) -> tokio::task::JoinHandle<()> {
         let store = self.clone();
-        tokio::spawn(async move {
+        self.spawn_while_open(async move {
             loop {
                 let s = store.clone();
                 match s.run(move |s| s.pivot_batch(batch)).await {

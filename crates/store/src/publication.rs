@@ -75,7 +75,7 @@ impl Store {
     /// when windows open or close (see the module's documentation).
     pub fn spawn_publication_task(&self) -> tokio::task::JoinHandle<()> {
         let store = self.clone();
-        tokio::spawn(async move {
+        self.spawn_while_open(async move {
             let mut checked = Utc::now();
             loop {
                 let next = store

@@ -17,6 +17,7 @@ use bulwark_depcache::DependencyKey;
 use parking_lot::Mutex;
 use tokio::runtime::Handle;
 use tokio::sync::{Notify, broadcast};
+use tokio_util::sync::CancellationToken;
 
 use crate::db::{Conn, DbError, DbFailure, PgConn, SqliteConn, pg_error};
 use crate::error::{DatabaseError, Result, StoreError};
@@ -219,6 +220,8 @@ pub(crate) struct Inner {
     pub publication_wakeup: Notify,
     /// By the name they were set under, in the order they were first set.
     commit_hooks: parking_lot::RwLock<Vec<(&'static str, Arc<dyn CommitHook>)>>,
+    /// Cancelled by [`Store::close`]: the store's background tasks end.
+    closing: CancellationToken,
 }
 
 /// Runs inside every write's transaction that changes something (or in which
@@ -393,6 +396,7 @@ impl Store {
                 pivot_wakeup: Notify::new(),
                 publication_wakeup: Notify::new(),
                 commit_hooks: parking_lot::RwLock::new(Vec::new()),
+                closing: CancellationToken::new(),
             }),
         };
         let s = store.clone();
@@ -457,6 +461,46 @@ impl Store {
                 idle: b.pool.num_idle(),
             },
         }
+    }
+
+    /// Ends the store's background tasks (and those of its users that wait
+    /// on [`closed`](Store::closed)) and closes its PostgreSQL connections,
+    /// whoever still holds a handle: a stopped server, or a site that now
+    /// uses another database, gives its connection slots back to the server
+    /// at once. A later query on PostgreSQL fails as unavailable; SQLite's
+    /// file stays open until the last handle goes.
+    pub async fn close(&self) {
+        self.inner.closing.cancel();
+        if let Backend::Postgres(pg) = &self.inner.backend {
+            pg.pool.close().await;
+        }
+    }
+
+    /// Resolves once [`close`](Store::close) was called: a task that lives
+    /// as long as the store selects on it.
+    pub fn closed(&self) -> tokio_util::sync::WaitForCancellationFuture<'_> {
+        self.inner.closing.cancelled()
+    }
+
+    /// Whether `other` is a handle of this same open store.
+    pub fn same_as(&self, other: &Store) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// Spawns `task`, which ends when it is done or when the store closes,
+    /// whichever comes first: a task that serves the store for as long as it
+    /// is open, and drops its handle of the store with it.
+    pub fn spawn_while_open(
+        &self,
+        task: impl Future<Output = ()> + Send + 'static,
+    ) -> tokio::task::JoinHandle<()> {
+        let closing = self.inner.closing.clone();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = closing.cancelled() => {}
+                _ = task => {}
+            }
+        })
     }
 
     /// "sqlite" or "postgres".

@@ -129,9 +129,10 @@ impl Sites {
     }
 
     /// Called when the server stops: the databases hear it is gone, so
-    /// another server may start on them at once.
-    pub async fn leave(&self) {
-        self.stores.leave().await;
+    /// another server may start on them at once, and every site's store
+    /// closes (its tasks end, its connections are given back).
+    pub async fn close(&self) {
+        self.stores.close().await;
     }
 
     /// Every running site, as `bulwark status` shows it. Blocks while each

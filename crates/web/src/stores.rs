@@ -35,20 +35,22 @@ pub(crate) struct OpenStore {
 pub(crate) struct SiteStores {
     open: Mutex<HashMap<String, (DatabaseSettings, OpenStore)>>,
     /// The presence rows this server keeps ([`refuse_shared_database`]).
-    present: Mutex<Vec<(Store, String)>>,
+    present: Arc<Mutex<Vec<(Store, String)>>>,
     /// The certificates served over TLS (they outlive reloads too).
     pub certificates: Arc<crate::tls::Certificates>,
 }
 
 impl SiteStores {
-    /// Removes this server's presence rows: a server stopped cleanly does
-    /// not keep another from starting on its database.
-    pub async fn leave(&self) {
-        let present = std::mem::take(&mut *self.present.lock().expect("present"));
-        for (store, node) in present {
-            if let Err(e) = store.run(move |s| s.absent(&node)).await {
-                tracing::warn!("saying this server leaves the database: {e}");
-            }
+    /// Called when the server stops: every store is [retired](retire), so
+    /// another server may start on their databases at once, and their
+    /// connections go back now, not when the process exits.
+    pub async fn close(&self) {
+        let open: Vec<OpenStore> = std::mem::take(&mut *self.open.lock().expect("stores"))
+            .into_values()
+            .map(|(_, open)| open)
+            .collect();
+        for open in open {
+            retire(&self.present, &open.models.store).await;
         }
     }
 
@@ -67,6 +69,38 @@ impl SiteStores {
             return Ok(open.clone());
         }
         let store = open_site_store(site, modules).await?;
+        let open = match self.start(site, modules, store.clone()).await {
+            Ok(open) => open,
+            Err(e) => {
+                retire(&self.present, &store).await;
+                return Err(e);
+            }
+        };
+        let replaced = self
+            .open
+            .lock()
+            .expect("stores")
+            .insert(site.name().to_string(), (settings, open.clone()));
+        if let Some((_, old)) = replaced {
+            // The site now uses another database; requests that began on
+            // the old one finish first.
+            let present = self.present.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(REPLACED_STORE_GRACE).await;
+                retire(&present, &old.models.store).await;
+            });
+        }
+        Ok(open)
+    }
+
+    /// Starts serving a site from its opened `store`: the shared-database
+    /// check, the modules' [`Module::start_serving`] hooks, the store's tasks.
+    async fn start(
+        &self,
+        site: &Arc<Site>,
+        modules: &[Arc<dyn Module>],
+        store: Store,
+    ) -> Result<OpenStore, OpenError> {
         let turn = store.opening_lock().await.map_err(OpenError::Database)?;
         if store.backend_name() == "postgres" {
             let node = refuse_shared_database(site, modules, &store).await?;
@@ -98,13 +132,29 @@ impl SiteStores {
             notifier: SiteNotifier::default(),
             counters: Arc::default(),
         };
-        tokio::spawn(apply_changes(open.clone()));
-        self.open
-            .lock()
-            .expect("stores")
-            .insert(site.name().to_string(), (settings, open.clone()));
+        open.models
+            .store
+            .spawn_while_open(apply_changes(open.clone()));
         Ok(open)
     }
+}
+
+/// Takes a store out of service: its presence row goes (a server stopped
+/// cleanly does not keep another from starting on the database), then the
+/// store closes (its tasks end, its connections are given back).
+async fn retire(present: &Mutex<Vec<(Store, String)>>, store: &Store) {
+    let node = {
+        let mut present = present.lock().expect("present");
+        let at = present.iter().position(|(s, _)| s.same_as(store));
+        at.map(|at| present.remove(at).1)
+    };
+    if let Some(node) = node {
+        let store = store.clone();
+        if let Err(e) = store.run(move |s| s.absent(&node)).await {
+            tracing::warn!("saying this server leaves the database: {e}");
+        }
+    }
+    store.close().await;
 }
 
 /// Opens a site's database the way serving does (`[database]` of its
@@ -160,6 +210,10 @@ pub async fn open_site_store(
     Ok(store)
 }
 
+/// How long a store the site no longer uses (its `[database]` changed) stays
+/// open for the requests that began on it.
+const REPLACED_STORE_GRACE: Duration = Duration::from_secs(30);
+
 /// How often a server on PostgreSQL says it is there, and how long after its
 /// last word it counts as gone.
 const PRESENCE_EVERY: Duration = Duration::from_secs(5);
@@ -203,7 +257,7 @@ async fn refuse_shared_database(
     }
     let node = me.node.clone();
     let store = store.clone();
-    tokio::spawn(async move {
+    store.clone().spawn_while_open(async move {
         loop {
             tokio::time::sleep(PRESENCE_EVERY).await;
             let me = me.clone();

@@ -114,11 +114,11 @@ pub(crate) fn spawn(
     certificates: Arc<Certificates>,
     settings: Settings,
 ) {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
+    if tokio::runtime::Handle::try_current().is_err() {
+        return; // A command, not a server.
+    }
     let holder = format!("{}:{}", std::process::id(), site.dir.display());
-    runtime.spawn(async move {
+    store.clone().spawn_while_open(async move {
         let mut installed: Option<Kept> = None;
         loop {
             if alive.upgrade().is_none() {

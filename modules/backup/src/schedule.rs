@@ -95,14 +95,14 @@ pub fn run_once(
 /// Makes a backup at the start of every period while the site runs (the
 /// task ends with the site's load: a reload starts a new one).
 pub fn spawn(backups: Weak<SiteBackups>, store: Store, settings: Settings) {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
+    if tokio::runtime::Handle::try_current().is_err() {
+        return; // A command, not a server.
+    }
     let every = settings.every_seconds;
     if every == 0 {
         return;
     }
-    runtime.spawn(async move {
+    store.clone().spawn_while_open(async move {
         loop {
             let now = Utc::now().timestamp_millis();
             let period = i64::try_from(every).unwrap_or(i64::MAX / 1000) * 1000;

@@ -151,10 +151,18 @@ impl Node {
             publications,
         });
         store.set_commit_hook("cluster", Some(Arc::new(Outbox { origin, channel })));
+        // The node serves its store while the store is open: when it closes
+        // (the server stops), so do the listener and this node's own pool.
+        let pool = shared.pool.clone();
+        let closing = store.clone();
         let tasks = vec![
-            tokio::spawn(listen(shared.clone())),
-            tokio::spawn(send_publications(shared.clone(), queue)),
-            tokio::spawn(prune(shared.clone())),
+            store.spawn_while_open(listen(shared.clone())),
+            store.spawn_while_open(send_publications(shared.clone(), queue)),
+            store.spawn_while_open(prune(shared.clone())),
+            tokio::spawn(async move {
+                closing.closed().await;
+                pool.close().await;
+            }),
         ];
         Ok(Node { shared, tasks })
     }

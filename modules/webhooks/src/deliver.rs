@@ -117,9 +117,9 @@ pub(crate) fn spawn(
     settings: DeliverySettings,
     queued: Arc<tokio::sync::Notify>,
 ) {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+    if tokio::runtime::Handle::try_current().is_err() {
         return; // A command, not a server.
-    };
+    }
     let node = format!("node-{}", hex::encode(rand::random::<[u8; 8]>()));
     let client = match reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -133,7 +133,7 @@ pub(crate) fn spawn(
             return;
         }
     };
-    runtime.spawn(async move {
+    store.clone().spawn_while_open(async move {
         let mut last_purge = 0i64;
         loop {
             tokio::select! {

@@ -166,9 +166,9 @@ impl Module for Webhooks {
         // Every node reads the endpoints again when they changed anywhere.
         let (reload, mut reloads) = tokio::sync::mpsc::channel::<()>(1);
         let kept = Arc::downgrade(&endpoints);
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        if tokio::runtime::Handle::try_current().is_ok() {
             let store = store.clone();
-            runtime.spawn(async move {
+            store.clone().spawn_while_open(async move {
                 while reloads.recv().await.is_some() {
                     let Some(endpoints) = kept.upgrade() else {
                         return;

@@ -185,12 +185,17 @@ pub async fn starter_node(
 
 /// Stops the nodes, then drops their schema.
 pub async fn stop_nodes(nodes: Vec<TestServer>, schema: &str) {
-    let kept = store(&nodes[0]);
+    let config = store(&nodes[0]).config().clone();
     for node in nodes {
         node.shutdown().await;
     }
-    kept.module_write(|sql| sql.execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"), &[]))
+    // A stopped node's store is closed: the schema goes through a store of
+    // its own.
+    let store = bulwark_store::Store::open(config).await.unwrap();
+    store
+        .module_write(|sql| sql.execute(&format!("DROP SCHEMA \"{schema}\" CASCADE"), &[]))
         .unwrap();
+    store.close().await;
 }
 
 /// A logged-on user as a script sees them: cookie and CSRF token.

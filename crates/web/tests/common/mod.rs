@@ -21,6 +21,7 @@ pub struct TestServer {
     pub dir: tempfile::TempDir,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
+    sites: std::sync::Arc<Sites>,
 }
 
 impl TestServer {
@@ -36,6 +37,8 @@ impl TestServer {
         if let Some(task) = self.task.take() {
             task.await.unwrap();
         }
+        // As `bulwark serve` does when it stops: the stores close.
+        self.sites.close().await;
     }
 }
 
@@ -156,7 +159,7 @@ pub async fn start_with_modules(
         .iter()
         .filter_map(|name| Some((name.to_string(), sites_handler.site_models(name)?)))
         .collect();
-    let server = Server::bind(server_options, tls, sites_handler)
+    let server = Server::bind(server_options, tls, sites_handler.clone())
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let addr = server.local_addr();
@@ -172,6 +175,7 @@ pub async fn start_with_modules(
         dir,
         stop: Some(stop),
         task: Some(task),
+        sites: sites_handler,
     }
 }
 
