@@ -98,3 +98,27 @@ async fn a_fragment_cached_for_visitors_never_reaches_an_administrator() {
         "[Public][Alice draft][Secret]"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_not_stored_keeps_only_what_its_fragments_read() {
+    let (fixture, _, _) = fixture().await;
+    let scope = RenderScope::new(fixture.models.clone(), Principal::anonymous());
+    scope.forget_page_dependencies();
+    let page_read = bulwark_depcache::DependencyKey::new("rsc:1");
+    let fragment_read = bulwark_depcache::DependencyKey::new("rsc:2");
+    scope.depend(&page_read);
+    scope.begin_fragment();
+    scope.depend(&fragment_read);
+    let fragment: Vec<_> = scope.end_fragment().into_iter().map(|(k, _)| k).collect();
+    assert_eq!(
+        fragment,
+        std::slice::from_ref(&fragment_read),
+        "the fragment still knows what it read"
+    );
+    let page: Vec<_> = scope.dependencies().into_iter().map(|(k, _)| k).collect();
+    assert_eq!(
+        page,
+        [fragment_read],
+        "the page outside its fragment kept nothing"
+    );
+}

@@ -59,7 +59,7 @@ pub async fn render_uncached(
 ) -> Outcome {
     let content_type = crate::content_type::content_type_for(template);
     limited(req, cost, || {
-        let scope = render_scope(req);
+        let scope = render_scope(req, false);
         let outcome = render_template(req, &scope, template, &content_type, extra);
         (outcome, scope)
     })
@@ -67,8 +67,9 @@ pub async fn render_uncached(
     .0
 }
 
-/// The models as this request's principal may see them.
-pub(crate) fn render_scope(req: &RequestCtx<'_>) -> Arc<RenderScope> {
+/// The models as this request's principal may see them, for a page that
+/// goes into the page cache (`cached`: what it reads is kept) or not.
+pub(crate) fn render_scope(req: &RequestCtx<'_>, cached: bool) -> Arc<RenderScope> {
     let scope = RenderScope::for_site(
         req.site.models().clone(),
         req.principal().clone(),
@@ -76,6 +77,9 @@ pub(crate) fn render_scope(req: &RequestCtx<'_>) -> Arc<RenderScope> {
         req.site.page_urls().clone(),
     );
     scope.set_language(req.render_language());
+    if !cached {
+        scope.forget_page_dependencies();
+    }
     scope
 }
 
@@ -92,27 +96,26 @@ pub(crate) fn render_template(
         q.extend(parse_form(&req.body));
     }
     let q: BTreeMap<String, Value> = q.into_iter().map(|(k, v)| (k, Value::from(v))).collect();
-    let request = minijinja::context! {
-        path => req.parts.uri.path(),
-        method => req.parts.method.as_str(),
-        query => req.parts.uri.query().unwrap_or(""),
-        language => req.language(),
-        // What the page's links start with (`/nl`), and the page in each of
-        // the site's languages (for a language switch and hreflang links).
-        prefix => scope.url_prefix(),
-        alternates => if req.site.language_urls() {
-            let resource = vars
-                .get("rsc")
-                .and_then(|r| r.downcast_object_ref::<bulwark_template::RscObject>())
-                .map(|r| r.resource().as_ref());
-            Value::from_object(crate::language::Alternates::of(req, resource))
-        } else {
-            Value::from(Vec::<Value>::new())
-        },
-        csrf_token => req.auth().csrf_token.as_deref(),
-        user_id => req.principal().user_id().map(|id| id.0),
-        viewing_as => req.auth().viewing_as.as_deref(),
+    let alternates = if req.site.language_urls() {
+        let resource = vars
+            .get("rsc")
+            .and_then(|r| r.downcast_object_ref::<bulwark_template::RscObject>())
+            .map(|r| r.resource().as_ref());
+        Value::from_object(crate::language::Alternates::of(req, resource))
+    } else {
+        Value::from(Vec::<Value>::new())
     };
+    let request = Value::from_object(RequestVars([
+        Value::from(req.parts.uri.path()),
+        Value::from(req.parts.method.as_str()),
+        Value::from(req.parts.uri.query().unwrap_or("")),
+        Value::from(req.language()),
+        Value::from(scope.url_prefix()),
+        alternates,
+        Value::from(req.auth().csrf_token.as_deref()),
+        Value::from(req.principal().user_id().map(|id| id.0)),
+        Value::from(req.auth().viewing_as.as_deref()),
+    ]));
     scope.set_request(request.clone());
     // What is rendered from a template goes when a reload changes it.
     scope.depend(&req.site.templates().dependency_key(template));
@@ -174,6 +177,40 @@ pub(crate) fn render_template(
             surrogate_keys: None,
         }),
         Err(err) => Outcome::Failed(err),
+    }
+}
+
+/// `request` (and `m.req`): the request's details, in the order of
+/// [`REQUEST_FIELDS`]. Looked up by name like [`PageVars`], for the same
+/// reason: a map of them built per render cost more than a small template.
+#[derive(Debug)]
+struct RequestVars([Value; REQUEST_FIELDS.len()]);
+
+/// `prefix` is what the page's links start with (`/nl`); `alternates` the
+/// page in each of the site's languages (for a language switch and hreflang
+/// links).
+const REQUEST_FIELDS: [&str; 9] = [
+    "path",
+    "method",
+    "query",
+    "language",
+    "prefix",
+    "alternates",
+    "csrf_token",
+    "user_id",
+    "viewing_as",
+];
+
+impl minijinja::value::Object for RequestVars {
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let at = REQUEST_FIELDS
+            .iter()
+            .position(|f| Some(*f) == key.as_str())?;
+        Some(self.0[at].clone())
+    }
+
+    fn enumerate(self: &Arc<Self>) -> minijinja::value::Enumerator {
+        minijinja::value::Enumerator::Str(&REQUEST_FIELDS)
     }
 }
 

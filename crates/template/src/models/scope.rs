@@ -29,6 +29,9 @@ pub struct RenderScope {
     /// The policy's answers for this render, by resource id and version.
     pub(super) visible: Mutex<HashMap<(ResourceId, i64), bool>>,
     pub(super) deps: Mutex<HashMap<DependencyKey, Serial>>,
+    /// Whether `deps` is kept: only a page that may be stored (the page
+    /// cache) needs what it read; fragments collect theirs in `frames` anyway.
+    pub(super) page_deps: std::sync::atomic::AtomicBool,
     /// Open fragment-cache blocks: each also collects the keys read inside it.
     pub(super) frames: Mutex<Vec<HashMap<DependencyKey, Serial>>>,
     /// What this render already fetched: the depcache's request memo, which
@@ -110,6 +113,7 @@ impl RenderScope {
             policy,
             visible: Mutex::new(HashMap::new()),
             deps: Mutex::new(HashMap::new()),
+            page_deps: std::sync::atomic::AtomicBool::new(true),
             frames: Mutex::new(Vec::new()),
             memo: RequestMemo::with_limit(MEMO_LIMIT),
             page_rule,
@@ -191,6 +195,11 @@ impl RenderScope {
     /// Records a dependency (first read wins: that serial is the one that matters),
     /// for the render and for every open fragment.
     pub fn depend(&self, key: &DependencyKey) {
+        if !self.page_deps.load(std::sync::atomic::Ordering::Relaxed)
+            && self.frames.lock().expect("frames").is_empty()
+        {
+            return;
+        }
         let serial = {
             let mut deps = self.deps.lock().expect("deps");
             match deps.get(key) {
@@ -205,6 +214,17 @@ impl RenderScope {
         for frame in self.frames.lock().expect("frames").iter_mut() {
             frame.entry(key.clone()).or_insert(serial);
         }
+    }
+
+    /// This render's page is not stored (no page cache for it): what it
+    /// reads outside a fragment is not kept, so
+    /// [`dependencies`](Self::dependencies) names only what was read before
+    /// and what its fragments read.
+    /// (On a page rendered per request, keeping every read's key and serial
+    /// cost a tenth of a small template's render.)
+    pub fn forget_page_dependencies(&self) {
+        self.page_deps
+            .store(false, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Starts collecting the dependencies of a fragment.

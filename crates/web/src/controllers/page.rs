@@ -37,11 +37,12 @@ impl PageController {
 impl Controller for PageController {
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
+            let cached = self.cache && page_cache::cacheable(req);
             let render = limited(req, &self.cost, || {
-                let scope = render_scope(req);
+                let scope = render_scope(req, cached);
                 (render_resource_page(req, &scope), scope)
             });
-            if self.cache && page_cache::cacheable(req) {
+            if cached {
                 page_cache::serve(req, render).await
             } else {
                 render.await.0

@@ -48,8 +48,9 @@ impl Controller for TemplateController {
 
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(async move {
+            let cached = self.cache && page_cache::cacheable(req);
             let render = limited(req, &self.cost, || {
-                let scope = render_scope(req);
+                let scope = render_scope(req, cached);
                 let outcome = render_template(
                     req,
                     &scope,
@@ -59,7 +60,7 @@ impl Controller for TemplateController {
                 );
                 (outcome, scope)
             });
-            if self.cache && page_cache::cacheable(req) {
+            if cached {
                 page_cache::serve(req, render).await
             } else {
                 render.await.0
