@@ -118,7 +118,7 @@ pub(crate) fn render_template(
     ]));
     scope.set_request(request.clone());
     // What is rendered from a template goes when a reload changes it.
-    scope.depend(&req.site.templates().dependency_key(template));
+    scope.depend_with(|| req.site.templates().dependency_key(template));
     let vars = PageVars {
         q: Value::from(q),
         request,

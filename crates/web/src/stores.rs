@@ -52,6 +52,17 @@ impl SiteStores {
         for open in open {
             retire(&self.present, &open.models.store).await;
         }
+        // Stores a reload replaced, still in their grace period.
+        let replaced: Vec<Store> = self
+            .present
+            .lock()
+            .expect("present")
+            .iter()
+            .map(|(store, _)| store.clone())
+            .collect();
+        for store in replaced {
+            retire(&self.present, &store).await;
+        }
     }
 
     /// The site's store, opening its database the first time (or when its

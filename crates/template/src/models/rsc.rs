@@ -159,7 +159,7 @@ impl Object for RscObject {
             // The languages it has text in (translated properties), and the
             // languages it is published in (`languages`, else all).
             "translated_languages" => {
-                self.scope.depend(&dependency::resource_texts(r.id));
+                self.scope.depend_with(|| dependency::resource_texts(r.id));
                 Value::from(r.props.translated_languages())
             }
             "o" => Value::from_object(EdgeAccessor {
@@ -246,7 +246,7 @@ impl Object for RscObject {
                     return Ok(Value::UNDEFINED);
                 }
                 self.scope
-                    .depend(&dependency::resource_text(self.rsc.id, lang));
+                    .depend_with(|| dependency::resource_text(self.rsc.id, lang));
                 Ok(match self.rsc.props.get(prop) {
                     Some(v) => bulwark_store::text_in(v, &[lang])
                         .map(|t| Value::from_safe_string(t.to_owned()))

@@ -195,11 +195,27 @@ impl RenderScope {
     /// Records a dependency (first read wins: that serial is the one that matters),
     /// for the render and for every open fragment.
     pub fn depend(&self, key: &DependencyKey) {
-        if !self.page_deps.load(std::sync::atomic::Ordering::Relaxed)
-            && self.frames.lock().expect("frames").is_empty()
-        {
-            return;
+        if self.records() {
+            self.record(key);
         }
+    }
+
+    /// [`depend`](Self::depend) on the key `key` makes, made only if this
+    /// render keeps what it reads (a page rendered per request, outside its
+    /// fragments, does not).
+    pub fn depend_with(&self, key: impl FnOnce() -> DependencyKey) {
+        if self.records() {
+            self.record(&key());
+        }
+    }
+
+    /// Whether a read now is kept: by the page, or by an open fragment.
+    fn records(&self) -> bool {
+        self.page_deps.load(std::sync::atomic::Ordering::Relaxed)
+            || !self.frames.lock().expect("frames").is_empty()
+    }
+
+    fn record(&self, key: &DependencyKey) {
         let serial = {
             let mut deps = self.deps.lock().expect("deps");
             match deps.get(key) {
