@@ -748,9 +748,12 @@ async fn handle<H: Handler>(
     req: Request<Incoming>,
     peer: Peer,
 ) -> Response<Body> {
-    let start = Instant::now();
     let peer = state.options.trusted_proxies.resolve(peer, req.headers());
-    let logged = state.log.enabled().then(|| AccessEntry::of(&req));
+    // The clock is read only for the log.
+    let logged = state
+        .log
+        .enabled()
+        .then(|| (AccessEntry::of(&req), Instant::now()));
     let resp = match AssertUnwindSafe(state.handler.handle(req, peer))
         .catch_unwind()
         .await
@@ -769,7 +772,7 @@ async fn handle<H: Handler>(
             )
         }
     };
-    if let Some(mut entry) = logged {
+    if let Some((mut entry, start)) = logged {
         entry.bytes = resp
             .headers()
             .get(CONTENT_LENGTH)

@@ -154,6 +154,25 @@ async fn publications_within_the_interval_arrive_as_one_batch_shared_between_cli
 }
 
 #[tokio::test]
+async fn without_an_interval_a_burst_goes_out_in_one_batch_and_a_lone_message_alone() {
+    // The default: no window. The test runs on one thread, so the dispatcher
+    // gets its turn only when the test awaits: the burst of five is all there
+    // is when it looks, as a burst published while a batch goes out would be.
+    let hub = Hub::new(PushConfig::default(), Arc::new(OpenAcl));
+    assert_eq!(PushConfig::default().batch_interval, Duration::ZERO);
+    let client = hub.connect().unwrap();
+    client.subscribe("news", None, false).await.unwrap();
+    for i in 0..5 {
+        hub.publish("news", &format!("{{\"i\":{i}}}")).unwrap();
+    }
+    assert_eq!(next(&client).await.count, 5);
+    assert_eq!(hub.stats().batches, 1);
+    hub.publish("news", "{\"i\":5}").unwrap();
+    assert_eq!(next(&client).await.count, 1);
+    assert_eq!(hub.stats().batches, 2);
+}
+
+#[tokio::test]
 async fn a_resubscribing_client_recovers_exactly_what_it_missed() {
     let hub = hub_with(|_| {});
     let first = hub.connect().unwrap();

@@ -63,7 +63,13 @@ async fn site() -> Site1 {
 
 impl Site1 {
     fn render(&self, who: Principal, policy: Arc<dyn AccessPolicy>) -> String {
-        let scope = RenderScope::for_site(self.models.clone(), who, policy, Arc::new(|_, _| None));
+        let scope = RenderScope::for_site(
+            self.models.clone(),
+            who,
+            policy,
+            Arc::new(|_, _| None),
+            None,
+        );
         let ctx = minijinja::context! {
             id => self.person.0,
             hub => self.hub.0,

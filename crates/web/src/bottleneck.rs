@@ -13,7 +13,7 @@
 //! with `block_in_place`, so the runtime's workers stay free for cached pages,
 //! static files and push while templates render.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -40,7 +40,7 @@ impl Default for RenderLimits {
 }
 
 pub struct Bottleneck {
-    slots: Semaphore,
+    slots: Slots,
     queue_timeout: Duration,
     refused: AtomicU64,
     database_busy: AtomicU64,
@@ -53,7 +53,7 @@ pub struct Busy;
 impl Bottleneck {
     pub fn new(limits: RenderLimits) -> Bottleneck {
         Bottleneck {
-            slots: Semaphore::new(limits.concurrency.max(1)),
+            slots: Slots::new(limits.concurrency.max(1)),
             queue_timeout: limits.queue_timeout,
             refused: AtomicU64::new(0),
             database_busy: AtomicU64::new(0),
@@ -67,15 +67,19 @@ impl Bottleneck {
     pub async fn run<T>(&self, cost: &RenderCost, work: impl FnOnce() -> T) -> Result<T, Busy> {
         // A free slot is taken without a timer (reading the clock and
         // registering a deadline cost more than a small render's lookup).
-        let permit = match self.slots.try_acquire() {
-            Ok(permit) => permit,
-            Err(_) => match tokio::time::timeout(self.queue_timeout, self.slots.acquire()).await {
-                Ok(Ok(permit)) => permit,
-                _ => {
-                    self.refused.fetch_add(1, Ordering::Relaxed);
-                    return Err(Busy);
+        let slot = match self.slots.try_take() {
+            Some(slot) => slot,
+            // Boxed: waiting is the rare case, and its timer would make every
+            // render's future larger.
+            None => {
+                match Box::pin(tokio::time::timeout(self.queue_timeout, self.slots.take())).await {
+                    Ok(slot) => slot,
+                    Err(_) => {
+                        self.refused.fetch_add(1, Ordering::Relaxed);
+                        return Err(Busy);
+                    }
                 }
-            },
+            }
         };
         let started = Instant::now();
         let out = if cost.is_cheap() {
@@ -84,7 +88,7 @@ impl Bottleneck {
             bulwark_template::off_the_runtime(work)
         };
         cost.record(started.elapsed());
-        drop(permit);
+        drop(slot);
         Ok(out)
     }
 
@@ -102,6 +106,72 @@ impl Bottleneck {
     /// Requests refused with 503 so far because the database was busy.
     pub fn database_busy(&self) -> u64 {
         self.database_busy.load(Ordering::Relaxed)
+    }
+}
+
+/// The render slots: taken and given back with one atomic operation each,
+/// and a queue only for those who wait. (tokio's `Semaphore` locks its queue of
+/// waiters whenever a permit is given back, waiters or not: a lock shared by
+/// every render of the site, on every request.)
+struct Slots {
+    free: AtomicUsize,
+    /// How many are waiting in [`take`](Self::take): a slot given back wakes
+    /// one only then.
+    waiting: AtomicUsize,
+    freed: tokio::sync::Notify,
+}
+
+/// A slot in use, given back when dropped (also when a render panics).
+struct Slot<'a>(&'a Slots);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.free.fetch_add(1, Ordering::SeqCst);
+        // SeqCst on both sides: a waiter counts itself before it looks for a
+        // free slot, and a slot is freed before waiters are looked for, so
+        // one of the two sees the other.
+        if self.0.waiting.load(Ordering::SeqCst) > 0 {
+            self.0.freed.notify_one();
+        }
+    }
+}
+
+impl Slots {
+    fn new(slots: usize) -> Slots {
+        Slots {
+            free: AtomicUsize::new(slots),
+            waiting: AtomicUsize::new(0),
+            freed: tokio::sync::Notify::new(),
+        }
+    }
+
+    fn try_take(&self) -> Option<Slot<'_>> {
+        self.free
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .ok()
+            .map(|_| Slot(self))
+    }
+
+    /// Waits for a free slot (cancelled by dropping: a wake-up it was given
+    /// passes on to the next waiter, as `Notify` does).
+    async fn take(&self) -> Slot<'_> {
+        struct Waiting<'a>(&'a AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _waiting = Waiting(&self.waiting);
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            if let Some(slot) = self.try_take() {
+                return slot;
+            }
+            freed.await;
+        }
     }
 }
 
@@ -252,6 +322,26 @@ pub fn busy_response() -> Response<Body> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_render_slot_given_back_goes_to_a_waiter_even_past_one_that_gave_up() {
+        use futures_util::FutureExt;
+        let slots = Slots::new(1);
+        let first = slots.try_take().expect("one slot is free");
+        assert!(slots.try_take().is_none(), "the only slot is taken");
+        let mut gives_up = Box::pin(slots.take());
+        let mut waits = Box::pin(slots.take());
+        assert!(gives_up.as_mut().now_or_never().is_none());
+        assert!(waits.as_mut().now_or_never().is_none());
+        drop(first);
+        // The first waiter was woken; it goes away without taking the slot,
+        // and the wake-up passes to the second.
+        drop(gives_up);
+        let second = waits.await;
+        assert_eq!(slots.waiting.load(Ordering::SeqCst), 0);
+        drop(second);
+        assert!(slots.try_take().is_some(), "given back when dropped");
+    }
 
     #[test]
     fn renders_move_inline_once_measured_quick_and_back_off_when_slow() {

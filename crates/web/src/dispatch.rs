@@ -34,7 +34,7 @@ pub(crate) async fn dispatch(
     let Some(host) = request_host(&parts) else {
         return plain_response(StatusCode::BAD_REQUEST, true);
     };
-    let (served, alias) = match table.resolve(&host.name) {
+    let (served, alias) = match table.resolve(host.name()) {
         Some(HostTarget::Site(site)) => (site.clone(), false),
         Some(HostTarget::Alias(site)) => (site.clone(), true),
         None => match &table.default {
@@ -55,10 +55,7 @@ pub(crate) async fn dispatch(
         // HTTPS on its standard port: the port a plain request came to is
         // not the TLS one.
         let host = if to_https {
-            RequestHost {
-                name: host.name.clone(),
-                port: None,
-            }
+            RequestHost { port: None, ..host }
         } else {
             host
         };
@@ -112,7 +109,7 @@ async fn serve(
         }
         None => (parts.uri.path(), None),
     };
-    let rewritten = rewrite(site, &host.name, path);
+    let rewritten = rewrite(site, host, path);
     let path = rewritten.as_ref().map_or(path, |r| r.0.as_str());
     let Some(matched) = site.site().router.route(path) else {
         if let Some(moved) = crate::respond::moved_instead(site, &parts) {
@@ -243,13 +240,13 @@ fn to_visitors_language(site: &SiteRuntime, parts: &http::request::Parts) -> Res
 
 /// Asks the site's modules whether this path is to be routed as another
 /// ([`RequestDispatch`]); costs nothing when no module listens.
-fn rewrite(site: &SiteRuntime, host: &str, path: &str) -> Option<Rewrite> {
+fn rewrite(site: &SiteRuntime, host: &RequestHost, path: &str) -> Option<Rewrite> {
     if !site.notifier().has_observers::<RequestDispatch>() {
         return None;
     }
     site.notifier()
         .first(&RequestDispatch {
-            host: host.to_string(),
+            host: host.name().to_string(),
             path: path.to_string(),
         })
         .filter(|r| r.0.starts_with('/'))
@@ -357,44 +354,96 @@ fn too_large(site: &SiteRuntime, json: bool, limit: u64) -> Response<Body> {
     resp
 }
 
+/// The host a request names, `name[:port]`.
 struct RequestHost {
-    name: String,
+    /// The name's bytes: the request's own header value when the name in it
+    /// was lowercase already (the common case, and no copy: a clone of a
+    /// header value shares its bytes), else a lowercased copy.
+    bytes: HeaderValue,
+    /// Where the name is in `bytes`: lowercase, without a trailing dot.
+    name: std::ops::Range<usize>,
     port: Option<u16>,
 }
 
 impl RequestHost {
-    /// `name[:port]` as a `Host` header or a URI authority gives it (userinfo
-    /// dropped); `None` when it is not a usable host name.
-    fn parse(raw: &str) -> Option<RequestHost> {
-        let raw = raw.rsplit('@').next().unwrap_or("");
-        let (name, port) = if raw.starts_with('[') {
-            let end = raw.find(']')?;
-            let port = raw[end + 1..].strip_prefix(':');
-            (&raw[..=end], port)
-        } else {
-            match raw.rsplit_once(':') {
-                Some((n, p)) => (n, Some(p)),
-                None => (raw, None),
-            }
-        };
-        let port = match port {
-            Some(p) => Some(p.parse::<u16>().ok()?),
-            None => None,
-        };
-        if !name.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'[' | b']' | b':')
-        }) {
+    /// From a `Host` header.
+    fn from_header(value: &HeaderValue) -> Option<RequestHost> {
+        // (Not `to_str`: `parse` checks the name byte by byte anyway.)
+        let raw = value.as_bytes();
+        if !raw.is_ascii() {
             return None;
         }
+        let (name, port, upper) = Self::parse(raw)?;
+        if upper {
+            return Self::copied(&raw[name], port);
+        }
         Some(RequestHost {
-            name: name.trim_end_matches('.').to_ascii_lowercase(),
+            bytes: value.clone(),
+            name,
             port,
         })
     }
 
+    /// From a URI authority (HTTP/2's `:authority`, an absolute-form request).
+    fn from_authority(raw: &str) -> Option<RequestHost> {
+        let (name, port, _) = Self::parse(raw.as_bytes())?;
+        Self::copied(&raw.as_bytes()[name], port)
+    }
+
+    fn copied(name: &[u8], port: Option<u16>) -> Option<RequestHost> {
+        let lower = name.to_ascii_lowercase();
+        let len = lower.len();
+        Some(RequestHost {
+            bytes: HeaderValue::from_maybe_shared(Bytes::from(lower)).ok()?,
+            name: 0..len,
+            port,
+        })
+    }
+
+    /// The lowercase host name, without a trailing dot.
+    fn name(&self) -> &str {
+        let name = &self.bytes.as_bytes()[self.name.clone()];
+        // SAFETY: `parse` let through only ASCII letters, digits and `-._[]:`
+        // in this range, and a lowercased copy of those is ASCII as well.
+        // (Checking it again cost a request more than the rest of the lookup.)
+        unsafe { std::str::from_utf8_unchecked(name) }
+    }
+
+    /// Where the name is in `name[:port]` (userinfo dropped, a trailing dot
+    /// left out), the port, and whether the name has capitals; `None` when it
+    /// is not a usable host name.
+    fn parse(raw: &[u8]) -> Option<(std::ops::Range<usize>, Option<u16>, bool)> {
+        let start = raw.iter().rposition(|b| *b == b'@').map_or(0, |at| at + 1);
+        let host = &raw[start..];
+        let (end, port) = if host.first() == Some(&b'[') {
+            let end = host.iter().position(|b| *b == b']')? + 1;
+            (end, host[end..].strip_prefix(b":"))
+        } else {
+            match host.iter().rposition(|b| *b == b':') {
+                Some(colon) => (colon, Some(&host[colon + 1..])),
+                None => (host.len(), None),
+            }
+        };
+        let port = match port {
+            Some(p) => Some(std::str::from_utf8(p).ok()?.parse::<u16>().ok()?),
+            None => None,
+        };
+        let name = &host[..end];
+        let mut upper = false;
+        for b in name {
+            match b {
+                b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'[' | b']' | b':' => {}
+                b'A'..=b'Z' => upper = true,
+                _ => return None,
+            }
+        }
+        let dots = name.iter().rev().take_while(|b| **b == b'.').count();
+        Some((start..start + end - dots, port, upper))
+    }
+
     /// Both name the same host (a port left out agrees with any).
     fn agrees_with(&self, other: &RequestHost) -> bool {
-        self.name == other.name
+        self.name() == other.name()
             && (self.port.is_none() || other.port.is_none() || self.port == other.port)
     }
 }
@@ -411,19 +460,19 @@ fn request_host(parts: &http::request::Parts) -> Option<RequestHost> {
     let mut hosts = parts.headers.get_all(HOST).iter();
     let header = match (hosts.next(), hosts.next()) {
         (Some(_), Some(_)) => return None,
-        (Some(host), None) => Some(RequestHost::parse(host.to_str().ok()?)?),
+        (Some(host), None) => Some(RequestHost::from_header(host)?),
         (None, _) => None,
     };
     match (parts.uri.authority(), header) {
         (Some(authority), header) => {
-            let host = RequestHost::parse(authority.as_str())?;
+            let host = RequestHost::from_authority(authority.as_str())?;
             match header {
                 Some(header) if !header.agrees_with(&host) => None,
                 _ => Some(host),
             }
         }
         (None, Some(header)) => Some(header),
-        (None, None) if parts.version <= Version::HTTP_10 => RequestHost::parse(""),
+        (None, None) if parts.version <= Version::HTTP_10 => RequestHost::from_authority(""),
         (None, None) => None,
     }
 }
@@ -458,6 +507,33 @@ fn redirect_to_canonical(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_is_read_as_a_lowercase_name_and_a_port() {
+        let host = |raw: &str| {
+            RequestHost::from_header(&HeaderValue::from_str(raw).unwrap())
+                .map(|h| (h.name().to_string(), h.port))
+        };
+        let named = |name: &str, port| Some((name.to_string(), port));
+        assert_eq!(host("example.org"), named("example.org", None));
+        assert_eq!(host("Example.ORG:8080"), named("example.org", Some(8080)));
+        assert_eq!(host("example.org.:80"), named("example.org", Some(80)));
+        assert_eq!(
+            host("user:pw@Example.org:81"),
+            named("example.org", Some(81))
+        );
+        assert_eq!(host("[::1]:8443"), named("[::1]", Some(8443)));
+        assert_eq!(host("[::1]"), named("[::1]", None));
+        assert_eq!(host("example.org:99999"), None, "a port out of range");
+        assert_eq!(host("example.org:http"), None, "a port that is no number");
+        assert_eq!(host("exa mple.org"), None, "a space");
+        assert_eq!(host("example.org/x"), None, "a path");
+        let authority = RequestHost::from_authority("Example.org.:443").unwrap();
+        assert_eq!(
+            (authority.name(), authority.port),
+            ("example.org", Some(443))
+        );
+    }
 
     #[test]
     fn a_detached_request_keeps_every_header_the_uri_and_the_body() {

@@ -75,8 +75,8 @@ pub(crate) fn render_scope(req: &RequestCtx<'_>, cached: bool) -> Arc<RenderScop
         req.principal().clone(),
         req.site.policy().clone(),
         req.site.page_urls().clone(),
+        Some(req.render_language()),
     );
-    scope.set_language(req.render_language());
     if !cached {
         scope.forget_page_dependencies();
     }

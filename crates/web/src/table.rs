@@ -127,7 +127,9 @@ pub enum HostTarget {
 }
 
 pub struct SiteTable {
-    hosts: HashMap<String, HostTarget>,
+    /// Looked up per request with a fast hash (the table is fixed: a
+    /// request cannot add to it).
+    hosts: HashMap<String, HostTarget, foldhash::fast::RandomState>,
     pub default: Option<Arc<ServedSite>>,
     pub sites: Vec<Arc<ServedSite>>,
 }
@@ -157,7 +159,7 @@ impl SiteTable {
         .expect("loading sites does not panic")
         .map_err(|errors| errors.into_iter().map(LoadError::Site).collect::<Vec<_>>())?;
         let mut table = SiteTable {
-            hosts: HashMap::new(),
+            hosts: HashMap::default(),
             default: None,
             sites: Vec::new(),
         };

@@ -30,7 +30,9 @@ pub struct PushSettings {
     /// keep-alive, and checks that the session it was opened with still
     /// stands (default 15000).
     pub keepalive_ms: Option<u64>,
-    /// How long publications are collected before one batch goes out (default 10).
+    /// How long to wait for more publications after one arrives before the
+    /// batch goes out (default 0: none; what was published while the last
+    /// batch went out goes together).
     pub batch_interval_ms: Option<u64>,
     /// Messages kept per topic for clients that reconnect (default 100).
     pub history_size: Option<usize>,
@@ -85,7 +87,6 @@ impl PushSettings {
         for (key, value) in [
             ("client_idle_timeout_ms", settings.client_idle_timeout_ms),
             ("keepalive_ms", settings.keepalive_ms),
-            ("batch_interval_ms", settings.batch_interval_ms),
             ("history_size", size(settings.history_size)),
             ("max_clients", size(settings.max_clients)),
             ("max_subscriptions", size(settings.max_subscriptions)),
@@ -184,8 +185,10 @@ mod tests {
         let s = parse("client_idle_timeout_ms = 300\ninbox_size = 8").unwrap();
         assert_eq!(s.client_idle_timeout_ms, Some(300));
         assert_eq!(s.hub_config().inbox_size, 8);
-        let e = parse("batch_interval_ms = 0").unwrap_err();
-        assert_eq!(e.key, "batch_interval_ms");
+        let e = parse("inbox_size = 0").unwrap_err();
+        assert_eq!(e.key, "inbox_size");
+        let s = parse("batch_interval_ms = 0").unwrap();
+        assert_eq!(s.hub_config().batch_interval, Duration::ZERO, "no wait");
         let s = parse("new_clients_per_minute = 120\npublish_burst = 5").unwrap();
         assert_eq!(s.new_clients_rate().per_second, 2.0);
         assert_eq!(s.new_clients_rate().burst, 30);

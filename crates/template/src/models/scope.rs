@@ -43,7 +43,7 @@ pub struct RenderScope {
     /// The languages texts are read in, the wanted one first, then the
     /// fallbacks; and the URL prefix of the wanted one (`/nl`), if the site
     /// puts languages in its URLs. Unset: texts in any language.
-    pub(super) language: std::sync::OnceLock<RenderLanguage>,
+    pub(super) language: Option<RenderLanguage>,
     /// The first store read that failed. Lookups in templates cannot return
     /// errors (a missing value is `undefined`), so the failure is kept here and
     /// the render as a whole fails: a page must never show "absent" because the
@@ -88,17 +88,25 @@ const MEMO_LIMIT: usize = 10_000;
 impl RenderScope {
     /// A render with the default access policy.
     pub fn new(models: Arc<SiteModels>, principal: Principal) -> Arc<RenderScope> {
-        RenderScope::build(models, principal, Arc::new(SitePolicy::default()), None)
+        RenderScope::build(
+            models,
+            principal,
+            Arc::new(SitePolicy::default()),
+            None,
+            None,
+        )
     }
 
-    /// A render for a site: its access policy and how to build a resource's page URL.
+    /// A render for a site: its access policy, how to build a resource's
+    /// page URL, and the languages texts are read in (`None`: any).
     pub fn for_site(
         models: Arc<SiteModels>,
         principal: Principal,
         policy: Arc<dyn AccessPolicy>,
         page_url: PageUrls,
+        language: Option<RenderLanguage>,
     ) -> Arc<RenderScope> {
-        RenderScope::build(models, principal, policy, Some(page_url))
+        RenderScope::build(models, principal, policy, Some(page_url), language)
     }
 
     fn build(
@@ -106,6 +114,7 @@ impl RenderScope {
         principal: Principal,
         policy: Arc<dyn AccessPolicy>,
         page_rule: Option<PageUrls>,
+        language: Option<RenderLanguage>,
     ) -> Arc<RenderScope> {
         Arc::new(RenderScope {
             models,
@@ -118,7 +127,7 @@ impl RenderScope {
             memo: RequestMemo::with_limit(MEMO_LIMIT),
             page_rule,
             request: std::sync::OnceLock::new(),
-            language: std::sync::OnceLock::new(),
+            language,
             failure: Mutex::new(None),
         })
     }
@@ -146,24 +155,19 @@ impl RenderScope {
         let _ = self.request.set(request);
     }
 
-    /// The languages this render reads texts in (see [`RenderLanguage`]).
-    pub fn set_language(&self, language: RenderLanguage) {
-        let _ = self.language.set(language);
-    }
-
     /// The languages texts are read in, wanted first; empty: any.
     pub fn language_order(&self) -> &[String] {
-        self.language.get().map_or(&[], |l| &l.order)
+        self.language.as_ref().map_or(&[], |l| &l.order)
     }
 
     /// What this render's links start with (`/nl`), or `""`.
     pub fn url_prefix(&self) -> &str {
-        self.language.get().map_or("", |l| &l.prefix)
+        self.language.as_ref().map_or("", |l| &l.prefix)
     }
 
     /// What resources' page URLs start with (see [`RenderLanguage`]).
     pub fn page_prefix(&self) -> &str {
-        self.language.get().map_or("", |l| &l.page_prefix)
+        self.language.as_ref().map_or("", |l| &l.page_prefix)
     }
 
     /// The request's language (`m.req.language`), if the controller set one.

@@ -36,18 +36,12 @@ impl PageController {
 
 impl Controller for PageController {
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
-        Box::pin(async move {
-            let cached = self.cache && page_cache::cacheable(req);
-            let render = limited(req, &self.cost, || {
-                let scope = render_scope(req, cached);
-                (render_resource_page(req, &scope), scope)
-            });
-            if cached {
-                page_cache::serve(req, render).await
-            } else {
-                render.await.0
-            }
-        })
+        let cached = self.cache && page_cache::cacheable(req);
+        let render = limited(req, &self.cost, move || {
+            let scope = render_scope(req, cached);
+            (render_resource_page(req, &scope), scope)
+        });
+        page_cache::serve_or_render(req, cached, render)
     }
 }
 

@@ -47,24 +47,18 @@ impl Controller for TemplateController {
     }
 
     fn resolve<'a>(&'a self, req: &'a RequestCtx<'a>) -> BoxFuture<'a, Outcome> {
-        Box::pin(async move {
-            let cached = self.cache && page_cache::cacheable(req);
-            let render = limited(req, &self.cost, || {
-                let scope = render_scope(req, cached);
-                let outcome = render_template(
-                    req,
-                    &scope,
-                    &self.template,
-                    &self.content_type,
-                    BTreeMap::new(),
-                );
-                (outcome, scope)
-            });
-            if cached {
-                page_cache::serve(req, render).await
-            } else {
-                render.await.0
-            }
-        })
+        let cached = self.cache && page_cache::cacheable(req);
+        let render = limited(req, &self.cost, move || {
+            let scope = render_scope(req, cached);
+            let outcome = render_template(
+                req,
+                &scope,
+                &self.template,
+                &self.content_type,
+                BTreeMap::new(),
+            );
+            (outcome, scope)
+        });
+        page_cache::serve_or_render(req, cached, render)
     }
 }

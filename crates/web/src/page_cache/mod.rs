@@ -118,6 +118,22 @@ enum NoPage {
     Stale(Arc<CachedPage>),
 }
 
+/// A page controller's answer: from the page cache ([`serve`]) when
+/// `cached`, else `render`'s own. Boxed by which it is: a page rendered per
+/// request does not carry the cache's larger state (about 1.5 KB, copied
+/// into the box with every request).
+pub fn serve_or_render<'a>(
+    req: &'a RequestCtx<'a>,
+    cached: bool,
+    render: impl Future<Output = (Outcome, Option<Arc<RenderScope>>)> + Send + 'a,
+) -> futures_util::future::BoxFuture<'a, Outcome> {
+    if cached {
+        Box::pin(serve(req, render))
+    } else {
+        Box::pin(async move { render.await.0 })
+    }
+}
+
 /// Answers from the cache, from a render in progress, or by rendering (`render`
 /// returns the outcome and the scope whose reads it made).
 ///
