@@ -434,7 +434,7 @@ fn sse(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
             return;
         }
         // One wait for a batch at a time, kept across the keep-alives (see
-        // `serve_websocket`).
+        // `websocket_connection`).
         let mut next = std::pin::pin!(client.batch(Encoding::Identity));
         loop {
             let event = tokio::select! {
@@ -540,26 +540,9 @@ fn websocket(push: &SitePush, req: &RequestCtx<'_>) -> Response<Body> {
         .flat_map(|v| v.split(','))
         .any(|p| p.trim() == WS_PROTOCOL);
     let accept = tokio_tungstenite::tungstenite::handshake::derive_accept_key(key.as_bytes());
-    tokio::spawn(async move {
-        let Ok(upgraded) = on_upgrade.await else {
-            return;
-        };
-        // Small buffers: most connections are idle most of the time, and their memory
-        // is what limits how many one node holds (tungstenite defaults to 128 KiB).
-        let config = WebSocketConfig::default()
-            .read_buffer_size(2 * 1024)
-            .write_buffer_size(0)
-            .max_write_buffer_size(1024 * 1024)
-            .max_message_size(Some(128 * 1024))
-            .max_frame_size(Some(128 * 1024));
-        let ws = tokio_tungstenite::WebSocketStream::from_raw_socket(
-            TokioIo::new(upgraded),
-            Role::Server,
-            Some(config),
-        )
-        .await;
-        serve_websocket(ws, client, hello, keepalive, watch).await;
-    });
+    tokio::spawn(websocket_connection(
+        on_upgrade, client, hello, keepalive, watch,
+    ));
     let mut resp = Response::new(Body::empty());
     *resp.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
     let h = resp.headers_mut();
@@ -590,74 +573,99 @@ fn from_own_pages(req: &RequestCtx<'_>) -> bool {
     bulwark_web::origin_of(req.parts, req.site) != bulwark_web::Origin::Foreign
 }
 
-async fn serve_websocket<S>(
-    ws: tokio_tungstenite::WebSocketStream<S>,
+/// A WebSocket client's connection, from the upgrade to its end: the task
+/// lives as long as the visitor stays, so its size is memory per connection.
+/// One `async move` block, not `async fn`s awaiting each other: an async fn
+/// keeps its arguments apart from the locals they move into, and a spawning
+/// block around it kept them a third time (2.1 KB a connection, now about
+/// half; bench/RESULTS.md).
+fn websocket_connection(
+    on_upgrade: hyper::upgrade::OnUpgrade,
     client: ClientHandle,
     hello: serde_json::Value,
     mut keepalive: tokio::time::Interval,
     watch: Option<SessionWatch>,
-) where
-    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
-{
-    let (mut sink, mut stream) = ws.split();
-    if sink.send(WsMessage::text(hello.to_string())).await.is_err() {
-        return;
-    }
-    // The wait for the next batch lives across loop turns: a keep-alive or a
-    // command from the client does not cancel it, so a batch already handed over
-    // is never put back (cancelling is safe, but costs a requeue).
-    let mut next = std::pin::pin!(client.batch(Encoding::Identity));
-    loop {
-        tokio::select! {
-            _ = keepalive.tick() => {
-                if !SessionWatch::stands(&watch).await {
-                    let _ = sink
-                        .send(WsMessage::Close(Some(CloseFrame {
-                            code: CloseCode::Policy,
-                            reason: SESSION_ENDED.into(),
-                        })))
-                        .await;
-                    return;
-                }
-                if sink.send(WsMessage::Ping(Bytes::new())).await.is_err() {
-                    return;
-                }
-            }
-            incoming = stream.next() => match incoming {
-                Some(Ok(WsMessage::Text(text))) => {
-                    let reply = run_command(&client, text.as_str()).await;
-                    if sink.send(WsMessage::text(reply.to_string())).await.is_err() {
+) -> impl Future<Output = ()> + Send + 'static {
+    async move {
+        let Ok(upgraded) = on_upgrade.await else {
+            return;
+        };
+        // Small buffers: most connections are idle most of the time, and their memory
+        // is what limits how many one node holds (tungstenite defaults to 128 KiB).
+        let config = WebSocketConfig::default()
+            .read_buffer_size(2 * 1024)
+            .write_buffer_size(0)
+            .max_write_buffer_size(1024 * 1024)
+            .max_message_size(Some(128 * 1024))
+            .max_frame_size(Some(128 * 1024));
+        let ws = tokio_tungstenite::WebSocketStream::from_raw_socket(
+            TokioIo::new(upgraded),
+            Role::Server,
+            Some(config),
+        )
+        .await;
+        let (mut sink, mut stream) = ws.split();
+        if sink.send(WsMessage::text(hello.to_string())).await.is_err() {
+            return;
+        }
+        drop(hello);
+        // The wait for the next batch lives across loop turns: a keep-alive or a
+        // command from the client does not cancel it, so a batch already handed over
+        // is never put back (cancelling is safe, but costs a requeue).
+        let mut next = std::pin::pin!(client.batch(Encoding::Identity));
+        loop {
+            tokio::select! {
+                _ = keepalive.tick() => {
+                    if !SessionWatch::stands(&watch).await {
+                        let _ = sink
+                            .send(WsMessage::Close(Some(CloseFrame {
+                                code: CloseCode::Policy,
+                                reason: SESSION_ENDED.into(),
+                            })))
+                            .await;
+                        return;
+                    }
+                    if sink.send(WsMessage::Ping(Bytes::new())).await.is_err() {
                         return;
                     }
                 }
-                Some(Ok(WsMessage::Ping(data))) => {
-                    let _ = sink.send(WsMessage::Pong(data)).await;
-                }
-                Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => return,
-                Some(Ok(_)) => {}
-            },
-            batch = next.as_mut() => {
-                next.set(client.batch(Encoding::Identity));
-                let frames = match batch {
-                    Ok(batch) => {
-                        let mut frames = Vec::new();
-                        if batch.lost {
-                            frames.push(WsMessage::text(json!({"type": "lost"}).to_string()));
+                incoming = stream.next() => match incoming {
+                    Some(Ok(WsMessage::Text(text))) => {
+                        // Boxed: a command is rare, its state large.
+                        let reply = Box::pin(run_command(&client, text.as_str())).await;
+                        if sink.send(WsMessage::text(reply.to_string())).await.is_err() {
+                            return;
                         }
-                        if batch.count > 0 {
-                            // The shared body itself, not a copy per client.
-                            match Utf8Bytes::try_from(batch.body) {
-                                Ok(text) => frames.push(WsMessage::Text(text)),
-                                Err(_) => return,
+                    }
+                    Some(Ok(WsMessage::Ping(data))) => {
+                        let _ = sink.send(WsMessage::Pong(data)).await;
+                    }
+                    Some(Ok(WsMessage::Close(_))) | None | Some(Err(_)) => return,
+                    Some(Ok(_)) => {}
+                },
+                batch = next.as_mut() => {
+                    next.set(client.batch(Encoding::Identity));
+                    let frames = match batch {
+                        Ok(batch) => {
+                            let mut frames = Vec::new();
+                            if batch.lost {
+                                frames.push(WsMessage::text(json!({"type": "lost"}).to_string()));
                             }
+                            if batch.count > 0 {
+                                // The shared body itself, not a copy per client.
+                                match Utf8Bytes::try_from(batch.body) {
+                                    Ok(text) => frames.push(WsMessage::Text(text)),
+                                    Err(_) => return,
+                                }
+                            }
+                            frames
                         }
-                        frames
-                    }
-                    Err(_) => return,
-                };
-                for frame in frames {
-                    if sink.send(frame).await.is_err() {
-                        return;
+                        Err(_) => return,
+                    };
+                    for frame in frames {
+                        if sink.send(frame).await.is_err() {
+                            return;
+                        }
                     }
                 }
             }
