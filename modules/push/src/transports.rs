@@ -579,6 +579,10 @@ fn from_own_pages(req: &RequestCtx<'_>) -> bool {
 /// keeps its arguments apart from the locals they move into, and a spawning
 /// block around it kept them a third time (2.1 KB a connection, now about
 /// half; bench/RESULTS.md).
+#[expect(
+    clippy::manual_async_fn,
+    reason = "an async fn would store its arguments twice"
+)]
 fn websocket_connection(
     on_upgrade: hyper::upgrade::OnUpgrade,
     client: ClientHandle,
