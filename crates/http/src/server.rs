@@ -182,6 +182,11 @@ impl<H: Handler> Server<H> {
         };
         let builder = Arc::new(Protocols::new(&self.state.options));
         let mut tasks = Vec::new();
+        tasks.push(tokio::spawn(sweep_head_deadlines(
+            connections.book.clone(),
+            builder.epoch,
+            stop.clone(),
+        )));
         tasks.push(tokio::spawn(accept_loop(
             self.listener,
             None,
@@ -231,7 +236,10 @@ impl<H: Handler> Server<H> {
 /// keep-alive or a waiting long-poll costs. Browsers never speak HTTP/2 without
 /// TLS, so nothing is lost.)
 struct Protocols {
+    /// Without a timer: each connection gets its own ([`HeadClock`]).
     http1: hyper::server::conn::http1::Builder,
+    /// What head deadlines are counted from.
+    epoch: Instant,
     http2: hyper::server::conn::http2::Builder<TokioExecutor>,
 }
 
@@ -239,7 +247,6 @@ impl Protocols {
     fn new(options: &ServerOptions) -> Protocols {
         let mut http1 = hyper::server::conn::http1::Builder::new();
         http1
-            .timer(TokioTimer::new())
             .header_read_timeout(options.header_read_timeout)
             // The head limit itself. The read buffer's limit alone does not bound the
             // head: hyper reads into whatever capacity the buffer grew to, so a head of
@@ -264,7 +271,107 @@ impl Protocols {
             .max_header_list_size(options.max_header_bytes.min(u32::MAX as usize) as u32)
             .keep_alive_interval(Some(Duration::from_secs(30)))
             .max_concurrent_streams(256);
-        Protocols { http1, http2 }
+        Protocols {
+            http1,
+            http2,
+            epoch: Instant::now(),
+        }
+    }
+}
+
+/// HTTP/1's header-read deadline (slowloris, and an idle keep-alive
+/// connection's wait for its next request), kept in the connection's own
+/// [`Control`] instead of tokio's timer wheel. hyper arms a new deadline for
+/// every request head it waits for and drops it once the head is in; through
+/// tokio's timer that was an entry put into a shared wheel under its lock
+/// and taken out again, on every request. Here it is an atomic store, and one
+/// task ([`sweep_head_deadlines`]) wakes the connections whose deadline has
+/// passed: a late head is cut off at most [`SWEEP_EVERY`] after it.
+struct HeadClock {
+    control: Arc<Control>,
+    epoch: Instant,
+}
+
+impl hyper::rt::Timer for HeadClock {
+    fn sleep(&self, duration: Duration) -> std::pin::Pin<Box<dyn hyper::rt::Sleep>> {
+        self.sleep_until(Instant::now() + duration)
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> std::pin::Pin<Box<dyn hyper::rt::Sleep>> {
+        Box::pin(HeadDeadline {
+            control: self.control.clone(),
+            epoch: self.epoch,
+            at: millis_since(self.epoch, deadline),
+        })
+    }
+}
+
+/// A [`HeadClock`] deadline. Polled, it is ready once passed; until then it
+/// stands in its connection's `Control` with the waker to wake when it passes.
+struct HeadDeadline {
+    control: Arc<Control>,
+    epoch: Instant,
+    /// [`millis_since`] the epoch.
+    at: u64,
+}
+
+impl Future for HeadDeadline {
+    type Output = ();
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if millis_since(self.epoch, Instant::now()) >= self.at {
+            return std::task::Poll::Ready(());
+        }
+        self.control.head_waker.register(cx.waker());
+        self.control.head_deadline.store(self.at, Ordering::Release);
+        std::task::Poll::Pending
+    }
+}
+
+impl hyper::rt::Sleep for HeadDeadline {}
+
+impl Drop for HeadDeadline {
+    fn drop(&mut self) {
+        // Only its own: a newer deadline may stand already.
+        let _ = self.control.head_deadline.compare_exchange(
+            self.at,
+            0,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+}
+
+/// Milliseconds from `epoch` to `t`, plus one: 0 means no deadline in
+/// `Control::head_deadline`.
+fn millis_since(epoch: Instant, t: Instant) -> u64 {
+    t.saturating_duration_since(epoch).as_millis() as u64 + 1
+}
+
+/// How often passed head deadlines are looked for.
+const SWEEP_EVERY: Duration = Duration::from_millis(250);
+
+/// Wakes every connection whose head deadline has passed, so that hyper
+/// polls the deadline, finds it passed and ends the connection.
+async fn sweep_head_deadlines(book: Arc<Book>, epoch: Instant, stop: CancellationToken) {
+    let mut every = tokio::time::interval(SWEEP_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = every.tick() => {}
+        }
+        let now = millis_since(epoch, Instant::now());
+        let open = book.lock();
+        for (_, control) in &open.connections {
+            let at = control.head_deadline.load(Ordering::Acquire);
+            if at != 0 && at <= now {
+                control.head_waker.wake();
+            }
+        }
     }
 }
 
@@ -317,6 +424,10 @@ struct Control {
     close: std::sync::atomic::AtomicU8,
     /// [`Open::sheddings`] when the connection was admitted.
     admitted_after: u32,
+    /// When the head hyper waits for is due ([`HeadClock`], [`millis_since`]
+    /// the server's epoch), 0 when it waits for none.
+    head_deadline: std::sync::atomic::AtomicU64,
+    head_waker: futures_util::task::AtomicWaker,
     waker: futures_util::task::AtomicWaker,
 }
 
@@ -512,16 +623,18 @@ fn default_per_address_cap() -> usize {
 
 /// Serves one HTTP/1.1 connection (upgrades included) until it ends or the server
 /// closes it gracefully.
-async fn serve_http1<I, S>(protocols: &Protocols, io: I, service: S, control: &Control)
+async fn serve_http1<I, S>(protocols: &Protocols, io: I, service: S, control: &Arc<Control>)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
     S: hyper::service::HttpService<Incoming, ResBody = Body>,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let conn = protocols
-        .http1
-        .serve_connection(io, service)
-        .with_upgrades();
+    let mut http1 = protocols.http1.clone();
+    http1.timer(HeadClock {
+        control: control.clone(),
+        epoch: protocols.epoch,
+    });
+    let conn = http1.serve_connection(io, service).with_upgrades();
     tokio::pin!(conn);
     if let Some(Err(e)) = until_closed(conn, control, |c| c.graceful_shutdown()).await
         && e.is_parse_version_h2()
@@ -785,4 +898,37 @@ async fn handle<H: Handler>(
         state.log.record(entry);
     }
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::FutureExt;
+    use hyper::rt::Timer;
+
+    #[test]
+    fn a_head_deadline_stands_while_pending_and_only_its_own_goes_with_it() {
+        let control = Arc::new(Control::default());
+        let clock = HeadClock {
+            control: control.clone(),
+            epoch: Instant::now(),
+        };
+        let deadline = |c: &Control| c.head_deadline.load(Ordering::Acquire);
+        let mut first = clock.sleep(Duration::from_secs(3600));
+        assert!(first.as_mut().now_or_never().is_none(), "an hour away");
+        let standing = deadline(&control);
+        assert!(standing >= 3_600_000, "{standing}");
+        // hyper's `reset`: the new one is made before the old one goes.
+        let mut second = clock.sleep(Duration::from_secs(7200));
+        assert!(second.as_mut().now_or_never().is_none());
+        drop(first);
+        assert!(deadline(&control) >= 7_200_000, "the newer one stands");
+        drop(second);
+        assert_eq!(deadline(&control), 0, "none once the head is in");
+        let passed = clock.sleep_until(Instant::now());
+        assert!(
+            passed.now_or_never().is_some(),
+            "a passed deadline is ready"
+        );
+    }
 }
