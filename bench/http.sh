@@ -17,13 +17,7 @@ source bench/lib.sh
 need wrk wrk
 need nginx nginx-light
 
-BULWARK_BIN=${BULWARK_BIN:-target/release/bulwark}
-[ "$BULWARK_BIN" != target/release/bulwark ] || cargo build --release -q -p bulwark
-ulimit -n "$(ulimit -Hn)"
-"$BULWARK_BIN" serve --sites bench/sites --listen "127.0.0.1:$BULWARK_PORT" \
-    --access-log off >"$work/bulwark.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$BULWARK_PORT/json" >/dev/null && break; sleep 0.1; done
+start_bench_bulwark "$BULWARK_PORT"
 
 json_body=$(curl -s "http://127.0.0.1:$BULWARK_PORT/json")
 # The random page varies in length (1-20 items); nginx returns one of median size.

@@ -36,3 +36,16 @@ NGINX
     nginx -c "$work/nginx.conf" -p "$work"
     sleep 0.5
 }
+
+# start_bench_bulwark PORT: $BULWARK_BIN (built from this tree when unset)
+# serving bench/sites on 127.0.0.1:PORT without an access log, with as many
+# descriptors as allowed; sets SERVER_PID and returns once /json answers.
+start_bench_bulwark() {
+    BULWARK_BIN=${BULWARK_BIN:-target/release/bulwark}
+    [ "$BULWARK_BIN" != target/release/bulwark ] || cargo build --release -q -p bulwark
+    ulimit -n "$(ulimit -Hn)"
+    "$BULWARK_BIN" serve --sites bench/sites --listen "127.0.0.1:$1" \
+        --access-log off >"$work/bulwark.log" 2>&1 &
+    SERVER_PID=$!
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$1/json" >/dev/null && break; sleep 0.1; done
+}
