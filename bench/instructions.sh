@@ -8,6 +8,13 @@
 #
 #   bench/instructions.sh BIN [PATH] [HOST]     # default /json on bench.localhost
 #   bench/instructions.sh target/release/bulwark /cached
+#   LOGON=1 bench/instructions.sh BIN / localhost   # the starter's front page, logged on
+#   LOGON=1 STARTER=DIR bench/instructions.sh BIN /   # the starter site copied from DIR
+#
+# LOGON=1: the starter site (written by a first plain start of BIN, or copied
+# from STARTER, e.g. another version's, so two engines render the same pages)
+# serves beside the benchmark site, and every request carries the admin's
+# session cookie: the page rendered per request, as a logged-on editor gets it.
 #
 # The server runs under valgrind (about 50x slower), serves wrk -c4 for 3 s
 # to warm up, then the counters are zeroed and 6 s more are counted. Prints
@@ -26,10 +33,24 @@ need wrk wrk
 need valgrind valgrind
 
 mkdir -p "$work/sites" bench/instructions-out
+password="instructions-bench"
+if [ "${LOGON:-}" = 1 ]; then
+    if [ -n "${STARTER:-}" ]; then
+        cp -r "$STARTER" "$work/sites/default"
+    else
+        (cd "$work" && BULWARK_LOG=warn BULWARK_ADMIN_PASSWORD="$password" \
+            exec "$BIN" serve --listen "127.0.0.1:$PORT" --access-log off) >"$work/first.log" 2>&1 &
+        SERVER_PID=$!
+        for _ in $(seq 300); do curl -sf -o /dev/null "http://127.0.0.1:$PORT/" && break; sleep 0.2; done
+        kill "$SERVER_PID"
+        wait "$SERVER_PID" 2>/dev/null || true
+    fi
+fi
 cp -r bench/sites/bench "$work/sites/bench"
+[ "${LOGON:-}" = 1 ] && sed -i '/^default *=/d' "$work/sites/bench/site.toml"
 out="$PWD/bench/instructions-out/$(basename "$BIN")-$(echo "$URL_PATH" | tr -c 'a-z0-9' '_').callgrind"
 rm -f "$out" "$out".*
-(cd "$work" && BULWARK_LOG=warn BULWARK_ADMIN_PASSWORD="instructions-$$" \
+(cd "$work" && BULWARK_LOG=warn BULWARK_ADMIN_PASSWORD="$password" \
     exec valgrind --tool=callgrind --callgrind-out-file="$out" \
     "$BIN" serve --listen "127.0.0.1:$PORT" --access-log off) >"$work/server.log" 2>&1 &
 SERVER_PID=$!
@@ -37,9 +58,20 @@ for _ in $(seq 600); do
     curl -sf -o /dev/null -H "Host: $HOST" "http://127.0.0.1:$PORT$URL_PATH" && break
     sleep 0.2
 done
-wrk -t1 -c4 -d3s -H "Host: $HOST" "http://127.0.0.1:$PORT$URL_PATH" >/dev/null
+headers=(-H "Host: $HOST")
+if [ "${LOGON:-}" = 1 ]; then
+    cookie=$(curl -sf -c - -H "Host: $HOST" -H 'Content-Type: application/json' \
+        -d "{\"username\": \"admin\", \"password\": \"$password\"}" \
+        "http://127.0.0.1:$PORT/api/auth/logon" | awk '/bulwark_session/ {print $6 "=" $7}')
+    [ -n "$cookie" ] || { echo "logon failed" >&2; exit 1; }
+    headers+=(-H "Cookie: $cookie")
+fi
+answer=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "${headers[@]}" "http://127.0.0.1:$PORT$URL_PATH")
+[ "${answer%% *}" = 200 ] || { echo "$URL_PATH answers $answer, not 200" >&2; exit 1; }
+echo "$URL_PATH: 200, ${answer#* } bytes"
+wrk -t1 -c4 -d3s "${headers[@]}" "http://127.0.0.1:$PORT$URL_PATH" >/dev/null
 callgrind_control -z "$SERVER_PID" >/dev/null
-requests=$(wrk -t1 -c4 -d6s -H "Host: $HOST" "http://127.0.0.1:$PORT$URL_PATH" |
+requests=$(wrk -t1 -c4 -d6s "${headers[@]}" "http://127.0.0.1:$PORT$URL_PATH" |
     awk '/requests in/ {print $1}')
 callgrind_control -d "$SERVER_PID" >/dev/null
 dump=$(ls -t "$out".* | head -1)

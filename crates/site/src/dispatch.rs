@@ -175,7 +175,13 @@ impl RulePattern {
         positional: &[String],
         named: &[(String, String)],
     ) -> Result<String, UrlErrorKind> {
-        let mut out = String::new();
+        // Sized once: a page builds a URL for every link it shows.
+        let given: usize = positional.iter().map(String::len).sum::<usize>()
+            + named
+                .iter()
+                .map(|(k, v)| k.len() + v.len() + 2)
+                .sum::<usize>();
+        let mut out = String::with_capacity(self.as_str().len() + given);
         let mut next_positional = positional.iter();
         let mut used = Vec::new();
         for segment in &self.segments {
@@ -254,7 +260,9 @@ pub struct RouteMatch<'r> {
 pub struct SiteRouter {
     tree: matchit::Router<usize>,
     rules: Vec<DispatchRule>,
-    by_name: HashMap<String, usize>,
+    /// Rule names, from the site's configuration: foldhash, not SipHash
+    /// (`url(name)` looks one up for every link a page shows).
+    by_name: HashMap<String, usize, foldhash::fast::RandomState>,
 }
 
 impl SiteRouter {
@@ -267,7 +275,7 @@ impl SiteRouter {
         let mut router = SiteRouter {
             tree: matchit::Router::new(),
             rules: Vec::new(),
-            by_name: HashMap::new(),
+            by_name: HashMap::default(),
         };
         for rule in site_rules {
             router.insert(rule.clone()).map_err(|source| RuleConflict {

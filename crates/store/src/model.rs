@@ -450,7 +450,7 @@ pub enum ChangeKind {
 }
 
 /// Which date a search filters or sorts on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum DateField {
     Created,
     Modified,
@@ -459,7 +459,7 @@ pub enum DateField {
     DateStart,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SortKey {
     Id,
     Created,
@@ -549,7 +549,7 @@ impl VisibilityFilter {
 
 /// A search. Text, title and `date_start` come from the pivot, so they see a
 /// change once the pivot task has indexed it; everything else is live.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SearchQuery {
     /// Category names; a resource matches when it is in one of them or below.
     pub categories: Vec<String>,

@@ -31,14 +31,18 @@ use minijinja::{Environment, Error, ErrorKind, State, Value};
 
 use crate::models::RenderScope;
 
+/// The catalogs' maps: looked up for every text a page shows, keyed by the
+/// site's own msgids (not by what visitors send), so foldhash rather than SipHash.
+type TextMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// One language's translations.
 #[derive(Default)]
 struct Catalog {
     /// msgid (with its context, `ctx\u{4}msgid`) -> text.
     /// (Kept as template values: a page shows one without a copy.)
-    singular: HashMap<String, Value>,
+    singular: TextMap<String, Value>,
     /// msgid -> the plural forms.
-    plural: HashMap<String, Vec<String>>,
+    plural: TextMap<String, Vec<String>>,
     /// Which form a count takes (the catalog's `Plural-Forms`).
     rule: Option<PluralRule>,
     /// The msgids scripts use (a `#:` place that is a `.js` file), with
@@ -50,7 +54,7 @@ struct Catalog {
 /// A site's catalogs by language.
 #[derive(Default)]
 pub struct Catalogs {
-    by_language: HashMap<String, Catalog>,
+    by_language: TextMap<String, Catalog>,
     /// What could not be read, for the site's load report.
     errors: Vec<String>,
 }

@@ -149,9 +149,11 @@ impl Object for CategoryObject {
 impl RenderScope {
     /// The whole category tree, in tree order (cached until the tree changes).
     pub fn categories(&self) -> Result<Arc<[Category]>, Error> {
-        let value = self.fetch(ModelKey::Categories, &[dependency::category_tree()], |s| {
-            Ok(ModelValue::Categories(s.categories()?.into()))
-        })?;
+        let value = self.fetch(
+            ModelKey::Categories,
+            || vec![dependency::category_tree()],
+            |s| Ok(ModelValue::Categories(s.categories()?.into())),
+        )?;
         Ok(match value {
             ModelValue::Categories(all) => all,
             _ => Arc::from([]),

@@ -23,7 +23,7 @@ impl Object for ConfigCollection {
             .0
             .fetch(
                 ModelKey::Config(key.to_string()),
-                &[dependency::config(key)],
+                || vec![dependency::config(key)],
                 |s| Ok(ModelValue::Text(s.config_value(key)?.map(Arc::from))),
             )
             .ok()?;

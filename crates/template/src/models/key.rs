@@ -65,14 +65,12 @@ impl ModelKey {
     }
 }
 
-/// A search query as a cache key. [`SearchQuery`] is neither `Hash` nor `Eq`;
-/// its `Debug` form names every field, so two queries with the same form ask the
-/// same question.
+/// A search query as a cache key: two equal queries ask the same question.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct SearchKey(String);
+pub struct SearchKey(Box<SearchQuery>);
 
 impl From<&SearchQuery> for SearchKey {
     fn from(q: &SearchQuery) -> SearchKey {
-        SearchKey(format!("{q:?}"))
+        SearchKey(Box::new(q.clone()))
     }
 }

@@ -4,7 +4,8 @@
 use std::sync::Arc;
 
 use bulwark_store::{
-    Resource, ResourceId, StoreError, Visibility, any_text, dependency, html_to_plain,
+    DependencyKey, Resource, ResourceId, StoreError, Visibility, any_text, dependency,
+    html_to_plain,
 };
 use minijinja::value::{Enumerator, Object, ObjectRepr};
 use minijinja::{Error, ErrorKind, State, Value};
@@ -93,16 +94,43 @@ pub fn slug_in(r: &Resource, languages: &[&str]) -> String {
 /// Lower-case letters and digits, one `-` for whatever is between them, at
 /// most 60 characters.
 pub fn slugify(text: &str) -> String {
-    let mut slug = String::new();
+    // One pass that stops at the 60th character: a page shows a slug for every
+    // link it makes.
+    const MAX: usize = 60;
+    let mut slug = String::with_capacity(text.len().min(MAX));
+    let mut room = MAX;
+    let mut gap = false;
     for c in text.chars() {
-        if c.is_alphanumeric() {
-            slug.extend(c.to_lowercase());
-        } else if !slug.ends_with('-') && !slug.is_empty() {
+        if !c.is_alphanumeric() {
+            gap = !slug.is_empty();
+            continue;
+        }
+        if gap {
+            if room == 0 {
+                break;
+            }
             slug.push('-');
+            room -= 1;
+            gap = false;
+        }
+        if c.is_ascii() {
+            if room == 0 {
+                break;
+            }
+            slug.push(c.to_ascii_lowercase());
+            room -= 1;
+            continue;
+        }
+        for lower in c.to_lowercase() {
+            if room == 0 {
+                break;
+            }
+            slug.push(lower);
+            room -= 1;
         }
     }
-    let slug: String = slug.chars().take(60).collect();
-    slug.trim_end_matches('-').to_owned()
+    slug.truncate(slug.trim_end_matches('-').len());
+    slug
 }
 
 impl Object for RscObject {
@@ -218,11 +246,11 @@ impl Object for RscObject {
                     .ok_or_else(|| Error::new(ErrorKind::MissingArgument, "is_a(category)"))?
                     .to_string();
                 let id = self.rsc.id;
-                let deps = [dependency::resource(id), dependency::category_tree()];
+                let deps = || vec![dependency::resource(id), dependency::category_tree()];
                 let key = ModelKey::IsA(id, category.clone());
                 let v = self
                     .scope
-                    .fetch(key, &deps, |s| Ok(ModelValue::Flag(s.is_a(id, &category)?)))?;
+                    .fetch(key, deps, |s| Ok(ModelValue::Flag(s.is_a(id, &category)?)))?;
                 Ok(Value::from(matches!(v, ModelValue::Flag(true))))
             }
             // `rsc.translation("title", "nl")`: the text in exactly that
@@ -303,33 +331,37 @@ impl Object for EdgeAccessor {
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
         let predicate = key.as_str()?.to_string();
         let id = self.id;
-        let (key, dep) = if self.outgoing {
+        let outgoing = self.outgoing;
+        let (key, dep) = if outgoing {
             (
                 ModelKey::Objects(id, predicate.clone()),
-                dependency::edges(id, &predicate),
+                dependency::edges as fn(ResourceId, &str) -> DependencyKey,
             )
         } else {
             (
                 ModelKey::Subjects(id, predicate.clone()),
-                dependency::subjects(id, &predicate),
+                dependency::subjects as fn(ResourceId, &str) -> DependencyKey,
             )
         };
-        let outgoing = self.outgoing;
         let ids = self
             .scope
-            .fetch(key, &[dep], |s| {
-                let ids = if outgoing {
-                    s.objects(id, &predicate)
-                } else {
-                    s.subjects(id, &predicate)
-                };
-                match ids {
-                    Ok(ids) => Ok(ModelValue::Ids(ids.into())),
-                    // An unknown predicate has no edges.
-                    Err(StoreError::UnknownPredicate(_)) => Ok(ModelValue::Ids(Arc::from([]))),
-                    Err(e) => Err(e),
-                }
-            })
+            .fetch(
+                key,
+                || vec![dep(id, &predicate)],
+                |s| {
+                    let ids = if outgoing {
+                        s.objects(id, &predicate)
+                    } else {
+                        s.subjects(id, &predicate)
+                    };
+                    match ids {
+                        Ok(ids) => Ok(ModelValue::Ids(ids.into())),
+                        // An unknown predicate has no edges.
+                        Err(StoreError::UnknownPredicate(_)) => Ok(ModelValue::Ids(Arc::from([]))),
+                        Err(e) => Err(e),
+                    }
+                },
+            )
             .ok()?;
         match ids {
             ModelValue::Ids(ids) => self.scope.visible_list(&ids).ok(),
@@ -356,11 +388,11 @@ impl RenderScope {
     /// 404. Cached like every other read, and flushed when the id or name is
     /// used again.
     pub fn is_gone(&self, key: &str) -> Result<bool, Error> {
-        let dep = match key.parse::<i64>() {
-            Ok(n) => dependency::resource(ResourceId(n)),
-            Err(_) => dependency::resource_name(key),
+        let dep = || match key.parse::<i64>() {
+            Ok(n) => vec![dependency::resource(ResourceId(n))],
+            Err(_) => vec![dependency::resource_name(key)],
         };
-        let value = self.fetch(ModelKey::Gone(key.to_string()), &[dep], |s| {
+        let value = self.fetch(ModelKey::Gone(key.to_string()), dep, |s| {
             Ok(ModelValue::Deletion(s.deletion(key)?.map(Arc::new)))
         })?;
         Ok(match value {
@@ -388,5 +420,24 @@ impl RenderScope {
             }
         }
         Ok(Value::from(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::slugify;
+
+    #[test]
+    fn a_slug_is_lowercase_words_joined_by_single_dashes_and_at_most_60_characters() {
+        assert_eq!(
+            slugify("  Hello, World! Ünïcode ÆØ 42 "),
+            "hello-world-ünïcode-æø-42"
+        );
+        assert_eq!(slugify("--"), "");
+        assert_eq!(slugify(&"ab ".repeat(40)).chars().count(), 59);
+        assert!(!slugify(&"ab ".repeat(40)).ends_with('-'));
+        assert_eq!(slugify(&"x".repeat(100)), "x".repeat(60));
+        // A capital that lowercases into two characters counts as both.
+        assert_eq!(slugify("İ"), "i\u{307}");
     }
 }

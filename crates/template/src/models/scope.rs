@@ -3,6 +3,10 @@
 //! fetch path every lookup takes (memo, depcache, store).
 
 use std::collections::HashMap;
+
+/// The render's own maps hash with foldhash (see the request memo's notes in
+/// `bulwark_depcache`): they live for one render.
+type RenderMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,13 +31,13 @@ pub struct RenderScope {
     pub(super) principal: Principal,
     pub(super) policy: Arc<dyn AccessPolicy>,
     /// The policy's answers for this render, by resource id and version.
-    pub(super) visible: Mutex<HashMap<(ResourceId, i64), bool>>,
-    pub(super) deps: Mutex<HashMap<DependencyKey, Serial>>,
+    pub(super) visible: Mutex<RenderMap<(ResourceId, i64), bool>>,
+    pub(super) deps: Mutex<RenderMap<DependencyKey, Serial>>,
     /// Whether `deps` is kept: only a page that may be stored (the page
     /// cache) needs what it read; fragments collect theirs in `frames` anyway.
     pub(super) page_deps: std::sync::atomic::AtomicBool,
     /// Open fragment-cache blocks: each also collects the keys read inside it.
-    pub(super) frames: Mutex<Vec<HashMap<DependencyKey, Serial>>>,
+    pub(super) frames: Mutex<Vec<RenderMap<DependencyKey, Serial>>>,
     /// What this render already fetched: the depcache's request memo, which
     /// starts over past [`MEMO_LIMIT`] keys.
     pub(super) memo: RequestMemo<ModelKey, ModelValue>,
@@ -120,8 +124,8 @@ impl RenderScope {
             models,
             principal,
             policy,
-            visible: Mutex::new(HashMap::new()),
-            deps: Mutex::new(HashMap::new()),
+            visible: Mutex::new(RenderMap::default()),
+            deps: Mutex::new(RenderMap::default()),
             page_deps: std::sync::atomic::AtomicBool::new(true),
             frames: Mutex::new(Vec::new()),
             memo: RequestMemo::with_limit(MEMO_LIMIT),
@@ -249,7 +253,10 @@ impl RenderScope {
 
     /// Starts collecting the dependencies of a fragment.
     pub fn begin_fragment(&self) {
-        self.frames.lock().expect("frames").push(HashMap::new());
+        self.frames
+            .lock()
+            .expect("frames")
+            .push(RenderMap::default());
     }
 
     /// The dependencies read since the matching [`begin_fragment`](Self::begin_fragment).
@@ -286,39 +293,69 @@ impl RenderScope {
         deps: &[DependencyKey],
         load: impl FnOnce(&Store) -> Result<(Value, usize), StoreError>,
     ) -> Result<Value, Error> {
-        let value = self.fetch(ModelKey::Module { module, key }, deps, |s| {
-            load(s).map(|(value, bytes)| ModelValue::Module { value, bytes })
-        })?;
+        let value = self.fetch(
+            ModelKey::Module { module, key },
+            || deps.to_vec(),
+            |s| load(s).map(|(value, bytes)| ModelValue::Module { value, bytes }),
+        )?;
         Ok(match value {
             ModelValue::Module { value, .. } => value,
             _ => Value::UNDEFINED,
         })
     }
 
-    /// A model value: memo, then depcache, then `load` against the store.
+    /// A model value: memo, then depcache, then `load` against the store;
+    /// the render and the cached value depend on `deps`. The keys are made
+    /// only when something keeps them: a page rendered per request that finds
+    /// the value in its memo or the depcache makes none (formatting them was a
+    /// few allocations a read).
     pub(super) fn fetch(
         &self,
         key: ModelKey,
-        deps: &[DependencyKey],
+        deps: impl FnOnce() -> Vec<DependencyKey>,
         load: impl FnOnce(&Store) -> Result<ModelValue, StoreError>,
     ) -> Result<ModelValue, Error> {
-        self.fetch_recording(key, deps, || deps.to_vec(), load)
+        let mut made = None;
+        let mut deps = Some(deps);
+        if self.records() {
+            let keys = (deps.take().expect("not taken yet"))();
+            for d in &keys {
+                self.record(d);
+            }
+            made = Some(keys);
+        }
+        self.fetch_value(key, load, move || match made {
+            Some(keys) => keys,
+            None => (deps.take().expect("taken only here"))(),
+        })
     }
 
     /// [`fetch`](Self::fetch), the render depending on `reads` and a value
     /// the depcache keeps on `deps` (a resource: the page on its text in the
-    /// page's languages, the cached copy on its text in all), made only when
-    /// the value is loaded.
+    /// page's languages, the cached copy on its text in all).
     pub(super) fn fetch_recording(
         &self,
         key: ModelKey,
-        reads: &[DependencyKey],
+        reads: impl FnOnce() -> Vec<DependencyKey>,
         deps: impl FnOnce() -> Vec<DependencyKey>,
         load: impl FnOnce(&Store) -> Result<ModelValue, StoreError>,
     ) -> Result<ModelValue, Error> {
-        for d in reads {
-            self.depend(d);
+        if self.records() {
+            for d in &reads() {
+                self.record(d);
+            }
         }
+        self.fetch_value(key, load, deps)
+    }
+
+    /// The value from the memo, the depcache, or `load` (then kept in the
+    /// depcache on `deps`, made only then).
+    fn fetch_value(
+        &self,
+        key: ModelKey,
+        load: impl FnOnce(&Store) -> Result<ModelValue, StoreError>,
+        deps: impl FnOnce() -> Vec<DependencyKey>,
+    ) -> Result<ModelValue, Error> {
         if let Some(v) = self.memo.get(&key) {
             return Ok(v);
         }
@@ -360,17 +397,19 @@ impl RenderScope {
         // The render depends on the resource's text in the languages it reads
         // (a change to another language's text leaves it be); the cached
         // resource on its text in any.
-        let order = self.language_order();
-        let mut reads = Vec::with_capacity(1 + order.len().max(1));
-        reads.push(dependency::resource(id));
-        if order.is_empty() {
-            reads.push(dependency::resource_texts(id));
-        }
-        reads.extend(order.iter().map(|l| dependency::resource_text(id, l)));
+        let reads = || {
+            let order = self.language_order();
+            let mut reads = Vec::with_capacity(1 + order.len().max(1));
+            reads.push(dependency::resource(id));
+            if order.is_empty() {
+                reads.push(dependency::resource_texts(id));
+            }
+            reads.extend(order.iter().map(|l| dependency::resource_text(id, l)));
+            reads
+        };
         let cached = || vec![dependency::resource(id), dependency::resource_texts(id)];
-        let value = self.fetch_recording(ModelKey::Resource(id), &reads, cached, |s| {
-            Ok(ModelValue::Resource(s.resource(id)?.map(Arc::new)))
-        })?;
+        let load = |s: &Store| Ok(ModelValue::Resource(s.resource(id)?.map(Arc::new)));
+        let value = self.fetch_recording(ModelKey::Resource(id), reads, cached, load)?;
         Ok(match value {
             ModelValue::Resource(r) => r.filter(|r| self.may_see(r)),
             _ => None,
@@ -378,8 +417,8 @@ impl RenderScope {
     }
 
     pub(super) fn resource_id_by_name(&self, name: &str) -> Result<Option<ResourceId>, Error> {
-        let deps = [dependency::resource_name(name)];
-        let value = self.fetch(ModelKey::IdOf(name.to_string()), &deps, |s| {
+        let deps = || vec![dependency::resource_name(name)];
+        let value = self.fetch(ModelKey::IdOf(name.to_string()), deps, |s| {
             Ok(ModelValue::Ids(s.resource_id(name)?.into_iter().collect()))
         })?;
         Ok(match value {

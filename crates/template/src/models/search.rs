@@ -20,13 +20,14 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
         descending: true,
         ..SearchQuery::default()
     };
-    let mut deps = Vec::new();
-    if let Some(cat) = kwargs.get::<Option<String>>("cat")? {
+    // The categories searched (their names, one a line), or none for all.
+    let mut searched = None;
+    if let Some(cat) = given::<String>(&kwargs, "cat")? {
         // Depend on the category and everything below it: a new article changes a
         // search over `text`.
         let below = scope.fetch(
             ModelKey::Below(cat.clone()),
-            &[dependency::category_tree()],
+            || vec![dependency::category_tree()],
             |s| {
                 Ok(ModelValue::Text(Some(
                     s.category_and_below(&cat)?
@@ -39,14 +40,12 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
             },
         )?;
         if let ModelValue::Text(Some(names)) = below {
-            deps.extend(names.lines().map(dependency::category));
+            searched = Some(names);
         }
         q.categories = vec![cat];
-    } else {
-        deps.push(dependency::search());
     }
     // `exclude="meta"` or `exclude=["meta", "media"]`: categories left out.
-    if let Some(exclude) = kwargs.get::<Option<Value>>("exclude")? {
+    if let Some(exclude) = given::<Value>(&kwargs, "exclude")? {
         q.exclude_categories = match exclude.as_str() {
             Some(one) => vec![one.to_owned()],
             None => exclude
@@ -62,23 +61,18 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
         };
         q.exclude_categories.retain(|name| !name.is_empty());
     }
-    q.text = kwargs
-        .get::<Option<String>>("text")?
-        .filter(|t| !t.trim().is_empty());
+    q.text = given::<String>(&kwargs, "text")?.filter(|t| !t.trim().is_empty());
     // Words in the render's language (stemmed its way), unless asked for
     // another: `language="nl"`, or `language=""` for all text as written.
-    let language = kwargs.get::<Option<String>>("language")?;
+    let language = given::<String>(&kwargs, "language")?;
     if q.text.is_some() {
-        deps.push(dependency::search());
         q.language = match language {
             Some(lang) if lang.is_empty() => None,
             Some(lang) => Some(lang),
             None => scope.language_order().first().cloned(),
         };
     }
-    let sort = kwargs
-        .get::<Option<String>>("sort")?
-        .unwrap_or_else(|| "-created".into());
+    let sort = given::<String>(&kwargs, "sort")?.unwrap_or_else(|| "-created".into());
     let Some((key, descending)) = SortKey::parse(&sort) else {
         return Err(Error::new(
             ErrorKind::InvalidOperation,
@@ -86,15 +80,14 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
         ));
     };
     (q.sort, q.descending) = (key, descending);
-    let pagelen: u64 = kwargs
-        .get::<Option<u64>>("pagelen")?
+    let pagelen: u64 = given::<u64>(&kwargs, "pagelen")?
         .unwrap_or(20)
         .clamp(1, 500);
-    let page = requested_page(kwargs.get::<Option<Value>>("page")?);
+    let page = requested_page(given::<Value>(&kwargs, "page")?);
     q.limit = pagelen;
     q.offset = (page - 1) * pagelen;
-    q.count_total = kwargs.get::<Option<bool>>("total")?.unwrap_or(false);
-    match kwargs.get::<Option<String>>("status")?.as_deref() {
+    q.count_total = given::<bool>(&kwargs, "total")?.unwrap_or(false);
+    match given::<String>(&kwargs, "status")?.as_deref() {
         None | Some("") => {}
         Some("published") => q.published_only = true,
         Some("draft") => q.unpublished_only = true,
@@ -108,7 +101,17 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
     }
     kwargs.assert_all_used()?;
     let key = ModelKey::Search(SearchKey::from(&q));
-    let found = scope.fetch(key, &deps, |s| {
+    let deps = || {
+        let mut deps: Vec<_> = match &searched {
+            Some(names) => names.lines().map(dependency::category).collect(),
+            None => vec![dependency::search()],
+        };
+        if q.text.is_some() && searched.is_some() {
+            deps.push(dependency::search());
+        }
+        deps
+    };
+    let found = scope.fetch(key, deps, |s| {
         let page = s.search(&q)?;
         Ok(ModelValue::Search(page.ids.into(), page.total))
     })?;
@@ -125,6 +128,20 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
             pages => total.div_ceil(pagelen),
         },
     })
+}
+
+/// The keyword argument `key` when the template gave it. minijinja's
+/// `Kwargs::get` makes two allocations and a hash for every key it is asked
+/// about, given or not, and a search asks about ten: only the given ones are
+/// asked for (and so marked used).
+fn given<'a, T>(kwargs: &'a Kwargs, key: &'a str) -> Result<Option<T>, Error>
+where
+    Option<T>: minijinja::value::ArgType<'a, Output = Option<T>>,
+{
+    match kwargs.args().any(|given| given == key) {
+        true => kwargs.get::<Option<T>>(key),
+        false => Ok(None),
+    }
 }
 
 /// The deepest page served; beyond it the offset would only grow without finding
