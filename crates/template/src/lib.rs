@@ -136,8 +136,8 @@ impl SiteTemplates {
         let url_site = site.clone();
         env.add_function(
             "url",
-            move |state: &minijinja::State, name: String, args: Rest<Value>, kwargs: Kwargs| {
-                build_url(state, &url_site, &name, &args, kwargs)
+            move |state: &minijinja::State, name: &str, args: Rest<Value>, kwargs: Kwargs| {
+                build_url(state, &url_site, name, &args, kwargs)
             },
         );
         env.add_function("random", |n: u32| -> u32 {
@@ -583,10 +583,13 @@ fn build_url(
             ));
         }
         Some(_) => url,
-        None => match RenderScope::of(state) {
+        // The render's language prefix (`/nl`): only a site with languages
+        // in its URLs has one, and finding the render costs a lookup.
+        None if prefixed => match RenderScope::of(state) {
             Some(scope) if !scope.url_prefix().is_empty() => format!("{}{url}", scope.url_prefix()),
             _ => url,
         },
+        None => url,
     };
     Ok(if url.contains('&') {
         Value::from(url)
