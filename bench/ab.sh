@@ -81,9 +81,7 @@ url="http://127.0.0.1:$PORT"
 read -r -a scenarios <<<"${SCENARIOS:-json random cached front-cached front-rendered file-20k page-cached page-rendered}"
 measure() {
     local name=$1 round=$2 cookie page
-    cookie=$(curl -sf -c - -H 'Content-Type: application/json' \
-        -d "{\"username\": \"admin\", \"password\": \"$password\"}" "$url/api/auth/logon" |
-        awk '/bulwark_session/ {print $6 "=" $7}')
+    cookie=$(logon_cookie "$url" "$password")
     [ -n "$cookie" ] || { echo "logon failed ($name)" >&2; exit 1; }
     # A resource's page (`page` controller): the newest demo article's own URL
     # (`/en/page/...` on a starter with language URLs).

@@ -60,9 +60,7 @@ for _ in $(seq 600); do
 done
 headers=(-H "Host: $HOST")
 if [ "${LOGON:-}" = 1 ]; then
-    cookie=$(curl -sf -c - -H "Host: $HOST" -H 'Content-Type: application/json' \
-        -d "{\"username\": \"admin\", \"password\": \"$password\"}" \
-        "http://127.0.0.1:$PORT/api/auth/logon" | awk '/bulwark_session/ {print $6 "=" $7}')
+    cookie=$(logon_cookie "http://127.0.0.1:$PORT" "$password" -H "Host: $HOST")
     [ -n "$cookie" ] || { echo "logon failed" >&2; exit 1; }
     headers+=(-H "Cookie: $cookie")
 fi

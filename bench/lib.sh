@@ -37,6 +37,15 @@ NGINX
     sleep 0.5
 }
 
+# logon_cookie URL PASSWORD [CURL_ARGS...]: logs the admin on at URL (the
+# site's root) and prints the session cookie (`bulwark_session=...`), empty
+# when the logon failed.
+logon_cookie() {
+    curl -sf -c - "${@:3}" -H 'Content-Type: application/json' \
+        -d "{\"username\": \"admin\", \"password\": \"$2\"}" "$1/api/auth/logon" |
+        awk '/bulwark_session/ {print $6 "=" $7}'
+}
+
 # start_bench_bulwark PORT: $BULWARK_BIN (built from this tree when unset)
 # serving bench/sites on 127.0.0.1:PORT without an access log, with as many
 # descriptors as allowed; sets SERVER_PID and returns once /json answers.

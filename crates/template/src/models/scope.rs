@@ -3,10 +3,6 @@
 //! fetch path every lookup takes (memo, depcache, store).
 
 use std::collections::HashMap;
-
-/// The render's own maps hash with foldhash (see the request memo's notes in
-/// `bulwark_depcache`): they live for one render.
-type RenderMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -18,6 +14,10 @@ use minijinja::{Error, ErrorKind, Value};
 use super::{ModelKey, ModelValue, SiteModels};
 use crate::blocking::off_the_runtime;
 use crate::error::{RenderError, RenderErrorKind};
+
+/// The render's own maps hash with foldhash (see the request memo's notes in
+/// `bulwark_depcache`): they live for one render.
+type RenderMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// How long model values stay cached when nothing flushes them.
 const MODEL_TTL: Duration = Duration::from_secs(3600);
@@ -312,22 +312,18 @@ impl RenderScope {
     pub(super) fn fetch(
         &self,
         key: ModelKey,
-        deps: impl FnOnce() -> Vec<DependencyKey>,
+        deps: impl Fn() -> Vec<DependencyKey>,
         load: impl FnOnce(&Store) -> Result<ModelValue, StoreError>,
     ) -> Result<ModelValue, Error> {
-        let mut made = None;
-        let mut deps = Some(deps);
-        if self.records() {
-            let keys = (deps.take().expect("not taken yet"))();
+        // Recorded keys are kept for a miss, not made twice.
+        let recorded = self.records().then(|| {
+            let keys = deps();
             for d in &keys {
                 self.record(d);
             }
-            made = Some(keys);
-        }
-        self.fetch_value(key, load, move || match made {
-            Some(keys) => keys,
-            None => (deps.take().expect("taken only here"))(),
-        })
+            keys
+        });
+        self.fetch_value(key, load, || recorded.unwrap_or_else(deps))
     }
 
     /// [`fetch`](Self::fetch), the render depending on `reads` and a value
