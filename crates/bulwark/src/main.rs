@@ -421,10 +421,28 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", said_once(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error and its causes, each said once. Many errors name their cause in
+/// their own message too (`listening on 127.0.0.1:8000: Address already in
+/// use`), and printing the whole chain then said it twice.
+fn said_once(error: &anyhow::Error) -> String {
+    let mut said = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if said.ends_with(&text) {
+            continue;
+        }
+        if !said.is_empty() {
+            said.push_str(": ");
+        }
+        said.push_str(&text);
+    }
+    said
 }
 
 /// Raises the limit of open files to the most the system allows this process:
@@ -731,4 +749,28 @@ fn write_starter_site(dir: &Path, identity: Option<(&str, &str)>) -> anyhow::Res
         std::fs::write(&toml_path, text)?;
     }
     Ok(dir.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_an_error_names_itself_is_said_once() {
+        let in_use = std::io::Error::new(std::io::ErrorKind::AddrInUse, "Address already in use");
+        let error = anyhow::Error::new(bulwark_http::ServerError::Listen {
+            addr: "127.0.0.1:8000".parse().unwrap(),
+            source: in_use,
+        });
+        assert_eq!(
+            said_once(&error),
+            "listening on 127.0.0.1:8000: Address already in use"
+        );
+    }
+
+    #[test]
+    fn a_context_and_its_cause_are_both_said() {
+        let error = anyhow::Error::new(std::io::Error::other("disk full")).context("writing x");
+        assert_eq!(said_once(&error), "writing x: disk full");
+    }
 }
