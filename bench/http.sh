@@ -52,6 +52,7 @@ start_nginx "$NGINX_PORT" "
 rate() { awk '/Requests\/sec/ {print $2}' "$1"; }
 lat() { awk '/ 99%/ {print $2}' "$1"; }
 run() { wrk -t1 -c"$CONNECTIONS" -d"${DURATION}s" --latency "$1" >"$2"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
 echo "scenario  bulwark_req/s  nginx_req/s  ratio  bulwark_p99  nginx_p99  hyper_req/s  bulwark/hyper  hyper/nginx"
 for path in json random cached; do
@@ -59,7 +60,6 @@ for path in json random cached; do
     run "http://127.0.0.1:$NGINX_PORT/$path" "$work/n-$path.txt"
     run "http://127.0.0.1:$REF_PORT/$path" "$work/h-$path.txt"
     b=$(rate "$work/b-$path.txt"); n=$(rate "$work/n-$path.txt"); h=$(rate "$work/h-$path.txt")
-    ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
     printf '%-8s  %13s  %11s  %5s  %11s  %9s  %11s  %13s  %11s\n' "/$path" "$b" "$n" "$(ratio "$b" "$n")" \
         "$(lat "$work/b-$path.txt")" "$(lat "$work/n-$path.txt")" "$h" "$(ratio "$b" "$h")" "$(ratio "$h" "$n")"
     for side in b n h; do
