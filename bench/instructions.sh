@@ -10,11 +10,13 @@
 #   bench/instructions.sh target/release/bulwark /cached
 #   LOGON=1 bench/instructions.sh BIN / localhost   # the starter's front page, logged on
 #   LOGON=1 STARTER=DIR bench/instructions.sh BIN /   # the starter site copied from DIR
+#   LOGON=0 bench/instructions.sh BIN /en/ localhost   # the starter, anonymous: from the page cache
 #
 # LOGON=1: the starter site (written by a first plain start of BIN, or copied
 # from STARTER, e.g. another version's, so two engines render the same pages)
 # serves beside the benchmark site, and every request carries the admin's
 # session cookie: the page rendered per request, as a logged-on editor gets it.
+# LOGON=0: the starter beside it the same way, asked anonymously (cached pages).
 #
 # The server runs under valgrind (about 50x slower), serves wrk -c4 for 3 s
 # to warm up, then the counters are zeroed and 6 s more are counted. Prints
@@ -34,7 +36,7 @@ need valgrind valgrind
 
 mkdir -p "$work/sites" bench/instructions-out
 password="instructions-bench"
-if [ "${LOGON:-}" = 1 ]; then
+if [ -n "${LOGON:-}" ]; then
     if [ -n "${STARTER:-}" ]; then
         cp -r "$STARTER" "$work/sites/default"
     else
@@ -47,7 +49,7 @@ if [ "${LOGON:-}" = 1 ]; then
     fi
 fi
 cp -r bench/sites/bench "$work/sites/bench"
-[ "${LOGON:-}" = 1 ] && sed -i '/^default *=/d' "$work/sites/bench/site.toml"
+[ -n "${LOGON:-}" ] && sed -i '/^default *=/d' "$work/sites/bench/site.toml"
 out="$PWD/bench/instructions-out/$(basename "$BIN")-$(echo "$URL_PATH" | tr -c 'a-z0-9' '_').callgrind"
 rm -f "$out" "$out".*
 (cd "$work" && BULWARK_LOG=warn BULWARK_ADMIN_PASSWORD="$password" \

@@ -43,8 +43,8 @@ pub use blocking::off_the_runtime;
 pub use error::{Location, RenderError, RenderErrorKind};
 pub use i18n::{CatalogError, Catalogs, extract_texts, parse_po};
 pub use models::{
-    CachedPage, ModelKey, ModelRoot, ModelValue, PageUrls, RenderLanguage, RenderScope, RscObject,
-    SearchKey, SiteModels, StoreFailure, slug_in, slug_of,
+    CachedPage, ModelKey, ModelRoot, ModelValue, PageUrls, PreparedHead, RenderLanguage,
+    RenderScope, RscObject, SearchKey, SiteModels, StoreFailure, slug_in, slug_of,
 };
 pub use snapshot::{TemplateSnapshot, template_key};
 

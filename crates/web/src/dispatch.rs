@@ -51,7 +51,7 @@ pub(crate) async fn dispatch(
             .as_ref()
             .is_some_and(|t| t.redirect_http)
         && !parts.uri.path().starts_with("/.well-known/acme-challenge/");
-    let mut resp = if alias || to_https {
+    let (mut resp, secured) = if alias || to_https {
         // HTTPS on its standard port: the port a plain request came to is
         // not the TLS one.
         let host = if to_https {
@@ -59,31 +59,45 @@ pub(crate) async fn dispatch(
         } else {
             host
         };
-        redirect_to_canonical(&served.runtime, &host, &parts, peer.secure || to_https)
+        let redirect =
+            redirect_to_canonical(&served.runtime, &host, &parts, peer.secure || to_https);
+        (redirect, false)
     } else {
         // The one place every answer of a site passes: counted by its rule.
         let started = served
             .runtime
             .measures_latency()
             .then(std::time::Instant::now);
-        let mut rule = None;
-        let resp = serve(&served, &host, parts, body, options, peer, &mut rule).await;
-        let counters = match rule {
+        let mut how = Served::default();
+        let resp = serve(&served, &host, parts, body, options, peer, &mut how).await;
+        let counters = match how.rule {
             Some(index) => &served.rule_counters[index],
             None => served.runtime.counters().unmatched(),
         };
         counters.answered(resp.status(), started.map(|s| s.elapsed()));
-        resp
+        (resp, how.secured)
     };
-    served
-        .runtime
-        .security_headers()
-        .add_to(resp.headers_mut(), peer.secure);
+    if !secured {
+        served
+            .runtime
+            .security_headers()
+            .add_to(resp.headers_mut(), peer.secure);
+    }
     resp
 }
 
-/// The site's answer to a request for it; `rule` is set to the index of the
-/// dispatch rule that matched.
+/// What [`serve`] tells [`dispatch`] besides its answer.
+#[derive(Default)]
+struct Served {
+    /// The index of the dispatch rule that matched.
+    rule: Option<usize>,
+    /// The answer carries the site's security headers already
+    /// ([`Answer`](crate::respond::Answer)).
+    secured: bool,
+}
+
+/// The site's answer to a request for it, and in `how`, the rule that matched
+/// and whether the answer carries the security headers.
 async fn serve(
     served: &ServedSite,
     host: &RequestHost,
@@ -91,7 +105,7 @@ async fn serve(
     body: Incoming,
     options: &SitesOptions,
     peer: Peer,
-    rule: &mut Option<usize>,
+    how: &mut Served,
 ) -> Response<Body> {
     let max_body_bytes = options.max_body_bytes;
     let upgrade = parts.extensions.remove::<hyper::upgrade::OnUpgrade>();
@@ -121,7 +135,7 @@ async fn serve(
             Problem::not_found("nothing is served at this path"),
         );
     };
-    *rule = Some(matched.index);
+    how.rule = Some(matched.index);
     let controller = served.controllers[matched.index].as_ref();
     // Whether an error is said in JSON is only worked out for an error.
     let json = |parts: &http::request::Parts| answers_json(controller, parts);
@@ -209,7 +223,9 @@ async fn serve(
         .authenticated(auth)
         .with_body_stream(stream);
     let outcome = controller.resolve(&ctx).await;
-    with_cookie(respond(&ctx, outcome).await)
+    let answer = respond(&ctx, outcome).await;
+    how.secured = answer.secured;
+    with_cookie(answer.response)
 }
 
 /// `/` on a site with language URLs: `302` to the front page in the

@@ -11,7 +11,7 @@ use http::{HeaderValue, Response, StatusCode};
 
 use bulwark_http::{Body, EncodedBody};
 
-use bulwark_template::RenderError;
+use bulwark_template::{CachedPage, RenderError};
 
 /// A resource's bytes, in one of three shapes.
 pub enum Content {
@@ -24,6 +24,9 @@ pub enum Content {
     Fixed(Bytes),
     /// Streamed from disk, with range support.
     File { path: PathBuf, len: u64 },
+    /// A page from the page cache: its encoded bytes, and the headers
+    /// prepared for its hits.
+    Page(Arc<CachedPage>),
 }
 
 pub struct Representation {

@@ -64,24 +64,50 @@ impl SecurityHeaders {
     /// Adds the headers a response does not set itself; `secure`: the connection
     /// is TLS.
     pub fn add_to(&self, response: &mut HeaderMap, secure: bool) {
-        let tls_only = if secure { &self.tls_only[..] } else { &[] };
-        let documents = if is_document(response) {
-            &self.documents[..]
-        } else {
-            &[]
-        };
-        for (name, value) in self.always.iter().chain(documents).chain(tls_only) {
+        let document = is_document(response.get(CONTENT_TYPE));
+        for (name, value) in self.for_answer(document, secure) {
             if let http::header::Entry::Vacant(entry) = response.entry(name) {
                 entry.insert(value.clone());
             }
         }
     }
+
+    /// Adds the headers to an answer of type `content_type` that carries none
+    /// of them yet (one `respond` made): each is appended, not looked for first.
+    pub fn add_new(
+        &self,
+        response: &mut HeaderMap,
+        content_type: Option<&HeaderValue>,
+        secure: bool,
+    ) {
+        for (name, value) in self.for_answer(is_document(content_type), secure) {
+            response.append(name.clone(), value.clone());
+        }
+    }
+
+    /// The headers only TLS answers carry, to an answer given the others with
+    /// `secure` false (a cached page's prepared headers).
+    pub fn add_tls_only(&self, response: &mut HeaderMap) {
+        for (name, value) in &self.tls_only {
+            response.append(name.clone(), value.clone());
+        }
+    }
+
+    fn for_answer(
+        &self,
+        document: bool,
+        secure: bool,
+    ) -> impl Iterator<Item = &(HeaderName, HeaderValue)> {
+        let tls_only = if secure { &self.tls_only[..] } else { &[] };
+        let documents = if document { &self.documents[..] } else { &[] };
+        self.always.iter().chain(documents).chain(tls_only)
+    }
 }
 
 /// Whether an answer is a document a browser may render (by its type; an
 /// answer without one, a redirect or an empty answer, counts as one).
-fn is_document(response: &HeaderMap) -> bool {
-    let Some(kind) = response.get(CONTENT_TYPE) else {
+fn is_document(content_type: Option<&HeaderValue>) -> bool {
+    let Some(kind) = content_type else {
         return true;
     };
     let kind = kind.as_bytes();
@@ -119,10 +145,8 @@ fn interned(value: &str) -> &'static str {
 mod tests {
     use super::*;
 
-    fn typed(kind: &str) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        map.insert(CONTENT_TYPE, HeaderValue::from_str(kind).unwrap());
-        map
+    fn typed(kind: &str) -> HeaderValue {
+        HeaderValue::from_str(kind).unwrap()
     }
 
     #[test]
@@ -137,9 +161,9 @@ mod tests {
             "text/javascript",
             "application/javascript; charset=utf-8",
         ] {
-            assert!(is_document(&typed(kind)), "{kind}");
+            assert!(is_document(Some(&typed(kind))), "{kind}");
         }
-        assert!(is_document(&HeaderMap::new()), "no type: a redirect");
+        assert!(is_document(None), "no type: a redirect");
         for kind in [
             "application/json",
             "application/problem+json",
@@ -148,7 +172,7 @@ mod tests {
             "text/plain",
             "application/octet-stream",
         ] {
-            assert!(!is_document(&typed(kind)), "{kind}");
+            assert!(!is_document(Some(&typed(kind))), "{kind}");
         }
     }
 }

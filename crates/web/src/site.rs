@@ -29,6 +29,9 @@ pub struct SiteRuntime {
     statics: Statics,
     load: Load,
     security_headers: SecurityHeaders,
+    /// This load of the site, as a token: what is made from its settings and
+    /// kept beyond it (a cached page's headers) names the load it was made for.
+    identity: Arc<()>,
     /// A resource's page URL, for templates (made once, not per render).
     page_urls: bulwark_template::PageUrls,
     /// Its languages as requests use them (made once, not per request).
@@ -101,6 +104,7 @@ impl SiteRuntime {
     pub(crate) fn new(parts: SiteParts) -> SiteRuntime {
         SiteRuntime {
             security_headers: SecurityHeaders::new(&parts.site.config.headers),
+            identity: Arc::new(()),
             page_urls: page_urls(&parts.site),
             languages: crate::language::SiteLanguages::new(&parts.site.config),
             site: parts.site,
@@ -227,6 +231,11 @@ impl SiteRuntime {
 
     pub(crate) fn security_headers(&self) -> &SecurityHeaders {
         &self.security_headers
+    }
+
+    /// This load of the site (see the field).
+    pub(crate) fn identity(&self) -> &Arc<()> {
+        &self.identity
     }
 
     /// A resource's page URL by the site's `page` (or `page_id`) rule.

@@ -129,6 +129,121 @@ async fn an_answer_carries_its_own_headers_and_only_those_the_site_configured() 
     }
 }
 
+/// Every header line of an answer but `Date`, sorted (repeated ones too).
+fn all_but_date(r: &RawResponse) -> Vec<String> {
+    let mut lines: Vec<String> = r
+        .header_lines
+        .iter()
+        .filter(|l| !l.starts_with("date:"))
+        .cloned()
+        .collect();
+    lines.sort_unstable();
+    lines
+}
+
+/// A page cache hit is answered from headers made once per page (and per
+/// load of the site), not built again: they must be what the general path
+/// makes, in every encoding, and follow the site's settings when it reloads.
+#[tokio::test]
+async fn a_cached_page_is_answered_with_the_headers_of_the_general_path_and_the_sites_settings() {
+    let mut files = two_sites();
+    files.retain(|(p, _)| *p != "a/templates/page.tpl");
+    // A number drawn per render: the same one again is a hit.
+    files.push((
+        "a/templates/page.tpl",
+        "page {{ slug }} {{ random(1000000000) }}",
+    ));
+    let s = start(&files, |_| {}).await;
+    let first = get(s.addr, "a.test", "/page/x").await;
+    let hit = get(s.addr, "a.test", "/page/x").await;
+    assert_eq!(hit.text(), first.text(), "the second is a hit");
+    assert_eq!(all_but_date(&hit), all_but_date(&first));
+    let length = hit.body.len().to_string();
+    let etag = hit.header("etag").expect("a validator").to_string();
+    let mut expected = vec![
+        "accept-ranges: bytes".to_string(),
+        "cache-control: no-cache".into(),
+        "connection: close".into(),
+        format!("content-length: {length}"),
+        format!("content-security-policy: {DEFAULT_CSP}"),
+        "content-type: text/html; charset=utf-8".into(),
+        format!("etag: {etag}"),
+        "referrer-policy: strict-origin-when-cross-origin".into(),
+        "vary: Accept-Encoding".into(),
+        "x-content-type-options: nosniff".into(),
+        "x-frame-options: SAMEORIGIN".into(),
+    ];
+    expected.sort_unstable();
+    assert_eq!(all_but_date(&hit), expected, "a hit, as it is");
+    // A range takes the general path: the same headers, and its range.
+    let part = get_with(s.addr, "a.test", "/page/x", "Range: bytes=0-3\r\n").await;
+    assert_eq!(part.status, 206);
+    assert_eq!(part.text(), "page");
+    let mut ranged = expected.clone();
+    ranged.retain(|h| !h.starts_with("content-length"));
+    ranged.extend([
+        "content-length: 4".to_string(),
+        format!("content-range: bytes 0-3/{length}"),
+    ]);
+    ranged.sort_unstable();
+    assert_eq!(all_but_date(&part), ranged, "a range");
+    for (asked, encoding) in [("gzip", "gzip"), ("br", "br"), ("gzip, br", "br")] {
+        let encoded = get_with(
+            s.addr,
+            "a.test",
+            "/page/x",
+            &format!("Accept-Encoding: {asked}\r\n"),
+        )
+        .await;
+        assert_eq!(
+            encoded.header("content-encoding"),
+            Some(encoding),
+            "{asked}"
+        );
+        let mut with_encoding: Vec<String> = expected
+            .iter()
+            .filter(|h| !h.starts_with("content-length"))
+            .cloned()
+            .collect();
+        with_encoding.extend([
+            format!("content-encoding: {encoding}"),
+            format!("content-length: {}", encoded.body.len()),
+        ]);
+        with_encoding.sort_unstable();
+        assert_eq!(all_but_date(&encoded), with_encoding, "{asked}");
+    }
+    // A revisit with the page's validator: 304, by the general path.
+    let revisit = get_with(
+        s.addr,
+        "a.test",
+        "/page/x",
+        &format!("If-None-Match: {etag}\r\n"),
+    )
+    .await;
+    assert_eq!(revisit.status, 304);
+    assert_default_headers(&revisit, "a 304");
+    // The site's policy changes; the page stays cached (its templates did
+    // not change), and its next hit says the new policy.
+    let site_a = format!("{SITE_A}\n[headers]\ncontent_security_policy = \"default-src 'none'\"\n");
+    write(&s.sites().join("a/site.toml"), &site_a);
+    s.reload().await;
+    let after = get(s.addr, "a.test", "/page/x").await;
+    assert_eq!(after.text(), first.text(), "still the cached page");
+    assert_eq!(
+        after.header("content-security-policy"),
+        Some("default-src 'none'")
+    );
+    let mut reloaded: Vec<String> = expected
+        .iter()
+        .filter(|h| !h.starts_with("content-security-policy"))
+        .cloned()
+        .collect();
+    reloaded.push("content-security-policy: default-src 'none'".into());
+    reloaded.sort_unstable();
+    assert_eq!(all_but_date(&after), reloaded, "after the reload");
+    s.shutdown().await;
+}
+
 #[tokio::test]
 async fn a_site_can_replace_a_security_header_or_turn_it_off() {
     let site_b = format!(

@@ -111,7 +111,8 @@ async fn an_http2_host_header_that_disagrees_with_the_authority_gets_400() {
 async fn strict_transport_security_is_sent_over_tls_only() {
     let (s, client) = start_with_tls(&[]).await;
     let port = s.tls_addr.unwrap().port();
-    for path in ["/", "/lib/css/a.css", "/nope/nothing"] {
+    // `/` twice: rendered, then from the page cache (its prepared headers).
+    for path in ["/", "/", "/lib/css/a.css", "/nope/nothing"] {
         let r = client
             .get(format!("https://a.test:{port}{path}"))
             .send()
@@ -126,6 +127,7 @@ async fn strict_transport_security_is_sent_over_tls_only() {
         );
         assert_eq!(r.headers()["x-content-type-options"], "nosniff");
     }
+    // The same cached page over plain HTTP.
     let plain = get(s.addr, "a.test", "/").await;
     assert_eq!(plain.header("strict-transport-security"), None);
     assert_eq!(plain.header("x-content-type-options"), Some("nosniff"));

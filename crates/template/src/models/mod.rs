@@ -157,6 +157,51 @@ pub struct CachedPage {
     /// The dependency keys it was rendered from, as surrogate keys for a
     /// shared cache in front (only on a site that sends them).
     pub surrogate_keys: Option<http::HeaderValue>,
+    /// The headers every plain hit on the page sends but its length and
+    /// encoding, made once by the server (on the first hit) for the site's
+    /// settings as they are loaded then, and made again after a reload.
+    pub head: arc_swap::ArcSwapOption<PreparedHead>,
+}
+
+/// A cached page's headers, made for one load of its site: whole for each
+/// encoding (`Content-Encoding` and `Content-Length` set), so that a hit
+/// copies one and adds nothing (a copy of a map that is added to grows).
+/// Each is made on the first hit that takes its encoding: a page is mostly
+/// asked for in one or two (brotli by browsers, as it is by crawlers).
+#[derive(Debug)]
+pub struct PreparedHead {
+    /// The load they were made for (its identity, not its contents: held,
+    /// so no later load can take its address).
+    pub made_for: Arc<()>,
+    by_encoding: [std::sync::OnceLock<http::HeaderMap>; 3],
+}
+
+/// What a page's prepared headers take, counted in its weight when it is
+/// stored (before they are made): about 1.5 KB a map of a dozen headers,
+/// for the one or two encodings it is usually asked in.
+const PREPARED_HEAD_BYTES: usize = 2048;
+
+impl PreparedHead {
+    pub fn new(made_for: Arc<()>) -> PreparedHead {
+        PreparedHead {
+            made_for,
+            by_encoding: Default::default(),
+        }
+    }
+
+    /// The headers of the page sent in `encoding`, made by `make` the first time.
+    pub fn get_or_make(
+        &self,
+        encoding: bulwark_encoding::Encoding,
+        make: impl FnOnce() -> http::HeaderMap,
+    ) -> &http::HeaderMap {
+        let slot = match encoding {
+            bulwark_encoding::Encoding::Identity => 0,
+            bulwark_encoding::Encoding::Gzip => 1,
+            bulwark_encoding::Encoding::Brotli => 2,
+        };
+        self.by_encoding[slot].get_or_init(make)
+    }
 }
 
 impl Weigh for ModelValue {
@@ -174,7 +219,9 @@ impl Weigh for ModelValue {
             ModelValue::Fragment { html, deps } => {
                 html.len() + deps.iter().map(|d| d.as_str().len() + 16).sum::<usize>()
             }
-            ModelValue::Page(p) => p.content_type.len() + p.etag.len() + p.body.len(),
+            ModelValue::Page(p) => {
+                p.content_type.len() + p.etag.len() + p.body.len() + PREPARED_HEAD_BYTES
+            }
             ModelValue::Module { bytes, .. } => *bytes,
             _ => 0,
         }

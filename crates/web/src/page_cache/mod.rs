@@ -83,17 +83,17 @@ fn cache_key(req: &RequestCtx<'_>) -> ModelKey {
     )
 }
 
-fn found(page: &CachedPage) -> Outcome {
+fn found(page: &Arc<CachedPage>) -> Outcome {
     found_as(page, false)
 }
 
-fn found_as(page: &CachedPage, stale: bool) -> Outcome {
+fn found_as(page: &Arc<CachedPage>, stale: bool) -> Outcome {
     Outcome::Found(Representation {
         status: StatusCode::OK,
         content_type: page.content_type.clone(),
         last_modified: None,
         cache_control: "no-cache",
-        content: Content::Encoded(page.body.clone()),
+        content: Content::Page(page.clone()),
         per_language: true,
         stale,
         etag: Some(page.etag.clone()),
@@ -263,6 +263,7 @@ async fn encode_page(
         body: Arc::new(EncodedBody::new(body, Effort::Fast)),
         content_type,
         surrogate_keys,
+        head: Default::default(),
     };
     tokio::task::spawn_blocking(encode)
         .await

@@ -29,6 +29,12 @@ impl TestServer {
         self.dir.path().join("sites")
     }
 
+    /// Loads every site again from its folder, as `bulwark serve` does on
+    /// SIGHUP.
+    pub async fn reload(&self) {
+        self.sites.reload().await.expect("the sites load again");
+    }
+
     /// Stops the server and waits until it has shut down.
     pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
@@ -248,6 +254,8 @@ pub fn write(path: &Path, text: &str) {
 pub struct RawResponse {
     pub status: u16,
     pub headers: HashMap<String, String>,
+    /// The header lines as sent (`headers` keeps one of a repeated name).
+    pub header_lines: Vec<String>,
     pub body: Vec<u8>,
 }
 
@@ -281,13 +289,16 @@ pub fn parse_response(buf: &[u8]) -> Option<RawResponse> {
     let head = std::str::from_utf8(&buf[..end]).ok()?;
     let mut lines = head.split("\r\n");
     let status = lines.next()?.split(' ').nth(1)?.parse().ok()?;
-    let headers = lines
+    let header_lines: Vec<String> = lines.map(str::to_string).collect();
+    let headers = header_lines
+        .iter()
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
     Some(RawResponse {
         status,
         headers,
+        header_lines,
         body: buf[end + 4..].to_vec(),
     })
 }
