@@ -10,6 +10,7 @@
 #   bench/cpu.sh                        # /cached, 3 rounds, wrk -t1 -c100 -d5s
 #   ROUNDS=5 WRK="-t2 -c50" bench/cpu.sh /json
 #   BULWARK_BIN=/path/to/bulwark ARGS="--threads 4" bench/cpu.sh
+#   AGAINST_BIN=/path/to/base/bulwark BULWARK_BIN=... bench/cpu.sh  # two Bulwarks, no nginx
 set -euo pipefail
 cd "$(dirname "$0")/.."
 URL_PATH=${1:-/cached}
@@ -28,9 +29,10 @@ BULWARK_BIN=${BULWARK_BIN:-target/release/bulwark}
 ulimit -n "$(ulimit -Hn)"
 ticks=$(getconf CLK_TCK)
 
+# bulwark [BIN]: BIN (or BULWARK_BIN) serving bench/sites; sets SERVER_PID.
 bulwark() {
     # shellcheck disable=SC2086 # ARGS: flags, split on purpose
-    "$BULWARK_BIN" serve --sites bench/sites --listen "127.0.0.1:$BULWARK_PORT" \
+    "${1:-$BULWARK_BIN}" serve --sites bench/sites --listen "127.0.0.1:$BULWARK_PORT" \
         --access-log off ${ARGS:-} >"$work/bulwark.log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$BULWARK_PORT/json" >/dev/null && break; sleep 0.1; done
@@ -87,6 +89,13 @@ for round in $(seq "$ROUNDS"); do
     measure "$round bulwark" "http://127.0.0.1:$BULWARK_PORT$URL_PATH" "$SERVER_PID"
     kill "$SERVER_PID"
     wait "$SERVER_PID" 2>/dev/null || true
+    if [ -n "${AGAINST_BIN:-}" ]; then
+        bulwark "$AGAINST_BIN"
+        measure "$round against" "http://127.0.0.1:$BULWARK_PORT$URL_PATH" "$SERVER_PID"
+        kill "$SERVER_PID"
+        wait "$SERVER_PID" 2>/dev/null || true
+        continue
+    fi
     start_nginx "$NGINX_PORT" "$locations"
     # shellcheck disable=SC2046 # one pid per worker
     measure "$round nginx" "http://127.0.0.1:$NGINX_PORT$URL_PATH" $(pgrep -P "$(cat "$work/nginx.pid")")

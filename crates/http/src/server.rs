@@ -755,11 +755,14 @@ async fn accept_loop<H: Handler>(
         let service = service_fn(move |req| {
             let state = state.clone();
             let busy = control.start();
-            async move {
+            // Boxed: hyper keeps a request's future in a slot of its
+            // connection, so unboxed it was copied into that connection's
+            // memory, cold among thousands of connections, every request.
+            Box::pin(async move {
                 let resp = handle(state, req, Peer { addr: peer, secure }).await;
                 drop(busy);
                 Ok::<_, Infallible>(resp)
-            }
+            })
         });
         let builder = builder.clone();
         match &tls {

@@ -298,8 +298,8 @@ fn vary_value(per_language: bool) -> HeaderValue {
 }
 
 /// A page from the page cache, whole (no range, not a revisit, not stale),
-/// from the headers prepared for its hits: a copy of a map, where building each header again cost a cached page a
-/// tenth of its instructions.
+/// from the headers prepared for its hits: a copy of a map, where building
+/// each header again cost a cached page a tenth of its instructions.
 fn from_prepared_head(
     req: &RequestCtx<'_>,
     page: &CachedPage,
