@@ -18,7 +18,7 @@ use http::header::{
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode};
 use tokio::io::AsyncReadExt;
 
-use bulwark_http::{Body, Effort, Encoding, compress, negotiate};
+use bulwark_http::{Body, Effort, EncodedBody, Encoding, compress, negotiate};
 use bulwark_template::{CachedPage, PreparedHead, RenderErrorKind};
 
 use crate::error_page::{error_response, error_response_for};
@@ -114,14 +114,15 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Answer {
             ));
         }
     };
+    if let Some(encoded) = encoded_body(&repr.content)
+        && !req.parts.headers.contains_key(RANGE)
+        && !(repr.status == StatusCode::OK
+            && not_modified(req.parts, repr.etag.as_ref(), repr.last_modified))
+    {
+        return whole_encoded(req, &repr, encoded);
+    }
     if let Content::Page(page) = &repr.content {
-        if let Some(resp) = from_prepared_head(req, page, &repr) {
-            return Answer {
-                response: resp,
-                secured: true,
-            };
-        }
-        // A range, a revisit, a stale page: as any encoded body.
+        // A range or a revisit: as any encoded body.
         repr.content = Content::Encoded(page.body.clone());
     }
     let head = req.parts.method == Method::HEAD;
@@ -154,8 +155,9 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Answer {
     }
     let range_capable = !matches!(repr.content, Content::Dynamic(_));
     let (body, len) = match repr.content {
-        Content::Encoded(encoded) if req.parts.headers.contains_key(RANGE) => {
-            // A part of the file: of its bytes as they are.
+        Content::Encoded(encoded) => {
+            // Only a range comes here (a whole body was answered above): a
+            // part of the file, of its bytes as they are.
             vary(headers);
             match ranged(req, &mut resp, encoded.identity.len() as u64) {
                 Ok((start, count)) => {
@@ -174,16 +176,6 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Answer {
             }
             Err(refused) => return Answer::unsecured(*refused),
         },
-        Content::Encoded(encoded) => {
-            vary(headers);
-            let encoding = negotiate(&req.parts.headers);
-            let bytes = encoded.get(encoding).clone();
-            if let Some(name) = encoding.header_value() {
-                headers.insert(CONTENT_ENCODING, HeaderValue::from_static(name));
-            }
-            let len = bytes.len() as u64;
-            (Body::from(bytes), len)
-        }
         Content::Dynamic(bytes) => {
             let mut bytes = bytes;
             if bytes.len() >= COMPRESS_MIN {
@@ -297,34 +289,41 @@ fn vary_value(per_language: bool) -> HeaderValue {
     })
 }
 
-/// A page from the page cache, whole (no range, not a revisit, not stale),
-/// from the headers prepared for its hits: a copy of a map, where building
-/// each header again cost a cached page a tenth of its instructions.
-fn from_prepared_head(
-    req: &RequestCtx<'_>,
-    page: &CachedPage,
-    repr: &Representation,
-) -> Option<Response<Body>> {
-    if repr.stale
-        || req.parts.headers.contains_key(RANGE)
-        || not_modified(req.parts, repr.etag.as_ref(), repr.last_modified)
-    {
-        return None;
+/// The body of an encoded representation (a static file, a cached page).
+fn encoded_body(content: &Content) -> Option<&EncodedBody> {
+    match content {
+        Content::Encoded(encoded) => Some(encoded),
+        Content::Page(page) => Some(&page.body),
+        _ => None,
     }
+}
+
+/// The whole of an encoded body (no range, not a revisit) in the encoding
+/// the request takes. A page from the page cache copies the headers prepared
+/// for its hits (building each header again cost a cached page a tenth of its
+/// instructions); a stale one, whose answer says so, and a static file have
+/// the same made here.
+fn whole_encoded(req: &RequestCtx<'_>, repr: &Representation, encoded: &EncodedBody) -> Answer {
     let encoding = negotiate(&req.parts.headers);
-    let mut headers = prepared_head(req, page, repr, encoding);
+    let mut headers = match &repr.content {
+        Content::Page(page) if !repr.stale => prepared_head(req, page, repr, encoding),
+        _ => whole_head(req, encoded, repr, encoding),
+    };
     if req.peer().secure {
         req.site.security_headers().add_tls_only(&mut headers);
     }
     let body = if req.parts.method == Method::HEAD {
         Body::empty()
     } else {
-        Body::from(page.body.get(encoding).clone())
+        Body::from(encoded.get(encoding).clone())
     };
     let mut resp = Response::new(body);
     *resp.status_mut() = repr.status;
     *resp.headers_mut() = headers;
-    Some(resp)
+    Answer {
+        response: resp,
+        secured: true,
+    }
 }
 
 /// A copy of the page's prepared headers for its body in `encoding`, made
@@ -347,15 +346,15 @@ fn prepared_head(
         }
     };
     prepared
-        .get_or_make(encoding, || whole_head(req, page, repr, encoding))
+        .get_or_make(encoding, || whole_head(req, &page.body, repr, encoding))
         .clone()
 }
 
-/// What the general path sends with the whole of an encoded body in
-/// `encoding`: a cached page's prepared headers.
+/// The headers of the whole of an encoded body in `encoding` (all but the
+/// TLS-only ones): what a cached page's prepared headers hold.
 fn whole_head(
     req: &RequestCtx<'_>,
-    page: &CachedPage,
+    encoded: &EncodedBody,
     repr: &Representation,
     encoding: Encoding,
 ) -> HeaderMap {
@@ -367,7 +366,7 @@ fn whole_head(
     if let Some(name) = encoding.header_value() {
         headers.insert(CONTENT_ENCODING, HeaderValue::from_static(name));
     }
-    let len = page.body.get(encoding).len();
+    let len = encoded.get(encoding).len();
     headers.insert(CONTENT_LENGTH, HeaderValue::from(len));
     headers.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     security.add_new(&mut headers, Some(&repr.content_type), false);
