@@ -11,6 +11,7 @@
 #   LOGON=1 bench/instructions.sh BIN / localhost   # the starter's front page, logged on
 #   LOGON=1 STARTER=DIR bench/instructions.sh BIN /   # the starter site copied from DIR
 #   LOGON=0 bench/instructions.sh BIN /en/ localhost   # the starter, anonymous: from the page cache
+#   NEW_CONNECTIONS=1 bench/instructions.sh BIN /random   # a new connection for every request (httperf)
 #
 # LOGON=1: the starter site (written by a first plain start of BIN, or copied
 # from STARTER, e.g. another version's, so two engines render the same pages)
@@ -19,7 +20,9 @@
 # LOGON=0: the starter beside it the same way, asked anonymously (cached pages).
 #
 # The server runs under valgrind (about 50x slower), serves wrk -c4 for 3 s
-# to warm up, then the counters are zeroed and 6 s more are counted. Prints
+# to warm up (NEW_CONNECTIONS=1: httperf, 400 connections a second, each
+# closed after its one request), then the counters are zeroed and 6 s more
+# are counted. Prints
 # instructions per request and keeps the profile for callgrind_annotate
 # (--inclusive=yes) in bench/instructions-out/.
 set -euo pipefail
@@ -33,6 +36,7 @@ PORT=${PORT:-8710}
 source bench/lib.sh
 need wrk wrk
 need valgrind valgrind
+[ "${NEW_CONNECTIONS:-}" = 1 ] && need httperf httperf
 
 mkdir -p "$work/sites" bench/instructions-out
 password="instructions-bench"
@@ -69,10 +73,27 @@ fi
 answer=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "${headers[@]}" "http://127.0.0.1:$PORT$URL_PATH")
 [ "${answer%% *}" = 200 ] || { echo "$URL_PATH answers $answer, not 200" >&2; exit 1; }
 echo "$URL_PATH: 200, ${answer#* } bytes"
-wrk -t1 -c4 -d3s "${headers[@]}" "http://127.0.0.1:$PORT$URL_PATH" >/dev/null
+# load SECONDS: requests for that long; prints how many were answered.
+load() {
+    if [ "${NEW_CONNECTIONS:-}" = 1 ]; then
+        # One new connection per request, 400 a second (the server runs 50x
+        # slower under valgrind): for light paths. Only 2xx answers are
+        # counted, so a page too slow to keep up (one that times out) comes
+        # out dearer than it is. httperf sends its own Host header
+        # (--server-name sets it).
+        local add=""
+        for ((i = 3; i < ${#headers[@]}; i += 2)); do add+="${headers[i]}\\n"; done
+        httperf --hog --server 127.0.0.1 --server-name "$HOST" --port "$PORT" --uri "$URL_PATH" \
+            --add-header "$add" --num-conns $((400 * $1)) --rate 400 --timeout 5 |
+            awk '/^Reply status:/ {split($4, ok, "="); print ok[2]}'
+    else
+        wrk -t1 -c4 -d"$1s" "${headers[@]}" "http://127.0.0.1:$PORT$URL_PATH" |
+            awk '/requests in/ {print $1}'
+    fi
+}
+load 3 >/dev/null
 callgrind_control -z "$SERVER_PID" >/dev/null
-requests=$(wrk -t1 -c4 -d6s "${headers[@]}" "http://127.0.0.1:$PORT$URL_PATH" |
-    awk '/requests in/ {print $1}')
+requests=$(load 6)
 callgrind_control -d "$SERVER_PID" >/dev/null
 dump=$(ls -t "$out".* | head -1)
 instructions=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
