@@ -11,6 +11,7 @@
 #   ROUNDS=5 WRK="-t2 -c50" bench/cpu.sh /json
 #   BULWARK_BIN=/path/to/bulwark ARGS="--threads 4" bench/cpu.sh
 #   AGAINST_BIN=/path/to/base/bulwark BULWARK_BIN=... bench/cpu.sh  # two Bulwarks, no nginx
+#   HYPER=1 bench/cpu.sh /json          # and hyper alone (bench/http-ref) in each round
 set -euo pipefail
 cd "$(dirname "$0")/.."
 URL_PATH=${1:-/cached}
@@ -19,6 +20,7 @@ DURATION=${DURATION:-5}
 WRK=${WRK:--t1 -c100}
 BULWARK_PORT=${BULWARK_PORT:-8100}
 NGINX_PORT=${NGINX_PORT:-8101}
+REF_PORT=${REF_PORT:-8102}
 
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
@@ -26,6 +28,7 @@ need wrk wrk
 need nginx nginx-light
 BULWARK_BIN=${BULWARK_BIN:-target/release/bulwark}
 [ "$BULWARK_BIN" != target/release/bulwark ] || cargo build --release -q -p bulwark
+[ "${HYPER:-}" != 1 ] || cargo build --release -q -p http-ref
 ulimit -n "$(ulimit -Hn)"
 ticks=$(getconf CLK_TCK)
 
@@ -95,6 +98,15 @@ for round in $(seq "$ROUNDS"); do
         kill "$SERVER_PID"
         wait "$SERVER_PID" 2>/dev/null || true
         continue
+    fi
+    if [ "${HYPER:-}" = 1 ]; then
+        # The same bytes from memory (its own type: json or html by name).
+        target/release/http-ref "127.0.0.1:$REF_PORT" "$work/static" >"$work/http-ref.log" 2>&1 &
+        SERVER_PID=$!
+        for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$REF_PORT$URL_PATH" && break; sleep 0.1; done
+        measure "$round hyper alone" "http://127.0.0.1:$REF_PORT$URL_PATH" "$SERVER_PID"
+        kill "$SERVER_PID"
+        wait "$SERVER_PID" 2>/dev/null || true
     fi
     start_nginx "$NGINX_PORT" "$locations"
     # shellcheck disable=SC2046 # one pid per worker
