@@ -141,6 +141,19 @@ fn all_but_date(r: &RawResponse) -> Vec<String> {
     lines
 }
 
+/// `lines` (sorted header lines) with those starting with `name` replaced
+/// by `with`, sorted again.
+fn replacing(lines: &[String], name: &str, with: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut replaced: Vec<String> = lines
+        .iter()
+        .filter(|l| !l.starts_with(name))
+        .cloned()
+        .chain(with)
+        .collect();
+    replaced.sort_unstable();
+    replaced
+}
+
 /// A page cache hit is answered from headers made once per page (and per
 /// load of the site), not built again: they must be what the general path
 /// makes, in every encoding, and follow the site's settings when it reloads.
@@ -179,13 +192,14 @@ async fn a_cached_page_is_answered_with_the_headers_of_the_general_path_and_the_
     let part = get_with(s.addr, "a.test", "/page/x", "Range: bytes=0-3\r\n").await;
     assert_eq!(part.status, 206);
     assert_eq!(part.text(), "page");
-    let mut ranged = expected.clone();
-    ranged.retain(|h| !h.starts_with("content-length"));
-    ranged.extend([
-        "content-length: 4".to_string(),
-        format!("content-range: bytes 0-3/{length}"),
-    ]);
-    ranged.sort_unstable();
+    let ranged = replacing(
+        &expected,
+        "content-length",
+        [
+            "content-length: 4".to_string(),
+            format!("content-range: bytes 0-3/{length}"),
+        ],
+    );
     assert_eq!(all_but_date(&part), ranged, "a range");
     for (asked, encoding) in [("gzip", "gzip"), ("br", "br"), ("gzip, br", "br")] {
         let encoded = get_with(
@@ -200,16 +214,14 @@ async fn a_cached_page_is_answered_with_the_headers_of_the_general_path_and_the_
             Some(encoding),
             "{asked}"
         );
-        let mut with_encoding: Vec<String> = expected
-            .iter()
-            .filter(|h| !h.starts_with("content-length"))
-            .cloned()
-            .collect();
-        with_encoding.extend([
-            format!("content-encoding: {encoding}"),
-            format!("content-length: {}", encoded.body.len()),
-        ]);
-        with_encoding.sort_unstable();
+        let with_encoding = replacing(
+            &expected,
+            "content-length",
+            [
+                format!("content-encoding: {encoding}"),
+                format!("content-length: {}", encoded.body.len()),
+            ],
+        );
         assert_eq!(all_but_date(&encoded), with_encoding, "{asked}");
     }
     // A revisit with the page's validator: 304, by the general path.
@@ -233,13 +245,11 @@ async fn a_cached_page_is_answered_with_the_headers_of_the_general_path_and_the_
         after.header("content-security-policy"),
         Some("default-src 'none'")
     );
-    let mut reloaded: Vec<String> = expected
-        .iter()
-        .filter(|h| !h.starts_with("content-security-policy"))
-        .cloned()
-        .collect();
-    reloaded.push("content-security-policy: default-src 'none'".into());
-    reloaded.sort_unstable();
+    let reloaded = replacing(
+        &expected,
+        "content-security-policy",
+        ["content-security-policy: default-src 'none'".to_string()],
+    );
     assert_eq!(all_but_date(&after), reloaded, "after the reload");
     s.shutdown().await;
 }
