@@ -166,9 +166,16 @@ impl minijinja::value::Object for Alternates {
     }
 }
 
-/// The index (in `languages`) of the first of the visitor's `Accept-Language`
-/// preferences that the site has (`nl-BE` matches `nl`), else 0, the site's first.
-/// `q=0` means "not this one".
+/// The index (in `languages`) of the site's language the visitor's
+/// `Accept-Language` wants most (`nl-BE` matches `nl`; of equal weights the
+/// first named wins), else 0, the site's first. `q=0` means "not this one", and
+/// an entry whose weight is not a number from 0 to 1 counts for nothing.
+///
+/// Our own reading of the header rather than the `accept-language` crate's:
+/// its newest release (3.1) sorts by an order that is not total when a weight
+/// reads as NaN (`q=NaN`), and the standard sort panics on such an order, so one
+/// request header could end the request (found by the `accept_language` fuzz
+/// target). This one also allocates nothing: one pass keeps the best match.
 pub fn pick_language(languages: &[String], headers: &HeaderMap) -> usize {
     if languages.len() < 2 {
         return 0;
@@ -176,21 +183,50 @@ pub fn pick_language(languages: &[String], headers: &HeaderMap) -> usize {
     let Some(header) = headers.get(ACCEPT_LANGUAGE).and_then(|v| v.to_str().ok()) else {
         return 0;
     };
-    for (wanted, quality) in accept_language::parse_with_quality(header) {
-        if quality <= 0.0 {
+    let mut best: Option<(usize, f32)> = None;
+    for (wanted, quality) in header.split(',').filter_map(preference) {
+        if quality <= best.map_or(0.0, |(_, q)| q) {
             continue;
         }
-        let wanted = wanted.to_ascii_lowercase();
         let primary = wanted.split('-').next().unwrap_or("");
         if let Some(index) = languages
             .iter()
-            .position(|l| *l == wanted)
-            .or_else(|| languages.iter().position(|l| l == primary))
+            .position(|l| l.eq_ignore_ascii_case(wanted))
+            .or_else(|| {
+                languages
+                    .iter()
+                    .position(|l| l.eq_ignore_ascii_case(primary))
+            })
         {
-            return index;
+            best = Some((index, quality));
         }
     }
-    0
+    best.map_or(0, |(index, _)| index)
+}
+
+/// One element of `Accept-Language` (RFC 9110, 12.5.4): the language range and
+/// its weight (1 when not given); `None` for an empty element or a weight that
+/// is not a number from 0 to 1. Other parameters are ignored.
+fn preference(element: &str) -> Option<(&str, f32)> {
+    let mut parts = element.split(';');
+    let range = parts.next()?.trim();
+    if range.is_empty() {
+        return None;
+    }
+    let mut quality = 1.0;
+    for parameter in parts {
+        let Some((name, value)) = parameter.split_once('=') else {
+            continue;
+        };
+        if name.trim().eq_ignore_ascii_case("q") {
+            quality = value
+                .trim()
+                .parse::<f32>()
+                .ok()
+                .filter(|q| (0.0..=1.0).contains(q))?;
+        }
+    }
+    Some((range, quality))
 }
 
 #[cfg(test)]
@@ -210,5 +246,32 @@ mod tests {
         assert_eq!(pick(&["en", "nl"], "nl-BE, en;q=0.5"), 1);
         assert_eq!(pick(&["en", "nl"], "nl;q=0, en"), 0);
         assert_eq!(pick(&["en", "nl"], "fr"), 0);
+    }
+
+    #[test]
+    fn the_heaviest_weight_wins_and_of_equal_weights_the_first_named() {
+        assert_eq!(pick(&["en", "nl", "de"], "de;q=0.4, nl;q=0.8, en;q=0.2"), 1);
+        assert_eq!(pick(&["en", "nl", "de"], "de, nl"), 2);
+        assert_eq!(pick(&["en", "nl", "de"], "fr, de;q=0.5, NL ; Q=0.5"), 2);
+        assert_eq!(pick(&["en", "pt-br"], "pt-BR"), 1);
+    }
+
+    #[test]
+    fn a_weight_that_is_not_a_number_from_0_to_1_counts_for_nothing() {
+        assert_eq!(pick(&["en", "nl"], "nl;q=NaN"), 0);
+        assert_eq!(pick(&["en", "nl"], "nl;q=2, en;q=0.1"), 0);
+        assert_eq!(pick(&["en", "nl"], "nl;q=-0.5"), 0);
+        assert_eq!(pick(&["en", "nl"], "nl;q=inf"), 0);
+        // The fuzz target's input that made the `accept-language` crate's sort
+        // panic: many elements, some weighing NaN.
+        let header = "n=-NAn;;;;3;,;n=-NAn;;;;3;,;:;,A,;;A,;,n4.;;;3;,;:;,,,n(,,:;,A,;;A,;,n4.;;;3;,;:;,,,n(,,,,";
+        assert_eq!(pick(&["en", "nl", "pt-br", "de"], header), 0);
+        assert_eq!(
+            pick(
+                &["en", "nl"],
+                &format!("{},nl;q=0.1", "x;q=nan,".repeat(40))
+            ),
+            1
+        );
     }
 }
