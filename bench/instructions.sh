@@ -12,6 +12,8 @@
 #   LOGON=1 STARTER=DIR bench/instructions.sh BIN /   # the starter site copied from DIR
 #   LOGON=0 bench/instructions.sh BIN /en/ localhost   # the starter, anonymous: from the page cache
 #   NEW_CONNECTIONS=1 bench/instructions.sh BIN /random   # a new connection for every request (httperf)
+#   LOGON=0 HEADER='Accept-Language: nl-BE,nl;q=0.9,en;q=0.8' STATUS=302 bench/instructions.sh BIN / localhost
+#       # one more request header; the starter's / answers 302 to the visitor's language
 #
 # LOGON=1: the starter site (written by a first plain start of BIN, or copied
 # from STARTER, e.g. another version's, so two engines render the same pages)
@@ -65,14 +67,16 @@ for _ in $(seq 600); do
     sleep 0.2
 done
 headers=(-H "Host: $HOST")
+[ -n "${HEADER:-}" ] && headers+=(-H "$HEADER")
 if [ "${LOGON:-}" = 1 ]; then
     cookie=$(logon_cookie "http://127.0.0.1:$PORT" "$password" -H "Host: $HOST")
     [ -n "$cookie" ] || { echo "logon failed" >&2; exit 1; }
     headers+=(-H "Cookie: $cookie")
 fi
 answer=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "${headers[@]}" "http://127.0.0.1:$PORT$URL_PATH")
-[ "${answer%% *}" = 200 ] || { echo "$URL_PATH answers $answer, not 200" >&2; exit 1; }
-echo "$URL_PATH: 200, ${answer#* } bytes"
+status=${STATUS:-200}
+[ "${answer%% *}" = "$status" ] || { echo "$URL_PATH answers $answer, not $status" >&2; exit 1; }
+echo "$URL_PATH: $status, ${answer#* } bytes"
 # load SECONDS: requests for that long; prints how many were answered.
 load() {
     if [ "${NEW_CONNECTIONS:-}" = 1 ]; then

@@ -117,8 +117,8 @@ impl<'a> RequestCtx<'a> {
         self
     }
 
-    /// The site language this visitor gets: the first of their `Accept-Language`
-    /// preferences that the site has (`nl-BE` matches `nl`), else the site's first.
+    /// The site language this visitor gets: the one their `Accept-Language`
+    /// weighs most (`nl-BE` matches `nl`), else the site's first.
     pub fn language(&self) -> &str {
         let languages = &self.site.config().languages;
         let index = *self
