@@ -3,6 +3,8 @@
 //! them and adds what needs the request's headers.
 
 use bulwark_encoding::Encoding;
+
+use crate::accept::weighted_choices;
 use http::HeaderMap;
 use http::header::ACCEPT_ENCODING;
 
@@ -12,16 +14,8 @@ pub fn negotiate(headers: &HeaderMap) -> Encoding {
     let mut brotli = false;
     for value in headers.get_all(ACCEPT_ENCODING) {
         let Ok(value) = value.to_str() else { continue };
-        for item in value.split(',') {
-            let mut parts = item.split(';');
-            let coding = parts.next().unwrap_or("").trim();
-            let refused = parts.any(|p| {
-                p.trim()
-                    .strip_prefix("q=")
-                    .and_then(|q| q.trim().parse::<f32>().ok())
-                    .is_some_and(|q| q <= 0.0)
-            });
-            if refused {
+        for (coding, mut weights) in weighted_choices(value) {
+            if weights.any(|q| q.parse::<f32>().is_ok_and(|q| q <= 0.0)) {
                 continue;
             }
             if coding.eq_ignore_ascii_case("br") {
@@ -56,6 +50,7 @@ mod tests {
         assert_eq!(negotiate(&with("gzip, deflate, br")), Encoding::Brotli);
         assert_eq!(negotiate(&with("gzip;q=0.5")), Encoding::Gzip);
         assert_eq!(negotiate(&with("br;q=0, gzip")), Encoding::Gzip);
+        assert_eq!(negotiate(&with("br; Q = 0, gzip")), Encoding::Gzip);
         assert_eq!(negotiate(&with("identity")), Encoding::Identity);
         assert_eq!(negotiate(&HeaderMap::new()), Encoding::Identity);
     }

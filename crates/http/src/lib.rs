@@ -12,6 +12,7 @@
 //! The `web` crate implements [`Handler`] for the running sites; this crate depends
 //! on none of them (`cargo tree -p bulwark-http` shows it).
 
+mod accept;
 mod access_log;
 mod body;
 mod encoding;
@@ -19,6 +20,7 @@ mod forwarded;
 mod response;
 mod server;
 
+pub use accept::weighted_choices;
 pub use access_log::AccessLogTarget;
 pub use body::{Body, BodyError, read_body};
 pub use bulwark_encoding::{Effort, EncodedBody, Encoding, compress};

@@ -184,7 +184,10 @@ pub fn pick_language(languages: &[String], headers: &HeaderMap) -> usize {
         return 0;
     };
     let mut best: Option<(usize, f32)> = None;
-    for (wanted, quality) in header.split(',').filter_map(preference) {
+    for (wanted, weights) in bulwark_http::weighted_choices(header) {
+        let Some(quality) = weight(weights) else {
+            continue;
+        };
         if quality <= best.map_or(0.0, |(_, q)| q) {
             continue;
         }
@@ -204,29 +207,15 @@ pub fn pick_language(languages: &[String], headers: &HeaderMap) -> usize {
     best.map_or(0, |(index, _)| index)
 }
 
-/// One element of `Accept-Language` (RFC 9110, 12.5.4): the language range and
-/// its weight (1 when not given); `None` for an empty element or a weight that
-/// is not a number from 0 to 1. Other parameters are ignored.
-fn preference(element: &str) -> Option<(&str, f32)> {
-    let mut parts = element.split(';');
-    let range = parts.next()?.trim();
-    if range.is_empty() {
-        return None;
-    }
+/// A language's weight from its `q` values as written: 1 when none is given,
+/// `None` (the language counts for nothing) for one that is not a number from
+/// 0 to 1.
+fn weight<'a>(written: impl Iterator<Item = &'a str>) -> Option<f32> {
     let mut quality = 1.0;
-    for parameter in parts {
-        let Some((name, value)) = parameter.split_once('=') else {
-            continue;
-        };
-        if name.trim().eq_ignore_ascii_case("q") {
-            quality = value
-                .trim()
-                .parse::<f32>()
-                .ok()
-                .filter(|q| (0.0..=1.0).contains(q))?;
-        }
+    for q in written {
+        quality = q.parse::<f32>().ok().filter(|q| (0.0..=1.0).contains(q))?;
     }
-    Some((range, quality))
+    Some(quality)
 }
 
 #[cfg(test)]
