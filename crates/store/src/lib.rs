@@ -105,5 +105,6 @@ pub use module_sql::{ModuleSql, SqlParam, SqlRow};
 pub use presence::{NodePresence, OpeningLock};
 pub use sanitize::{
     HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, html_to_plain, sanitize_html_value,
+    sanitize_text_value,
 };
 pub use store::{ChangeNote, CommitHook, Database, PoolOptions, PoolStatus, Store, StoreConfig};

@@ -355,6 +355,19 @@ pub(crate) fn apply_update(
     if let Some(m) = u.modifier {
         require_resource(c, m, "modifier")?;
     }
+    let published = u.published.unwrap_or(current.published);
+    let unchanged = name == current.name
+        && category == current.category
+        && published == current.published
+        && publication_start == current.publication_start
+        && publication_end == current.publication_end
+        && visibility == current.visibility
+        && props == current.props;
+    if unchanged {
+        // Saving what is stored writes nothing: no revision, no new version,
+        // no pages flushed (an editor opened and saved without a change).
+        return Ok(current);
+    }
     let now = Utc::now().timestamp_millis();
     let snapshot = serde_json::to_string(&current)
         .map_err(|e| StoreError::Database(DatabaseError::new("writing a revision snapshot", e)))?;
@@ -376,7 +389,7 @@ pub(crate) fn apply_update(
             &params![
                 name.clone(),
                 category.0,
-                u.published.unwrap_or(current.published),
+                published,
                 publication_start.map(to_millis),
                 publication_end.map(to_millis),
                 vis,

@@ -197,6 +197,19 @@ pub fn sanitize_html_value(html: &str) -> Result<String> {
     clean_html("html", html)
 }
 
+/// Sanitise one text value the way a text property (`title`, and every key
+/// that is neither HTML nor a URL) is sanitised when stored: refused when too
+/// long or shaped beyond [`HtmlLimit`], otherwise its markup dropped and
+/// `&`, `<`, `>`, `"`, `'` escaped. Sanitising the result again returns it.
+pub fn sanitize_text_value(text: &str) -> Result<String> {
+    check_len("text", text)?;
+    shape::check_html_shape(text).map_err(|limit| StoreError::HtmlTooComplex {
+        field: "text".to_owned(),
+        limit,
+    })?;
+    Ok(sanitize_text(text))
+}
+
 fn clean_html(field: &str, html: &str) -> Result<String> {
     check_len(field, html)?;
     shape::check_html_shape(html).map_err(|limit| StoreError::HtmlTooComplex {

@@ -141,14 +141,16 @@ fn ten_writers_racing_on_one_version_exactly_one_wins(s: &Store) {
             let barrier = barrier.clone();
             std::thread::spawn(move || {
                 let mut wins = Vec::new();
-                for _ in 0..ROUNDS {
+                for round in 0..ROUNDS {
                     // Everyone reads the same version...
                     let r = s.resource(id).unwrap().unwrap();
                     barrier.wait();
                     // ...then everyone tries to write on top of it.
                     let res = s.update_resource(
                         ResourceUpdate::new(id, r.version)
-                            .merge(Props::new().with("winner", w as i64)),
+                            // A change in every round (one that changes
+                            // nothing would write nothing, whatever the version).
+                            .merge(Props::new().with("winner", format!("{round}/{w}"))),
                     );
                     match res {
                         Ok(_) => wins.push(true),

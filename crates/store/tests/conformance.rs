@@ -18,6 +18,7 @@ on_both_backends!(
     predicates_check_allowed_categories,
     identities_store_hashes_and_look_up_keys,
     revisions_are_kept_listed_and_restored,
+    an_update_that_changes_nothing_writes_nothing,
     pivot_indexes_queued_resources_and_search_finds_them,
     search_filters_combine_and_page,
     config_values_round_trip,
@@ -557,6 +558,38 @@ fn revisions_are_kept_listed_and_restored(s: &Store) {
     assert!(matches!(
         s.revision(987_654),
         Err(StoreError::RevisionNotFound(987_654))
+    ));
+}
+
+/// An editor who opens a page and saves it unchanged: the same props (as
+/// stored, or as typed and sanitised to the same bytes), the same publication.
+fn an_update_that_changes_nothing_writes_nothing(s: &Store) {
+    let id = s
+        .create_resource(article("Tom & Jerry").published(true))
+        .unwrap();
+    let r1 = s.resource(id).unwrap().unwrap();
+    let mut rx = s.subscribe();
+    let same = s
+        .update_resource(
+            ResourceUpdate::new(id, r1.version)
+                .merge(Props::new().with("title", "Tom & Jerry"))
+                .published(true),
+        )
+        .unwrap();
+    assert_eq!(same, r1, "nothing changed");
+    assert_eq!(s.resource(id).unwrap().unwrap().version, r1.version);
+    assert!(s.revisions(id).unwrap().is_empty(), "no revision");
+    assert!(rx.try_recv().is_err(), "no change event");
+    // Still based on the version read: a stale one is a conflict even so.
+    let changed = s
+        .update_resource(
+            ResourceUpdate::new(id, r1.version).merge(Props::new().with("title", "Tom")),
+        )
+        .unwrap();
+    assert_eq!(changed.version, Version(r1.version.0 + 1));
+    assert!(matches!(
+        s.update_resource(ResourceUpdate::new(id, r1.version).published(true)),
+        Err(StoreError::Conflict { .. })
     ));
 }
 

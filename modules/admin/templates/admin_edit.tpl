@@ -22,10 +22,11 @@
 {% set lang = m.req.language %}
 <form id="editor" class="editor" data-id="{{ r.id }}" data-version="{{ r.version }}" data-csrf="{{ request.csrf_token }}" data-page="{{ r.page_url }}" data-language="{{ lang }}" data-translated="{% for f in ["title", "summary", "body", "slug"] if r.is_translated(f) %}{{ f }} {% endfor %}">
   <p><label for="title">{{ _("Title") }}</label><br>
-     <input id="title" name="title" value="{{ (r.translation("title", lang) if r.is_translated("title") else r.title) or '' }}" required size="60">
+     <input id="title" name="title" value="{{ ((r.translation("title", lang) if r.is_translated("title") else r.title) or '')|source }}" required size="60">
      {% if r.is_translated("title") %}<br><small>{{ _("In {language}; every language side by side:", language=lang) }} <a href="/admin/translate/{{ r.id }}">{{ _("Translations") }}</a>.</small>{% endif %}</p>
   <p><label for="summary">{{ _("Summary") }}</label><br>
-     <textarea id="summary" name="summary" rows="3" cols="60">{{ (r.translation("summary", lang) if r.is_translated("summary") else r.summary) or '' }}</textarea></p>
+     <textarea id="summary" name="summary" rows="3" cols="60">
+{{ ((r.translation("summary", lang) if r.is_translated("summary") else r.summary) or '')|source }}</textarea></p>
   <div class="field">
     <span id="body-label">{{ _("Body") }}</span>
     <div class="toolbar" role="toolbar" aria-label="{{ _("Formatting") }}" aria-controls="body-editor" hidden>
@@ -38,7 +39,8 @@
       <button type="button" data-command="source" aria-pressed="false" aria-label="{{ _("Edit the HTML source") }}">HTML</button>
     </div>
     <div id="body-editor" class="rich" role="textbox" aria-multiline="true" aria-labelledby="body-label" hidden></div>
-    <textarea id="body" name="body" rows="12" cols="60" aria-labelledby="body-label">{{ (r.translation("body", lang) if r.is_translated("body") else r.body) or '' }}</textarea>
+    <textarea id="body" name="body" rows="12" cols="60" aria-labelledby="body-label">
+{{ ((r.translation("body", lang) if r.is_translated("body") else r.body) or '')|source }}</textarea>
   </div>
   <div class="columns">
     <p><label for="category">{{ _("Category") }}</label><br>
@@ -49,7 +51,7 @@
       <input id="name" name="name" value="{{ r.name or '' }}" size="24" pattern="[a-z0-9_]*" title="{{ _("a-z, 0-9 and _") }}" aria-describedby="name-help">
       <br><small id="name-help">{{ _("Optional: for templates,") }} <code>m.rsc.the_name</code>.</small></p>
     <p><label for="slug">{{ _("URL slug") }}</label><br>
-      <input id="slug" name="slug" value="{{ (r.translation("slug", lang) if r.is_translated("slug") else r.own_slug) or '' }}" placeholder="{{ r.slug }}" size="30" aria-describedby="slug-help">
+      <input id="slug" name="slug" value="{{ ((r.translation("slug", lang) if r.is_translated("slug") else r.own_slug) or '')|source }}" placeholder="{{ r.slug }}" size="30" aria-describedby="slug-help">
       <br><small id="slug-help">{{ _("Empty: made from the title.") }}</small></p>
   </div>
   <fieldset class="columns">

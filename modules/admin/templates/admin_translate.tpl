@@ -47,8 +47,9 @@
     <p class="cell" lang="{{ lang }}">
       <label for="{{ f.name }}-{{ lang }}">{{ names[lang] or lang }}</label>
       <span class="badge draft missing" id="{{ f.name }}-{{ lang }}-missing"{% if own %} hidden{% endif %}>{{ _("missing") }}</span><br>
-      {% if f.rows %}<textarea id="{{ f.name }}-{{ lang }}" data-field="{{ f.name }}" data-language="{{ lang }}" rows="{{ f.rows }}" aria-describedby="{{ f.name }}-{{ lang }}-missing">{{ own or "" }}</textarea>
-      {% else %}<input id="{{ f.name }}-{{ lang }}" data-field="{{ f.name }}" data-language="{{ lang }}" value="{{ own or "" }}" aria-describedby="{{ f.name }}-{{ lang }}-missing">{% endif %}
+      {% if f.rows %}<textarea id="{{ f.name }}-{{ lang }}" data-field="{{ f.name }}" data-language="{{ lang }}" rows="{{ f.rows }}" aria-describedby="{{ f.name }}-{{ lang }}-missing">
+{{ (own or "")|source }}</textarea>
+      {% else %}<input id="{{ f.name }}-{{ lang }}" data-field="{{ f.name }}" data-language="{{ lang }}" value="{{ (own or "")|source }}" aria-describedby="{{ f.name }}-{{ lang }}-missing">{% endif %}
     </p>
     {% endfor %}
   </fieldset>

@@ -14,6 +14,10 @@
     status.className = kind || "";
   }
 
+  // The text fields hold the stored source (Admin.showStored): shown as
+  // text where it is text, and given back as the same bytes.
+  [form.elements.title, form.elements.summary, form.elements.slug].forEach(Admin.showStored);
+
   // Rich text: Squire on a div, the textarea kept for the HTML source (and
   // as what is saved). The server cleans the HTML again on save.
   var textarea = document.getElementById("body");
@@ -226,16 +230,24 @@
       document.getElementById("conflict-title").focus();
     });
   }
+  var sendEverything = false;
   document.getElementById("conflict-mine").addEventListener("click", function () {
     if (!theirs) return;
     form.dataset.version = theirs.version;
     conflictBox.hidden = true;
+    // Mine replaces theirs whole, not only what I changed.
+    sendEverything = true;
     form.requestSubmit();
   });
   document.getElementById("conflict-theirs").addEventListener("click", function () {
     if (!theirs) return;
     var p = theirs.props || {};
     fill({ title: p.title || "", summary: p.summary || "", body: p.body || "" });
+    // Theirs is stored source: shown as text where it is text.
+    form.elements.title.value = p.title || "";
+    form.elements.summary.value = p.summary || "";
+    Admin.showStored(form.elements.title);
+    Admin.showStored(form.elements.summary);
     form.dataset.version = theirs.version;
     conflictBox.hidden = true;
     say(_("Their version is in the form; yours is dropped."), "");
@@ -262,9 +274,19 @@
   form.addEventListener("submit", function (event) {
     event.preventDefault();
     if (editor && textarea.hidden) textarea.value = editor.getHTML();
-    var props = { title: form.title.value, summary: form.summary.value, body: textarea.value };
+    // Only what changed since the last save is sent: a field the editor did
+    // not touch keeps its stored bytes, whatever the rich-text editor or a
+    // browser would make of them. (Nothing changed: the server writes nothing.)
+    var now = snapshot();
+    var before = JSON.parse(savedState);
+    var all = sendEverything;
+    sendEverything = false;
+    var props = {};
+    if (all || now.title !== before.title) props.title = Admin.storedValue(form.elements.title);
+    if (all || now.summary !== before.summary) props.summary = Admin.storedValue(form.elements.summary);
+    if (all || now.body !== before.body) props.body = textarea.value;
     var slug = form.elements.slug.value.trim();
-    if (slug !== original.slug) props.slug = slug || null;
+    if (slug !== original.slug) props.slug = slug ? Admin.storedValue(form.elements.slug).trim() : null;
     // A translated text changes in the admin's language only; the store
     // merges it with the other languages.
     (form.dataset.translated || "").split(" ").forEach(function (field) {
@@ -304,8 +326,8 @@
           form.dataset.version = r.answer.version;
           original = { name: name, slug: slug };
           var title = r.answer.props.title;
-          if (title && title.trans) title = title.trans[form.dataset.language] || form.title.value;
-          document.getElementById("heading").textContent = title || _("(untitled)");
+          if (title && title.trans) title = title.trans[form.dataset.language];
+          document.getElementById("heading").textContent = Admin.storedText(title) || _("(untitled)");
           say(_("Saved."), "ok");
           Admin.toast(body.published ? _("Saved and published.") : _("Saved as a draft."));
           markSaved();

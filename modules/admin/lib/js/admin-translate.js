@@ -11,6 +11,8 @@
   var key = "bulwark.translations." + location.host + "." + id;
   var status = document.getElementById("status");
   var cells = Array.prototype.slice.call(form.querySelectorAll("[data-field]"));
+  // Each holds the stored source: shown as text where it is text (admin.js).
+  cells.forEach(Admin.showStored);
   var publishedIn = Array.prototype.slice.call(form.querySelectorAll('input[name="published-in"]'));
 
   function values() {
@@ -81,7 +83,11 @@
       cells.forEach(function (c) {
         if (c.dataset.language !== to || c.value.trim() !== "") return;
         var source = document.getElementById(c.dataset.field + "-" + from);
-        if (source && source.value.trim() !== "") { c.value = source.value; filled++; }
+        if (source && source.value.trim() !== "") {
+          c.value = source.value;
+          c.dataset.stored = source.dataset.stored;
+          filled++;
+        }
       });
       flag();
       keep();
@@ -98,7 +104,7 @@
       var field = c.dataset.field;
       props[field] = props[field] || { trans: {} };
       // An empty field removes that language's text.
-      props[field].trans[c.dataset.language] = c.value.trim() === "" ? "" : c.value;
+      props[field].trans[c.dataset.language] = c.value.trim() === "" ? "" : Admin.storedValue(c);
     });
     // A field empty in every language is not stored at all.
     Object.keys(props).forEach(function (field) {

@@ -684,3 +684,30 @@ document.addEventListener("DOMContentLoaded", function () {
       .catch(function (e) { Admin.say(status, _("Not made: {reason}", { reason: e.message }), "error"); });
   });
 })();
+
+// Stored text is sanitised HTML (crates/store/src/sanitize.rs): a title
+// `Tom &amp; Jerry`, a summary or body with markup. A form field is written
+// with the stored source itself (the `source` filter), and these two keep it
+// so: a field whose source has no markup shows its text (`Tom & Jerry`) and
+// gives back that text escaped, which stores as the same bytes; a source with
+// markup (a body, an imported summary) is shown and given back as it is.
+// Reading and writing a field without a change thus changes nothing.
+Admin.showStored = function (field) {
+  var source = field.value;
+  field.dataset.stored = /</.test(source) ? "html" : "text";
+  if (field.dataset.stored === "text") {
+    var decoder = document.createElement("textarea");
+    decoder.innerHTML = source;
+    field.value = decoder.value;
+  }
+};
+Admin.storedValue = function (field) {
+  if (field.dataset.stored !== "text") return field.value;
+  return field.value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+};
+// The text of a stored text value (a title from the API), as a field shows it.
+Admin.storedText = function (stored) {
+  var decoder = document.createElement("textarea");
+  decoder.innerHTML = stored || "";
+  return decoder.value;
+};
