@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A change against its base, side by side in one sitting: two release binaries
+# A change against its base, side by side in one sitting: two binaries of the
+# dist profile (Cargo.toml; every benchmark figure is taken on it)
 # serve the same sites and are measured in turn, alternating which goes first,
 # over several rounds. Prints each scenario's median requests/s for both, the
 # ratio (new / base) and each binary's spread over the rounds ((max - min) /
@@ -32,15 +33,19 @@ base_commit=${1:-HEAD~1}
 if [ -z "${BASE_BIN:-}" ]; then
     tree="$work/base-tree"
     git worktree add -q --detach "$tree" "$base_commit"
-    (cd "$tree" && CARGO_TARGET_DIR="${BASE_TARGET:-$PWD/target-base}" cargo build --release -q -p bulwark)
-    BASE_BIN="${BASE_TARGET:-$tree/target-base}/release/bulwark"
+    # The dist profile where the base has one; before it, release was built
+    # the same way (thin LTO, 4 codegen units).
+    profile=release
+    grep -q '^\[profile\.dist\]' "$tree/Cargo.toml" && profile=dist
+    (cd "$tree" && CARGO_TARGET_DIR="${BASE_TARGET:-$PWD/target-base}" cargo build --profile "$profile" -q -p bulwark)
+    BASE_BIN="${BASE_TARGET:-$tree/target-base}/$profile/bulwark"
     cp "$BASE_BIN" "$work/bulwark-base"
     git worktree remove --force "$tree"
     BASE_BIN="$work/bulwark-base"
 fi
 if [ -z "${NEW_BIN:-}" ]; then
-    cargo build --release -q -p bulwark
-    NEW_BIN=target/release/bulwark
+    cargo build --profile dist -q -p bulwark
+    NEW_BIN=target/dist/bulwark
 fi
 BASE_BIN=$(readlink -f "$BASE_BIN")
 NEW_BIN=$(readlink -f "$NEW_BIN")

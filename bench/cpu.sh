@@ -26,9 +26,9 @@ REF_PORT=${REF_PORT:-8102}
 source bench/lib.sh
 need wrk wrk
 need nginx nginx-light
-BULWARK_BIN=${BULWARK_BIN:-target/release/bulwark}
-[ "$BULWARK_BIN" != target/release/bulwark ] || cargo build --release -q -p bulwark
-[ "${HYPER:-}" != 1 ] || cargo build --release -q -p http-ref
+BULWARK_BIN=${BULWARK_BIN:-target/dist/bulwark}
+[ "$BULWARK_BIN" != target/dist/bulwark ] || cargo build --profile dist -q -p bulwark
+[ "${HYPER:-}" != 1 ] || cargo build --profile dist -q -p http-ref
 ulimit -n "$(ulimit -Hn)"
 ticks=$(getconf CLK_TCK)
 
@@ -101,7 +101,7 @@ for round in $(seq "$ROUNDS"); do
     fi
     if [ "${HYPER:-}" = 1 ]; then
         # The same bytes from memory (its own type: json or html by name).
-        target/release/http-ref "127.0.0.1:$REF_PORT" "$work/static" >"$work/http-ref.log" 2>&1 &
+        target/dist/http-ref "127.0.0.1:$REF_PORT" "$work/static" >"$work/http-ref.log" 2>&1 &
         SERVER_PID=$!
         for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$REF_PORT$URL_PATH" && break; sleep 0.1; done
         measure "$round hyper alone" "http://127.0.0.1:$REF_PORT$URL_PATH" "$SERVER_PID"

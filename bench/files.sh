@@ -38,8 +38,8 @@ if [ "${ACCESS_LOG:-off}" = on ]; then
     bulwark_log="$work/bulwark-access.log"
     export NGINX_ACCESS_LOG="$work/nginx-access.log"
 fi
-BULWARK_BIN=${BULWARK_BIN:-target/release/bulwark}
-[ "$BULWARK_BIN" != target/release/bulwark ] || cargo build --release -q -p bulwark
+BULWARK_BIN=${BULWARK_BIN:-target/dist/bulwark}
+[ "$BULWARK_BIN" != target/dist/bulwark ] || cargo build --profile dist -q -p bulwark
 "$BULWARK_BIN" serve --sites "$work/sites" --listen "127.0.0.1:$BULWARK_PORT" \
     --access-log "$bulwark_log" >"$work/bulwark.log" 2>&1 &
 SERVER_PID=$!

@@ -17,8 +17,8 @@ NGINX_PORT=${NGINX_PORT:-8501}
 source bench/lib.sh
 need wrk wrk
 need nginx nginx-light
-cargo build --release -q -p bulwark
-(cd "$work" && exec "$OLDPWD/target/release/bulwark" serve --listen "127.0.0.1:$PORT" --access-log off) \
+cargo build --profile dist -q -p bulwark
+(cd "$work" && exec "$OLDPWD/target/dist/bulwark" serve --listen "127.0.0.1:$PORT" --access-log off) \
     >"$work/server.log" 2>&1 &
 SERVER_PID=$!
 url="http://127.0.0.1:$PORT"

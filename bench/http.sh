@@ -37,9 +37,9 @@ mkdir -p "$work/ref"
 printf '%s' "$json_body" >"$work/ref/json"
 printf '%s' "$random_fixed" >"$work/ref/random"
 cp "$work/static/cached" "$work/ref/cached"
-cargo build --release -q -p http-ref
+cargo build --profile dist -q -p http-ref
 # shellcheck disable=SC2086 # REF_ARGS: flags, split on purpose
-target/release/http-ref "127.0.0.1:$REF_PORT" "$work/ref" ${REF_ARGS:-} >"$work/http-ref.log" 2>&1 &
+target/dist/http-ref "127.0.0.1:$REF_PORT" "$work/ref" ${REF_ARGS:-} >"$work/http-ref.log" 2>&1 &
 REF_PID=$!
 trap 'kill "$REF_PID" 2>/dev/null || true; bench_cleanup' EXIT
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$REF_PORT/json" >/dev/null && break; sleep 0.1; done

@@ -21,8 +21,8 @@ need /usr/bin/time time
 if [ -n "${BULWARK_BIN:-}" ]; then
     bin=$BULWARK_BIN
 else
-    cargo build --release -q -p bulwark
-    bin="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/release/bulwark"
+    cargo build --profile dist -q -p bulwark
+    bin="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/dist/bulwark"
 fi
 
 # fresh NAME: a starter site in $work/NAME/sites/default, its database made.

@@ -7,7 +7,7 @@
 # still says what it costs in time.
 #
 #   bench/instructions.sh BIN [PATH] [HOST]     # default /json on bench.localhost
-#   bench/instructions.sh target/release/bulwark /cached
+#   bench/instructions.sh target/dist/bulwark /cached
 #   LOGON=1 bench/instructions.sh BIN / localhost   # the starter's front page, logged on
 #   LOGON=1 STARTER=DIR bench/instructions.sh BIN /   # the starter site copied from DIR
 #   LOGON=0 bench/instructions.sh BIN /en/ localhost   # the starter, anonymous: from the page cache

@@ -37,8 +37,8 @@ for i in range(64):
     open(f"{sys.argv[1]}/f{i}.js", "w").write(text)
 PY
 
-cargo build --release -q -p bulwark
-target/release/bulwark serve --sites "$work/sites" --listen "127.0.0.1:$PORT" --access-log off \
+cargo build --profile dist -q -p bulwark
+target/dist/bulwark serve --sites "$work/sites" --listen "127.0.0.1:$PORT" --access-log off \
     >"$work/bulwark.log" 2>&1 &
 SERVER=$!
 url="http://127.0.0.1:$PORT"

@@ -50,8 +50,8 @@ logon_cookie() {
 # serving bench/sites on 127.0.0.1:PORT without an access log, with as many
 # descriptors as allowed; sets SERVER_PID and returns once /json answers.
 start_bench_bulwark() {
-    BULWARK_BIN=${BULWARK_BIN:-target/release/bulwark}
-    [ "$BULWARK_BIN" != target/release/bulwark ] || cargo build --release -q -p bulwark
+    BULWARK_BIN=${BULWARK_BIN:-target/dist/bulwark}
+    [ "$BULWARK_BIN" != target/dist/bulwark ] || cargo build --profile dist -q -p bulwark
     ulimit -n "$(ulimit -Hn)"
     "$BULWARK_BIN" serve --sites bench/sites --listen "127.0.0.1:$1" \
         --access-log off >"$work/bulwark.log" 2>&1 &

@@ -9,8 +9,8 @@ PORT=${PORT:-8500}
 DURATION=${DURATION:-8}
 ulimit -n "$(ulimit -Hn)"
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-cargo build --release -q -p bulwark
-target/release/bulwark serve --sites bench/sites --listen "127.0.0.1:$PORT" --access-log off \
+cargo build --profile dist -q -p bulwark
+target/dist/bulwark serve --sites bench/sites --listen "127.0.0.1:$PORT" --access-log off \
     --render-concurrency 2 --render-queue-timeout 0.25 >/tmp/bulwark-overload.log 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true' EXIT

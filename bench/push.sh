@@ -13,7 +13,7 @@ REF_PORT=${REF_PORT:-8201}
 REFERENCE=${REFERENCE:-1}
 # Each side holds one descriptor per client: raise the soft limit to the hard one.
 ulimit -n "$(ulimit -Hn)"
-cargo build --release -q -p bulwark -p push-load -p push-ref
+cargo build --profile dist -q -p bulwark -p push-load -p push-ref
 server=""
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null || true' EXIT
 
@@ -23,11 +23,11 @@ load() {
     shift 2
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/json" >/dev/null && break; sleep 0.1; done
     sleep 0.5
-    target/release/push-load --url "http://127.0.0.1:$port" --pid "$pid" "$@"
+    target/dist/push-load --url "http://127.0.0.1:$port" --pid "$pid" "$@"
 }
 
 echo "== Bulwark"
-target/release/bulwark serve --sites bench/sites --listen "127.0.0.1:$PORT" --access-log off \
+target/dist/bulwark serve --sites bench/sites --listen "127.0.0.1:$PORT" --access-log off \
     >/tmp/bulwark-push-bench.log 2>&1 &
 server=$!
 load "$PORT" "$server" "$@" | tee /tmp/bulwark-push-bench.out
@@ -36,7 +36,7 @@ kill "$server"; wait "$server" 2>/dev/null || true; server=""
 
 echo "== Reference (bench/push-ref), all WebSocket"
 sleep 2 # let the closed connections leave TIME_WAIT's way
-target/release/push-ref "127.0.0.1:$REF_PORT" >/tmp/push-ref-bench.log 2>&1 &
+target/dist/push-ref "127.0.0.1:$REF_PORT" >/tmp/push-ref-bench.log 2>&1 &
 server=$!
 load "$REF_PORT" "$server" "$@" --websocket-share 1.0 | tee /tmp/push-ref-bench.out
 

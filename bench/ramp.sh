@@ -48,8 +48,8 @@ sysctl -q -w net.ipv4.tcp_max_tw_buckets=4096
 sysctl -q -w net.core.somaxconn=65535
 ulimit -n "$(ulimit -Hn)"
 
-BULWARK_BIN=${BULWARK_BIN:-target/release/bulwark}
-[ "$BULWARK_BIN" != target/release/bulwark ] || cargo build --release -q -p bulwark
+BULWARK_BIN=${BULWARK_BIN:-target/dist/bulwark}
+[ "$BULWARK_BIN" != target/dist/bulwark ] || cargo build --profile dist -q -p bulwark
 "$BULWARK_BIN" serve --sites bench/sites --listen "127.0.0.1:$BULWARK_PORT" \
     --access-log off >"$work/bulwark.log" 2>&1 &
 SERVER_PID=$!

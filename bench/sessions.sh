@@ -27,13 +27,13 @@ PORT=${PORT:-8510}
 # shellcheck source=bench/lib.sh
 source bench/lib.sh
 need wrk wrk
-# BULWARK_BIN: a binary to measure instead of this tree's release build (to
+# BULWARK_BIN: a binary to measure instead of this tree's dist build (to
 # compare two versions in one sitting).
 if [ -n "${BULWARK_BIN:-}" ]; then
     bin=$BULWARK_BIN
 else
-    cargo build --release -q -p bulwark
-    bin="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/release/bulwark"
+    cargo build --profile dist -q -p bulwark
+    bin="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/dist/bulwark"
 fi
 
 site="$work/sites/default"
@@ -145,4 +145,4 @@ for round in 1 2; do
     grep '^logons:' "$work/storm.txt" | sed 's/^/  /'
 done
 awk -v q="$quiet" -v s="$stormy" 'BEGIN { printf "ratio cached p99 storm / quiet: %.2f (sums of both rounds %.2f ms / %.2f ms; goal <= 2)\n", s / q, s, q }'
-echo "(release build; server RSS $(($(awk '/VmRSS/ {print $2}' "/proc/$SERVER_PID/status") / 1024)) MiB; $(nproc) cores shared by server and load generators)"
+echo "(dist build; server RSS $(($(awk '/VmRSS/ {print $2}' "/proc/$SERVER_PID/status") / 1024)) MiB; $(nproc) cores shared by server and load generators)"

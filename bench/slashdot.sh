@@ -10,9 +10,9 @@ CONNECTIONS=${CONNECTIONS:-3000}
 DURATION=${DURATION:-5}
 ulimit -n "$(ulimit -Hn)"
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
-cargo build --release -q -p bulwark
+cargo build --profile dist -q -p bulwark
 work=$(mktemp -d)
-(cd "$work" && exec "$OLDPWD/target/release/bulwark" serve --listen "127.0.0.1:$PORT" --access-log off) \
+(cd "$work" && exec "$OLDPWD/target/dist/bulwark" serve --listen "127.0.0.1:$PORT" --access-log off) \
     >"$work/server.log" 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true; rm -rf "$work"' EXIT

@@ -22,8 +22,8 @@ need wrk wrk
 if [ -n "${BULWARK_BIN:-}" ]; then
     bin=$BULWARK_BIN
 else
-    cargo build --release -q -p bulwark
-    bin="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/release/bulwark"
+    cargo build --profile dist -q -p bulwark
+    bin="$(cd "${CARGO_TARGET_DIR:-target}" && pwd)/dist/bulwark"
 fi
 
 site="$work/sites/default"

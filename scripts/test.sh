@@ -1,38 +1,72 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it. Safe to run again and again; installs or
-# starts what the tests need (PostgreSQL, when the store tests need it) by itself.
+# starts what the tests need (PostgreSQL, an SMTP sink, Chromium, the ops
+# tools) by itself. The quick checks come first, so a failure shows early;
+# each step's time is printed at the end (also when a step fails).
+# docs/development.md says what each step holds and how to run one test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+steps=()
+suite_started=$(date +%s)
+report() {
+    local rc=$?
+    if [ "${#steps[@]}" -gt 0 ]; then
+        echo
+        echo "== time per step"
+        printf '%s\n' "${steps[@]}"
+        printf '%6ss  %s\n' "$(($(date +%s) - suite_started))" "the whole suite"
+    fi
+    if type bulwark_pg_cleanup >/dev/null 2>&1; then bulwark_pg_cleanup; fi
+    return "$rc"
+}
+trap report EXIT
+
+# step NAME COMMAND...: runs the command, keeps its time for the report.
+step() {
+    local name=$1
+    shift
+    echo "== $name"
+    local started
+    started=$(date +%s)
+    "$@"
+    steps+=("$(printf '%6ss  %s' "$(($(date +%s) - started))" "$name")")
+}
+
+step "format (cargo fmt --check)" cargo fmt --all -- --check
+# No import circle of more than two files in any crate (docs/architecture.md).
+step "import circles" python3 scripts/import-circles.py
+step "clippy" cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+# What the tests talk to: PostgreSQL, a real SMTP server (aiosmtpd), and the
+# ops tools (pebble, Prometheus, Varnish, validators).
 if [ -f scripts/ensure-postgres.sh ]; then
     # shellcheck source=/dev/null
-    source scripts/ensure-postgres.sh
-    trap 'type bulwark_pg_cleanup >/dev/null 2>&1 && bulwark_pg_cleanup' EXIT
+    step "PostgreSQL" source scripts/ensure-postgres.sh
 fi
+step "SMTP sink" ./scripts/ensure-smtp.sh
+step "ops tools" ./scripts/ensure-ops-tools.sh
 
-# A real SMTP server (aiosmtpd) for the mail and password reset tests.
-./scripts/ensure-smtp.sh
-./scripts/ensure-ops-tools.sh
-
-cargo fmt --all -- --check
-cargo clippy --workspace --all-targets --quiet -- -D warnings
-# No import circle of more than two files in any crate (docs/architecture.md).
-python3 scripts/import-circles.py
-# Libraries, binaries and integration tests; benchmarks are run by bench/, not here.
-cargo test --workspace --lib --bins --tests
-cargo test --workspace --doc
-# Every fuzz target for a short while (docs/security.md, "Fuzzing").
-./scripts/fuzz.sh 10
-# On CI's clean clone the fuzz build (several GB, sanitised) is not needed
-# again: give the disk back before the browser and API steps build more.
-if [ "${CI:-}" = true ]; then rm -rf fuzz/target; fi
+# Unit tests (each crate's own, in src/), then the integration tests: one
+# binary per crate, the system tests (tests/system) last. Benchmarks are run
+# by bench/, not here.
+step "unit tests" cargo test --workspace --lib --bins
+step "integration tests" cargo test --workspace --test '*' --exclude bulwark-system-tests
+step "system tests" cargo test -p bulwark-system-tests --test '*'
+step "doc tests" cargo test --workspace --doc
 
 # Pages people click: headless Chromium against the real binary, with the
 # admin's vendored browser code checked against its pinned npm packages.
-./scripts/vendor-admin.sh --check
-./scripts/ensure-browser.sh
-cargo build -q -p bulwark
-(cd tests/browser && node --test)
+step "vendored admin code" ./scripts/vendor-admin.sh --check
+step "Chromium" ./scripts/ensure-browser.sh
+step "debug binary" cargo build -q -p bulwark
+step "browser tests" bash -c 'cd tests/browser && node --test'
 
 # The JSON API against its own OpenAPI document (schemathesis, a minute).
-./scripts/api-conformance.sh 60
+step "API conformance" ./scripts/api-conformance.sh 60
+
+# Every fuzz target for a short while (docs/security.md, "Fuzzing"); last,
+# as its sanitised build is the longest and finds the least.
+step "fuzzing" ./scripts/fuzz.sh 10
+# On CI's clean clone the fuzz build (several GB) is not needed again.
+if [ "${CI:-}" = true ]; then rm -rf fuzz/target; fi

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { logOn, said, serverAndBrowser } from "./helpers.mjs";
+import { eventually, logOn, said, serverAndBrowser } from "./helpers.mjs";
 
 const TOKEN = "browser-test-token";
 const PASSWORD = "browser-test-admin-password";
@@ -124,5 +124,115 @@ test("the editor shows stored text as it is and a save without a change writes n
   await page.click('#translations button[type="submit"]');
   await said(page, "#status", /^Saved in every language\.$/);
   assert.deepEqual(await stored(id), translated);
+  await page.close();
+});
+
+test("restoring a version written as a draft brings its content back and keeps the page live", async () => {
+  const made = await api("POST", "/api/rsc", {
+    category: "article",
+    props: { title: "Harbour news", body: "<p>First draft.</p>" },
+  });
+  const id = made.id;
+  const published = await api("PATCH", `/api/rsc/${id}`, {
+    published: true,
+    props: { body: "<p>The final text.</p>" },
+  });
+  assert.equal(published.published, true);
+  const page = await logOn(env.server, await env.browser.newContext(), PASSWORD);
+  await page.goto(`${env.server.url}/admin/edit/${id}`);
+  const restore = page.getByRole("button", { name: "Restore version 1" });
+  await restore.waitFor();
+  // The question says what comes back and what stays.
+  let asked = "";
+  page.once("dialog", async (dialog) => {
+    asked = dialog.message();
+    await dialog.accept();
+  });
+  await Promise.all([page.waitForEvent("load"), restore.click()]);
+  assert.match(asked, /published stays as it is now/);
+  const now = await api("GET", `/api/rsc/${id}`);
+  assert.equal(now.props.body, "<p>First draft.</p>");
+  assert.equal(now.published, true, "still published");
+  assert.equal(now.version, published.version + 1);
+  const visitor = await fetch(`${env.server.url}/page/${id}`, { redirect: "follow" });
+  assert.equal(visitor.status, 200);
+  assert.match(await visitor.text(), /First draft\./);
+  await page.close();
+});
+
+test("saved with a start date to come, the editor says scheduled and when, at once and after a reload", async () => {
+  const made = await api("POST", "/api/rsc", { category: "article", props: { title: "Market day" } });
+  const id = made.id;
+  const page = await logOn(env.server, await env.browser.newContext(), PASSWORD);
+  await page.goto(`${env.server.url}/admin/edit/${id}`);
+  assert.equal((await page.locator("#state").textContent()).trim(), "draft");
+  await page.check("#published");
+  await page.fill("#publication_start", "2031-05-01T09:30");
+  await saveAndWait(page);
+  // Without a reload: scheduled, with the moment it goes live.
+  assert.match(await page.locator("#state").textContent(), /^scheduled /);
+  assert.equal(await page.locator("#state").getAttribute("class"), "badge scheduled");
+  const when = await page.locator("#state time").getAttribute("datetime");
+  assert.equal(new Date(when).getTime(), new Date("2031-05-01T09:30").getTime());
+  // Visitors do not see it yet, and a reload says the same.
+  assert.equal((await fetch(`${env.server.url}/page/${id}`)).status, 404);
+  await page.reload();
+  assert.match(await page.locator("#state").textContent(), /^scheduled /);
+  // Without the start date it is live: published.
+  await page.fill("#publication_start", "");
+  await saveAndWait(page);
+  assert.equal((await page.locator("#state").textContent()).trim(), "published");
+  await page.close();
+});
+
+test("the dashboard leads with the editors' work and keeps the server's figures below it", async () => {
+  const page = await logOn(env.server, await env.browser.newContext(), PASSWORD);
+  const headings = await page.locator("main h2").evaluateAll((hs) => hs.map((h) => h.id));
+  assert.deepEqual(headings, ["needs-title", "drafts-title", "scheduled-title", "comments-waiting-title", "recent-title", "running-title"]);
+  // A draft is someone's unfinished page: no person's record (every account
+  // has one, unpublished) is counted.
+  const ids = await page.locator("#drafts li a").evaluateAll((as) => as.map((a) => a.getAttribute("href").match(/(\d+)$/)[1]));
+  for (const id of ids) assert.notEqual((await api("GET", `/api/rsc/${id}`)).category, "person");
+  const people = await api("GET", "/api/search?cat=person&pagelen=50");
+  assert.ok(people.items.some((p) => !p.published), "the administrator's own record is a person not published");
+  // The comments waiting, as the comments' own list counts them.
+  const waiting = (await api("GET", "/api/comments?status=pending&limit=1")).counts.pending || 0;
+  await page.locator("#comments-waiting [data-waiting]").filter({ hasText: String(waiting) }).waitFor();
+  await page.close();
+});
+
+test("a tag is typed in the editor: Enter makes the keyword or uses the one there, and removes by its button", async () => {
+  const made = await api("POST", "/api/rsc", { category: "article", props: { title: "Fish market reopens" } });
+  const id = made.id;
+  const existing = await api("POST", "/api/rsc", { category: "keyword", published: true, props: { title: "Harbour" } });
+  await eventually("the search finds the keyword", async () =>
+    (await api("GET", "/api/search?cat=keyword&text=harbour")).items.some((k) => k.id === existing.id),
+  );
+  const page = await logOn(env.server, await env.browser.newContext(), PASSWORD);
+  await page.goto(`${env.server.url}/admin/edit/${id}`);
+  const tags = () => page.locator("#tag-list .tag").allTextContents();
+  assert.deepEqual(await tags(), []);
+  // A new tag: made on Enter (with a name that needs escaping), and connected.
+  await page.fill("#tag-input", "Fish & chips");
+  await page.press("#tag-input", "Enter");
+  await said(page, "#tags-status", /^Tagged Fish & chips\.$/);
+  // An existing one, typed in another case: used, not made again.
+  await page.fill("#tag-input", "harbour");
+  await page.press("#tag-input", "Enter");
+  await said(page, "#tags-status", /^Tagged Harbour\.$/);
+  assert.deepEqual(await tags(), ["Fish & chips", "Harbour"]);
+  const edges = (await api("GET", `/api/rsc/${id}/edges`)).edges.filter((e) => e.predicate === "subject");
+  assert.equal(edges.length, 2);
+  assert.ok(edges.some((e) => e.object === existing.id), "the existing keyword");
+  const made2 = await api("GET", `/api/rsc/${edges.find((e) => e.object !== existing.id).object}`);
+  assert.equal(made2.category, "keyword");
+  assert.equal(made2.props.title, "Fish &amp; chips");
+  // After a reload the tags are there; one is removed by its button.
+  await page.reload();
+  assert.deepEqual(await tags(), ["Fish & chips", "Harbour"]);
+  await page.click('button[aria-label="Remove the tag Harbour"]');
+  await said(page, "#tags-status", /^Removed the tag Harbour\.$/);
+  assert.deepEqual(await tags(), ["Fish & chips"]);
+  assert.equal((await api("GET", `/api/rsc/${id}/edges`)).edges.filter((e) => e.predicate === "subject").length, 1);
   await page.close();
 });

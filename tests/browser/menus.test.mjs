@@ -35,10 +35,13 @@ async function navigation(page) {
 test("a menu built in the admin by dragging and with the keyboard is the site's navigation, and follows a renamed page", async () => {
   const context = await env.browser.newContext();
   const page = await logOnAs(env.server, context, PASSWORD);
+  // A picture made first, with the same words: the page is offered before it.
+  const picture = await api(page, "POST", "/api/rsc", { category: "image", published: true, props: { title: "Menu guide photo" } });
+  assert.equal(picture.status, 201);
   const made = await api(page, "POST", "/api/rsc", { category: "article", published: true, props: { title: "Menu guide" } });
   assert.equal(made.status, 201);
-  await eventually("the search finds the new page", async () =>
-    (await api(page, "GET", "/api/search?text=menu+guide")).body.total === 1,
+  await eventually("the search finds the new page and the picture", async () =>
+    (await api(page, "GET", "/api/search?text=menu+guide")).body.total === 2,
   );
 
   // The Menus screen lists the starter's main menu; its editor shows the items.
@@ -51,7 +54,10 @@ test("a menu built in the admin by dragging and with the keyboard is the site's 
   // Add the page from a search; drag it to the top.
   await page.fill('#menu-add-page input[name="text"]', "menu guide");
   await page.click('#menu-add-page button[type="submit"]');
-  await page.click('#menu-candidates button:has-text("Add Menu guide")');
+  await page.locator("#menu-candidates li").nth(1).waitFor();
+  // Pages and articles first, each candidate with its category.
+  assert.deepEqual(await page.locator("#menu-candidates li").allTextContents(), ["Add Menu guide article", "Add Menu guide photo image"]);
+  await page.click('#menu-candidates button[aria-label="Add Menu guide (article) to the menu"]');
   assert.equal((await labels()).at(-1), "Menu guide");
   await page.locator('#menu-tree > li:has-text("Menu guide") .drag').dragTo(page.locator('#menu-tree > li:has-text("Home") > .menu-row'));
   assert.deepEqual((await labels()).slice(0, 2), ["Menu guide", "Home"], "dragged to the top");

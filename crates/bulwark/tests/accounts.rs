@@ -2,7 +2,7 @@
 //! them: real processes on a real site folder, checked against the hashes the
 //! site's database holds.
 
-mod common;
+use crate::common;
 use bulwark_testkit::eventually_blocking;
 use common::{collect, free_port, wait_for};
 

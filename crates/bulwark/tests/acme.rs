@@ -6,7 +6,7 @@
 //! without asking (pebble is stopped by then); a certificate file that
 //! changes is served without a restart; plain HTTP redirects to HTTPS.
 
-mod common;
+use crate::common;
 use common::{SIGHUP, SIGTERM, collect, free_port, pg_url, signal, starter_site, wait_for};
 
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! every resource, edge and file compared. Scheduled backups pruned by their
 //! rule, and an encrypted backup that cannot be read without its key.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! The `bulwark` command as a user runs it: a real process on a real port.
 
-mod common;
+use crate::common;
 use bulwark_testkit::eventually_blocking;
 use common::{SIGHUP, SIGTERM, collect, free_port, signal, wait_for};
 

@@ -6,7 +6,7 @@
 //! server's own (`unshare`), so the test needs no privileges and touches no real
 //! disk; the test reaches into that namespace through `/proc/<pid>/root`.
 
-mod common;
+use crate::common;
 use bulwark_testkit::eventually_blocking;
 use common::{SIGCONT, SIGSTOP, free_port, signal};
 

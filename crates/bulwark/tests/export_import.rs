@@ -6,7 +6,7 @@
 //! changes nothing; an export read into a site with content of its own
 //! lands beside it with its references pointing at the right resources.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

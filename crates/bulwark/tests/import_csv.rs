@@ -4,7 +4,7 @@
 //! column with nothing written; a second import by key changing only what
 //! changed.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

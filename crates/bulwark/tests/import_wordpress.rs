@@ -5,7 +5,7 @@
 //! previews rendering over HTTP; a second import changing nothing; a file cut
 //! in the middle failing with its position and leaving the site as it was.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;

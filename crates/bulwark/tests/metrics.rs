@@ -3,7 +3,7 @@
 //! and parsed by PyPI's `prometheus-client`; closed to everyone the site does
 //! not name.
 
-mod common;
+use crate::common;
 use common::{free_port, serve};
 
 use std::io::Write;

@@ -2,7 +2,7 @@
 //! module: the second refuses to start and says what to do; once the first
 //! stopped cleanly, another starts at once.
 
-mod common;
+use crate::common;
 use common::{SIGTERM, free_port, pg_url, serve, signal, starter_site};
 
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! exactly the pages that showed it from Varnish; the other pages stay
 //! cached there.
 
-mod common;
+use crate::common;
 use common::{free_port, serve, starter_site};
 
 use std::path::{Path, PathBuf};

@@ -3,10 +3,10 @@
 //! receiver is up every message arrives, each once. The messages were written
 //! with the changes that caused them, so nothing is lost.
 
-mod common;
+use crate::common;
 // (The receiver's other helpers serve the webhooks module's own tests.)
 #[allow(dead_code)]
-#[path = "../../../modules/webhooks/tests/receiver/mod.rs"]
+#[path = "../../../tests/system/helpers/receiver.rs"]
 mod receiver;
 
 use std::time::Duration;

@@ -103,6 +103,7 @@ pub use model::{
 };
 pub use module_sql::{ModuleSql, SqlParam, SqlRow};
 pub use presence::{NodePresence, OpeningLock};
+pub use resource::RestorePublication;
 pub use sanitize::{
     HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, html_to_plain, sanitize_html_value,
     sanitize_text_value,

@@ -142,6 +142,21 @@ impl Resource {
             && self.publication_start.is_none_or(|s| s <= now)
             && self.publication_end.is_none_or(|e| e > now)
     }
+
+    /// Where the resource stands at `now`, as an editor reads it: a draft,
+    /// scheduled (published, its start still to come), published (what
+    /// visitors see), or ended (published, its end passed).
+    pub fn publication_state(&self, now: DateTime<Utc>) -> &'static str {
+        if !self.published {
+            "draft"
+        } else if self.publication_start.is_some_and(|s| s > now) {
+            "scheduled"
+        } else if self.publication_end.is_some_and(|e| e <= now) {
+            "ended"
+        } else {
+            "published"
+        }
+    }
 }
 
 /// What to create. `category` is a category's unique name.

@@ -644,29 +644,46 @@ impl Store {
         })
     }
 
-    /// Put a resource back to a revision's state: an ordinary update (so the
-    /// state being replaced becomes a revision too) based on `version`.
+    /// Put a revision's content back: an ordinary update (so the state being
+    /// replaced becomes a revision too) based on `version`. The content is
+    /// the properties, the unique name and the category; whether and when
+    /// the resource is published, and who may see it, stay as they are now
+    /// unless `publication` is [`RestorePublication::Too`] (restoring a
+    /// version written as a draft must not take a live page offline).
     pub fn restore_revision(
         &self,
         revision_id: i64,
         version: Version,
         modifier: Option<ResourceId>,
+        publication: RestorePublication,
     ) -> Result<Resource> {
         let rev = self.revision(revision_id)?;
         let s = rev.snapshot;
+        let too = publication == RestorePublication::Too;
         self.update_resource(ResourceUpdate {
             id: s.id,
             version,
             name: Some(s.name),
             category: Some(s.category_name),
-            published: Some(s.published),
-            publication_start: Some(s.publication_start),
-            publication_end: Some(s.publication_end),
-            visibility: Some(s.visibility),
+            published: too.then_some(s.published),
+            publication_start: too.then_some(s.publication_start),
+            publication_end: too.then_some(s.publication_end),
+            visibility: too.then_some(s.visibility),
             modifier,
             props: PropsChange::Replace(s.props),
         })
     }
+}
+
+/// Whether restoring a revision also puts back its publication (published,
+/// from, until, visibility), or only its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RestorePublication {
+    /// The content only; publication stays as it is now.
+    #[default]
+    Keep,
+    /// The publication as that revision had it, too.
+    Too,
 }
 
 fn revision_from_row(r: &Row) -> Result<Revision> {

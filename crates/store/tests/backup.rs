@@ -1,7 +1,7 @@
 //! Backups taken while a writer keeps writing are consistent snapshots, and
 //! restore into an empty database only.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -1,7 +1,7 @@
 //! Bad input gets a clear error and leaves nothing half-written; SQL
 //! metacharacters are data in every string field.
 
-mod common;
+use crate::common;
 
 use bulwark_store::*;
 use serde_json::json;

@@ -1,7 +1,7 @@
 //! Concurrent writers: no lost update, conflicts reported, no deadlock; and
 //! the pool deadline surfacing as `Busy`.
 
-mod common;
+use crate::common;
 
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier};

@@ -1,7 +1,7 @@
 //! The conformance suite: every test here runs once on SQLite and once on
 //! PostgreSQL, with the same expectations (down to ids and result order).
 
-mod common;
+use crate::common;
 
 use bulwark_store::*;
 use chrono::{TimeZone, Utc};
@@ -545,14 +545,23 @@ fn revisions_are_kept_listed_and_restored(s: &Store) {
     let fetched = s.revision(revs[1].id).unwrap();
     assert_eq!(fetched.snapshot.title(), Some("one"));
 
-    let restored = s.restore_revision(revs[1].id, r3.version, None).unwrap();
+    // The content comes back; the page stays published (version 1 was a draft).
+    let restored = s
+        .restore_revision(revs[1].id, r3.version, None, RestorePublication::Keep)
+        .unwrap();
     assert_eq!(restored.title(), Some("one"));
-    assert!(!restored.published);
+    assert!(restored.published, "publication stays as it is");
     assert_eq!(restored.version, Version(4));
     assert_eq!(s.revisions(id).unwrap().len(), 3);
+    // Asked for, the publication comes back too.
+    let unpublished = s
+        .restore_revision(revs[1].id, restored.version, None, RestorePublication::Too)
+        .unwrap();
+    assert!(!unpublished.published);
+    assert_eq!(unpublished.version, Version(5));
     // Restoring from a stale version is a conflict like any update.
     assert!(matches!(
-        s.restore_revision(revs[0].id, r3.version, None),
+        s.restore_revision(revs[0].id, r3.version, None, RestorePublication::Keep),
         Err(StoreError::Conflict { .. })
     ));
     assert!(matches!(

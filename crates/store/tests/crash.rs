@@ -2,7 +2,7 @@
 //! after reopening, every acknowledged write is there and the database is
 //! consistent. Both backends.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};

@@ -4,8 +4,6 @@
 //! through the store's API; and none uses `IF NOT EXISTS`, so running one
 //! twice would fail.
 
-mod common;
-
 use std::error::Error;
 
 use bulwark_store::*;

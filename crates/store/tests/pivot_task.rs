@@ -1,6 +1,6 @@
 //! The background pivot task indexes what writes queue, on both backends.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,8 +2,7 @@
 //! change each one makes, and the task that announces it when it comes, on
 //! both backends.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

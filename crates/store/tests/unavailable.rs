@@ -1,7 +1,7 @@
 //! A database that cannot be reached says so, and every database failure
 //! keeps the driver's error as its source.
 
-mod common;
+use crate::common;
 
 use std::error::Error;
 

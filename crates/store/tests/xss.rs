@@ -3,8 +3,6 @@
 //! every stored value stays inert wherever a template prints it: as element
 //! content, or inside a double- or single-quoted attribute.
 
-mod common;
-
 use bulwark_store::*;
 
 on_both_backends!(

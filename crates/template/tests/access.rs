@@ -2,7 +2,7 @@
 //! absent whichever way a template reaches them, properties they may not read are
 //! undefined, and each decision is asked once per render.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

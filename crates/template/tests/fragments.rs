@@ -1,7 +1,7 @@
 //! A cached fragment is shared only by principals who may see the same things:
 //! whichever role renders it first, no other role is ever served that copy.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! A question the store refuses (a malformed key) is an absent value, not a
 //! broken page; only the database being away or busy fails the render.
 
-mod common;
+use crate::common;
 
 use bulwark_acl::Principal;
 use bulwark_template::{ModelRoot, RenderScope, SiteModels};

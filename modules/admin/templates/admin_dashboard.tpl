@@ -6,7 +6,9 @@
 <section aria-labelledby="needs-title">
 <h2 id="needs-title" class="visually-hidden">{{ _("What needs you") }}</h2>
 <div class="cards">
-  {% set drafts = m.search(status="draft", exclude="meta", sort="-modified", pagelen=5, total=true) %}
+  {# An editor's work: a person's record (every account has one, unpublished)
+   is not a draft anyone writes. #}
+  {% set drafts = m.search(status="draft", exclude=["meta", "person"], sort="-modified", pagelen=5, total=true) %}
   <section class="card" id="drafts" aria-labelledby="drafts-title">
     <h2 id="drafts-title">{{ _("Drafts") }} <span class="badge draft">{{ drafts.total }}</span></h2>
     {% if drafts.items %}
@@ -33,8 +35,41 @@
     <p class="empty">{{ _("Nothing waits to be published: give a resource a start date under Publication to plan it.") }}</p>
     {% endif %}
   </section>
+  {% if "comments" in site_modules %}
+  <section class="card" id="comments-waiting" aria-labelledby="comments-waiting-title">
+    <h2 id="comments-waiting-title">{{ _("Comments waiting") }} <span class="badge draft" data-waiting>&ndash;</span></h2>
+    <ul class="plain items" data-waiting-list></ul>
+    <p class="empty" data-waiting-none hidden>{{ _("No comment waits for you.") }}</p>
+    <p><a href="/admin/comments">{{ _("Moderate the comments") }}</a></p>
+  </section>
+  {% endif %}
+</div>
+</section>
+
+<h2 id="recent-title">{{ _("Recently changed") }}</h2>
+{% set recent = m.search(sort="-modified", exclude="meta", pagelen=10) %}
+<table>
+  <thead><tr><th scope="col">{{ _("Title") }}</th><th scope="col">{{ _("Category") }}</th><th scope="col">{{ _("Status") }}</th><th scope="col">{{ _("Changed") }}</th></tr></thead>
+  <tbody>
+  {% for r in recent %}
+    <tr>
+      <td class="title"><a href="/admin/edit/{{ r.id }}">{{ r.title or _("(untitled)") }}</a> <small>(<a href="{{ r.page_url }}" aria-label="{{ _("View {title}", title=r.title or _("the page")) }}">{{ _("view") }}</a>)</small></td>
+      <td data-label="{{ _("Category") }}">{{ r.category }}</td>
+      <td>{% set state = r.publication_state %}<span class="badge {{ state }}">{{ _(state) }}</span></td>
+      <td data-label="{{ _("Changed") }}"><time datetime="{{ r.modified }}">{{ r.modified }}</time></td>
+    </tr>
+  {% else %}
+    <tr><td colspan="4"><p class="empty">{{ _("Nothing yet:") }} <a href="/admin/new">{{ _("make the first page") }}</a>.</p></td></tr>
+  {% endfor %}
+  </tbody>
+</table>
+
+{# How the site runs, below the work. #}
+<section aria-labelledby="running-title">
+<h2 id="running-title">{{ _("How the site runs") }}</h2>
+<div class="cards">
   <section class="card" id="health" aria-labelledby="health-title">
-    <h2 id="health-title">{{ _("Site health") }}</h2>
+    <h3 id="health-title">{{ _("Site health") }}</h3>
     <dl class="health">
       <dt>{{ _("Database") }}</dt>
       {% if health.database.ok %}<dd class="ok">{{ _("Answers ({ms} ms)", ms=health.database.ms|round(1)) }}</dd>
@@ -48,10 +83,9 @@
     </dl>
   </section>
 </div>
-</section>
 
 <section aria-labelledby="figures-title">
-<h2 id="figures-title">{{ _("Now") }}</h2>
+<h3 id="figures-title">{{ _("Now") }}</h3>
 {% if "push" in site_modules %}
 <p id="figures-status" class="message" role="status">{{ _("Waiting for the first figures…") }}</p>
 {% else %}
@@ -66,23 +100,6 @@
   <div><dt>{{ _("Refused (503) since start") }}</dt><dd data-figure="refused">&ndash;</dd></div>
 </dl>
 </section>
-
-<h2>{{ _("Recently changed") }}</h2>
-{% set recent = m.search(sort="-modified", exclude="meta", pagelen=10) %}
-<table>
-  <thead><tr><th scope="col">{{ _("Title") }}</th><th scope="col">{{ _("Category") }}</th><th scope="col">{{ _("Status") }}</th><th scope="col">{{ _("Changed") }}</th></tr></thead>
-  <tbody>
-  {% for r in recent %}
-    <tr>
-      <td class="title"><a href="/admin/edit/{{ r.id }}">{{ r.title or _("(untitled)") }}</a> <small>(<a href="{{ r.page_url }}" aria-label="{{ _("View {title}", title=r.title or _("the page")) }}">{{ _("view") }}</a>)</small></td>
-      <td data-label="{{ _("Category") }}">{{ r.category }}</td>
-      <td>{% if r.published %}<span class="badge published">{{ _("published") }}</span>{% else %}<span class="badge draft">{{ _("draft") }}</span>{% endif %}</td>
-      <td data-label="{{ _("Changed") }}"><time datetime="{{ r.modified }}">{{ r.modified }}</time></td>
-    </tr>
-  {% else %}
-    <tr><td colspan="4"><p class="empty">{{ _("Nothing yet:") }} <a href="/admin/new">{{ _("make the first page") }}</a>.</p></td></tr>
-  {% endfor %}
-  </tbody>
-</table>
+</section>
 {% endblock %}
 {% block scripts %}{% if "push" in site_modules %}{{ lib("js/bulwark.js") }}{% endif %}{% endblock %}

@@ -10,7 +10,8 @@
 <p>{{ _("You may see this {category} but not change it.", category=r.category) }} <a href="{{ r.page_url }}">{{ _("View it") }}</a>.</p>
 {% else %}
 <h1>{{ _("Edit:") }} <span id="heading">{{ r.title or _("(untitled)") }}</span></h1>
-<p class="page-head">{% if r.published %}<span class="badge published">{{ _("published") }}</span>{% else %}<span class="badge draft">{{ _("draft") }}</span>{% endif %}
+{% set state = r.publication_state %}
+<p class="page-head"><span id="state" class="badge {{ state }}" role="status">{% if state == "scheduled" %}{{ _("scheduled") }} <time datetime="{{ r.publication_start }}">{{ r.publication_start|date("%-d %b %Y, %H:%M UTC") }}</time>{% elif state == "ended" %}{{ _("ended") }} <time datetime="{{ r.publication_end }}">{{ r.publication_end|date("%-d %b %Y, %H:%M UTC") }}</time>{% elif state == "published" %}{{ _("published") }}{% else %}{{ _("draft") }}{% endif %}</span>
   <span>{{ r.category }}</span> <span>{{ _("changed") }} <time datetime="{{ r.modified }}">{{ r.modified }}</time></span>
   <a id="page-link" href="{{ r.page_url }}">{{ _("View the page") }}</a>
   {% if site.languages|length > 1 %}<a id="translations-link" href="/admin/translate/{{ r.id }}">{{ _("Translations") }}</a>{% endif %}
@@ -126,6 +127,20 @@
     <progress id="depiction-progress" max="1" value="0" hidden aria-label="{{ _("Uploading") }}"></progress></p>
 </section>
 {% endif %}
+
+{# Tags: keywords connected by `subject` (as the WordPress import makes them).
+   Typed here, an existing keyword is used and a new one made on Enter. #}
+<section id="tags" class="editor-section" aria-labelledby="tags-title" data-id="{{ r.id }}">
+  <h2 id="tags-title">{{ _("Tags") }}</h2>
+  <ul id="tag-list" class="tags plain" aria-label="{{ _("Tags of this page") }}">
+    {% for k in r.o.subject %}<li data-id="{{ k.id }}"><span class="tag">{{ k.title or k.id }}</span> <button type="button" class="remove-tag" aria-label="{{ _("Remove the tag {tag}", tag=k.title or k.id) }}">×</button></li>{% endfor %}
+  </ul>
+  <p><label for="tag-input">{{ _("Add a tag") }}</label><br>
+    <input id="tag-input" list="tag-suggestions" autocomplete="off" maxlength="100" aria-describedby="tag-help">
+    <datalist id="tag-suggestions"></datalist><br>
+    <small id="tag-help" class="muted">{{ _("Type a tag and press Enter: an existing tag is used, a new one is made.") }}</small></p>
+  <p id="tags-status" class="message" role="status" aria-live="polite"></p>
+</section>
 
 {# A category's own part of the editor, when a module brings one
    (`_admin_edit_<category>.tpl`: the menu module's menu items). #}

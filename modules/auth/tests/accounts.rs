@@ -2,8 +2,7 @@
 //! gets, adding users, changing passwords, the first administrator, and no
 //! password in plain text anywhere the database wrote.
 
-#[path = "../../../crates/store/tests/common/mod.rs"]
-mod common;
+use crate::databases as common;
 
 use bulwark_module_auth::accounts::{self, DEFAULT_GROUPS, HAS_PARENT_GROUP, HAS_USER_GROUP};
 use bulwark_module_auth::{

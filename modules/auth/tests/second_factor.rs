@@ -2,8 +2,7 @@
 //! two steps, codes that work once (also when two logons race), clocks a step
 //! off, recovery codes, and who must use it by `[auth] require_second_factor`.
 
-#[path = "../../../crates/store/tests/common/mod.rs"]
-mod common;
+use crate::databases as common;
 
 use bulwark_module_auth::accounts::{self, groups_of};
 use bulwark_module_auth::second_factor::{

@@ -2,8 +2,7 @@
 //! and PostgreSQL; and a database made before the module owned them (by the
 //! core store's migration 7 and as identity rows) keeps every row.
 
-#[path = "../../../crates/store/tests/common/mod.rs"]
-mod common;
+use crate::databases as common;
 
 use bulwark_module_auth::second_factor::{self, SecondFactorCheck};
 use bulwark_module_auth::second_factor_table as factors;

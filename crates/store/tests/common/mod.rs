@@ -163,8 +163,8 @@ macro_rules! on_both_backends {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    let db = $crate::common::sqlite().await;
-                    $crate::common::blocking(&db, super::$name).await;
+                    let db = $crate::databases::sqlite().await;
+                    $crate::databases::blocking(&db, super::$name).await;
                 }
             )*
         }
@@ -172,8 +172,8 @@ macro_rules! on_both_backends {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
-                    let db = $crate::common::postgres(stringify!($name)).await;
-                    $crate::common::blocking(&db, super::$name).await;
+                    let db = $crate::databases::postgres(stringify!($name)).await;
+                    $crate::databases::blocking(&db, super::$name).await;
                 }
             )*
         }

@@ -152,6 +152,8 @@ impl Object for RscObject {
             "published" => Value::from(r.published),
             // Published and inside its publication window: what visitors see.
             "is_live" => Value::from(r.is_visible_at(chrono::Utc::now())),
+            // "draft", "scheduled", "published" or "ended".
+            "publication_state" => Value::from(r.publication_state(chrono::Utc::now())),
             "created" => time(r.created),
             "modified" => time(r.modified),
             "publication_start" => r.publication_start.map(time).unwrap_or(Value::from(())),

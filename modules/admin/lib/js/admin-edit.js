@@ -253,6 +253,28 @@
     say(_("Their version is in the form; yours is dropped."), "");
   });
 
+  // Where the page stands, said at the top and kept true after every save:
+  // a draft, scheduled (with when it goes live), published, or ended.
+  var stateBadge = document.getElementById("state");
+  function showState(r) {
+    var now = Date.now();
+    var start = r.publication_start ? Date.parse(r.publication_start) : null;
+    var end = r.publication_end ? Date.parse(r.publication_end) : null;
+    var state = !r.published ? "draft"
+      : start !== null && start > now ? "scheduled"
+      : end !== null && end <= now ? "ended"
+      : "published";
+    stateBadge.className = "badge " + state;
+    stateBadge.textContent = { draft: _("draft"), scheduled: _("scheduled"), published: _("published"), ended: _("ended") }[state];
+    var moment = state === "scheduled" ? r.publication_start : state === "ended" ? r.publication_end : null;
+    if (moment) {
+      stateBadge.appendChild(document.createTextNode(" "));
+      stateBadge.appendChild(Admin.when(moment));
+    }
+  }
+  var startTime = stateBadge.querySelector("time");
+  if (startTime) stateBadge.replaceChild(Admin.when(startTime.getAttribute("datetime")), startTime);
+
   // The save bar: "Save and publish" while the resource is a draft, and
   // Ctrl+S (Cmd+S) saves from anywhere on the page.
   var publishNow = document.getElementById("publish-now");
@@ -328,6 +350,7 @@
           var title = r.answer.props.title;
           if (title && title.trans) title = title.trans[form.dataset.language];
           document.getElementById("heading").textContent = Admin.storedText(title) || _("(untitled)");
+          showState(r.answer);
           say(_("Saved."), "ok");
           Admin.toast(body.published ? _("Saved and published.") : _("Saved as a draft."));
           markSaved();
@@ -414,6 +437,87 @@
     preview.hidden = !preview.hidden;
     toggle.setAttribute("aria-expanded", String(!preview.hidden));
     refreshPreview();
+  });
+
+  // Tags: keywords connected by `subject`. Suggestions as one types; Enter
+  // uses the keyword of that title (any case) or makes it, then connects it.
+  var tagInput = document.getElementById("tag-input");
+  var tagList = document.getElementById("tag-list");
+  var tagStatus = document.getElementById("tags-status");
+  var suggestions = document.getElementById("tag-suggestions");
+  function keywordsLike(text) {
+    return Admin.api("GET", "/api/search?cat=keyword&pagelen=8&text=" + encodeURIComponent(text))
+      .then(function (answer) { return answer.items || []; });
+  }
+  function tagItem(keyword, title) {
+    var li = document.createElement("li");
+    li.dataset.id = keyword;
+    var name = document.createElement("span");
+    name.className = "tag";
+    name.textContent = title;
+    var remove = document.createElement("button");
+    remove.type = "button";
+    remove.className = "remove-tag";
+    remove.setAttribute("aria-label", _("Remove the tag {tag}", { tag: title }));
+    remove.textContent = "×";
+    li.appendChild(name);
+    li.appendChild(document.createTextNode(" "));
+    li.appendChild(remove);
+    return li;
+  }
+  var suggestTimer = null;
+  tagInput.addEventListener("input", function () {
+    clearTimeout(suggestTimer);
+    var text = tagInput.value.trim();
+    if (text.length < 2) return;
+    suggestTimer = setTimeout(function () {
+      keywordsLike(text).then(function (found) {
+        suggestions.replaceChildren();
+        found.forEach(function (k) {
+          var option = document.createElement("option");
+          option.value = Admin.storedText(k.props && k.props.title);
+          suggestions.appendChild(option);
+        });
+      }).catch(function () { /* no suggestions; Enter still works */ });
+    }, 200);
+  });
+  tagInput.addEventListener("keydown", function (event) {
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    var title = tagInput.value.trim();
+    if (!title) return;
+    var same = function (k) { return Admin.storedText(k.props && k.props.title).toLowerCase() === title.toLowerCase(); };
+    keywordsLike(title).then(function (found) {
+      var existing = found.filter(same)[0];
+      if (existing) return { id: existing.id, title: Admin.storedText(existing.props.title) };
+      return Admin.api("POST", "/api/rsc", { category: "keyword", published: true, props: { title: Admin.escapeText(title) } })
+        .then(function (made) { return { id: made.id, title: title }; });
+    }).then(function (keyword) {
+      if (tagList.querySelector('li[data-id="' + keyword.id + '"]')) {
+        Admin.say(tagStatus, _("Already tagged {tag}.", { tag: keyword.title }), "");
+        tagInput.value = "";
+        return;
+      }
+      return Admin.api("POST", "/api/rsc/" + id + "/edges", { predicate: "subject", object: keyword.id }).then(function () {
+        tagList.appendChild(tagItem(keyword.id, keyword.title));
+        tagInput.value = "";
+        suggestions.replaceChildren();
+        Admin.say(tagStatus, _("Tagged {tag}.", { tag: keyword.title }), "ok");
+        loadEdges();
+      });
+    }).catch(function (e) { Admin.say(tagStatus, _("Not tagged: {reason}", { reason: e.message }), "error"); });
+  });
+  tagList.addEventListener("click", function (event) {
+    var button = event.target.closest(".remove-tag");
+    if (!button) return;
+    var li = button.closest("li");
+    var title = li.querySelector(".tag").textContent;
+    Admin.api("DELETE", "/api/rsc/" + id + "/edges/subject/" + li.dataset.id).then(function () {
+      li.remove();
+      Admin.say(tagStatus, _("Removed the tag {tag}.", { tag: title }), "ok");
+      tagInput.focus();
+      loadEdges();
+    }).catch(function (e) { Admin.say(tagStatus, _("Not removed: {reason}", { reason: e.message }), "error"); });
   });
 
   // Edges: by predicate, in order; add, remove, move (drag or buttons).
@@ -605,7 +709,9 @@
         restore.textContent = _("Restore");
         restore.setAttribute("aria-label", _("Restore version {version}", { version: rev.version }));
         restore.addEventListener("click", function () {
-          if (!window.confirm(_("Put version {version} back? It is saved as a new version, so this can be undone the same way.", { version: rev.version }))) return;
+          // The content comes back; publication stays as it is (the API's
+          // default): a page that is live now stays live.
+          if (!window.confirm(_("Put the content of version {version} back (title, summary, body, category)? It is saved as a new version, so this can be undone the same way. Whether and when the page is published stays as it is now.", { version: rev.version }))) return;
           fetch("/api/rsc/" + id + "/revisions/" + rev.id + "/restore", {
             method: "POST",
             credentials: "same-origin",

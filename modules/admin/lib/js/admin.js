@@ -701,9 +701,12 @@ Admin.showStored = function (field) {
     field.value = decoder.value;
   }
 };
+// Text as the store keeps text: `&`, `<` and `>` escaped.
+Admin.escapeText = function (text) {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+};
 Admin.storedValue = function (field) {
-  if (field.dataset.stored !== "text") return field.value;
-  return field.value.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  return field.dataset.stored === "text" ? Admin.escapeText(field.value) : field.value;
 };
 // The text of a stored text value (a title from the API), as a field shows it.
 Admin.storedText = function (stored) {
@@ -711,3 +714,28 @@ Admin.storedText = function (stored) {
   decoder.innerHTML = stored || "";
   return decoder.value;
 };
+
+// Dashboard: the comments waiting for moderation (with the comments module),
+// how many and the newest five, each linked to its page.
+(function () {
+  var card = document.getElementById("comments-waiting");
+  if (!card) return;
+  var badge = card.querySelector("[data-waiting]");
+  var list = card.querySelector("[data-waiting-list]");
+  var none = card.querySelector("[data-waiting-none]");
+  Admin.api("GET", "/api/comments?status=pending&limit=5").then(function (answer) {
+    var waiting = (answer.counts && answer.counts.pending) || 0;
+    badge.textContent = String(waiting);
+    none.hidden = waiting > 0;
+    answer.comments.forEach(function (c) {
+      var li = document.createElement("li");
+      var a = document.createElement("a");
+      a.href = "/admin/comments";
+      // The body's text, read in an inert document (nothing in it loads or runs).
+      var text = new DOMParser().parseFromString(c.body || "", "text/html").body.textContent;
+      a.textContent = (Admin.storedText(c.name) || _("someone")) + ": " + text.slice(0, 80);
+      li.appendChild(a);
+      list.appendChild(li);
+    });
+  }).catch(function () { badge.textContent = "?"; });
+})();

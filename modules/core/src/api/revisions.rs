@@ -6,8 +6,10 @@ use http::StatusCode;
 use serde_json::json;
 
 use bulwark_acl::Action;
-use bulwark_store::{ResourceId, StoreError};
+use bulwark_store::{ResourceId, RestorePublication, StoreError};
+use serde::Deserialize;
 
+use super::input::json_body;
 use super::{id_arg, if_match, not_found, reply, resource_for, resource_json};
 use bulwark_web::{Access, Caller, Endpoint, Outcome, Problem, RequestCtx};
 
@@ -50,11 +52,31 @@ pub(super) async fn list(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Out
     }
 }
 
+/// What a restore puts back besides the content: `{"publication": true}`
+/// also whether and when the resource is published, and who may see it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Restore {
+    #[serde(default)]
+    publication: bool,
+}
+
 /// `POST .../revisions/{revision}/restore` (optionally `If-Match`): the
-/// resource as that revision had it, saved as a new version.
+/// content as that revision had it, saved as a new version; publication
+/// stays as it is unless the body asks (`{"publication": true}`).
 pub(super) async fn restore(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Problem> {
     let (Some(id), Some(revision)) = (id_arg(req, "id"), id_arg(req, "revision")) else {
         return Err(Problem::not_found("no such revision"));
+    };
+    let asked: Restore = if req.body.is_empty() {
+        Restore::default()
+    } else {
+        json_body(req)?
+    };
+    let publication = if asked.publication {
+        RestorePublication::Too
+    } else {
+        RestorePublication::Keep
     };
     let if_match = if_match(req)?;
     let current = resource_for(req, caller, id, Action::Update, "restore this resource").await?;
@@ -68,7 +90,12 @@ pub(super) async fn restore(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<
             if rev.resource != ResourceId(id) {
                 return Err(StoreError::RevisionNotFound(revision));
             }
-            s.restore_revision(revision, if_match.unwrap_or(current.version), modifier)
+            s.restore_revision(
+                revision,
+                if_match.unwrap_or(current.version),
+                modifier,
+                publication,
+            )
         })
         .await;
     match result {
@@ -131,7 +158,25 @@ pub(super) fn endpoints() -> Vec<Endpoint> {
                     "tags": [
                         "revisions"
                     ],
-                    "description": "Saved as a new version (so it can be undone the same way). Needs the right to change the resource.",
+                    "description": "The content (properties, name, category) as that revision had it, saved as a new version (so it can be undone the same way). Whether and when the resource is published, and who may see it, stay as they are unless the body says `{\"publication\": true}`. Needs the right to change the resource.",
+                    "requestBody": {
+                        "required": false,
+                        "content": {
+                            "application/json": {
+                                "schema": {
+                                    "type": "object",
+                                    "additionalProperties": false,
+                                    "properties": {
+                                        "publication": {
+                                            "type": "boolean",
+                                            "default": false,
+                                            "description": "Also put back published, publication_start, publication_end and visibility"
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    },
                     "parameters": [
                         {
                             "$ref": "#/components/parameters/id"

@@ -142,20 +142,32 @@ document.addEventListener("DOMContentLoaded", function () {
     event.preventDefault();
     var text = finder.elements.text.value.trim();
     found.replaceChildren();
-    Admin.api("GET", "/api/search?pagelen=10&text=" + encodeURIComponent(text))
-      .then(function (answer) {
-        var results = answer.items || [];
+    // Pages and articles (the text categories) first, then anything else
+    // found; each with its category, so a picture is never taken for a page.
+    var q = "/api/search?pagelen=10&text=" + encodeURIComponent(text);
+    Promise.all([Admin.api("GET", q + "&cat=text"), Admin.api("GET", q)])
+      .then(function (answers) {
+        var seen = {};
+        var results = (answers[0].items || []).concat(answers[1].items || []).filter(function (r) {
+          if (seen[r.id]) return false;
+          seen[r.id] = true;
+          return true;
+        }).slice(0, 10);
         if (results.length === 0) say(_("Nothing found for “{text}”.", { text: text }), "");
         results.forEach(function (r) {
           var li = document.createElement("li");
-          var title = (r.props && r.props.title) || _("(untitled)");
-          var b = button(_("Add {title}", { title: title }), _("Add {title} to the menu", { title: title }), "add");
+          var title = Admin.storedText(r.props && r.props.title) || _("(untitled)");
+          var b = button(_("Add {title}", { title: title }), _("Add {title} ({category}) to the menu", { title: title, category: r.category }), "add");
           b.addEventListener("click", function () {
             add({ id: r.id }, title, _("page {id}", { id: r.id }));
             found.replaceChildren();
             finder.elements.text.focus();
           });
           li.appendChild(b);
+          var kind = document.createElement("small");
+          kind.className = "muted category";
+          kind.textContent = " " + r.category;
+          li.appendChild(kind);
           found.appendChild(li);
         });
       })

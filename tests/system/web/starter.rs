@@ -1,0 +1,165 @@
+//! The starter site (`sites/default`) as visitors and attackers meet it.
+
+use crate::common;
+
+use common::*;
+
+/// The link of the first card of a list page (an article's page).
+fn first_card_link(html: &str) -> String {
+    html.split(r#"<h3><a href=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a card links its article")
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_page_number_that_is_not_a_whole_number_shows_the_first_page() {
+    let s = start_starter_site(|_| {}).await;
+    let first = get(s.addr, "localhost", "/articles?page=1").await;
+    assert_eq!(first.status, 200);
+    for page in [
+        "abc",
+        "-1",
+        "0",
+        "99999999999999999999999",
+        "2.5",
+        "",
+        "1e3",
+    ] {
+        for path in ["/articles", "/category/article"] {
+            let r = get(s.addr, "localhost", &format!("{path}?page={page}")).await;
+            assert_eq!(r.status, 200, "{path}?page={page}: {}", r.text());
+        }
+        let r = get(s.addr, "localhost", &format!("/articles?page={page}")).await;
+        assert_eq!(r.text(), first.text(), "page={page}");
+    }
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn lists_show_when_and_by_whom_and_an_article_describes_itself_to_link_previews() {
+    let s = start_starter_site(|_| {}).await;
+    let list = get(s.addr, "localhost", "/articles").await;
+    assert_eq!(list.status, 200);
+    let html = list.text();
+    let cards = html.matches(r#"<article class="card">"#).count();
+    assert!(cards >= 5, "the demo articles are listed: {cards}");
+    assert_eq!(
+        html.matches(r#"<p class="meta"><time datetime=""#).count(),
+        cards,
+        "every card has its date, machine-readable: {html}"
+    );
+    assert!(
+        html.contains("&middot; by Ada Lovelace") || html.contains("&middot; by Alan Turing"),
+        "and its authors: {html}"
+    );
+
+    // An article's page: a description and Open Graph tags from the resource.
+    let href = first_card_link(&html);
+    let page = get(s.addr, "localhost", &href).await;
+    assert_eq!(page.status, 200);
+    let page = page.text();
+    let title = html
+        .split(&format!(r#"<a href="{href}">"#))
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .expect("the card's title");
+    assert!(
+        page.contains(&format!(r#"<meta property="og:title" content="{title}">"#)),
+        "og:title is the article's title {title:?}"
+    );
+    assert!(
+        page.contains(r#"<meta name="description" content=""#),
+        "a description"
+    );
+    assert!(page.contains(r#"<meta property="og:type" content="article">"#));
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_wrong_slug_moves_to_the_page_and_an_unknown_feature_is_not_found() {
+    let s = start_starter_site(|_| {}).await;
+    let list = get(s.addr, "localhost", "/articles").await.text();
+    let href = first_card_link(&list);
+    // `/en/page/{id}/{slug}`: the starter puts the language in its URLs.
+    let id = href.split('/').nth(3).unwrap();
+    // The canonical URL answers; an old or wrong slug moves there, query and all.
+    assert_eq!(get(s.addr, "localhost", &href).await.status, 200);
+    let moved = get(
+        s.addr,
+        "localhost",
+        &format!("/page/{id}/an-old-slug?from=mail"),
+    )
+    .await;
+    assert_eq!(moved.status, 301);
+    assert_eq!(
+        moved.header("location"),
+        Some(format!("{href}?from=mail").as_str())
+    );
+    // A template rule that takes a name says when the name is unknown.
+    assert_eq!(
+        get(s.addr, "localhost", "/features/depcache").await.status,
+        200
+    );
+    let unknown = get(s.addr, "localhost", "/features/no-such-feature").await;
+    assert_eq!(unknown.status, 404, "{}", unknown.text());
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn every_starter_page_has_one_canonical_link_and_its_language_alternates() {
+    let s = start_starter_site(|_| {}).await;
+    let list = get(s.addr, "localhost", "/en/articles").await.text();
+    let article = first_card_link(&list);
+    let bare = article.trim_start_matches("/en");
+    for page in [
+        "/",
+        "/about",
+        "/features",
+        "/features/push",
+        "/articles",
+        "/category/article",
+        "/live",
+        "/contact",
+        bare,
+    ] {
+        for lang in ["en", "nl"] {
+            let path = if page == "/" {
+                format!("/{lang}/")
+            } else {
+                format!("/{lang}{page}")
+            };
+            let r = get(s.addr, "localhost", &path).await;
+            assert_eq!(r.status, 200, "{path}");
+            let html = r.text();
+            assert!(
+                html.contains(&format!("<html lang=\"{lang}\">")),
+                "{path}: lang"
+            );
+            assert_eq!(
+                html.matches(r#"<link rel="canonical" href=""#).count(),
+                1,
+                "{path}: one canonical link"
+            );
+            assert!(
+                html.contains(&format!(
+                    r#"<link rel="canonical" href="http://localhost{path}">"#
+                )),
+                "{path}: canonical is itself: {html}"
+            );
+            for alt in ["en", "nl", "x-default"] {
+                assert!(
+                    html.contains(&format!(
+                        r#"<link rel="alternate" hreflang="{alt}" href="http://localhost/"#
+                    )),
+                    "{path}: hreflang {alt}"
+                );
+            }
+        }
+    }
+    // Asked without a language, a page names its canonical URL with one.
+    let plain = get(s.addr, "localhost", "/about").await.text();
+    assert!(plain.contains(r#"<link rel="canonical" href="http://localhost/en/about">"#));
+    s.shutdown().await;
+}
