@@ -11,7 +11,7 @@
 {% else %}
 <h1>{{ _("Edit:") }} <span id="heading">{{ r.title or _("(untitled)") }}</span></h1>
 {% set state = r.publication_state %}
-<p class="page-head"><span id="state" class="badge {{ state }}" role="status">{% if state == "scheduled" %}{{ _("scheduled") }} <time datetime="{{ r.publication_start }}">{{ r.publication_start|date("%-d %b %Y, %H:%M UTC") }}</time>{% elif state == "ended" %}{{ _("ended") }} <time datetime="{{ r.publication_end }}">{{ r.publication_end|date("%-d %b %Y, %H:%M UTC") }}</time>{% elif state == "published" %}{{ _("published") }}{% else %}{{ _("draft") }}{% endif %}</span>
+<p class="page-head"><span id="state" class="badge {{ state }}" role="status">{{ _(state) }}{% if state in ["scheduled", "ended"] %}{% set moment = r.publication_start if state == "scheduled" else r.publication_end %} <time datetime="{{ moment }}">{{ moment|date("%-d %b %Y, %H:%M UTC") }}</time>{% endif %}</span>
   <span>{{ r.category }}</span> <span>{{ _("changed") }} <time datetime="{{ r.modified }}">{{ r.modified }}</time></span>
   <a id="page-link" href="{{ r.page_url }}">{{ _("View the page") }}</a>
   {% if site.languages|length > 1 %}<a id="translations-link" href="/admin/translate/{{ r.id }}">{{ _("Translations") }}</a>{% endif %}

@@ -242,7 +242,7 @@
   document.getElementById("conflict-theirs").addEventListener("click", function () {
     if (!theirs) return;
     var p = theirs.props || {};
-    fill({ title: p.title || "", summary: p.summary || "", body: p.body || "" });
+    fill({ body: p.body || "" });
     // Theirs is stored source: shown as text where it is text.
     form.elements.title.value = p.title || "";
     form.elements.summary.value = p.summary || "";
@@ -272,8 +272,9 @@
       stateBadge.appendChild(Admin.when(moment));
     }
   }
-  var startTime = stateBadge.querySelector("time");
-  if (startTime) stateBadge.replaceChild(Admin.when(startTime.getAttribute("datetime")), startTime);
+  // The moment the server wrote (in UTC), as showState writes it.
+  var written = stateBadge.querySelector("time");
+  if (written) stateBadge.replaceChild(Admin.when(written.getAttribute("datetime")), written);
 
   // The save bar: "Save and publish" while the resource is a draft, and
   // Ctrl+S (Cmd+S) saves from anywhere on the page.
@@ -527,7 +528,7 @@
   function titleOf(object) {
     if (titles[object]) return Promise.resolve(titles[object]);
     return Admin.api("GET", "/api/rsc/" + object).then(function (r) {
-      titles[object] = (r.props && r.props.title) || "#" + object;
+      titles[object] = Admin.storedText(r.props && r.props.title) || "#" + object;
       return titles[object];
     }, function () { return "#" + object; });
   }
@@ -628,7 +629,7 @@
         var li = document.createElement("li");
         var add = document.createElement("button");
         add.type = "button";
-        add.textContent = _("Add {title}", { title: (r.props && r.props.title) || "#" + r.id });
+        add.textContent = _("Add {title}", { title: Admin.storedText(r.props && r.props.title) || "#" + r.id });
         add.addEventListener("click", function () {
           var predicate = adder.elements.predicate.value;
           Admin.api("POST", "/api/rsc/" + id + "/edges", { predicate: predicate, object: r.id })

@@ -693,13 +693,8 @@ document.addEventListener("DOMContentLoaded", function () {
 // markup (a body, an imported summary) is shown and given back as it is.
 // Reading and writing a field without a change thus changes nothing.
 Admin.showStored = function (field) {
-  var source = field.value;
-  field.dataset.stored = /</.test(source) ? "html" : "text";
-  if (field.dataset.stored === "text") {
-    var decoder = document.createElement("textarea");
-    decoder.innerHTML = source;
-    field.value = decoder.value;
-  }
+  field.dataset.stored = /</.test(field.value) ? "html" : "text";
+  if (field.dataset.stored === "text") field.value = Admin.storedText(field.value);
 };
 // Text as the store keeps text: `&`, `<` and `>` escaped.
 Admin.escapeText = function (text) {
