@@ -51,8 +51,15 @@ test("a category moves under another, with everything below it", async () => {
   const news = page.locator('li[data-name="news"]').first();
   assert.equal(await page.locator('li[data-name="text"] li[data-name="news"]').count(), 1);
   await news.locator('select[name="parent"]').first().selectOption("event");
-  await Promise.all([page.waitForLoadState("load"), news.locator('form.move-category button').first().click()]);
-  await page.waitForSelector('li[data-name="event"] li[data-name="news"]');
+  // The move is saved, then the page reloads; a refusal says why instead.
+  await Promise.all([
+    page.waitForResponse((r) => r.url().endsWith("/api/categories/news") && r.request().method() === "PATCH"),
+    news.locator('form.move-category button').first().click(),
+  ]);
+  await page.waitForFunction(() =>
+    document.querySelector('li[data-name="event"] li[data-name="news"]') ||
+    /Not moved/.test((document.getElementById("category-status") || {}).textContent || ""), null, { timeout: 30000 });
+  assert.doesNotMatch(await page.locator("#category-status").textContent(), /Not moved/);
   assert.equal(await page.locator('li[data-name="text"] li[data-name="news"]').count(), 0);
 
   // The data model says the same: a news item is an event now, not text.

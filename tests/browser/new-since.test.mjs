@@ -9,7 +9,7 @@ import { eventually, logOn as logOnAs, serverAndBrowser } from "./helpers.mjs";
 const PASSWORD = "browser-test-new-since-password";
 const env = serverAndBrowser({ env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
 
-const marked = (page) => page.locator(".card.is-new h3").allTextContents();
+const marked = (page) => page.locator(".card.is-new :is(h2, h3)").allTextContents();
 
 test("what is new since the last visit is marked in the browser, on a page that is the same for everyone", async () => {
   const visitor = await env.browser.newContext();

@@ -30,6 +30,7 @@
 mod attribute_safe;
 mod shape;
 
+pub use attribute_safe::{StoredTag, stored_tags};
 pub use shape::{HtmlLimit, MAX_HTML_NESTING};
 
 use std::collections::HashSet;

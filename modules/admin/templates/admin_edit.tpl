@@ -31,12 +31,20 @@
   <div class="field">
     <span id="body-label">{{ _("Body") }}</span>
     <div class="toolbar" role="toolbar" aria-label="{{ _("Formatting") }}" aria-controls="body-editor" hidden>
-      <button type="button" data-command="bold" aria-label="{{ _("Bold") }}" title="{{ _("Bold (Ctrl+B)") }}"><b>B</b></button>
-      <button type="button" data-command="italic" aria-label="{{ _("Italic") }}" title="{{ _("Italic (Ctrl+I)") }}"><i>I</i></button>
-      <button type="button" data-command="heading" aria-label="{{ _("Heading") }}">H</button>
-      <button type="button" data-command="ul" aria-label="{{ _("Bulleted list") }}">&bull; {{ _("Bulleted") }}</button>
-      <button type="button" data-command="ol" aria-label="{{ _("Numbered list") }}">{{ _("Numbered") }}</button>
-      <button type="button" data-command="link" aria-label="{{ _("Link") }}">{{ _("Link") }}</button>
+      <select data-command="block" aria-label="{{ _("Text style") }}">
+        <option value="P">{{ _("Paragraph") }}</option>
+        <option value="H2">{{ _("Heading") }}</option>
+        <option value="H3">{{ _("Subheading") }}</option>
+        <option value="H4">{{ _("Minor heading") }}</option>
+      </select>
+      <button type="button" data-command="bold" aria-pressed="false" aria-label="{{ _("Bold") }}" title="{{ _("Bold (Ctrl+B)") }}"><b>B</b></button>
+      <button type="button" data-command="italic" aria-pressed="false" aria-label="{{ _("Italic") }}" title="{{ _("Italic (Ctrl+I)") }}"><i>I</i></button>
+      <button type="button" data-command="ul" aria-pressed="false" aria-label="{{ _("Bulleted list") }}">&bull; {{ _("Bulleted") }}</button>
+      <button type="button" data-command="ol" aria-pressed="false" aria-label="{{ _("Numbered list") }}">{{ _("Numbered") }}</button>
+      <button type="button" data-command="quote" aria-pressed="false" aria-label="{{ _("Quote") }}">&ldquo; {{ _("Quote") }}</button>
+      <button type="button" data-command="rule" aria-label="{{ _("Dividing line") }}" title="{{ _("A line between two parts") }}">&mdash;</button>
+      <button type="button" data-command="link" aria-pressed="false" aria-label="{{ _("Link") }}" aria-haspopup="dialog" title="{{ _("Link (Ctrl+K)") }}">{{ _("Link") }}</button>
+      {% if "media" in site_modules %}<button type="button" data-command="picture" aria-label="{{ _("Insert a picture") }}" aria-haspopup="dialog">{{ _("Picture") }}</button>{% endif %}
       <button type="button" data-command="source" aria-pressed="false" aria-label="{{ _("Edit the HTML source") }}">HTML</button>
     </div>
     <div id="body-editor" class="rich" role="textbox" aria-multiline="true" aria-labelledby="body-label" hidden></div>
@@ -88,6 +96,20 @@
   </div>
 </form>
 
+<dialog id="link-dialog" class="dialog" aria-labelledby="link-title">
+  <form method="dialog" id="link-form">
+    <h2 id="link-title">{{ _("Link") }}</h2>
+    <p><label for="link-url">{{ _("A page of this site, or an address") }}</label><br>
+      <input id="link-url" name="url" size="44" autocomplete="off" aria-describedby="link-help" aria-controls="link-found">
+      <br><small id="link-help">{{ _("Type words of a page's title to find it, or a web address (https://…), an e-mail address or an anchor (#part).") }}</small></p>
+    <ul id="link-found" class="found plain" aria-label="{{ _("Pages found") }}"></ul>
+    <p id="link-status" class="message" role="status" aria-live="polite"></p>
+    <p class="actions"><button type="submit" value="set" class="primary">{{ _("Set the link") }}</button>
+      <button type="submit" value="remove" id="link-remove" hidden>{{ _("Remove the link") }}</button>
+      <button type="submit" value="cancel" formnovalidate>{{ _("Cancel") }}</button></p>
+  </form>
+</dialog>
+
 {% if "media" in site_modules and r.category == "image" %}
 {% set fx = r.focus_x if r.focus_x is number else 0.5 %}{% set fy = r.focus_y if r.focus_y is number else 0.5 %}
 <section id="focus" class="editor-section" aria-labelledby="focus-title" data-id="{{ r.id }}">
@@ -105,6 +127,7 @@
 </section>
 {% endif %}
 {% if "media" in site_modules %}
+{% include "_admin_picture_dialog.tpl" %}
 {% set pictures = r.o.depiction %}
 <section id="depiction" class="editor-section" aria-labelledby="depiction-title" data-id="{{ r.id }}" data-current="{% for p in pictures %}{{ p.id }}{% if not loop.last %},{% endif %}{% endfor %}">
   <h2 id="depiction-title">{{ _("Picture") }}</h2>
@@ -123,7 +146,7 @@
     {% endfor %}
     </ul>
   </details>
-  <p><label>{{ _("Or upload one") }} <input id="depiction-file" type="file" accept="image/*"></label>
+  <p><label>{{ _("Or upload one") if not pictures else _("Or upload another (the one above stays until you choose)") }} <input id="depiction-file" type="file" accept="image/*"></label>
     <progress id="depiction-progress" max="1" value="0" hidden aria-label="{{ _("Uploading") }}"></progress></p>
 </section>
 {% endif %}

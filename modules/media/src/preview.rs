@@ -234,11 +234,183 @@ pub fn focus(x: Option<f64>, y: Option<f64>) -> (f64, f64) {
     (part(x), part(y))
 }
 
+/// A picture of the library as a template sees it: looked up through the
+/// model (`m.rsc`), so the access rules apply and the page depends on it.
+struct Picture {
+    id: i64,
+    sha256: String,
+    width: u32,
+    height: u32,
+    focus: (f64, f64),
+    /// Its own `alt` text, else its title: stored text, so already escaped
+    /// and safe inside a quoted attribute as it is.
+    alt: String,
+}
+
+impl Picture {
+    /// `id`'s picture, if it is an image the visitor may see.
+    fn find(state: &State, id: &Value) -> Option<Picture> {
+        let r = state
+            .lookup("m")
+            .and_then(|m| m.get_attr("rsc").ok())
+            .and_then(|rsc| rsc.get_item(id).ok())
+            .filter(|r| !r.is_undefined() && !r.is_none())?;
+        let text = |k: &str| {
+            r.get_attr(k)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+        };
+        let number = |k: &str| {
+            r.get_attr(k)
+                .ok()
+                .and_then(|v| i64::try_from(v).ok())
+                .and_then(|n| u32::try_from(n).ok())
+        };
+        let fraction = |k: &str| r.get_attr(k).ok().and_then(|v| f64::try_from(v).ok());
+        if !text("mime").is_some_and(|m| m.starts_with("image/")) {
+            return None;
+        }
+        Some(Picture {
+            id: r.get_attr("id").ok().and_then(|v| i64::try_from(v).ok())?,
+            sha256: text("sha256")?,
+            width: number("width").unwrap_or(0),
+            height: number("height").unwrap_or(0),
+            focus: focus(fraction("focus_x"), fraction("focus_y")),
+            alt: text("alt")
+                .filter(|a| !a.trim().is_empty())
+                .or_else(|| text("title"))
+                .unwrap_or_default(),
+        })
+    }
+}
+
+/// A value (decoded, as `stored_tags` gives them) written inside a
+/// double-quoted attribute.
+fn attribute(value: &str) -> String {
+    value
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+}
+
+/// The library picture a stored `<img>` shows, from its `src`: one of this
+/// site's previews (`/media/preview/{id}/...`, as the editor inserts them) or
+/// files (`/media/file/{id}`, as the WordPress import writes them).
+fn library_id(src: &str) -> Option<i64> {
+    let rest = src
+        .strip_prefix("/media/preview/")
+        .or_else(|| src.strip_prefix("/media/file/"))?;
+    rest.split(['/', '?', '#']).next()?.parse().ok()
+}
+
+/// `pictures(html)`: a stored HTML value (an article's body) with each
+/// picture of the library in it written as a responsive `<img>`: `srcset`
+/// with every preset that keeps the picture's shape (and each at twice the
+/// size), `sizes` from the width the editor gave it, `width` and `height` in
+/// its current proportions, lazy loading. The `alt` the editor gave is kept
+/// (an empty one: a decorative picture); without one, the picture's own.
+/// A picture the visitor may not see (unpublished, deleted) is left out;
+/// any other `<img>` stays as it is.
+fn pictures(previews: &Previews, state: &State, html: &str) -> Value {
+    let mut out = String::with_capacity(html.len() + 256);
+    let mut copied = 0;
+    for tag in bulwark_store::stored_tags(html, "img") {
+        let Some(id) = tag.attr("src").and_then(library_id) else {
+            continue;
+        };
+        out.push_str(&html[copied..tag.span.start]);
+        copied = tag.span.end;
+        let Some(p) = Picture::find(state, &Value::from(id)) else {
+            continue;
+        };
+        out.push_str(&responsive_img(previews, &p, &tag));
+    }
+    if copied == 0 {
+        return Value::from_safe_string(html.to_owned());
+    }
+    out.push_str(&html[copied..]);
+    Value::from_safe_string(out)
+}
+
+fn responsive_img(previews: &Previews, p: &Picture, tag: &bulwark_store::StoredTag) -> String {
+    let mut candidates: Vec<(u32, String)> = previews
+        .presets
+        .iter()
+        .filter(|(_, preset)| !preset.crop)
+        .flat_map(|(name, _)| [name.clone(), format!("{name}@2x")])
+        .filter_map(|name| {
+            let preset = previews.preset(&name)?;
+            let (w, _) = fitted(&preset, p.width, p.height);
+            Some((w, previews.url(p.id, &name, &p.sha256, p.focus)))
+        })
+        .collect();
+    candidates.sort_by_key(|(w, _)| *w);
+    candidates.dedup_by_key(|(w, _)| *w);
+    // The width it is shown at: as the editor gave it, never wider than the
+    // picture; the height in the picture's proportions now.
+    let largest = candidates.last().map_or(p.width, |(w, _)| *w);
+    let shown = tag
+        .attr("width")
+        .and_then(|w| w.parse::<u32>().ok())
+        .filter(|w| *w > 0)
+        .unwrap_or(largest)
+        .min(p.width.max(1));
+    let high = if p.width > 0 {
+        (f64::from(shown) * f64::from(p.height) / f64::from(p.width)).round() as u32
+    } else {
+        tag.attr("height")
+            .and_then(|h| h.parse().ok())
+            .unwrap_or(shown)
+    };
+    let src = candidates
+        .iter()
+        .find(|(w, _)| *w >= shown)
+        .or(candidates.last())
+        .map_or_else(|| format!("/media/file/{}", p.id), |(_, url)| url.clone());
+    let srcset = candidates
+        .iter()
+        .map(|(w, url)| format!("{url} {w}w"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let alt = tag.attr("alt").map_or_else(|| p.alt.clone(), attribute);
+    let class = tag
+        .attr("class")
+        .map(|c| format!(r#" class="{}""#, attribute(c)))
+        .unwrap_or_default();
+    format!(
+        r#"<img src="{src}" srcset="{srcset}" sizes="(max-width: {shown}px) 100vw, {shown}px" width="{shown}" height="{high}" alt="{alt}"{class} loading="lazy" decoding="async">"#
+    )
+}
+
 /// `image(id, preset)`: the `<img>` of a preview, or nothing for what is not
 /// an image the visitor may see. Its `alt` is the picture's own `alt` text,
 /// else its title; `image(id, preset, alt="")` overrides it (an empty one for
 /// a picture beside its own title, which would otherwise be read twice).
+/// `image_url(id, preset)`: the path of that preview alone (for `og:image`,
+/// or a script), or an empty string. And `pictures(html)`, above.
 pub fn register(env: &mut Environment<'static>, previews: Arc<Previews>) {
+    let for_urls = previews.clone();
+    env.add_function(
+        "image_url",
+        move |state: &State, id: Value, preset: String| -> Result<Value, Error> {
+            if for_urls.preset(&preset).is_none() {
+                return Err(Error::new(
+                    ErrorKind::InvalidOperation,
+                    format!("image_url(): no preset {preset:?}"),
+                ));
+            }
+            Ok(Picture::find(state, &id).map_or(Value::from(""), |p| {
+                Value::from(for_urls.url(p.id, &preset, &p.sha256, p.focus))
+            }))
+        },
+    );
+    let for_pictures = previews.clone();
+    env.add_function("pictures", move |state: &State, html: Value| -> Value {
+        match html.as_str() {
+            Some(text) => pictures(&for_pictures, state, text),
+            None => html,
+        }
+    });
     env.add_function(
         "image",
         move |state: &State, id: Value, preset: String, kwargs: Kwargs| -> Result<Value, Error> {
@@ -253,44 +425,18 @@ pub fn register(env: &mut Environment<'static>, previews: Arc<Previews>) {
                     ),
                 ));
             };
-            // Through the model: the access rules and the page's dependencies.
-            let r = state
-                .lookup("m")
-                .and_then(|m| m.get_attr("rsc").ok())
-                .and_then(|rsc| rsc.get_item(&id).ok())
-                .filter(|r| !r.is_undefined() && !r.is_none());
-            let Some(r) = r else {
+            let Some(p) = Picture::find(state, &id) else {
                 return Ok(Value::from(""));
             };
-            let text = |k: &str| r.get_attr(k).ok().and_then(|v| v.as_str().map(str::to_owned));
-            let number = |k: &str| {
-                r.get_attr(k)
-                    .ok()
-                    .and_then(|v| i64::try_from(v).ok())
-                    .and_then(|n| u32::try_from(n).ok())
-            };
-            let (Some(sha256), Some(rid)) = (text("sha256"), r.get_attr("id").ok().and_then(|v| i64::try_from(v).ok()))
-            else {
-                return Ok(Value::from(""));
-            };
-            if !text("mime").is_some_and(|m| m.starts_with("image/")) {
-                return Ok(Value::from(""));
-            }
-            let (width, height) = (number("width").unwrap_or(0), number("height").unwrap_or(0));
-            let fraction = |k: &str| r.get_attr(k).ok().and_then(|v| f64::try_from(v).ok());
-            let focus = focus(fraction("focus_x"), fraction("focus_y"));
-            let (w, h) = fitted(settings, width, height);
-            let alt = alt_given
-                .or_else(|| text("alt").filter(|a| !a.trim().is_empty()))
-                .or_else(|| text("title"))
-                .unwrap_or_default();
-            let src = previews.url(rid, &preset, &sha256, focus);
+            let (w, h) = fitted(settings, p.width, p.height);
+            let alt = alt_given.unwrap_or(p.alt);
+            let src = previews.url(p.id, &preset, &p.sha256, p.focus);
             // Twice the pixels, when the original has them to give.
             let double = format!("{preset}@2x");
             let srcset = match previews.preset(&double) {
-                Some(twice) if fitted(&twice, width, height).0 > w => format!(
+                Some(twice) if fitted(&twice, p.width, p.height).0 > w => format!(
                     r#" srcset="{src} 1x, {} 2x""#,
-                    previews.url(rid, &double, &sha256, focus)
+                    previews.url(p.id, &double, &p.sha256, p.focus)
                 ),
                 _ => String::new(),
             };

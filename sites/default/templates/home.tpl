@@ -1,6 +1,15 @@
 {% extends "base.tpl" %}
 {% from "_macros.tpl" import card, resource_card %}
 {% from "features_list.tpl" import features %}
+{% block head %}
+{% set description = _(site.settings.tagline) %}
+<meta name="description" content="{{ description }}">
+<meta property="og:type" content="website">
+<meta property="og:title" content="{{ site.settings.title }}">
+<meta property="og:description" content="{{ description }}">
+{% if canonical_url is defined %}<meta property="og:url" content="{{ canonical_url() }}">{% endif %}
+<meta property="og:site_name" content="{{ site.settings.title }}">
+{% endblock %}
 {% block content %}
 <section class="hero">
   <h1>{{ site.settings.title }}</h1>
@@ -9,7 +18,7 @@
 </section>
 <section class="grid">
 {% for f in features[:3] %}
-  {{ card(_(f.title), _(f.text), url("feature", f.slug)) }}
+  {{ card(_(f.title), _(f.text), url("feature", f.slug), level=2) }}
 {% endfor %}
 </section>
 <h2>{{ _("Latest articles") }}</h2>

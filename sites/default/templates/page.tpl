@@ -8,6 +8,9 @@
 <meta property="og:title" content="{{ rsc.title }}">
 {% if rsc.summary %}<meta property="og:description" content="{{ rsc.summary }}">{% endif %}
 <meta property="og:site_name" content="{{ site.settings.title }}">
+{% if canonical_url is defined %}<meta property="og:url" content="{{ canonical_url(path=rsc.page_url) }}">
+{% if image_url is defined %}{% for pic in rsc.o.depiction %}{% if loop.first %}{% set picture = image_url(pic.id, "large") %}{% if picture %}<meta property="og:image" content="{{ canonical_url(path=picture) }}">
+<meta property="og:image:alt" content="{{ pic.alt or pic.title }}">{% endif %}{% endif %}{% endfor %}{% endif %}{% endif %}
 {% endblock %}
 {% block content %}
 <article class="page">
@@ -16,7 +19,7 @@
   <h1>{{ rsc.title }}</h1>
   {% if rsc.summary %}<p class="lead">{{ rsc.summary }}</p>{% endif %}
   {% if image is defined %}{% for pic in rsc.o.depiction %}{% if loop.first %}<figure class="depiction">{{ image(pic.id, "medium") }}</figure>{% endif %}{% endfor %}{% endif %}
-  {{ rsc.body }}
+  {{ pictures(rsc.body) if pictures is defined else rsc.body }}
   {% set related = rsc.o.relation %}
   {% if related %}
   <h2>{{ _("Related") }}</h2>

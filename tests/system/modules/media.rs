@@ -227,6 +227,105 @@ async fn uploads_that_break_a_rule_are_refused_with_the_reason_and_leave_nothing
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pictures_in_a_text_are_written_responsive_and_one_the_visitor_may_not_see_is_left_out() {
+    let (s, _media) = media_site_counting(
+        "\n[[dispatch]]\nname = \"text\"\npath = \"/text/{id}\"\ncontroller = \"template\"\ntemplate = \"text.tpl\"\n",
+        &[("default/templates/text.tpl", "{{ pictures(m.rsc[id].body) }}")],
+    )
+    .await;
+    add_user(&s, "ed", "editors").await;
+    let ed = session(&s, "ed").await;
+    let (status, made) = upload(&s, Some(&ed), "quay.png", &png(1800, 1200)).await;
+    assert_eq!(status, 201, "{made}");
+    let shown = made["id"].as_i64().unwrap();
+    let (status, made) = upload(&s, Some(&ed), "draft.png", &png(400, 300)).await;
+    assert_eq!(status, 201, "{made}");
+    let hidden = made["id"].as_i64().unwrap();
+    let r = store(&s)
+        .resource(bulwark_store::ResourceId(hidden))
+        .unwrap()
+        .unwrap();
+    store(&s)
+        .update_resource(bulwark_store::ResourceUpdate::new(r.id, r.version).published(false))
+        .unwrap();
+    // As the editor inserts them: a figure with the medium preview's URL (any
+    // signature: the picture is found by its id), the width it is shown at
+    // and the words for it; and as the WordPress import writes them.
+    let body = format!(
+        r#"<p>Boats.</p><figure class="picture align-right size-small"><img src="/media/preview/{shown}/medium/0123" alt="Boats at the quay &amp; the market" width="320" height="1"><figcaption>Morning</figcaption></figure><p><img src="/media/file/{hidden}" alt="a draft"></p><p><img src="/lib/images/logo.png" alt="ours"></p>"#
+    );
+    let article = store(&s)
+        .create_resource(
+            bulwark_store::NewResource::new(
+                "article",
+                bulwark_store::Props::new()
+                    .with("title", "Harbour")
+                    .with("body", body),
+            )
+            .published(true),
+        )
+        .unwrap();
+    let (status, page) = get(&s, &format!("/text/{}", article.0), None).await;
+    assert_eq!(status, 200, "{page}");
+
+    let img = page
+        .split("<figure")
+        .nth(1)
+        .and_then(|f| f.split("<img ").nth(1))
+        .map(|i| i.split('>').next().unwrap().to_owned())
+        .expect("the figure's img");
+    // Every preset that keeps the picture's shape, and each at twice its size,
+    // no wider than the picture (1800 px): medium 800, large 1600, medium@2x
+    // 1600 (the same width, once), large@2x 1800.
+    let srcset = img
+        .split("srcset=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    let widths: Vec<&str> = srcset
+        .split(", ")
+        .map(|c| c.rsplit(' ').next().unwrap())
+        .collect();
+    assert_eq!(widths, ["800w", "1600w", "1800w"], "{srcset}");
+    assert!(
+        srcset
+            .split(", ")
+            .all(|c| c.starts_with(&format!("/media/preview/{shown}/"))),
+        "{srcset}"
+    );
+    assert!(
+        img.contains(r#"sizes="(max-width: 320px) 100vw, 320px""#),
+        "{img}"
+    );
+    assert!(
+        img.contains(r#"width="320" height="213""#),
+        "in the picture's proportions: {img}"
+    );
+    assert!(
+        img.contains(r#"alt="Boats at the quay &amp; the market""#),
+        "{img}"
+    );
+    assert!(img.contains(r#"loading="lazy""#), "{img}");
+    // Its src is a preview that answers, the smallest at least as wide.
+    let src = img_src(&format!("<img {img}>"));
+    assert!(
+        src.starts_with(&format!("/media/preview/{shown}/medium/")),
+        "{src}"
+    );
+    let resp = client().get(url(&s, &src)).send().await.unwrap();
+    assert_eq!(resp.status(), 200, "{src}");
+    assert!(page.contains("<figcaption>Morning</figcaption>"), "{page}");
+
+    // The unpublished picture is not on the page for a visitor; another
+    // picture (not the library's) stays as it was written.
+    assert!(!page.contains(&format!("/media/file/{hidden}")), "{page}");
+    assert!(!page.contains("a draft"), "{page}");
+    assert!(page.contains("/lib/images/logo.png"), "{page}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_preview_is_made_once_for_a_rush_signed_and_kept() {
     let (s, media) = media_site_counting(
         "\n[[dispatch]]\nname = \"pic\"\npath = \"/pic/{id}\"\ncontroller = \"template\"\ntemplate = \"pic.tpl\"\n",

@@ -6,8 +6,9 @@ use common::*;
 
 /// The link of the first card of a list page (an article's page).
 fn first_card_link(html: &str) -> String {
-    html.split(r#"<h3><a href=""#)
+    html.split(r#"<article class="card">"#)
         .nth(1)
+        .and_then(|card| card.split(r#"href=""#).nth(1))
         .and_then(|rest| rest.split('"').next())
         .expect("a card links its article")
         .to_owned()

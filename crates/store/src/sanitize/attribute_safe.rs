@@ -120,6 +120,142 @@ fn push_unquoted_value(out: &mut String, value: &str) {
     }
 }
 
+/// A start tag of a stored HTML value, as [`stored_tags`] reads it: where it
+/// is in the value and its attributes, their values decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredTag {
+    /// The tag's bytes in the value, `<` to `>` inclusive.
+    pub span: std::ops::Range<usize>,
+    pub attrs: Vec<(String, String)>,
+}
+
+impl StoredTag {
+    pub fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The start tags named `name` (lower case) in a stored HTML value, in order.
+///
+/// Written for what this module writes: text has `<` escaped, so every raw
+/// `<` starts a tag, and an unquoted value holds no space or `>`. Values
+/// stored before values lost their quotes are read too (a quoted value may
+/// hold a space or `>`). This reads the sanitiser's own output back without
+/// a second parser; it is not an HTML parser for input from elsewhere (that
+/// is html5ever's job, as in `without_quotes`).
+pub fn stored_tags<'a>(html: &'a str, name: &'a str) -> impl Iterator<Item = StoredTag> + 'a {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        loop {
+            let start = from + html.get(from..)?.find('<')?;
+            let rest = &html[start + 1..];
+            let name_end = rest
+                .find(|c: char| c.is_ascii_whitespace() || c == '>' || c == '/')
+                .unwrap_or(rest.len());
+            let (attrs, end) = read_attributes(html, start + 1 + name_end);
+            from = end;
+            if rest[..name_end].eq_ignore_ascii_case(name) {
+                return Some(StoredTag {
+                    span: start..end,
+                    attrs,
+                });
+            }
+        }
+    })
+}
+
+/// The attributes from `at` to the end of the tag, and where the tag ends
+/// (just past its `>`, or the end of the value).
+fn read_attributes(html: &str, mut at: usize) -> (Vec<(String, String)>, usize) {
+    let bytes = html.as_bytes();
+    let mut attrs = Vec::new();
+    loop {
+        while at < bytes.len() && (bytes[at].is_ascii_whitespace() || bytes[at] == b'/') {
+            at += 1;
+        }
+        if at >= bytes.len() {
+            return (attrs, at);
+        }
+        if bytes[at] == b'>' {
+            return (attrs, at + 1);
+        }
+        let name_start = at;
+        while at < bytes.len()
+            && !matches!(bytes[at], b'=' | b'>' | b'/')
+            && !bytes[at].is_ascii_whitespace()
+        {
+            at += 1;
+        }
+        let name = html[name_start..at].to_ascii_lowercase();
+        let mut value = String::new();
+        if bytes.get(at) == Some(&b'=') {
+            at += 1;
+            let (raw, next) = match bytes.get(at) {
+                Some(&q @ (b'"' | b'\'')) => {
+                    let close = html[at + 1..]
+                        .find(q as char)
+                        .map_or(html.len(), |i| at + 1 + i);
+                    (&html[at + 1..close], (close + 1).min(html.len()))
+                }
+                _ => {
+                    let end = html[at..]
+                        .find(|c: char| c.is_ascii_whitespace() || c == '>')
+                        .map_or(html.len(), |i| at + i);
+                    (&html[at..end], end)
+                }
+            };
+            value = decode_references(raw);
+            at = next;
+        }
+        attrs.push((name, value));
+    }
+}
+
+/// A value's character references decoded: the named ones this module and
+/// ammonia write, and every numeric one.
+fn decode_references(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        rest = &rest[amp..];
+        let decoded = rest.find(';').filter(|&semi| semi <= 10).and_then(|semi| {
+            let entity = &rest[1..semi];
+            let c = match entity {
+                "amp" => Some('&'),
+                "lt" => Some('<'),
+                "gt" => Some('>'),
+                "quot" => Some('"'),
+                "apos" => Some('\''),
+                "nbsp" => Some('\u{a0}'),
+                _ => entity
+                    .strip_prefix("#x")
+                    .or_else(|| entity.strip_prefix("#X"))
+                    .map(|hex| u32::from_str_radix(hex, 16))
+                    .or_else(|| entity.strip_prefix('#').map(str::parse::<u32>))
+                    .and_then(Result::ok)
+                    .and_then(char::from_u32),
+            }?;
+            Some((c, semi + 1))
+        });
+        match decoded {
+            Some((c, len)) => {
+                out.push(c);
+                rest = &rest[len..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +284,29 @@ mod tests {
             without_quotes(r#"<a href=" onerror=alert(1) x">y</a>"#),
             "<a href=&#32;onerror&#61;alert(1)&#32;x>y</a>"
         );
+    }
+
+    #[test]
+    fn stored_tags_are_read_back_with_their_values_decoded() {
+        let stored = without_quotes(
+            r#"<p>a &lt;img src="x"&gt; in text</p><figure><img src="/media/preview/3/medium/ab" alt="The fish market > 2" width="400"></figure><IMG SRC='/old.png'>"#,
+        );
+        let tags: Vec<StoredTag> = stored_tags(&stored, "img").collect();
+        assert_eq!(tags.len(), 2, "two img tags in {stored}");
+        assert_eq!(tags[0].attr("alt"), Some("The fish market > 2"));
+        assert_eq!(tags[0].attr("src"), Some("/media/preview/3/medium/ab"));
+        assert_eq!(tags[0].attr("width"), Some("400"));
+        assert_eq!(&stored[tags[0].span.clone()][..5], "<img ");
+        assert!(stored[tags[0].span.clone()].ends_with('>'));
+        assert_eq!(tags[1].attr("src"), Some("/old.png"));
+    }
+
+    #[test]
+    fn stored_tags_read_quoted_values_written_before_values_lost_their_quotes() {
+        let old = r#"<p><img alt="a > b &amp; &quot;c&quot;" src="/media/file/7"> after</p>"#;
+        let tags: Vec<StoredTag> = stored_tags(old, "img").collect();
+        assert_eq!(tags.len(), 1);
+        assert_eq!(tags[0].attr("alt"), Some(r#"a > b & "c""#));
+        assert_eq!(&old[tags[0].span.end..], " after</p>");
     }
 }

@@ -18,56 +18,312 @@
   // text where it is text, and given back as the same bytes.
   [form.elements.title, form.elements.summary, form.elements.slug].forEach(Admin.showStored);
 
+  // What the body may hold: the server's list (crates/store/src/sanitize.rs),
+  // so that what the editor shows is what will be saved. A paste from a word
+  // processor is reduced to it: Word's and Google Docs' own markup (styles,
+  // classes, <o:p>, the bold wrapper Google Docs puts round everything) goes,
+  // bold and italic written as styles become <b> and <i>.
+  var allowedTags = ["a", "abbr", "b", "blockquote", "br", "caption", "cite", "code", "dd", "del",
+    "dl", "dt", "em", "figcaption", "figure", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "ins",
+    "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "small", "span", "strong", "sub", "sup", "table",
+    "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul"];
+  var allowedAttributes = ["href", "src", "alt", "width", "height", "title", "lang", "class",
+    "colspan", "rowspan", "scope", "cite"];
+  // The classes the editor itself writes (a picture's placement and size);
+  // any other class came with a paste and means nothing here.
+  var ownClass = /^(picture|align-(left|right|center|wide)|size-(small|medium|large))$/;
+  function cleanHtml(html) {
+    var doc = new DOMParser().parseFromString(html, "text/html");
+    doc.querySelectorAll("b[id^='docs-internal-guid'], span[id^='docs-internal-guid']").forEach(function (wrapper) {
+      wrapper.replaceWith.apply(wrapper, Array.prototype.slice.call(wrapper.childNodes));
+    });
+    doc.querySelectorAll("[style]").forEach(function (el) {
+      // Read from the attribute: a parsed document has no style objects.
+      var style = el.getAttribute("style");
+      var bold = /font-weight\s*:\s*(bold|[6-9]00)\b/i.test(style);
+      var italic = /font-style\s*:\s*italic\b/i.test(style);
+      if (el.nodeName === "SPAN" && (bold || italic)) {
+        var inner = doc.createDocumentFragment();
+        while (el.firstChild) inner.appendChild(el.firstChild);
+        if (bold) { var b = doc.createElement("b"); b.appendChild(inner); inner = b; }
+        if (italic) { var i = doc.createElement("i"); i.appendChild(inner); inner = i; }
+        el.appendChild(inner);
+      }
+    });
+    doc.body.querySelectorAll("h1").forEach(function (h1) {
+      // The page's title is its one <h1>: a pasted one is a heading below it.
+      var h2 = doc.createElement("h2");
+      while (h1.firstChild) h2.appendChild(h1.firstChild);
+      h1.replaceWith(h2);
+    });
+    doc.body.querySelectorAll("[class]").forEach(function (el) {
+      var kept = el.className.split(/\s+/).filter(function (c) { return ownClass.test(c); });
+      if (kept.length) el.className = kept.join(" "); else el.removeAttribute("class");
+    });
+    var fragment = window.DOMPurify.sanitize(doc.body.innerHTML, {
+      ALLOWED_TAGS: allowedTags,
+      ALLOWED_ATTR: allowedAttributes,
+      RETURN_DOM_FRAGMENT: true,
+    });
+    // Spans left without a class or language carry nothing.
+    fragment.querySelectorAll("span:not([class]):not([lang])").forEach(function (span) {
+      span.replaceWith.apply(span, Array.prototype.slice.call(span.childNodes));
+    });
+    return fragment;
+  }
+
+  // The link dialog: a page of this site found by words of its title, or an
+  // address typed (a web address, an e-mail address, an anchor on the page).
+  var linkDialog = document.getElementById("link-dialog");
+  var linkForm = document.getElementById("link-form");
+  var linkUrl = document.getElementById("link-url");
+  var linkFound = document.getElementById("link-found");
+  var linkStatus = document.getElementById("link-status");
+  var linkRange = null;
+  var linkTitle = "";
+  function linkTarget(typed) {
+    var url = typed.trim();
+    if (/^[^\s@\/:]+@[^\s@\/]+\.[^\s@\/]+$/.test(url)) return "mailto:" + url;
+    if (/^www\./i.test(url)) return "https://" + url;
+    return url;
+  }
+  function looksLikeAddress(typed) {
+    return /^(https?:|mailto:|\/|#)/i.test(typed) || /^www\./i.test(typed) || /@/.test(typed);
+  }
+  var findTimer = null;
+  function findPages() {
+    var text = linkUrl.value.trim();
+    linkFound.innerHTML = "";
+    if (!text || looksLikeAddress(text)) { Admin.say(linkStatus, "", ""); return; }
+    var q = "/api/search?pagelen=8&text=" + encodeURIComponent(text);
+    Promise.all([Admin.api("GET", q + "&cat=text"), Admin.api("GET", q)]).then(function (answers) {
+      if (linkUrl.value.trim() !== text) return;
+      var seen = {};
+      var found = (answers[0].items || []).concat(answers[1].items || []).filter(function (r) {
+        if (seen[r.id] || r.category === "image") return false;
+        seen[r.id] = true;
+        return true;
+      }).slice(0, 8);
+      Admin.say(linkStatus, found.length ? _("{n} found: choose one, or go on typing.", { n: found.length })
+        : _("Nothing found for “{text}”.", { text: text }), "");
+      found.forEach(function (r) {
+        var li = document.createElement("li");
+        var pick = document.createElement("button");
+        pick.type = "button";
+        var title = Admin.storedText(r.props && r.props.title) || _("(untitled)");
+        pick.textContent = title + " (" + r.category + ")";
+        pick.addEventListener("click", function () {
+          linkUrl.value = "/page/" + r.id;
+          linkTitle = title;
+          linkFound.innerHTML = "";
+          Admin.say(linkStatus, _("Links to “{title}”.", { title: title }), "ok");
+          linkUrl.focus();
+        });
+        li.appendChild(pick);
+        linkFound.appendChild(li);
+      });
+    }).catch(function (e) { Admin.say(linkStatus, e.message, "error"); });
+  }
+  if (linkDialog) {
+    linkUrl.addEventListener("input", function () {
+      linkTitle = "";
+      clearTimeout(findTimer);
+      findTimer = setTimeout(findPages, 250);
+    });
+    // Done on submit, before the dialog closes (its close event comes a task
+    // later, when the writing may have gone on).
+    linkForm.addEventListener("submit", function (event) {
+      var choice = event.submitter ? event.submitter.value : "set";
+      if (!editor || !linkRange) return;
+      try {
+        editor.setSelection(linkRange);
+        var existing = linkAt(linkRange);
+        if (choice === "remove" && existing) {
+          var whole = document.createRange();
+          whole.selectNodeContents(existing);
+          editor.setSelection(whole);
+          editor.removeLink();
+        }
+        if (choice === "set" && linkUrl.value.trim()) {
+          var url = linkTarget(linkUrl.value);
+          if (existing && linkRange.collapsed) {
+            existing.setAttribute("href", url);
+          } else if (linkRange.collapsed) {
+            // Nothing selected: the link's words are the page's title, or
+            // the address itself.
+            var a = document.createElement("a");
+            a.href = url;
+            a.textContent = linkTitle || linkUrl.value.trim();
+            editor.insertHTML(a.outerHTML);
+          } else {
+            editor.makeLink(url);
+          }
+        }
+      } finally {
+        // Back to the text, where the writing goes on (not to the toolbar
+        // button the dialog was opened with).
+        textarea.value = editorHtml();
+        editor.focus();
+      }
+    });
+  }
+  // The link the cursor is in, if any.
+  function linkAt(range) {
+    for (var node = range.commonAncestorContainer; node && node !== surface; node = node.parentNode) {
+      if (node.nodeName === "A") return node;
+    }
+    return null;
+  }
+  function openLinkDialog() {
+    linkRange = editor.getSelection();
+    var existing = linkAt(linkRange);
+    var current = existing ? existing.getAttribute("href") : "";
+    linkUrl.value = current || "";
+    linkTitle = "";
+    linkFound.innerHTML = "";
+    Admin.say(linkStatus, "", "");
+    document.getElementById("link-remove").hidden = !current;
+    linkDialog.returnValue = "";
+    // The dialog gives the focus back, when it closes, to what had it when it
+    // opened: the text, not the toolbar button (where Enter would open it again).
+    editor.focus();
+    linkDialog.showModal();
+    linkUrl.focus();
+  }
+
   // Rich text: Squire on a div, the textarea kept for the HTML source (and
-  // as what is saved). The server cleans the HTML again on save.
+  // as what is saved). What goes into the editor (a paste from Word or
+  // Google Docs, a dropped page, stored HTML) is cleaned here to the tags and
+  // attributes the server keeps (cleanHtml); the server cleans it
+  // again on save.
   var textarea = document.getElementById("body");
   var surface = document.getElementById("body-editor");
   var toolbar = form.querySelector(".toolbar");
   var editor = null;
+  // The editor's HTML as it is saved: without the empty paragraph Squire
+  // keeps after a last heading, quote or picture (so that one can type on),
+  // which on the page is an empty line nobody wrote.
+  // Squire holds every part of the text in a block: a picture's <img> in a
+  // <div> inside its <figure>, a dividing line in a paragraph of its own.
+  // Saved, each is as it was written: the <img> in the <figure>, the <hr>
+  // between the paragraphs.
+  function editorHtml() {
+    var html = editor.getHTML();
+    if (html.indexOf("<figure") >= 0 || html.indexOf("<hr") >= 0) {
+      var inert = document.createElement("template");
+      inert.innerHTML = html;
+      inert.content.querySelectorAll("figure > div, figure > p").forEach(function (wrapper) {
+        var img = wrapper.querySelector("img");
+        if (img && !wrapper.textContent.trim()) wrapper.replaceWith(img);
+      });
+      // Parsing splits Squire's <p><hr></p> into <p></p><hr><p></p>: the
+      // two empty paragraphs (Squire's own empty ones hold a <br>) go.
+      inert.content.querySelectorAll("hr").forEach(function (hr) {
+        [hr.previousSibling, hr.nextSibling].forEach(function (next) {
+          if (next && /^(P|DIV)$/.test(next.nodeName) && !next.firstChild) next.remove();
+        });
+      });
+      html = inert.innerHTML;
+    }
+    return html.replace(/(?:<(p|div)>(?:<br>)?<\/\1>\s*)+$/, "");
+  }
+  // A dividing line after the block the cursor is in (in place of it, when
+  // it is empty), and the cursor in a new paragraph below it.
+  function insertLine() {
+    var after = document.createElement("p");
+    after.appendChild(document.createElement("br"));
+    editor.modifyBlocks(function (fragment) {
+      var line = document.createElement("p");
+      line.appendChild(document.createElement("hr"));
+      var blocks = fragment.childNodes;
+      var empty = blocks.length === 1 && !blocks[0].textContent.trim() && !blocks[0].querySelector("img, hr");
+      if (empty) fragment.removeChild(blocks[0]);
+      fragment.appendChild(line);
+      fragment.appendChild(after);
+      return fragment;
+    });
+    var into = document.createRange();
+    into.setStart(after, 0);
+    into.collapse(true);
+    editor.setSelection(into);
+  }
   if (window.Squire && window.DOMPurify) {
     surface.hidden = false;
     toolbar.hidden = false;
     textarea.hidden = true;
-    editor = new window.Squire(surface, { blockTag: "P" });
+    editor = new window.Squire(surface, {
+      blockTag: "P",
+      sanitizeToDOMFragment: cleanHtml,
+    });
     editor.setHTML(textarea.value);
-    editor.addEventListener("input", function () { textarea.value = editor.getHTML(); });
+    editor.addEventListener("input", function () { textarea.value = editorHtml(); });
     var source = toolbar.querySelector('[data-command="source"]');
+    var blockStyle = toolbar.querySelector('[data-command="block"]');
+    // The toolbar says where the cursor is: its block's style, and which of
+    // bold, italic, the lists, quote and link apply there.
+    // (A path is the elements from the text's top down: "BLOCKQUOTE>P>B".)
+    var pressed = { bold: "(^|>)(B|STRONG)\\b", italic: "(^|>)(I|EM)\\b", ul: "(^|>)UL\\b", ol: "(^|>)OL\\b", quote: "(^|>)BLOCKQUOTE\\b", link: "(^|>)A\\b" };
+    editor.addEventListener("pathChange", function () {
+      var path = editor.getPath();
+      Object.keys(pressed).forEach(function (command) {
+        var button = toolbar.querySelector('[data-command="' + command + '"]');
+        button.setAttribute("aria-pressed", String(new RegExp(pressed[command]).test(path)));
+      });
+      var block = (path.match(/(?:^|>)(H[2-4]|P)(?:>|$|\.|\[)/) || [])[1];
+      blockStyle.value = block || "P";
+    });
+    function setBlock(tag) {
+      editor.modifyBlocks(function (fragment) {
+        // Each paragraph or heading becomes `tag`, its words and their
+        // formatting kept; lists and quotes keep their shape.
+        Array.prototype.slice.call(fragment.querySelectorAll("p, div, h1, h2, h3, h4, h5, h6")).forEach(function (block) {
+          if (block.querySelector("p, div, h1, h2, h3, h4, h5, h6, ul, ol, blockquote, figure")) return;
+          var renamed = document.createElement(tag);
+          while (block.firstChild) renamed.appendChild(block.firstChild);
+          block.parentNode.replaceChild(renamed, block);
+        });
+        return fragment;
+      });
+    }
+    blockStyle.addEventListener("change", function () {
+      if (surface.hidden) return;
+      setBlock(blockStyle.value);
+      textarea.value = editorHtml();
+      editor.focus();
+    });
+    function run(command) {
+      var path = editor.getPath();
+      if (command === "bold") editor.hasFormat("B") ? editor.removeBold() : editor.bold();
+      if (command === "italic") editor.hasFormat("I") ? editor.removeItalic() : editor.italic();
+      if (command === "ul") /UL/.test(path) ? editor.removeList() : editor.makeUnorderedList();
+      if (command === "ol") /OL/.test(path) ? editor.removeList() : editor.makeOrderedList();
+      if (command === "quote") /BLOCKQUOTE/.test(path) ? editor.decreaseQuoteLevel() : editor.increaseQuoteLevel();
+      if (command === "rule") insertLine();
+      if (command === "link") return openLinkDialog();
+      if (command === "picture") return Admin.pictureDialog && Admin.pictureDialog(editor);
+      textarea.value = editorHtml();
+      editor.focus();
+    }
     toolbar.addEventListener("click", function (event) {
       var button = event.target.closest("button");
       if (!button) return;
       var command = button.dataset.command;
       if (command === "source") {
         var showing = !textarea.hidden;
-        if (showing) editor.setHTML(textarea.value); else textarea.value = editor.getHTML();
+        if (showing) editor.setHTML(textarea.value); else textarea.value = editorHtml();
         textarea.hidden = showing;
         surface.hidden = !showing;
+        blockStyle.disabled = !showing;
         source.setAttribute("aria-pressed", String(!showing));
         (showing ? surface : textarea).focus();
         return;
       }
-      if (!surface.hidden) {
-        var path = editor.getPath();
-        if (command === "bold") editor.hasFormat("B") ? editor.removeBold() : editor.bold();
-        if (command === "italic") editor.hasFormat("I") ? editor.removeItalic() : editor.italic();
-        if (command === "heading") {
-          editor.modifyBlocks(function (fragment) {
-            var heading = /H2/.test(path) ? document.createElement("P") : document.createElement("H2");
-            heading.appendChild(document.createTextNode(fragment.textContent));
-            var out = document.createDocumentFragment();
-            out.appendChild(heading);
-            return out;
-          });
-        }
-        if (command === "ul") /UL/.test(path) ? editor.removeList() : editor.makeUnorderedList();
-        if (command === "ol") /OL/.test(path) ? editor.removeList() : editor.makeOrderedList();
-        if (command === "link") {
-          var url = window.prompt(_("Link to (an address such as https://example.org or /about):"));
-          if (url) editor.makeLink(url); else if (url === "") editor.removeLink();
-        }
-        textarea.value = editor.getHTML();
-        editor.focus();
-      }
+      if (!surface.hidden) run(command);
     });
+    editor.setKeyHandler("Ctrl-k", function (self, event) { event.preventDefault(); run("link"); });
+    editor.setKeyHandler("Meta-k", function (self, event) { event.preventDefault(); run("link"); });
+    // The media module's part (admin-media.js): pictures in the text.
+    Admin.bodyEditor = { editor: editor, surface: surface, changed: function () { textarea.value = editorHtml(); } };
   }
 
   // Times: the inputs show local time; the API wants RFC 3339.
@@ -87,7 +343,7 @@
   // this browser's storage as it is typed, offered back when the editor opens
   // again (after a closed tab, a crash, a lost connection).
   function currentBody() {
-    return editor && textarea.hidden ? editor.getHTML() : textarea.value;
+    return editor && textarea.hidden ? editorHtml() : textarea.value;
   }
   var fieldNames = ["title", "summary", "category", "name", "slug", "published",
     "publication_start", "publication_end", "visibility"];
@@ -296,7 +552,7 @@
   var original = { name: form.elements.name.value, slug: form.elements.slug.value };
   form.addEventListener("submit", function (event) {
     event.preventDefault();
-    if (editor && textarea.hidden) textarea.value = editor.getHTML();
+    if (editor && textarea.hidden) textarea.value = editorHtml();
     // Only what changed since the last save is sent: a field the editor did
     // not touch keeps its stored bytes, whatever the rich-text editor or a
     // browser would make of them. (Nothing changed: the server writes nothing.)

@@ -210,9 +210,187 @@
       var bar = document.getElementById("depiction-progress");
       bar.hidden = false;
       upload(file, function (f) { bar.value = f; }).then(function (made) {
-        choose(made.id);
+        bar.hidden = true;
+        input.value = "";
+        if (!current.length) return choose(made.id);
+        // There is a picture already: the new one does not silently take
+        // its place. It is in the library; the editor says which to use.
+        Admin.say(status, _("Uploaded {name} to the library; the picture above stays until you choose.", { name: file.name }), "ok");
+        var use = document.createElement("button");
+        use.type = "button";
+        use.id = "depiction-use-new";
+        use.textContent = _("Use the new one instead");
+        use.addEventListener("click", function () { choose(made.id); });
+        status.appendChild(document.createTextNode(" "));
+        status.appendChild(use);
       }).catch(function (e) { Admin.say(status, _("Not uploaded: {why}", { why: e.message }), "error"); });
     });
   }
   bindPicker();
+
+  // Pictures in the text (the editor's "Picture" button, a file dropped or
+  // pasted into the text): a picture of the library or a new upload, with
+  // its alternative text (or marked decorative), a caption, its place and
+  // size. It goes into the text as a <figure>: an <img> of its medium
+  // preview, sized, which the public page writes as a responsive image
+  // (pictures() in the templates, docs/media.md).
+  // Its own scope: the names above (editor, image...) are the focal point's.
+  (function () {
+    var body = Admin.bodyEditor;
+    var dialog = document.getElementById("picture-dialog");
+    if (!body || !dialog) return;
+    var editor = body.editor;
+    var chosen = null;
+    var range = null;
+    var pictureStatus = document.getElementById("picture-status");
+    var alt = document.getElementById("picture-alt");
+    var decorative = document.getElementById("picture-decorative");
+    var caption = document.getElementById("picture-caption");
+    // The width it is shown at, by size (the text column is about 45 rem).
+    var widths = { small: 320, medium: 640, large: 960 };
+    function choose(button) {
+      dialog.querySelectorAll("#picture-choices button").forEach(function (b) {
+        b.setAttribute("aria-pressed", String(b === button));
+      });
+      chosen = {
+        id: button.dataset.picture,
+        src: button.dataset.src,
+        width: Number(button.dataset.width) || 0,
+        height: Number(button.dataset.height) || 0,
+      };
+      if (!alt.value) alt.value = Admin.storedText(button.dataset.alt);
+      Admin.say(document.getElementById("picture-chosen"), _("Chosen: {name}.", { name: button.getAttribute("aria-label") }), "ok");
+    }
+    function bindChoices() {
+      dialog.querySelectorAll("#picture-choices button").forEach(function (b) {
+        b.addEventListener("click", function () { choose(b); });
+      });
+    }
+    bindChoices();
+    // The list again from the server, for the words typed (or the newest
+    // pictures); `pick`: the id to choose in it (an upload just made).
+    function reload(text, pick) {
+      var url = new URL(location.href);
+      if (text) url.searchParams.set("picture_text", text); else url.searchParams.delete("picture_text");
+      return fetch(url, { credentials: "same-origin" }).then(function (res) {
+        if (!res.ok) throw new Error(res.status + " " + res.statusText);
+        return res.text();
+      }).then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("picture-choices");
+        var shown = document.getElementById("picture-choices");
+        if (fresh && shown) shown.replaceWith(document.importNode(fresh, true));
+        bindChoices();
+        if (pick) {
+          var b = dialog.querySelector('#picture-choices button[data-picture="' + pick + '"]');
+          if (b) choose(b);
+        }
+      });
+    }
+    var findTimer = null;
+    document.getElementById("picture-find").addEventListener("input", function (e) {
+      clearTimeout(findTimer);
+      var text = e.target.value.trim();
+      findTimer = setTimeout(function () {
+        reload(text).catch(function (err) { Admin.say(pictureStatus, err.message, "error"); });
+      }, 300);
+    });
+    function uploadInto(file) {
+      var bar = document.getElementById("picture-progress");
+      bar.hidden = false;
+      bar.value = 0;
+      Admin.say(pictureStatus, _("Uploading {name}…", { name: file.name }), "");
+      return upload(file, function (f) { bar.value = f; }).then(function (made) {
+        bar.hidden = true;
+        Admin.say(pictureStatus, _("Uploaded {name}: it is in the library now.", { name: file.name }), "ok");
+        document.getElementById("picture-find").value = "";
+        return reload("", made.id);
+      }).catch(function (e) {
+        bar.hidden = true;
+        Admin.say(pictureStatus, _("Not uploaded: {why}", { why: e.message }), "error");
+      });
+    }
+    document.getElementById("picture-file").addEventListener("change", function (e) {
+      if (e.target.files[0]) uploadInto(e.target.files[0]);
+    });
+    decorative.addEventListener("change", function () {
+      alt.disabled = decorative.checked;
+    });
+    function open(file) {
+      range = editor.getSelection();
+      chosen = null;
+      alt.value = "";
+      alt.disabled = false;
+      decorative.checked = false;
+      caption.value = "";
+      dialog.querySelectorAll("#picture-choices button").forEach(function (b) { b.setAttribute("aria-pressed", "false"); });
+      Admin.say(document.getElementById("picture-chosen"), "", "");
+      Admin.say(pictureStatus, "", "");
+      dialog.returnValue = "";
+      // Closed, the dialog gives the focus back to the text (see the link dialog).
+      editor.focus();
+      dialog.showModal();
+      if (file) uploadInto(file); else document.getElementById("picture-find").focus();
+    }
+    Admin.pictureDialog = function () { open(null); };
+    // Inserted on submit, before the dialog closes (its close event comes a
+    // task later, when the writing may have gone on).
+    document.getElementById("picture-form").addEventListener("submit", function (e) {
+      if (e.submitter && e.submitter.value !== "insert") return;
+      // Asked, not guessed: a picture, and either words for it or "decorative".
+      if (!chosen) {
+        e.preventDefault();
+        Admin.say(pictureStatus, _("Choose a picture first, or upload one."), "error");
+        return;
+      }
+      if (!decorative.checked && !alt.value.trim()) {
+        e.preventDefault();
+        Admin.say(pictureStatus, _("Say what the picture shows, or mark it decorative."), "error");
+        alt.focus();
+        return;
+      }
+      insert();
+    });
+    function insert() {
+      var size = dialog.querySelector('input[name="size"]:checked').value;
+      var align = dialog.querySelector('input[name="align"]:checked').value;
+      var width = align === "wide" ? (chosen.width || widths.large) : widths[size];
+      if (chosen.width) width = Math.min(width, chosen.width);
+      var figure = document.createElement("figure");
+      figure.className = "picture align-" + align + (align === "wide" ? "" : " size-" + size);
+      var img = document.createElement("img");
+      img.src = chosen.src || "/media/file/" + chosen.id;
+      img.alt = decorative.checked ? "" : alt.value.trim();
+      img.width = width;
+      if (chosen.width && chosen.height) img.height = Math.round(width * chosen.height / chosen.width);
+      figure.appendChild(img);
+      if (caption.value.trim()) {
+        var cap = document.createElement("figcaption");
+        cap.textContent = caption.value.trim();
+        figure.appendChild(cap);
+      }
+      if (range) editor.setSelection(range);
+      // As an element: its HTML would be merged into the paragraph at the
+      // cursor (the <img> into the text, the caption on its own).
+      editor.insertElement(figure);
+      body.changed();
+    }
+    // A picture dropped or pasted into the text is uploaded, then described.
+    function pictureFiles(list) {
+      return Array.prototype.filter.call(list || [], function (f) { return /^image\//.test(f.type); });
+    }
+    body.surface.addEventListener("drop", function (e) {
+      var files = pictureFiles(e.dataTransfer && e.dataTransfer.files);
+      if (!files.length) return;
+      e.preventDefault();
+      e.stopPropagation();
+      open(files[0]);
+    }, true);
+    body.surface.addEventListener("paste", function (e) {
+      var files = pictureFiles(e.clipboardData && e.clipboardData.files);
+      if (!files.length) return;
+      e.preventDefault();
+      e.stopPropagation();
+      open(files[0]);
+    }, true);
+  })();
 })();
