@@ -75,7 +75,7 @@ test("a menu built in the admin by dragging and with the keyboard is the site's 
   const site = await visitor.newPage();
   await site.goto(env.server.url + "/about");
   const nav = await navigation(site);
-  assert.deepEqual(nav.map((i) => i.title), ["Menu guide", "Home", "Articles", "Features", "Live", "About", "Log on"]);
+  assert.deepEqual(nav.map((i) => i.title), ["Menu guide", "Home", "Articles", "Features", "Live", "About", "Search", "Log on"]);
   assert.deepEqual(nav.find((i) => i.title === "About").children, ["Contact"]);
 
   // The page is renamed: the cached navigation follows.

@@ -129,11 +129,35 @@ async fn serve(
         if let Some(moved) = crate::respond::moved_instead(site, &parts) {
             return moved;
         }
-        return refuse(
-            site,
-            wants_json(&parts),
-            Problem::not_found("nothing is served at this path"),
-        );
+        if wants_json(&parts) || !matches!(parts.method, Method::GET | Method::HEAD) {
+            return refuse(
+                site,
+                wants_json(&parts),
+                Problem::not_found("nothing is served at this path"),
+            );
+        }
+        // A browser's mistyped or outdated address: the site's 404 page, as
+        // a page (its header and navigation, the visitor's language, logged
+        // on or not), which needs who is asking.
+        let auth = match site
+            .authenticator()
+            .as_ref()
+            .and_then(|a| a.authenticate(&parts, peer))
+        {
+            Some(asking) => asking.await,
+            None => Authenticated::anonymous(),
+        };
+        let set_cookie = auth.set_cookie.clone();
+        let ctx = RequestCtx::new(&parts, &[], site, Bytes::new(), upgrade, peer)
+            .in_language(url_language)
+            .authenticated(auth);
+        let answer = Box::pin(respond(&ctx, crate::Outcome::NotFound)).await;
+        how.secured = answer.secured;
+        let mut resp = answer.response;
+        if let Some(cookie) = set_cookie {
+            resp.headers_mut().append(SET_COOKIE, cookie);
+        }
+        return resp;
     };
     how.rule = Some(matched.index);
     let controller = served.controllers[matched.index].as_ref();

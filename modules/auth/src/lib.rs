@@ -359,7 +359,9 @@ fn print_first_admin(site: &str, password: &str) {
          Site {site:?} had no account: created the administrator account.\n\
          \n    username: {FIRST_ADMIN}\n    password: {password}\n\n\
          This password is shown only this once. Change it with:\n\
-         \n    bulwark user passwd {FIRST_ADMIN} --site {site}\n\
+         \n    bulwark user passwd {FIRST_ADMIN} --site {site}\n\n\
+         The account has no e-mail address, so a forgotten password cannot be\n\
+         reset by mail until you add one (the admin's Your account page).\n\
          {rule}\n"
     );
     let mut out = std::io::stdout().lock();

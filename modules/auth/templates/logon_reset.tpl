@@ -9,6 +9,7 @@
 <a href="{{ request.path }}">{{ _("ask again") }}</a>.</p>
 {% else %}
 <p>{{ _("Type your username or e-mail address, and we send a link to choose a new password to the address of the account.") }}</p>
+<p class="hint">{{ _("An account without an e-mail address cannot get the link (a new site's first administrator has none until one is added under Your account): ask an administrator, or run bulwark user passwd on the server.") }}</p>
 {% if error %}<p class="error" role="alert">{{ error }}</p>{% endif %}
 <form method="post" action="{{ request.path }}" class="auth-form">
   {{ csrf_field() }}

@@ -27,18 +27,18 @@
     <p><label><input id="picture-decorative" type="checkbox"> {{ _("Decorative: it adds nothing the text does not say") }}</label></p>
     <p><label for="picture-caption">{{ _("Caption (optional, shown below it)") }}</label><br>
       <input id="picture-caption" size="50" maxlength="300"></p>
-    <div class="columns">
+    <div class="picture-place">
       <fieldset>
         <legend>{{ _("Where") }}</legend>
-        <label><input type="radio" name="align" value="center" checked> {{ _("On its own line") }}</label><br>
-        <label><input type="radio" name="align" value="left"> {{ _("Left, text beside it") }}</label><br>
-        <label><input type="radio" name="align" value="right"> {{ _("Right, text beside it") }}</label><br>
+        <label><input type="radio" name="align" value="center" checked> {{ _("On its own line") }}</label>
+        <label><input type="radio" name="align" value="left"> {{ _("Left, text beside it") }}</label>
+        <label><input type="radio" name="align" value="right"> {{ _("Right, text beside it") }}</label>
         <label><input type="radio" name="align" value="wide"> {{ _("The text's whole width") }}</label>
       </fieldset>
       <fieldset>
         <legend>{{ _("Size") }}</legend>
-        <label><input type="radio" name="size" value="small"> {{ _("Small") }}</label><br>
-        <label><input type="radio" name="size" value="medium" checked> {{ _("Medium") }}</label><br>
+        <label><input type="radio" name="size" value="small"> {{ _("Small") }}</label>
+        <label><input type="radio" name="size" value="medium" checked> {{ _("Medium") }}</label>
         <label><input type="radio" name="size" value="large"> {{ _("Large") }}</label>
       </fieldset>
     </div>

@@ -50,10 +50,12 @@ impl Module for Seo {
     }
 
     fn setup(&self, site: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
+        let settings = sitemap::SeoSettings::parse(site.settings())?;
+        let pages: Arc<[String]> = settings.sitemap_pages.into();
         let cache = Arc::new(sitemap::SitemapCache::default());
         let for_rules = cache.clone();
         site.add_controller("sitemap", move |options| {
-            sitemap::SitemapController::new(options, for_rules.clone())
+            sitemap::SitemapController::new(options, for_rules.clone(), pages.clone())
                 .map(|c| Box::new(c) as Box<dyn bulwark_web::Controller>)
         });
         // Any change may add, drop or move a page: build the sitemap again.

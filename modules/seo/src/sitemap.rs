@@ -75,12 +75,33 @@ fn default_exclude() -> Vec<String> {
 pub(crate) struct SitemapController {
     options: SitemapOptions,
     cache: Arc<SitemapCache>,
+    /// Pages that are not resources, listed too (`[seo] sitemap_pages`).
+    pages: Arc<[String]>,
 }
 
-/// One `<url>`: where, when last changed, and the same page in each language.
+/// The module's own table in `site.toml`.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SeoSettings {
+    /// The names of rules without parameters whose pages the sitemap lists
+    /// (the front page, the list pages), in every language. In the module's
+    /// table rather than the rule's, so a site that names them still loads
+    /// with the module turned off.
+    #[serde(default)]
+    pub(crate) sitemap_pages: Vec<String>,
+}
+
+impl SeoSettings {
+    pub(crate) fn parse(table: Option<&toml::Table>) -> Result<SeoSettings, ModuleError> {
+        table.map_or_else(|| Ok(SeoSettings::default()), read_settings)
+    }
+}
+
+/// One `<url>`: where, when last changed (not said for a page that is not a
+/// resource), and the same page in each language.
 struct Entry {
     loc: String,
-    lastmod: String,
+    lastmod: Option<String>,
     alternates: Arc<[(String, String)]>,
 }
 
@@ -88,6 +109,7 @@ impl SitemapController {
     pub(crate) fn new(
         options: &toml::Table,
         cache: Arc<SitemapCache>,
+        pages: Arc<[String]>,
     ) -> Result<SitemapController, ModuleError> {
         let options: SitemapOptions = read_settings(options)?;
         if !(1..=1_000_000).contains(&options.limit) {
@@ -96,7 +118,11 @@ impl SitemapController {
         if !(1..=50_000).contains(&options.per_file) {
             return Err(ModuleError::new("per_file", "must be from 1 to 50000"));
         }
-        Ok(SitemapController { options, cache })
+        Ok(SitemapController {
+            options,
+            cache,
+            pages,
+        })
     }
 
     async fn build(&self, req: &RequestCtx<'_>) -> Result<Sitemap, Outcome> {
@@ -125,7 +151,7 @@ impl SitemapController {
             .await
             .map_err(|e| Outcome::from(bulwark_web::Problem::from(e)))?;
         let origin = req.site.config().origin();
-        let mut entries = Vec::new();
+        let mut entries = pages_of(req, &origin, &self.pages);
         for r in resources
             .iter()
             .filter(|r| req.site.policy().may_see(&visitor, r))
@@ -159,7 +185,7 @@ impl SitemapController {
 /// A resource's URLs: one per language it is published in on a site with
 /// language URLs, else its one page.
 fn entries_of(req: &RequestCtx<'_>, origin: &str, r: &Resource) -> Vec<Entry> {
-    let lastmod = r.modified.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let lastmod = Some(r.modified.format("%Y-%m-%dT%H:%M:%SZ").to_string());
     if !req.site.language_urls() {
         return req
             .site
@@ -193,6 +219,47 @@ fn entries_of(req: &RequestCtx<'_>, origin: &str, r: &Resource) -> Vec<Entry> {
         .collect()
 }
 
+/// The pages of the rules named in `pages`: each in every language on a
+/// site with language URLs (`/en/articles`, `/nl/articles`), else its one
+/// path. A name that is not a rule without parameters is left out, said in
+/// the log.
+fn pages_of(req: &RequestCtx<'_>, origin: &str, pages: &[String]) -> Vec<Entry> {
+    let mut entries = Vec::new();
+    for name in pages {
+        let path = match req.site.site().router.url_for(name, &[], &[]) {
+            Ok(path) => path,
+            Err(e) => {
+                tracing::warn!(site = %req.site.site().name(), "sitemap page {name:?}: {e}");
+                continue;
+            }
+        };
+        if !req.site.language_urls() {
+            entries.push(Entry {
+                loc: format!("{origin}{path}"),
+                lastmod: None,
+                alternates: Arc::from([]),
+            });
+            continue;
+        }
+        let alternates: Arc<[(String, String)]> = req
+            .site
+            .config()
+            .languages
+            .iter()
+            .map(|lang| {
+                let tail = if path == "/" { "/" } else { path.as_str() };
+                (lang.clone(), format!("{origin}/{lang}{tail}"))
+            })
+            .collect();
+        entries.extend(alternates.iter().map(|(_, loc)| Entry {
+            loc: loc.clone(),
+            lastmod: None,
+            alternates: alternates.clone(),
+        }));
+    }
+    entries
+}
+
 fn urlset(entries: &[Entry]) -> Bytes {
     let with_languages = entries.iter().any(|e| !e.alternates.is_empty());
     let mut xml_text = String::from(
@@ -204,11 +271,10 @@ fn urlset(entries: &[Entry]) -> Bytes {
     }
     xml_text.push_str(">\n");
     for e in entries {
-        xml_text.push_str(&format!(
-            "<url><loc>{}</loc><lastmod>{}</lastmod>",
-            xml(&e.loc),
-            e.lastmod
-        ));
+        xml_text.push_str(&format!("<url><loc>{}</loc>", xml(&e.loc)));
+        if let Some(lastmod) = &e.lastmod {
+            xml_text.push_str(&format!("<lastmod>{lastmod}</lastmod>"));
+        }
         for (lang, href) in e.alternates.iter() {
             xml_text.push_str(&format!(
                 "<xhtml:link rel=\"alternate\" hreflang=\"{}\" href=\"{}\"/>",

@@ -6,7 +6,7 @@
 <title>{% block title %}{{ site.settings.title }}{% endblock %}</title>
 <link rel="icon" type="image/svg+xml" href="{{ lib("images/favicon.svg") }}">
 {% block canonical %}{{ canonical_link() }}{% endblock %}
-{{ alternate_links() }}
+{% block alternates %}{{ alternate_links() }}{% endblock %}
 {{ lib("css/bulwark.css", "css/site.css") }}
 {% block head %}{% endblock %}
 </head>
@@ -24,6 +24,7 @@
         {% if item.children %}<ul>{% for child in item.children %}<li><a href="{{ child.url }}"{% if request.path == child.url %} aria-current="page"{% endif %}>{{ _(child.title) }}</a></li>{% endfor %}</ul>{% endif %}
         </li>
       {% endfor %}
+        <li><a href="{{ url('search') }}"{% if request.path == url('search') %} aria-current="page"{% endif %}>{{ _("Search") }}</a></li>
         <li>{% if request.user_id %}<a href="/logoff">{{ _("Log off") }}</a>{% else %}<a href="/logon">{{ _("Log on") }}</a>{% endif %}</li>
       </ul>
     </nav>

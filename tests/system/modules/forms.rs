@@ -421,3 +421,43 @@ async fn the_starter_contact_form_delivers() {
     );
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_published_form_without_fields_is_not_there_for_visitors_until_it_has_one() {
+    let sink = SmtpSink::start();
+    let s = site(&sink, starter_api::SQLITE).await;
+    let (status, made) = api(
+        &s,
+        "POST",
+        "/api/rsc",
+        Some(json!({"category": "form", "published": true, "props": {"title": "Sign up"}})),
+    )
+    .await;
+    assert_eq!(status, 201, "{made}");
+    let id = made["id"].as_i64().unwrap();
+    let page = get(s.addr, "localhost", &format!("/page/{id}")).await;
+    let page = if page.status == 301 || page.status == 302 {
+        get(s.addr, "localhost", page.header("location").unwrap()).await
+    } else {
+        page
+    };
+    assert_eq!(page.status, 404, "no fields yet: {}", page.text());
+
+    // With a field it is there, at once (the change flushes the cached 404).
+    let (status, changed) = api(
+        &s,
+        "PATCH",
+        &format!("/api/rsc/{id}"),
+        Some(json!({"props": {"fields": [{"name": "email", "label": "E-mail", "type": "email"}]}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{changed}");
+    let page = get(s.addr, "localhost", &format!("/page/{id}")).await;
+    let page = if page.status == 301 || page.status == 302 {
+        get(s.addr, "localhost", page.header("location").unwrap()).await
+    } else {
+        page
+    };
+    assert_eq!(page.status, 200);
+    assert!(page.text().contains("E-mail"), "{}", page.text());
+}

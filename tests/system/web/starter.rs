@@ -164,3 +164,104 @@ async fn every_starter_page_has_one_canonical_link_and_its_language_alternates()
     assert!(plain.contains(r#"<link rel="canonical" href="http://localhost/en/about">"#));
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_mistyped_address_gets_the_sites_own_404_page_in_the_visitors_language() {
+    let s = start_starter_site(|_| {}).await;
+    for (path, heading, lang) in [
+        ("/en/no-such-page", "<h1>Not found</h1>", "en"),
+        ("/nl/no-such-page", "<h1>Niet gevonden</h1>", "nl"),
+        ("/features/no-such-feature", "<h1>Not found</h1>", "en"),
+    ] {
+        let page = get(s.addr, "localhost", path).await;
+        assert_eq!(page.status, 404, "{path}");
+        let html = page.text();
+        assert!(html.contains(heading), "{path}: {html}");
+        assert!(
+            html.contains(&format!(r#"<html lang="{lang}">"#)),
+            "{path}: {html}"
+        );
+        // The site's header and navigation, a search, and not for indexing.
+        assert!(html.contains(r#"<nav id="site-nav""#), "{path}: {html}");
+        assert!(html.contains(r#"role="search""#), "{path}: {html}");
+        assert!(
+            html.contains(r#"<meta name="robots" content="noindex">"#),
+            "{path}"
+        );
+        assert!(!html.contains(r#"rel="canonical""#), "{path}: no canonical");
+    }
+    // A client that asks for JSON still gets a problem.
+    let json = get_with(
+        s.addr,
+        "localhost",
+        "/en/no-such-page",
+        "Accept: application/json\r\n",
+    )
+    .await;
+    assert_eq!(json.status, 404);
+    assert!(
+        json.text()
+            .contains(r#""type":"urn:bulwark:problem:not-found""#)
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn visitors_search_the_site_and_the_sitemap_lists_the_front_and_list_pages() {
+    let s = start_starter_site(|_| {}).await;
+    let found = get(s.addr, "localhost", "/en/search?q=the").await;
+    assert_eq!(found.status, 200);
+    let html = found.text();
+    let cards = html.matches(r#"<article class="card">"#).count();
+    assert!(cards > 0, "{html}");
+    assert!(
+        html.contains(&format!(r#"role="status">{cards} pages found for “the”."#))
+            || html.contains(r#"pages found for “the”."#),
+        "{html}"
+    );
+    assert!(
+        html.contains("<h2><a href=\"/en/page/"),
+        "cards under the h1: {html}"
+    );
+    let nothing = get(s.addr, "localhost", "/nl/search?q=zzzqqq").await.text();
+    assert!(nothing.contains("0 pagina&#x27;s gevonden"), "{nothing}");
+
+    let sitemap = get(s.addr, "localhost", "/sitemap.xml").await.text();
+    for page in [
+        "/en/",
+        "/nl/",
+        "/en/articles",
+        "/nl/articles",
+        "/en/features",
+        "/en/about",
+    ] {
+        assert!(
+            sitemap.contains(&format!("<loc>http://localhost{page}</loc>")),
+            "{page} in {sitemap}"
+        );
+    }
+    assert!(
+        sitemap.contains(
+            r#"<xhtml:link rel="alternate" hreflang="nl" href="http://localhost/nl/articles"/>"#
+        ),
+        "{sitemap}"
+    );
+    s.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_front_page_describes_itself_to_link_previews() {
+    let s = start_starter_site(|_| {}).await;
+    let html = get(s.addr, "localhost", "/en/").await.text();
+    for tag in [
+        r#"<meta name="description" content="Fast pages that stay up when everyone arrives at once.">"#,
+        r#"<meta property="og:type" content="website">"#,
+        r#"<meta property="og:url" content="http://localhost/en/">"#,
+    ] {
+        assert!(html.contains(tag), "{tag} in {html}");
+    }
+    // Headings in order: the cards of the first list are one below the h1.
+    let first_h = |level: &str| html.find(&format!("<{level}")).unwrap_or(usize::MAX);
+    assert!(first_h("h2") < first_h("h3"), "an h2 before any h3");
+    s.shutdown().await;
+}

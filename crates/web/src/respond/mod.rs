@@ -71,6 +71,36 @@ pub(crate) fn moved_instead(
     Some(resp)
 }
 
+/// The site's `404.tpl` for a `GET` or `HEAD` that found nothing, rendered
+/// as any page is (with `m`, `request`, `q`: the starter's has its header,
+/// navigation and language), plus `status`, `reason` and `language`. Never
+/// kept in the page cache, and through the render bottleneck like any page
+/// (a flood of 404s waits its turn or gets 503, as pages do). When that
+/// render fails, or for other methods: the plain error page.
+async fn not_found_page(req: &RequestCtx<'_>) -> Result<Representation, Answer> {
+    let plain = || Answer::unsecured(error_response_for(req, StatusCode::NOT_FOUND, None));
+    if !matches!(req.parts.method, Method::GET | Method::HEAD) {
+        return Err(plain());
+    }
+    let vars = std::collections::BTreeMap::from([
+        ("status".to_owned(), minijinja::Value::from(404)),
+        ("reason".to_owned(), minijinja::Value::from("Not Found")),
+        (
+            "language".to_owned(),
+            minijinja::Value::from(req.language()),
+        ),
+    ]);
+    match crate::render::render_page(req, "404.tpl", StatusCode::NOT_FOUND, vars).await {
+        Outcome::Found(page) => Ok(page),
+        Outcome::Response(busy) => Err(Answer::unsecured(busy)),
+        Outcome::Failed(err) => {
+            tracing::error!(site = %req.site.site().name(), path = %req.parts.uri.path(), "404.tpl: {err}");
+            Err(plain())
+        }
+        Outcome::NotFound => Err(plain()),
+    }
+}
+
 /// An answer, and whether it carries the site's security headers already:
 /// those `respond` makes from a representation do (no controller set any of
 /// them, so each is appended, not looked for first); `dispatch` adds them to
@@ -94,10 +124,13 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Answer {
     let mut repr = match outcome {
         Outcome::Found(repr) => repr,
         Outcome::NotFound => {
-            return Answer::unsecured(
-                moved_instead(req.site, req.parts)
-                    .unwrap_or_else(|| error_response_for(req, StatusCode::NOT_FOUND, None)),
-            );
+            if let Some(moved) = moved_instead(req.site, req.parts) {
+                return Answer::unsecured(moved);
+            }
+            match not_found_page(req).await {
+                Ok(page) => page,
+                Err(answer) => return answer,
+            }
         }
         Outcome::Response(resp) => return Answer::unsecured(compressed(req, resp)),
         Outcome::Failed(err) if err.kind == RenderErrorKind::StoreBusy => {
