@@ -248,7 +248,7 @@ test("the toolbar writes headings, quotes, lines and links found by title; Ctrl+
   await page.close();
 });
 
-test("a second upload in the Picture section is kept in the library and replaces the first only when chosen", async () => {
+test("a second upload in the Picture section is kept in the library and replaces the first only when chosen; a picture's own words are what pages say of it", async () => {
   const page = await logOn(env.server, await env.browser.newContext(), PASSWORD);
   const id = await newArticle(env.server, page, "Two pictures");
   await page.setInputFiles("#depiction-file", { name: "first.jpg", mimeType: "image/jpeg", buffer: await pictureBytes(page, 10) });
@@ -268,6 +268,18 @@ test("a second upload in the Picture section is kept in the library and replaces
   const now = await depictions();
   assert.equal(now.length, 1);
   assert.notDeepEqual(now, first);
+
+  // The picture's own words, given in its editor, are what the page says of it.
+  await page.goto(`${env.server.url}/admin/edit/${now[0]}`);
+  await page.fill("#alt", "Two gulls on a post");
+  await page.fill("#description", "Taken at the harbour, early morning.");
+  await save(page);
+  const picture = await api("GET", `/api/rsc/${now[0]}`);
+  assert.equal(picture.props.alt, "Two gulls on a post");
+  assert.equal(picture.props.description, "Taken at the harbour, early morning.");
+  await api("PATCH", `/api/rsc/${id}`, { published: true });
+  const visitor = await (await fetch(`${env.server.url}/page/${id}`, { redirect: "follow" })).text();
+  assert.match(visitor, /<figure class="depiction"><img [^>]*alt="Two gulls on a post"/);
   await page.close();
 });
 

@@ -28,6 +28,14 @@
   <p><label for="summary">{{ _("Summary") }}</label><br>
      <textarea id="summary" name="summary" rows="3" cols="60">
 {{ ((r.translation("summary", lang) if r.is_translated("summary") else r.summary) or '')|source }}</textarea></p>
+  {% if r.category == "image" %}
+  <p><label for="alt">{{ _("Text for those who cannot see it") }}</label><br>
+     <input id="alt" name="alt" value="{{ (r.alt or '')|source }}" size="60" maxlength="300" aria-describedby="alt-help">
+     <br><small id="alt-help">{{ _("What the picture shows, in a sentence: pages use it wherever the picture appears, instead of its title.") }}</small></p>
+  <p><label for="description">{{ _("Description") }}</label><br>
+     <textarea id="description" name="description" rows="3" cols="60">
+{{ (r.description or '')|source }}</textarea></p>
+  {% endif %}
   <div class="field">
     <span id="body-label">{{ _("Body") }}</span>
     <div class="toolbar" role="toolbar" aria-label="{{ _("Formatting") }}" aria-controls="body-editor" hidden>

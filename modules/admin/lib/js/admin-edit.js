@@ -347,6 +347,11 @@
   }
   var fieldNames = ["title", "summary", "category", "name", "slug", "published",
     "publication_start", "publication_end", "visibility"];
+  // A picture's own texts (the image category): what a reader who cannot see
+  // it is told, and a longer description.
+  var pictureTexts = ["alt", "description"].filter(function (n) { return form.elements[n]; });
+  fieldNames = fieldNames.concat(pictureTexts);
+  pictureTexts.forEach(function (n) { Admin.showStored(form.elements[n]); });
   function snapshot() {
     var fields = { body: currentBody() };
     fieldNames.forEach(function (n) {
@@ -564,6 +569,9 @@
     if (all || now.title !== before.title) props.title = Admin.storedValue(form.elements.title);
     if (all || now.summary !== before.summary) props.summary = Admin.storedValue(form.elements.summary);
     if (all || now.body !== before.body) props.body = textarea.value;
+    pictureTexts.forEach(function (n) {
+      if (all || now[n] !== before[n]) props[n] = Admin.storedValue(form.elements[n]);
+    });
     var slug = form.elements.slug.value.trim();
     if (slug !== original.slug) props.slug = slug ? Admin.storedValue(form.elements.slug).trim() : null;
     // A translated text changes in the admin's language only; the store
