@@ -15,7 +15,9 @@
 <header class="top">
   <div class="wrap">
     <a class="brand" href="{{ url('home') }}">{{ site.settings.title }}</a>
-    <button type="button" class="nav-toggle" aria-expanded="false" aria-controls="site-nav" hidden>{{ _("Menu") }}</button>
+    {# On a phone the navigation is folded from the first paint (CSS): this
+       opens it, as a link to it without scripts, as a button with them. #}
+    <a class="nav-toggle" href="#site-nav" aria-controls="site-nav" aria-expanded="false">{{ _("Menu") }}</a>
     {# The main menu, edited in the admin (Menus); two levels shown. #}
     <nav id="site-nav" aria-label="{{ _("Main") }}">
       <ul>
