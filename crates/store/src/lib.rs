@@ -105,7 +105,7 @@ pub use module_sql::{ModuleSql, SqlParam, SqlRow};
 pub use presence::{NodePresence, OpeningLock};
 pub use resource::RestorePublication;
 pub use sanitize::{
-    HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, StoredTag, html_to_plain, sanitize_html_value,
-    sanitize_text_value, stored_tags,
+    HtmlLimit, MAX_HTML_NESTING, MAX_STRING_LEN, StoredTag, check_html_limits, html_to_plain,
+    sanitize_html_value, sanitize_text_value, sanitized_props, stored_tags,
 };
 pub use store::{ChangeNote, CommitHook, Database, PoolOptions, PoolStatus, Store, StoreConfig};

@@ -212,12 +212,19 @@ pub fn sanitize_text_value(text: &str) -> Result<String> {
 }
 
 fn clean_html(field: &str, html: &str) -> Result<String> {
+    check_html_limits(field, html)?;
+    Ok(sanitize_html(html))
+}
+
+/// Whether HTML for property `field` fits the size and shape limits a write
+/// holds it to: the only refusals of an HTML property, checked without
+/// parsing it (cheap, for a check pass over many values).
+pub fn check_html_limits(field: &str, html: &str) -> Result<()> {
     check_len(field, html)?;
     shape::check_html_shape(html).map_err(|limit| StoreError::HtmlTooComplex {
         field: field.to_owned(),
         limit,
-    })?;
-    Ok(sanitize_html(html))
+    })
 }
 
 /// The cleaning itself, for HTML whose size and shape were checked.
@@ -312,6 +319,14 @@ pub(crate) fn sanitize_props(props: &mut Props) -> Result<()> {
     sanitize_document(props, TooComplex::Refuse)
 }
 
+/// `props` as a write would store them, or why a write would refuse them,
+/// without a database: for a caller that checks everything before it
+/// writes anything (an import's check pass).
+pub fn sanitized_props(mut props: Props) -> Result<Props> {
+    sanitize_props(&mut props)?;
+    Ok(props)
+}
+
 /// Sanitise a document stored by an earlier sanitiser (one that kept raw
 /// quotes and had no shape limits), so it is what this one would store. HTML
 /// beyond the limits is kept as text, never refused: the store must open.
@@ -363,6 +378,26 @@ fn check_key(key: &str) -> Result<()> {
     Ok(())
 }
 
+/// The longest key inside a property's structure, in bytes.
+const MAX_NESTED_KEY_LEN: usize = 256;
+
+/// A key inside property `property`'s structure, cleaned as text.
+fn nested_key(property: &str, key: &str) -> Result<String> {
+    if key.is_empty() || key.len() > MAX_NESTED_KEY_LEN {
+        return Err(StoreError::invalid(
+            property,
+            format!("a key inside it must be 1 to {MAX_NESTED_KEY_LEN} bytes long"),
+        ));
+    }
+    if key.chars().any(char::is_control) {
+        return Err(StoreError::invalid(
+            property,
+            format!("a key inside it holds a control character: {key:?}"),
+        ));
+    }
+    Ok(sanitize_text(key))
+}
+
 fn sanitize_value(
     key: &str,
     value: &mut Value,
@@ -370,7 +405,7 @@ fn sanitize_value(
     too_complex: TooComplex,
 ) -> Result<()> {
     if depth > MAX_DEPTH {
-        return Err(StoreError::invalid("props", "nested too deeply"));
+        return Err(StoreError::invalid(key, "nested too deeply"));
     }
     match value {
         Value::String(s) => {
@@ -427,11 +462,23 @@ fn sanitize_value(
                 sanitize_value(key, text, depth + 1, too_complex)?;
             }
         }
+        // A structure inside a property (a WordPress custom field's PHP
+        // array): its keys are data, not property names. Kept as they are
+        // (any language), written as text is (markup escaped), so they are
+        // as safe to print as the values.
         Value::Object(map) => {
-            for (k, v) in map.iter_mut() {
-                check_key(k)?;
-                sanitize_value(k, v, depth + 1, too_complex)?;
+            let mut cleaned = serde_json::Map::with_capacity(map.len());
+            for (k, mut v) in std::mem::take(map) {
+                let clean = nested_key(key, &k)?;
+                sanitize_value(&clean, &mut v, depth + 1, too_complex)?;
+                if cleaned.insert(clean.clone(), v).is_some() {
+                    return Err(StoreError::invalid(
+                        key,
+                        format!("two keys inside it are the same once cleaned: {clean:?}"),
+                    ));
+                }
             }
+            *map = cleaned;
         }
         _ => {}
     }
@@ -478,6 +525,38 @@ mod tests {
         }
         assert_eq!(html_to_plain("a&amp;b <i>c</i>"), "a&b c");
         assert_eq!(html_to_plain("no\u{a0}break"), "no break");
+    }
+
+    #[test]
+    fn keys_inside_a_property_keep_their_language_and_lose_their_markup() {
+        let props = Props::try_from(serde_json::json!({
+            "ingredients": {"ζάχαρη": "200 g", "Mehl & Öl": ["1 kg", {"<b>fein</b>": true}]},
+        }))
+        .unwrap();
+        let stored = sanitized_props(props).unwrap();
+        assert_eq!(
+            stored.get("ingredients").unwrap(),
+            &serde_json::json!({"ζάχαρη": "200 g", "Mehl &amp; Öl": ["1 kg", {"fein": true}]})
+        );
+        // Sanitised again, the same (a read and a write change nothing).
+        assert_eq!(sanitized_props(stored.clone()).unwrap(), stored);
+        // A property's own name keeps the strict shape.
+        let refused = sanitized_props(Props::try_from(serde_json::json!({"ζάχαρη": 1})).unwrap());
+        assert!(
+            refused
+                .unwrap_err()
+                .to_string()
+                .contains("may only contain")
+        );
+        // Two keys that clean to the same one, and a control character, are refused.
+        let twins = serde_json::json!({"meta": {"<i>a</i>": 1, "a": 2}});
+        let refused = sanitized_props(Props::try_from(twins).unwrap()).unwrap_err();
+        assert!(
+            refused.to_string().contains("the same once cleaned"),
+            "{refused}"
+        );
+        let control = serde_json::json!({"meta": {"a\u{7}": 1}});
+        assert!(sanitized_props(Props::try_from(control).unwrap()).is_err());
     }
 
     #[test]

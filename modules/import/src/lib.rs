@@ -84,6 +84,10 @@ pub enum ImportError {
         #[source]
         source: std::io::Error,
     },
+    /// Items the site would refuse, each with why, found in the check pass:
+    /// nothing was written.
+    #[error("{file}: {} would be refused, so nothing was imported:\n  {}", plural_items(.items.len()), .items.join("\n  "))]
+    Refused { file: String, items: Vec<String> },
     /// A line of an export is not one.
     #[error("{file}, line {line}")]
     Line {
@@ -110,6 +114,14 @@ pub enum ImportError {
     Task(#[from] tokio::task::JoinError),
     #[error("the site's database")]
     Store(#[from] StoreError),
+}
+
+fn plural_items(n: usize) -> String {
+    if n == 1 {
+        "1 item".to_owned()
+    } else {
+        format!("{n} items")
+    }
 }
 
 /// The module (`import`): the admin's Import screen and its endpoints

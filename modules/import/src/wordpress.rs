@@ -102,6 +102,12 @@ pub async fn import(
         progress.stage("checking the file", total);
         scan(&file, progress)?
     };
+    if !scan.refused.is_empty() {
+        return Err(ImportError::Refused {
+            file: file.display().to_string(),
+            items: scan.refused,
+        });
+    }
     let mut run = Run {
         store: store.clone(),
         site: scan.site.clone(),
@@ -148,6 +154,9 @@ struct Scan {
     menus: BTreeMap<String, String>,
     /// Posts, pages and other items (not attachments).
     items: u64,
+    /// Items the store would refuse, each with why (the check pass): the
+    /// import then writes nothing.
+    refused: Vec<String>,
 }
 
 fn scan(file: &Path, progress: &dyn Progress) -> Result<Scan, WxrError> {
@@ -173,7 +182,12 @@ fn scan(file: &Path, progress: &dyn Progress) -> Result<Scan, WxrError> {
             "item" if entry.text_of("wp:post_type") == "attachment" => {
                 scan.attachments.push(entry);
             }
-            "item" => scan.items += 1,
+            "item" => {
+                scan.items += 1;
+                if let Err(why) = check_item(&entry) {
+                    scan.refused.push(format!("{}: {why}", item_label(&entry)));
+                }
+            }
             _ => {}
         }
         let now = reader.position();
@@ -927,14 +941,7 @@ impl Run {
         if item.text_of("wp:is_sticky") == "1" {
             props.insert("featured".into(), true.into());
         }
-        for (key, value) in &meta {
-            if key.starts_with('_') {
-                continue;
-            }
-            let key = property_name(key);
-            let value = php::unserialize(value).unwrap_or_else(|| value.clone().into());
-            props.insert(key, value);
-        }
+        props.extend(meta_props(&meta));
         props.insert(
             "wordpress".into(),
             self.wordpress(json!({
@@ -1281,6 +1288,31 @@ fn item_label(item: &Node) -> String {
         item.text_of("wp:post_id"),
         item.text_of("title")
     )
+}
+
+/// The properties an item's custom fields make: each field whose name does
+/// not start with `_` (WordPress's own), named as a property may be, its
+/// value unserialized when PHP serialized it (an array keeps its keys, in
+/// any language).
+fn meta_props(meta: &BTreeMap<String, String>) -> impl Iterator<Item = (String, Value)> + '_ {
+    meta.iter()
+        .filter(|(key, _)| !key.starts_with('_'))
+        .map(|(key, value)| {
+            let value = php::unserialize(value).unwrap_or_else(|| value.clone().into());
+            (property_name(key), value)
+        })
+}
+
+/// What the store would say of an item's own texts and custom fields, asked
+/// in the check pass, before anything is written; of its body, the limits
+/// (its cleaning refuses nothing else, and costs a parse).
+fn check_item(item: &Node) -> Result<(), StoreError> {
+    bulwark_store::check_html_limits("body", item.text_of("content:encoded"))?;
+    let mut props = serde_json::Map::new();
+    props.insert("title".into(), item.text_of("title").into());
+    props.insert("summary".into(), item.text_of("excerpt:encoded").into());
+    props.extend(meta_props(&post_meta(item)));
+    bulwark_store::sanitized_props(Props::try_from(Value::Object(props))?).map(drop)
 }
 
 /// The custom fields of an item (`<wp:postmeta>`), the last value of each.
