@@ -280,6 +280,9 @@ test("a second upload in the Picture section is kept in the library and replaces
   await api("PATCH", `/api/rsc/${id}`, { published: true });
   const visitor = await (await fetch(`${env.server.url}/page/${id}`, { redirect: "follow" })).text();
   assert.match(visitor, /<figure class="depiction"><img [^>]*alt="Two gulls on a post"/);
+  // And what a link preview shows of the page: the picture, large, and its words.
+  assert.match(visitor, /<meta property="og:image" content="https?:\/\/[^"]+\/media\/preview\/\d+\/large\/[0-9a-f]+">/);
+  assert.match(visitor, /<meta property="og:image:alt" content="Two gulls on a post">/);
   await page.close();
 });
 

@@ -1,4 +1,5 @@
-{# `level`: the heading's, one below the heading the list stands under. #}
+{# `level`: the heading's, one below the heading the list stands under
+   (given by position: a keyword argument costs a render more). #}
 {% macro card(title, text, href, level=3) -%}
 <article class="card">
   <h{{ level }}><a href="{{ href }}">{{ title }}</a></h{{ level }}>

@@ -10,7 +10,7 @@
 {% set found = m.search(cat="article", text=q.text, page=q.page, pagelen=10, total=true) %}
 <section class="grid">
 {% for a in found.items %}
-  {{ resource_card(a, level=2) }}
+  {{ resource_card(a, 2) }}
 {% else %}
   <p>{% if q.text %}{{ _("Nothing found for “{text}”.", text=q.text) }}{% else %}{{ _("Nothing found.") }}{% endif %}</p>
 {% endfor %}

@@ -26,7 +26,7 @@
         {% if item.children %}<ul>{% for child in item.children %}<li><a href="{{ child.url }}"{% if request.path == child.url %} aria-current="page"{% endif %}>{{ _(child.title) }}</a></li>{% endfor %}</ul>{% endif %}
         </li>
       {% endfor %}
-        <li><a href="{{ url('search') }}"{% if request.path == url('search') %} aria-current="page"{% endif %}>{{ _("Search") }}</a></li>
+        {% set search = url('search') %}<li><a href="{{ search }}"{% if request.path == search %} aria-current="page"{% endif %}>{{ _("Search") }}</a></li>
         <li>{% if request.user_id %}<a href="/logoff">{{ _("Log off") }}</a>{% else %}<a href="/logon">{{ _("Log on") }}</a>{% endif %}</li>
       </ul>
     </nav>

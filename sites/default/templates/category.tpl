@@ -16,7 +16,7 @@
 {% set found = m.search(cat=name, sort="-created", page=q.page, pagelen=10, total=true) %}
 <section class="grid">
 {% for r in found.items %}
-  {{ resource_card(r, level=2) }}
+  {{ resource_card(r, 2) }}
 {% else %}
   <p>{{ _("Nothing here yet.") }}</p>
 {% endfor %}

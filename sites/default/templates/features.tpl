@@ -6,7 +6,7 @@
 <h1>{{ _("Features") }}</h1>
 <section class="grid">
 {% for f in features %}
-  {{ card(_(f.title), _(f.text), url("feature", f.slug), level=2) }}
+  {{ card(_(f.title), _(f.text), url("feature", f.slug), 2) }}
 {% endfor %}
 </section>
 {% endblock %}

@@ -18,7 +18,7 @@
 </section>
 <section class="grid">
 {% for f in features[:3] %}
-  {{ card(_(f.title), _(f.text), url("feature", f.slug), level=2) }}
+  {{ card(_(f.title), _(f.text), url("feature", f.slug), 2) }}
 {% endfor %}
 </section>
 <h2>{{ _("Latest articles") }}</h2>

@@ -13,7 +13,7 @@
 <p role="status">{{ _n("{n} page found for “{text}”.", "{n} pages found for “{text}”.", found.total, text=q.q) }}</p>
 <section class="grid">
 {% for r in found.items %}
-  {{ resource_card(r, level=2) }}
+  {{ resource_card(r, 2) }}
 {% endfor %}
 </section>
 {% if found.pages > 1 %}
