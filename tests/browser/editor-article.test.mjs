@@ -181,7 +181,7 @@ test("an article written whole: two pictures in the text, a tag, scheduled, publ
   await page.close();
 });
 
-test("the toolbar writes headings, quotes, lines and links found by title; Ctrl+S in the text saves; a paste keeps words, bold and italic", async () => {
+test("the toolbar writes headings, quotes, lines, links found by title and videos by address; Ctrl+S in the text saves; a paste keeps words, bold and italic", async () => {
   const page = await logOn(env.server, await env.browser.newContext(), PASSWORD);
   const id = await newArticle(env.server, page, "Toolbar");
   const about = (await api("GET", "/api/search?text=About&cat=text")).items[0];
@@ -245,6 +245,37 @@ test("the toolbar writes headings, quotes, lines and links found by title; Ctrl+
   assert.match(body, /<i> and leaning<\/i>/, body);
   assert.doesNotMatch(body, /docs-internal|MsoNormal|style|o:p|font-weight/, body);
   assert.doesNotMatch(body, /<p><br><\/p>$/, "no empty paragraph at the end");
+
+  // A video by its address: a link in the text, the player on the page.
+  await page.locator("#body-editor").click();
+  await page.keyboard.press("Control+End");
+  await page.click('[data-command="embed"]');
+  await page.locator("#embed-dialog").waitFor({ state: "visible" });
+  assert.deepEqual(await accessibilityProblems(page), [], "the embed dialog");
+  await page.fill("#embed-url", "https://example.org/not-a-video");
+  await page.click("#embed-insert");
+  await said(page, "#embed-status", /not the address of a video/);
+  await page.fill("#embed-url", "https://youtu.be/dQw4w9WgXcQ");
+  await page.fill("#embed-caption", "The harbour from the air");
+  await page.click("#embed-insert");
+  await page.locator("#embed-dialog").waitFor({ state: "hidden" });
+  await page.locator("#body-editor").press("Control+s");
+  await said(page, "#status", /^Saved\.$/);
+  const withVideo = (await api("GET", `/api/rsc/${id}`)).props.body;
+  assert.match(withVideo, /<figure class=embed><a href=https:\/\/youtu\.be\/dQw4w9WgXcQ[ >]/, withVideo);
+  // Opened again and saved without a change: the figure reads back the same.
+  const saved = (await api("GET", `/api/rsc/${id}`)).version;
+  await page.goto(`${env.server.url}/admin/edit/${id}`);
+  await page.locator("#body-editor").waitFor({ state: "visible" });
+  await page.click('#editor button[type="submit"]');
+  await said(page, "#status", /^Saved\.$/);
+  assert.equal((await api("GET", `/api/rsc/${id}`)).version, saved, "nothing written");
+  await api("PATCH", `/api/rsc/${id}`, { published: true });
+  const res = await fetch(`${env.server.url}/page/${id}`, { redirect: "follow" });
+  const shown = await res.text();
+  assert.match(shown, /<iframe src="https:\/\/www\.youtube-nocookie\.com\/embed\/dQw4w9WgXcQ" title="Video on YouTube"[^>]* loading="lazy"[^>]* sandbox="/, shown);
+  assert.match(shown, /<figcaption>The harbour from the air<\/figcaption>/);
+  assert.match(res.headers.get("content-security-policy"), /frame-src 'self' https:\/\/www\.youtube-nocookie\.com/);
   await page.close();
 });
 

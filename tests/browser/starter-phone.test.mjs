@@ -17,6 +17,8 @@ test("on a phone the navigation is folded from the first paint and opens with or
     if (javaScriptEnabled) await page.route("**/lib/**/*.js", (route) => setTimeout(() => route.continue(), 500));
     await page.goto(env.server.url + "/en/articles", { waitUntil: "commit" });
     await page.locator(".nav-toggle").waitFor();
+    // The first paint waits for the style sheets, not for the scripts.
+    await page.waitForFunction(() => [...document.styleSheets].some((s) => /site/.test(s.href || "")));
     const folded = () => page.evaluate(() => getComputedStyle(document.getElementById("site-nav")).display === "none");
     assert.equal(await folded(), true, `folded before scripts (scripts ${javaScriptEnabled ? "on" : "off"})`);
     const mainTop = await page.evaluate(() => document.querySelector("main").getBoundingClientRect().top);

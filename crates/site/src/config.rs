@@ -86,7 +86,8 @@ impl Default for SecurityHeaderSettings {
             content_security_policy: "default-src 'self'; script-src 'self'; style-src 'self'; \
                                       img-src 'self' https: data:; connect-src 'self'; \
                                       object-src 'none'; base-uri 'self'; form-action 'self'; \
-                                      frame-ancestors 'self'"
+                                      frame-ancestors 'self'; \
+                                      frame-src 'self' https://www.youtube-nocookie.com https://player.vimeo.com"
                 .to_string(),
             x_content_type_options: "nosniff".to_string(),
             referrer_policy: "strict-origin-when-cross-origin".to_string(),

@@ -53,6 +53,7 @@
       <button type="button" data-command="rule" aria-label="{{ _("Dividing line") }}" title="{{ _("A line between two parts") }}">&mdash;</button>
       <button type="button" data-command="link" aria-pressed="false" aria-label="{{ _("Link") }}" aria-haspopup="dialog" title="{{ _("Link (Ctrl+K)") }}">{{ _("Link") }}</button>
       {% if "media" in site_modules %}<button type="button" data-command="picture" aria-label="{{ _("Insert a picture") }}" aria-haspopup="dialog">{{ _("Picture") }}</button>{% endif %}
+      {% if "media" in site_modules %}<button type="button" data-command="embed" aria-label="{{ _("Embed a video") }}" aria-haspopup="dialog">{{ _("Video") }}</button>{% endif %}
       <button type="button" data-command="source" aria-pressed="false" aria-label="{{ _("Edit the HTML source") }}">HTML</button>
     </div>
     <div id="body-editor" class="rich" role="textbox" aria-multiline="true" aria-labelledby="body-label" hidden></div>
@@ -117,6 +118,22 @@
       <button type="submit" value="cancel" formnovalidate>{{ _("Cancel") }}</button></p>
   </form>
 </dialog>
+
+{% if "media" in site_modules %}
+<dialog id="embed-dialog" class="dialog" aria-labelledby="embed-title">
+  <form method="dialog" id="embed-form">
+    <h2 id="embed-title">{{ _("Embed a video") }}</h2>
+    <p><label for="embed-url">{{ _("The video's address") }}</label><br>
+      <input id="embed-url" name="url" type="url" size="44" autocomplete="off" aria-describedby="embed-help">
+      <br><small id="embed-help">{{ _("A video on YouTube or Vimeo (https://youtu.be/…, https://vimeo.com/…). Visitors see its player; a feed or an export, the link.") }}</small></p>
+    <p><label for="embed-caption">{{ _("Caption (optional, shown below it)") }}</label><br>
+      <input id="embed-caption" size="44" maxlength="300"></p>
+    <p id="embed-status" class="message" role="status" aria-live="polite"></p>
+    <p class="actions"><button type="submit" value="insert" id="embed-insert" class="primary">{{ _("Embed it") }}</button>
+      <button type="submit" value="cancel" formnovalidate>{{ _("Cancel") }}</button></p>
+  </form>
+</dialog>
+{% endif %}
 
 {% if "media" in site_modules and r.category == "image" %}
 {% set fx = r.focus_x if r.focus_x is number else 0.5 %}{% set fy = r.focus_y if r.focus_y is number else 0.5 %}

@@ -10,7 +10,7 @@
 <article>
 <h1>{{ rsc.title }}</h1>
 {% if rsc.summary %}<p><strong>{{ rsc.summary }}</strong></p>{% endif %}
-{{ pictures(rsc.body) if pictures is defined else rsc.body }}
+{{ embeds(pictures(rsc.body)) if pictures is defined else rsc.body }}
 </article>
 </body>
 </html>

@@ -33,6 +33,7 @@
 //! a node fetches what it lacks: `originals.rs`. Previews: `preview.rs`.
 
 mod clean;
+mod embed;
 mod import;
 mod originals;
 mod preview;
@@ -236,7 +237,10 @@ impl Module for MediaModule {
             .unwrap_or_else(|e| e.into_inner())
             .insert(site_name, previews.clone());
         let for_templates = previews.clone();
-        setup.add_template_extension(move |env| preview::register(env, for_templates.clone()));
+        setup.add_template_extension(move |env| {
+            preview::register(env, for_templates.clone());
+            embed::register(env);
+        });
         let for_figures = previews.clone();
         setup.observers().on_fold(
             OBSERVER_PRIORITY,

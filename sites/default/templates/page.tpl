@@ -19,7 +19,7 @@
   <h1>{{ rsc.title }}</h1>
   {% if rsc.summary %}<p class="lead">{{ rsc.summary }}</p>{% endif %}
   {% if image is defined %}{% for pic in rsc.o.depiction %}{% if loop.first %}<figure class="depiction">{{ image(pic.id, "medium") }}</figure>{% endif %}{% endfor %}{% endif %}
-  {{ pictures(rsc.body) if pictures is defined else rsc.body }}
+  {{ embeds(pictures(rsc.body)) if pictures is defined else rsc.body }}
   {% set related = rsc.o.relation %}
   {% if related %}
   <h2>{{ _("Related") }}</h2>

@@ -8,7 +8,8 @@ use common::*;
 const DEFAULT_CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
                            img-src 'self' https: data:; connect-src 'self'; \
                            object-src 'none'; base-uri 'self'; form-action 'self'; \
-                           frame-ancestors 'self'";
+                           frame-ancestors 'self'; \
+                           frame-src 'self' https://www.youtube-nocookie.com https://player.vimeo.com";
 
 fn assert_default_headers(r: &RawResponse, what: &str) {
     assert_eq!(

@@ -31,7 +31,7 @@
     "colspan", "rowspan", "scope", "cite"];
   // The classes the editor itself writes (a picture's placement and size);
   // any other class came with a paste and means nothing here.
-  var ownClass = /^(picture|align-(left|right|center|wide)|size-(small|medium|large))$/;
+  var ownClass = /^(picture|embed|align-(left|right|center|wide)|size-(small|medium|large))$/;
   function cleanHtml(html) {
     var doc = new DOMParser().parseFromString(html, "text/html");
     doc.querySelectorAll("b[id^='docs-internal-guid'], span[id^='docs-internal-guid']").forEach(function (wrapper) {
@@ -191,6 +191,50 @@
     linkUrl.focus();
   }
 
+  // A video by its address (YouTube, Vimeo): stored as a link in a figure,
+  // which the public page shows as the provider's player (embeds(), media).
+  var embedDialog = document.getElementById("embed-dialog");
+  var embedRange = null;
+  var videoAddress = /^https?:\/\/(www\.|m\.)?(youtube\.com\/(watch\?([^#]*&)?v=|shorts\/|embed\/)[\w-]+|youtu\.be\/[\w-]+|vimeo\.com\/\d+)/;
+  function openEmbedDialog() {
+    embedRange = editor.getSelection();
+    document.getElementById("embed-url").value = "";
+    document.getElementById("embed-caption").value = "";
+    Admin.say(document.getElementById("embed-status"), "", "");
+    embedDialog.returnValue = "";
+    editor.focus();
+    embedDialog.showModal();
+    document.getElementById("embed-url").focus();
+  }
+  if (embedDialog) {
+    document.getElementById("embed-form").addEventListener("submit", function (event) {
+      if (event.submitter && event.submitter.value !== "insert") return;
+      var url = document.getElementById("embed-url").value.trim();
+      if (!videoAddress.test(url)) {
+        event.preventDefault();
+        Admin.say(document.getElementById("embed-status"),
+          _("That is not the address of a video on YouTube or Vimeo. Another address can be a link (the Link button)."), "error");
+        document.getElementById("embed-url").focus();
+        return;
+      }
+      var figure = document.createElement("figure");
+      figure.className = "embed";
+      var a = document.createElement("a");
+      a.href = url;
+      a.textContent = url;
+      figure.appendChild(a);
+      var caption = document.getElementById("embed-caption").value.trim();
+      if (caption) {
+        var cap = document.createElement("figcaption");
+        cap.textContent = caption;
+        figure.appendChild(cap);
+      }
+      if (embedRange) editor.setSelection(embedRange);
+      editor.insertElement(figure);
+      textarea.value = editorHtml();
+    });
+  }
+
   // Rich text: Squire on a div, the textarea kept for the HTML source (and
   // as what is saved). What goes into the editor (a paste from Word or
   // Google Docs, a dropped page, stored HTML) is cleaned here to the tags and
@@ -203,8 +247,9 @@
   // The editor's HTML as it is saved: without the empty paragraph Squire
   // keeps after a last heading, quote or picture (so that one can type on),
   // which on the page is an empty line nobody wrote.
-  // Squire holds every part of the text in a block: a picture's <img> in a
-  // <div> inside its <figure>, a dividing line in a paragraph of its own.
+  // Squire holds every part of the text in a block: a picture's <img> (or a
+  // video's link) in a <div> inside its <figure>, a dividing line in a
+  // paragraph of its own.
   // Saved, each is as it was written: the <img> in the <figure>, the <hr>
   // between the paragraphs.
   function editorHtml() {
@@ -213,8 +258,10 @@
       var inert = document.createElement("template");
       inert.innerHTML = html;
       inert.content.querySelectorAll("figure > div, figure > p").forEach(function (wrapper) {
-        var img = wrapper.querySelector("img");
-        if (img && !wrapper.textContent.trim()) wrapper.replaceWith(img);
+        // A picture's <img>, or a video's link, alone in its wrapper.
+        var only = wrapper.querySelector(":scope > img, :scope > a");
+        if (only && wrapper.textContent.trim() === only.textContent.trim() &&
+            wrapper.querySelectorAll(":scope > :not(br)").length === 1) wrapper.replaceWith(only);
       });
       // Parsing splits Squire's <p><hr></p> into <p></p><hr><p></p>: the
       // two empty paragraphs (Squire's own empty ones hold a <br>) go.
@@ -301,6 +348,7 @@
       if (command === "rule") insertLine();
       if (command === "link") return openLinkDialog();
       if (command === "picture") return Admin.pictureDialog && Admin.pictureDialog(editor);
+      if (command === "embed") return openEmbedDialog();
       textarea.value = editorHtml();
       editor.focus();
     }
