@@ -330,6 +330,21 @@ test("the editor's new parts at 390 px and in the dark: nothing wider than the s
       await page.press("#tag-input", "Enter");
       await said(page, "#tags-status", /harbour/);
       await page.locator("#tags").screenshot({ path: join(SHOTS, `tags-${scheme}-${name}.png`) });
+      if (scheme === "light" && name === "wide") {
+        // A picture dropped into the text opens the dialog with its upload.
+        const dropped = (await pictureBytes(page, 300)).toString("base64");
+        await page.evaluate((b64) => {
+          const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+          const data = new DataTransfer();
+          data.items.add(new File([bytes], "dropped.jpg", { type: "image/jpeg" }));
+          document.getElementById("body-editor").dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true }));
+        }, dropped);
+        await page.locator("#picture-dialog").waitFor({ state: "visible" });
+        await said(page, "#picture-status", /^Uploaded dropped\.jpg/);
+        await said(page, "#picture-chosen", /^Chosen: /);
+        await page.keyboard.press("Escape");
+        await page.locator("#picture-dialog").waitFor({ state: "hidden" });
+      }
       await page.click('[data-command="picture"]');
       await page.locator("#picture-dialog").waitFor({ state: "visible" });
       if (!(scheme === "light" && name === "wide")) {

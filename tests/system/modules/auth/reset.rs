@@ -164,6 +164,14 @@ async fn a_reset_mail_arrives_and_its_link_sets_a_new_password_once(database: &s
     let page = common::get(s.addr, "news.test", "/logon/reset").await;
     assert_eq!(page.status, 200);
     assert!(page.text().contains("name=\"account\""), "{}", page.text());
+    // An account without an address cannot get the link, and the page says so
+    // (a new site's first administrator has none).
+    assert!(
+        page.text()
+            .contains("An account without an e-mail address cannot get the link"),
+        "{}",
+        page.text()
+    );
 
     let asked = post_form(s.addr, "/logon/reset", &[("account", "ann")]).await;
     assert_eq!(asked.status, 200);
