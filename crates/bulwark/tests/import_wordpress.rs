@@ -607,7 +607,12 @@ fn a_custom_field_of_a_php_array_keeps_its_keys_in_any_language() {
         r#"a:2:{s:12:"ζάχαρη";s:5:"200 g";s:5:"steps";a:2:{i:0;s:3:"mix";i:1;s:4:"bake";}}"#;
     let file = fixture_with(
         dir.path(),
-        &[post_with_meta(9001, "Baklava", "ingredients", recipe)],
+        &[post_with_meta(
+            9001,
+            "Baklava<br>with honey &#8212; fresh",
+            "ingredients",
+            recipe,
+        )],
     );
     import_ok(dir.path(), &file);
     let imported = item(&db(dir.path()), "wp_9001");
@@ -617,6 +622,8 @@ fn a_custom_field_of_a_php_array_keeps_its_keys_in_any_language() {
         "{}",
         imported.props
     );
+    // A title's line break is a space, its entities decoded (and stored as text).
+    assert_eq!(imported.props["title"], "Baklava with honey \u{2014} fresh");
 }
 
 #[test]

@@ -928,7 +928,7 @@ impl Run {
         }
         let meta = post_meta(item);
         let mut props = serde_json::Map::new();
-        props.insert("title".into(), item.text_of("title").into());
+        props.insert("title".into(), title_text(item.text_of("title")).into());
         props.insert("body".into(), converted.html.into());
         let excerpt = item.text_of("excerpt:encoded");
         if !excerpt.is_empty() {
@@ -1157,7 +1157,7 @@ impl OldComment {
             wp_id,
             parent: c.number("wp:comment_parent").unwrap_or(0),
             approved: c.text_of("wp:comment_approved").to_owned(),
-            author: c.text_of("wp:comment_author").to_owned(),
+            author: plain_text(c.text_of("wp:comment_author")),
             email: c.text_of("wp:comment_author_email").to_owned(),
             url: c.text_of("wp:comment_author_url").to_owned(),
             ip: c.text_of("wp:comment_author_IP").to_owned(),
@@ -1309,7 +1309,7 @@ fn meta_props(meta: &BTreeMap<String, String>) -> impl Iterator<Item = (String, 
 fn check_item(item: &Node) -> Result<(), StoreError> {
     bulwark_store::check_html_limits("body", item.text_of("content:encoded"))?;
     let mut props = serde_json::Map::new();
-    props.insert("title".into(), item.text_of("title").into());
+    props.insert("title".into(), title_text(item.text_of("title")).into());
     props.insert("summary".into(), item.text_of("excerpt:encoded").into());
     props.extend(meta_props(&post_meta(item)));
     bulwark_store::sanitized_props(Props::try_from(Value::Object(props))?).map(drop)
@@ -1403,24 +1403,43 @@ fn menu_name(slug: &str) -> String {
 /// A comment's HTML as the text the comments module keeps (it shows text
 /// only): tags out, the common entities back to their characters.
 fn plain_text(html: &str) -> String {
-    let mut text = String::with_capacity(html.len());
-    let mut in_tag = false;
-    for c in html.chars() {
-        match (in_tag, c) {
-            (false, '<') => in_tag = true,
-            (true, '>') => in_tag = false,
-            (false, c) => text.push(c),
-            (true, _) => {}
-        }
-    }
-    text.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#039;", "'")
-        .replace("&#8217;", "\u{2019}")
-        .replace("&amp;", "&")
+    bulwark_store::html_to_plain(&with_line_breaks(html, "\n"))
         .trim()
         .to_owned()
+}
+
+/// `html` with each `<br>` (any way WordPress writes it) as `with`: a
+/// comment's line break stays one, a title's becomes a space (the text
+/// sanitiser would drop the tag and run the words together).
+fn with_line_breaks(html: &str, with: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        let tag = &rest[at..];
+        let end = tag.find('>').map_or(tag.len(), |i| i + 1);
+        let name = tag[1..end.min(tag.len())]
+            .trim_end_matches('>')
+            .trim_end_matches('/')
+            .trim();
+        if name.eq_ignore_ascii_case("br") {
+            out.push_str(with);
+        } else {
+            out.push_str(&tag[..end]);
+        }
+        rest = &tag[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A post's title as text: its `<br>`s as spaces, every entity decoded once
+/// (the store escapes it again, once).
+fn title_text(title: &str) -> String {
+    bulwark_store::html_to_plain(&with_line_breaks(title, " "))
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 #[cfg(test)]
@@ -1465,5 +1484,18 @@ mod tests {
             plain_text("<p>Fish &amp; chips</p> <b>now</b>"),
             "Fish & chips now"
         );
+    }
+
+    #[test]
+    fn every_entity_is_decoded_and_line_breaks_kept_where_they_mean_something() {
+        assert_eq!(
+            plain_text("Tom &amp; Jerry &#8212; ok &raquo; x&nbsp;y<br />next<BR>line"),
+            "Tom & Jerry \u{2014} ok \u{bb} x y\nnext\nline"
+        );
+        assert_eq!(
+            title_text("Harbour<br>day &#8211; part&nbsp;2"),
+            "Harbour day \u{2013} part 2"
+        );
+        assert_eq!(title_text("A <brick> wall"), "A wall");
     }
 }
