@@ -63,3 +63,19 @@ test("a WordPress export uploaded in the admin is imported with its progress sho
   assert.deepEqual(await row("post"), ["0", "0", "10", "1"]);
   await context.close();
 });
+
+test("a broken export stops with its own name and place in the words, never the server's paths", async () => {
+  const context = await env.browser.newContext();
+  const page = await logOnAs(env.server, context, PASSWORD);
+  await page.goto(env.server.url + "/admin/import");
+  const whole = readFileSync(EXPORT, "utf8");
+  const cut = whole.slice(0, whole.indexOf("</channel>") - 200);
+  await page.setInputFiles('#import-form input[type="file"]', {
+    name: "harbour-export.xml", mimeType: "text/xml", buffer: Buffer.from(cut),
+  });
+  await page.click('#import-form button[type="submit"]');
+  await said(page, "#import-status", /The import stopped: harbour-export\.xml, line \d+, column \d+/);
+  const said_ = await page.locator("#import-status").textContent();
+  assert.doesNotMatch(said_, /\/tmp|\/data\/|wordpress-\d+-/, said_);
+  await context.close();
+});

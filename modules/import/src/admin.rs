@@ -195,6 +195,8 @@ async fn start(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Prob
         .map_err(|e| Problem::internal("making data/import", &e))?;
     let path = dir.join(format!("wordpress-{}-{id}.xml", std::process::id()));
     let (mut file_seen, mut fetch_media, mut users) = (false, false, false);
+    // What the editor called the file: errors name it, never the server's path.
+    let mut shown_name = "the export".to_owned();
     while let Some(mut field) = multipart
         .next_field()
         .await
@@ -203,6 +205,9 @@ async fn start(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Prob
         match field.name() {
             Some("file") if !file_seen => {
                 file_seen = true;
+                if let Some(name) = field.file_name().filter(|n| !n.trim().is_empty()) {
+                    shown_name = name.to_owned();
+                }
                 receive(&mut field, &path).await?;
             }
             Some("file") => {
@@ -279,7 +284,9 @@ async fn start(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Prob
             .state
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .finished = Some(done.map_err(|e| error_chain(&e)));
+            .finished = Some(
+            done.map_err(|e| error_chain(&e).replace(&path.display().to_string(), &shown_name)),
+        );
         progress.push(true);
     });
     Ok(Outcome::Response(json_response(
