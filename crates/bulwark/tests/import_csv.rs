@@ -233,15 +233,32 @@ fn wrong_cells_are_named_by_line_and_column_and_nothing_is_written() {
     assert!(said.contains("nothing was written"), "{said}");
     assert_eq!(count(), before);
 
-    // A row with a cell too many is the file's fault, with its line.
+    // Rows of the wrong length are listed with every other wrong cell, each
+    // with its line (not the first alone).
     std::fs::write(
         &file,
-        "sku,Name,Writer,Internal\nC1,One,,\nC2,Two,,,extra\n",
+        "sku,Name,Writer,published,Internal\n\
+         C1,One,,yes,\n\
+         C2,Two,,yes,,extra\n\
+         C3,Three,,maybe,\n\
+         C4,Four\n",
     )
     .unwrap();
     let out = csv_import(path, file.to_str().unwrap(), &[]);
     assert!(!out.status.success());
     let said = String::from_utf8_lossy(&out.stderr);
-    assert!(said.contains("line 3"), "{said}");
+    assert!(
+        said.contains("line 3, column \"#6\": the row has 6 cells, the header 5: 1 too many"),
+        "{said}"
+    );
+    assert!(
+        said.contains("line 4, column \"published\": \"maybe\""),
+        "{said}"
+    );
+    assert!(
+        said.contains("line 5, column \"Writer\": the row has 2 cells, the header 5: 3 missing"),
+        "{said}"
+    );
+    assert!(said.contains("3 wrong cells"), "{said}");
     assert_eq!(count(), before);
 }

@@ -275,8 +275,10 @@ fn check(
 }
 
 fn open(file: &Path) -> Result<csv::Reader<std::fs::File>, ImportError> {
+    // Rows of another length than the header are read too, so that each is
+    // reported with every other wrong cell (`parse`), not the first alone.
     csv::ReaderBuilder::new()
-        .flexible(false)
+        .flexible(true)
         .from_path(file)
         .map_err(|e| csv_error(file, e))
 }
@@ -319,6 +321,31 @@ fn parse(record: &csv::StringRecord, targets: &[(String, Target)], options: &Csv
     };
     let mut edges = Vec::new();
     let mut errors = Vec::new();
+    if record.len() != targets.len() {
+        let (column, why) = match record.len() > targets.len() {
+            true => (
+                format!("#{}", targets.len() + 1),
+                format!(
+                    "the row has {} cells, the header {}: {} too many",
+                    record.len(),
+                    targets.len(),
+                    record.len() - targets.len()
+                ),
+            ),
+            false => (
+                targets
+                    .get(record.len())
+                    .map_or_else(String::new, |(c, _)| c.clone()),
+                format!(
+                    "the row has {} cells, the header {}: {} missing",
+                    record.len(),
+                    targets.len(),
+                    targets.len() - record.len()
+                ),
+            ),
+        };
+        errors.push(CellError { line, column, why });
+    }
     for ((column, target), cell) in targets.iter().zip(record.iter()) {
         let cell = cell.trim();
         if options.key.as_deref() == Some(column.as_str()) && !cell.is_empty() {
