@@ -18,7 +18,8 @@
   <p class="hint"><a href="{{ url('category', name=rsc.category) }}">{{ m.category[rsc.category].title }}</a>{% for p in rsc.o.author %}{% if loop.first %} {{ _("by") }} {% endif %}<a href="{{ p.page_url }}">{{ p.title }}</a>{% if not loop.last %}, {% endif %}{% endfor %}</p>
   <h1>{{ rsc.title }}</h1>
   {% if rsc.summary %}<p class="lead">{{ rsc.summary }}</p>{% endif %}
-  {% if image is defined %}{% for pic in rsc.o.depiction %}{% if loop.first %}<figure class="depiction">{{ image(pic.id, "medium") }}</figure>{% endif %}{% endfor %}{% endif %}
+  {% if image is defined %}{% if (rsc.mime or "")[:6] == "image/" %}{# A picture's own page shows it. #}<figure class="depiction">{{ image(rsc.id, "large") }}</figure>
+  {% else %}{% for pic in rsc.o.depiction %}{% if loop.first %}<figure class="depiction">{{ image(pic.id, "medium") }}</figure>{% endif %}{% endfor %}{% endif %}{% endif %}
   {{ embeds(pictures(rsc.body)) if pictures is defined else rsc.body }}
   {% set related = rsc.o.relation %}
   {% if related %}

@@ -323,6 +323,16 @@ async fn pictures_in_a_text_are_written_responsive_and_one_the_visitor_may_not_s
     assert!(!page.contains(&format!("/media/file/{hidden}")), "{page}");
     assert!(!page.contains("a draft"), "{page}");
     assert!(page.contains("/lib/images/logo.png"), "{page}");
+
+    // A picture's own page shows the picture (large), not only its title.
+    let (status, own) = get(&s, &format!("/page/{shown}"), None).await;
+    assert_eq!(status, 200, "{own}");
+    assert!(
+        own.contains(&format!(
+            r#"<figure class="depiction"><img src="/media/preview/{shown}/large/"#
+        )),
+        "{own}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
