@@ -155,16 +155,36 @@ pub fn stored_tags<'a>(html: &'a str, name: &'a str) -> impl Iterator<Item = Sto
             let name_end = rest
                 .find(|c: char| c.is_ascii_whitespace() || c == '>' || c == '/')
                 .unwrap_or(rest.len());
+            if !rest[..name_end].eq_ignore_ascii_case(name) {
+                // Another tag: only where it ends, nothing kept.
+                from = skip_attributes(html, start + 1 + name_end);
+                continue;
+            }
             let (attrs, end) = read_attributes(html, start + 1 + name_end);
             from = end;
-            if rest[..name_end].eq_ignore_ascii_case(name) {
-                return Some(StoredTag {
-                    span: start..end,
-                    attrs,
-                });
-            }
+            return Some(StoredTag {
+                span: start..end,
+                attrs,
+            });
         }
     })
+}
+
+/// Where the tag whose attributes start at `at` ends (just past its `>`,
+/// or the end of the value), past quoted values.
+fn skip_attributes(html: &str, mut at: usize) -> usize {
+    let bytes = html.as_bytes();
+    let mut quote = None;
+    while at < bytes.len() {
+        match (quote, bytes[at]) {
+            (None, b'>') => return at + 1,
+            (None, q @ (b'"' | b'\'')) if at > 0 && bytes[at - 1] == b'=' => quote = Some(q),
+            (Some(q), b) if b == q => quote = None,
+            _ => {}
+        }
+        at += 1;
+    }
+    at
 }
 
 /// The attributes from `at` to the end of the tag, and where the tag ends
@@ -299,6 +319,15 @@ mod tests {
         assert_eq!(&stored[tags[0].span.clone()][..5], "<img ");
         assert!(stored[tags[0].span.clone()].ends_with('>'));
         assert_eq!(tags[1].attr("src"), Some("/old.png"));
+    }
+
+    #[test]
+    fn a_tag_inside_another_tags_quoted_value_is_not_one() {
+        let old = r#"<p title="<img src=/b> & more">t</p><img src="/a">"#;
+        let found: Vec<String> = stored_tags(old, "img")
+            .map(|t| t.attr("src").unwrap_or_default().to_owned())
+            .collect();
+        assert_eq!(found, ["/a"]);
     }
 
     #[test]
