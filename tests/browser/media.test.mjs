@@ -35,8 +35,12 @@ test("files dropped on the library upload with progress and appear; a wrong one 
   const first = page.locator("#uploads li").first();
   await first.locator(".message.ok").waitFor({ timeout: 15000 });
   assert.equal(await first.locator("progress").evaluate((p) => p.value), 1);
-  await page.locator('#media-grid img[alt="sunset.jpg"]').waitFor();
-  assert.ok(await page.locator('#media-grid img[alt="sunset.jpg"]').evaluate((img) => img.complete && img.naturalWidth === 1200));
+  // Shown once its preview has loaded (under load that is a moment later).
+  await page.waitForFunction(() => {
+    const img = document.querySelector('#media-grid img[alt="sunset.jpg"]');
+    return img && img.complete && img.naturalWidth > 0;
+  }, null, { timeout: 15000 });
+  assert.equal(await page.locator('#media-grid img[alt="sunset.jpg"]').evaluate((img) => img.naturalWidth), 1200);
 
   // Chosen with the picker, and a page that is not a picture at all.
   await page.setInputFiles("#files", [
