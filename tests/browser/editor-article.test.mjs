@@ -12,34 +12,20 @@
 // tags and the link dialog are photographed into docs/admin/look/.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import {
-  accessibilityProblems, eventually, logOn, newArticle, pictureBytes, said, screenshotsDir, serverAndBrowser,
+  accessibilityProblems, callApi, eventually, logOn, newArticle, pictureBytes, said, screenshotsDir,
+  serverAndBrowser, starterWithToken,
 } from "./helpers.mjs";
 
 const TOKEN = "browser-test-token";
 const PASSWORD = "browser-test-admin-password";
 const SHOTS = screenshotsDir(join("admin", "look"));
 
-function prepare(dir) {
-  const site = join(dir, "sites/default");
-  cpSync(resolve(import.meta.dirname, "../../sites/default"), site, { recursive: true });
-  const toml = join(site, "site.toml");
-  writeFileSync(toml, readFileSync(toml, "utf8").replace('# token = "generated"', `token = "${TOKEN}"`));
-}
+const env = serverAndBrowser({ prepare: starterWithToken(TOKEN), env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
 
-const env = serverAndBrowser({ prepare, env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
-
-async function api(method, path, body) {
-  const res = await fetch(env.server.url + path, {
-    method,
-    headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text);
+function api(method, path, body) {
+  return callApi(env.server, TOKEN, method, path, body);
 }
 
 async function stored(id) {
@@ -58,6 +44,21 @@ async function typeAtEnd(page, text) {
   await page.locator("#body-editor").click();
   await page.keyboard.press("Control+End");
   await page.keyboard.type(text);
+}
+
+// A picture file put into the text as a browser does on a paste or a drop.
+async function pictureInto(page, how, name, hue) {
+  const b64 = (await pictureBytes(page, hue)).toString("base64");
+  await page.evaluate(([how, name, b64]) => {
+    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+    const data = new DataTransfer();
+    data.items.add(new File([bytes], name, { type: "image/jpeg" }));
+    const init = { bubbles: true, cancelable: true };
+    const event = how === "drop"
+      ? new DragEvent("drop", { ...init, dataTransfer: data })
+      : new ClipboardEvent("paste", { ...init, clipboardData: data });
+    document.getElementById("body-editor").dispatchEvent(event);
+  }, [how, name, b64]);
 }
 
 // The picture dialog, filled in and confirmed for the chosen picture.
@@ -95,13 +96,7 @@ test("an article written whole: two pictures in the text, a tag, scheduled, publ
   await page.keyboard.type("At the market");
   await page.keyboard.press("Enter");
   await page.keyboard.type("Fish sold out by ten.");
-  const pasted = (await pictureBytes(page, 40)).toString("base64");
-  await page.evaluate((b64) => {
-    const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-    const data = new DataTransfer();
-    data.items.add(new File([bytes], "market.jpg", { type: "image/jpeg" }));
-    document.getElementById("body-editor").dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
-  }, pasted);
+  await pictureInto(page, "paste", "market.jpg", 40);
   await page.locator("#picture-dialog").waitFor({ state: "visible" });
   await said(page, "#picture-status", /^Uploaded market\.jpg/);
   await describePicture(page, { alt: "Crates of fish on the market", align: "center", size: "medium" });
@@ -332,13 +327,7 @@ test("the editor's new parts at 390 px and in the dark: nothing wider than the s
       await page.locator("#tags").screenshot({ path: join(SHOTS, `tags-${scheme}-${name}.png`) });
       if (scheme === "light" && name === "wide") {
         // A picture dropped into the text opens the dialog with its upload.
-        const dropped = (await pictureBytes(page, 300)).toString("base64");
-        await page.evaluate((b64) => {
-          const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-          const data = new DataTransfer();
-          data.items.add(new File([bytes], "dropped.jpg", { type: "image/jpeg" }));
-          document.getElementById("body-editor").dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true }));
-        }, dropped);
+        await pictureInto(page, "drop", "dropped.jpg", 300);
         await page.locator("#picture-dialog").waitFor({ state: "visible" });
         await said(page, "#picture-status", /^Uploaded dropped\.jpg/);
         await said(page, "#picture-chosen", /^Chosen: /);

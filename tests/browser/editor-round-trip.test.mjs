@@ -7,31 +7,15 @@
 // its <textarea>: `&lt;b&gt;` became bold and the alt text became "The".)
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { eventually, logOn, said, serverAndBrowser } from "./helpers.mjs";
+import { callApi, eventually, logOn, said, serverAndBrowser, starterWithToken } from "./helpers.mjs";
 
 const TOKEN = "browser-test-token";
 const PASSWORD = "browser-test-admin-password";
 
-function prepare(dir) {
-  const site = join(dir, "sites/default");
-  cpSync(resolve(import.meta.dirname, "../../sites/default"), site, { recursive: true });
-  const toml = join(site, "site.toml");
-  writeFileSync(toml, readFileSync(toml, "utf8").replace('# token = "generated"', `token = "${TOKEN}"`));
-}
+const env = serverAndBrowser({ prepare: starterWithToken(TOKEN), env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
 
-const env = serverAndBrowser({ prepare, env: { BULWARK_ADMIN_PASSWORD: PASSWORD } });
-
-async function api(method, path, body) {
-  const res = await fetch(env.server.url + path, {
-    method,
-    headers: { Authorization: `Bearer ${TOKEN}`, "Content-Type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
-  return JSON.parse(text);
+function api(method, path, body) {
+  return callApi(env.server, TOKEN, method, path, body);
 }
 
 async function someArticleId() {

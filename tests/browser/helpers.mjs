@@ -1,7 +1,8 @@
 // Starts a real `bulwark serve` on a free port in a temporary folder, and a headless
 // Debian Chromium driven by playwright-core.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import assert from "node:assert/strict";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -98,6 +99,30 @@ export function serverAndBrowser(options) {
     await env.server?.stop();
   });
   return env;
+}
+
+/// A `prepare` for `serverAndBrowser`: the starter site, with the site's API
+/// token set to `token` (for scripts: `callApi`).
+export function starterWithToken(token) {
+  return (dir) => {
+    const site = join(dir, "sites/default");
+    cpSync(resolve(root, "sites/default"), site, { recursive: true });
+    const toml = join(site, "site.toml");
+    writeFileSync(toml, readFileSync(toml, "utf8").replace('# token = "generated"', `token = "${token}"`));
+  };
+}
+
+/// `method path` on `server`'s JSON API with the site's token: the parsed
+/// answer; an answer that is not a success fails the test, saying it.
+export async function callApi(server, token, method, path, body) {
+  const res = await fetch(server.url + path, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
+  return JSON.parse(text);
 }
 
 /// A page of `context` logged on to `server` as `username`, on /admin.

@@ -27,15 +27,33 @@ fn starter() -> tempfile::TempDir {
     dir
 }
 
-fn import(dir: &Path, file: &Path, more: &[&str]) -> Output {
+/// `bulwark ARGS` run in `dir`, as these tests start it.
+fn bulwark(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_bulwark"))
         .current_dir(dir)
         .env("BULWARK_ADMIN_PASSWORD", "import-test-admin-password")
-        .args(["import", "wordpress", "default"])
-        .arg(file)
-        .args(more)
+        .args(args)
         .output()
         .unwrap()
+}
+
+fn import(dir: &Path, file: &Path, more: &[&str]) -> Output {
+    let file = file.to_str().unwrap();
+    bulwark(
+        dir,
+        &[&["import", "wordpress", "default", file], more].concat(),
+    )
+}
+
+/// The site as it is before any import (its database made by a first look).
+fn before_any_import(dir: &Path) -> Vec<(String, i64)> {
+    let out = bulwark(dir, &["user", "list"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    state(&db(dir))
 }
 
 /// Imports `file` with the fixture's uploads; the report it wrote.
@@ -265,12 +283,7 @@ fn a_wordpress_export_lands_where_each_part_belongs_and_a_second_import_changes_
         .unwrap();
     assert!(hash.starts_with("$argon2id$"), "{hash}");
     assert_eq!(email, "bob@example.org");
-    let listed = Command::new(env!("CARGO_BIN_EXE_bulwark"))
-        .current_dir(dir.path())
-        .env("BULWARK_ADMIN_PASSWORD", "import-test-admin-password")
-        .args(["user", "list"])
-        .output()
-        .unwrap();
+    let listed = bulwark(dir.path(), &["user", "list"]);
     let listed = String::from_utf8_lossy(&listed.stdout);
     assert!(
         listed
@@ -424,19 +437,7 @@ fn a_wordpress_export_lands_where_each_part_belongs_and_a_second_import_changes_
 #[test]
 fn a_file_cut_in_the_middle_fails_with_its_position_and_leaves_the_site_as_it_was() {
     let dir = starter();
-    // The site as it is before any import (its database made by a first look).
-    let out = Command::new(env!("CARGO_BIN_EXE_bulwark"))
-        .current_dir(dir.path())
-        .env("BULWARK_ADMIN_PASSWORD", "import-test-admin-password")
-        .args(["user", "list"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let before = state(&db(dir.path()));
+    let before = before_any_import(dir.path());
 
     let whole = std::fs::read_to_string(fixture().join("export.xml")).unwrap();
     let cut_at = whole.find("Привет, мир").unwrap();
@@ -629,18 +630,7 @@ fn a_custom_field_of_a_php_array_keeps_its_keys_in_any_language() {
 #[test]
 fn what_the_site_would_refuse_is_found_before_anything_is_written_and_named_by_item_and_field() {
     let dir = starter();
-    let out = Command::new(env!("CARGO_BIN_EXE_bulwark"))
-        .current_dir(dir.path())
-        .env("BULWARK_ADMIN_PASSWORD", "import-test-admin-password")
-        .args(["user", "list"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let before = state(&db(dir.path()));
+    let before = before_any_import(dir.path());
     // A key with a control character inside a field, and a field nested
     // deeper than the store keeps: two posts among the fixture's many.
     let control = "a:1:{s:2:\"a\u{7}\";i:1;}";

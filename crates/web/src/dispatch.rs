@@ -139,14 +139,7 @@ async fn serve(
         // A browser's mistyped or outdated address: the site's 404 page, as
         // a page (its header and navigation, the visitor's language, logged
         // on or not), which needs who is asking.
-        let auth = match site
-            .authenticator()
-            .as_ref()
-            .and_then(|a| a.authenticate(&parts, peer))
-        {
-            Some(asking) => asking.await,
-            None => Authenticated::anonymous(),
-        };
+        let auth = who_asks(site, &parts, peer).await;
         let set_cookie = auth.set_cookie.clone();
         let ctx = RequestCtx::new(&parts, &[], site, Bytes::new(), upgrade, peer)
             .in_language(url_language)
@@ -169,14 +162,7 @@ async fn serve(
     }
     // Who is asking, and whether they may, before a byte of the body is read:
     // a refused write is refused whatever it sends.
-    let auth = match site
-        .authenticator()
-        .as_ref()
-        .and_then(|a| a.authenticate(&parts, peer))
-    {
-        Some(asking) => asking.await,
-        None => Authenticated::anonymous(),
-    };
+    let auth = who_asks(site, &parts, peer).await;
     let set_cookie = auth.set_cookie.clone();
     let with_cookie = |mut resp: Response<Body>| {
         if let Some(cookie) = &set_cookie {
@@ -250,6 +236,19 @@ async fn serve(
     let answer = respond(&ctx, outcome).await;
     how.secured = answer.secured;
     with_cookie(answer.response)
+}
+
+/// Who is asking: the site's authenticator's answer, or an anonymous visitor
+/// on a site without one.
+async fn who_asks(site: &SiteRuntime, parts: &http::request::Parts, peer: Peer) -> Authenticated {
+    match site
+        .authenticator()
+        .as_ref()
+        .and_then(|a| a.authenticate(parts, peer))
+    {
+        Some(asking) => asking.await,
+        None => Authenticated::anonymous(),
+    }
 }
 
 /// `/` on a site with language URLs: `302` to the front page in the

@@ -257,11 +257,17 @@ impl SiteRuntime {
     pub fn page_url_in(&self, r: &bulwark_store::Resource, language: &str) -> Option<String> {
         let slug = bulwark_template::slug_in(r, &[language]);
         let url = (self.page_urls)(r.id, &slug)?;
-        Some(if self.languages.prefixed() {
-            format!("/{language}{url}")
+        Some(self.path_in(&url, language))
+    }
+
+    /// A path of the site's rules in `language`: with its prefix on a site
+    /// with language URLs (`/nl/articles`; `/nl/` for `/`), else as it is.
+    pub fn path_in(&self, path: &str, language: &str) -> String {
+        if self.languages.prefixed() {
+            format!("/{language}{path}")
         } else {
-            url
-        })
+            path.to_owned()
+        }
     }
 
     /// Whether the site's URLs carry the language (`[language] urls = "prefix"`).

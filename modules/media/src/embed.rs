@@ -14,6 +14,8 @@ use minijinja::{Environment, Value};
 
 use bulwark_store::stored_tags;
 
+use crate::preview::attribute;
+
 /// A video player for `url`, if it is one of a provider the site embeds.
 fn player(url: &str) -> Option<(&'static str, String)> {
     let rest = url
@@ -62,14 +64,6 @@ fn player(url: &str) -> Option<(&'static str, String)> {
         }),
         _ => None,
     }
-}
-
-/// A value written inside a double-quoted attribute.
-fn attribute(value: &str) -> String {
-    value
-        .replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
 }
 
 /// `html` (a stored value) with each embed figure's link preceded by its

@@ -286,7 +286,7 @@ impl Picture {
 
 /// A value (decoded, as `stored_tags` gives them) written inside a
 /// double-quoted attribute.
-fn attribute(value: &str) -> String {
+pub(crate) fn attribute(value: &str) -> String {
     value
         .replace('&', "&amp;")
         .replace('"', "&quot;")

@@ -247,8 +247,8 @@ fn pages_of(req: &RequestCtx<'_>, origin: &str, pages: &[String]) -> Vec<Entry> 
             .languages
             .iter()
             .map(|lang| {
-                let tail = if path == "/" { "/" } else { path.as_str() };
-                (lang.clone(), format!("{origin}/{lang}{tail}"))
+                let loc = format!("{origin}{}", req.site.path_in(&path, lang));
+                (lang.clone(), loc)
             })
             .collect();
         entries.extend(alternates.iter().map(|(_, loc)| Entry {

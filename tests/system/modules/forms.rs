@@ -422,6 +422,15 @@ async fn the_starter_contact_form_delivers() {
     s.shutdown().await;
 }
 
+/// Resource `id`'s page as a visitor gets it (after a move to its address).
+async fn visitor_page(s: &TestServer, id: i64) -> RawResponse {
+    let page = get(s.addr, "localhost", &format!("/page/{id}")).await;
+    match page.status {
+        301 | 302 => get(s.addr, "localhost", page.header("location").unwrap()).await,
+        _ => page,
+    }
+}
+
 #[tokio::test]
 async fn a_published_form_without_fields_is_not_there_for_visitors_until_it_has_one() {
     let sink = SmtpSink::start();
@@ -435,12 +444,7 @@ async fn a_published_form_without_fields_is_not_there_for_visitors_until_it_has_
     .await;
     assert_eq!(status, 201, "{made}");
     let id = made["id"].as_i64().unwrap();
-    let page = get(s.addr, "localhost", &format!("/page/{id}")).await;
-    let page = if page.status == 301 || page.status == 302 {
-        get(s.addr, "localhost", page.header("location").unwrap()).await
-    } else {
-        page
-    };
+    let page = visitor_page(&s, id).await;
     assert_eq!(page.status, 404, "no fields yet: {}", page.text());
 
     // With a field it is there, at once (the change flushes the cached 404).
@@ -452,12 +456,7 @@ async fn a_published_form_without_fields_is_not_there_for_visitors_until_it_has_
     )
     .await;
     assert_eq!(status, 200, "{changed}");
-    let page = get(s.addr, "localhost", &format!("/page/{id}")).await;
-    let page = if page.status == 301 || page.status == 302 {
-        get(s.addr, "localhost", page.header("location").unwrap()).await
-    } else {
-        page
-    };
+    let page = visitor_page(&s, id).await;
     assert_eq!(page.status, 200);
     assert!(page.text().contains("E-mail"), "{}", page.text());
 }

@@ -378,19 +378,15 @@
     function pictureFiles(list) {
       return Array.prototype.filter.call(list || [], function (f) { return /^image\//.test(f.type); });
     }
-    body.surface.addEventListener("drop", function (e) {
-      var files = pictureFiles(e.dataTransfer && e.dataTransfer.files);
+    function takePicture(e) {
+      var carried = e.type === "drop" ? e.dataTransfer : e.clipboardData;
+      var files = pictureFiles(carried && carried.files);
       if (!files.length) return;
       e.preventDefault();
       e.stopPropagation();
       open(files[0]);
-    }, true);
-    body.surface.addEventListener("paste", function (e) {
-      var files = pictureFiles(e.clipboardData && e.clipboardData.files);
-      if (!files.length) return;
-      e.preventDefault();
-      e.stopPropagation();
-      open(files[0]);
-    }, true);
+    }
+    body.surface.addEventListener("drop", takePicture, true);
+    body.surface.addEventListener("paste", takePicture, true);
   })();
 })();
