@@ -2,7 +2,8 @@
 # The real programs the operations tests talk to: Debian's `prometheus` (a
 # Prometheus server that scrapes /metrics), `varnish` with `varnish-modules`
 # (xkey, for purges by dependency key) and `pebble` (an ACME test server), and
-# PyPI's `prometheus-client` (a parser of the text format), and `xmllint`
+# PyPI's `prometheus-client` (a parser of the text format) and `feedparser`
+# (a feed reader's parser), and `xmllint`
 # (Debian's `libxml2-utils`) with sitemaps.org's sitemap schema (as npm's
 # `sitemap` package ships it, in target/schemas/). The tests start
 # each program themselves, on free ports in a temporary folder; this only makes
@@ -50,6 +51,17 @@ if ! has_parser; then
     fi
 fi
 has_parser || { echo "ensure-ops-tools: prometheus-client is installed but no python3 imports it" >&2; exit 1; }
+
+# PyPI's feedparser, the feed reader the feed tests read the feeds with.
+if ! python3 -c "import feedparser" >/dev/null 2>&1; then
+    if ! { command -v apt-get >/dev/null 2>&1 \
+        && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-feedparser >/dev/null 2>&1 \
+        && python3 -c "import feedparser" >/dev/null 2>&1; }; then
+        python3 -m pip install --quiet feedparser \
+            || python3 -m pip install --quiet --break-system-packages feedparser
+    fi
+fi
+python3 -c "import feedparser" || { echo "ensure-ops-tools: no python3 imports feedparser" >&2; exit 1; }
 
 # sitemaps.org's schema of a sitemap (urlset), for the SEO module's test.
 schemas="$(cd "$(dirname "$0")/.." && pwd)/target/schemas"

@@ -55,6 +55,7 @@ mod modules {
     }
     mod cluster;
     mod comments;
+    mod feeds;
     mod forms;
     mod mail {
         mod outbox;

@@ -379,6 +379,8 @@ struct TemplateOptions {
     content_type: Option<String>,
     #[serde(default = "default_true")]
     cache: bool,
+    #[serde(default)]
+    vars: BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -746,6 +748,7 @@ pub(crate) fn parse_dispatch_rules(
                     template: o.template,
                     content_type: o.content_type,
                     cache: o.cache,
+                    vars: o.vars,
                 }
             }
             "lib" => {

@@ -5,7 +5,7 @@
 //! name is already taken is left out, which is how a site overrides a module's page.
 //! The compiled router is immutable; a config change builds a new one and swaps it in.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
@@ -15,10 +15,13 @@ use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 pub enum Controller {
     /// Render a named template; path arguments become template variables.
     /// `cache`: anonymous visitors get the page from the page cache (default).
+    /// `vars`: more variables, the same for every request (`{ format =
+    /// "rss" }`: one template for two rules).
     Template {
         template: String,
         content_type: Option<String>,
         cache: bool,
+        vars: BTreeMap<String, String>,
     },
     /// Combined static files from the `lib/` folders (`path` argument).
     Lib,
@@ -355,6 +358,7 @@ mod tests {
                 template: template.into(),
                 content_type: None,
                 cache: true,
+                vars: BTreeMap::new(),
             },
         }
     }

@@ -69,11 +69,75 @@ pub(crate) fn source(value: &Value) -> Value {
     Value::from_safe_string(escaped)
 }
 
+/// `{{ r.title|plain }}`: a stored value (sanitised HTML) as the text a
+/// person reads: tags out, character references decoded; printed, it is
+/// escaped again. For places that take text and not HTML: a feed's title, a
+/// `mailto:` subject. Control characters (which XML may not hold) are left
+/// out. None and undefined are the empty string.
+pub(crate) fn plain(value: &Value) -> Value {
+    if value.is_undefined() || value.is_none() {
+        return Value::from("");
+    }
+    let text = match value.as_str() {
+        Some(text) => bulwark_store::html_to_plain(text),
+        None => value.to_string(),
+    };
+    Value::from(
+        text.chars()
+            .filter(|c| !c.is_control() || matches!(c, '\n' | '\t'))
+            .collect::<String>(),
+    )
+}
+
+/// `{% if year is digits %}`: a whole number from 0 up, or text of ASCII
+/// digits only (a path's `{year}`), so a template can test what `|int`
+/// would fail on before it asks.
+pub(crate) fn is_digits(value: &Value) -> bool {
+    match value.as_str() {
+        Some(text) => !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()),
+        None => u64::try_from(value.clone()).is_ok(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     use std::cell::RefCell;
+
+    #[test]
+    fn digits_are_a_whole_number_or_text_of_digits_only() {
+        for yes in [Value::from("2024"), Value::from("03"), Value::from(7)] {
+            assert!(is_digits(&yes), "{yes:?}");
+        }
+        for no in [
+            Value::from(""),
+            Value::from("abc"),
+            Value::from("-1"),
+            Value::from("٣"),
+            Value::from(-1),
+            Value::from(2.5),
+            Value::from(()),
+        ] {
+            assert!(!is_digits(&no), "{no:?}");
+        }
+    }
+
+    #[test]
+    fn plain_is_the_text_a_person_reads_escaped_again_when_printed() {
+        let stored = Value::from_safe_string("Fish &amp; chips&nbsp;<b>now</b>\u{1}".to_owned());
+        let text = plain(&stored);
+        assert_eq!(text.as_str(), Some("Fish & chips now"));
+        let mut env = minijinja::Environment::new();
+        env.add_filter("plain", plain);
+        env.add_template("t.xml", "{{ t|plain }}").unwrap();
+        let out = env
+            .get_template("t.xml")
+            .unwrap()
+            .render(minijinja::context! { t => stored })
+            .unwrap();
+        assert_eq!(out, "Fish &amp; chips now");
+    }
 
     use html5ever::tendril::StrTendril;
     use html5ever::tokenizer::states::{RawKind, State};

@@ -146,6 +146,8 @@ impl SiteTemplates {
         env.add_function("live", live_block);
         env.add_filter("date", filters::date);
         env.add_filter("source", filters::source);
+        env.add_filter("plain", filters::plain);
+        env.add_test("digits", filters::is_digits);
         env.add_function("not_found", || -> Result<Value, minijinja::Error> {
             Err(
                 minijinja::Error::new(ErrorKind::InvalidOperation, "not_found() was called")

@@ -2,7 +2,8 @@
 //! rendered, on the site's canonical host, so that aliases, `?utm_*` query strings
 //! and the like count as one page for search engines; `alternate_links()`: the
 //! same page in the site's other languages (`hreflang`), on a site with
-//! language URLs.
+//! language URLs; `absolute_links(html)`: a stored text with its links and
+//! pictures on the canonical host, for a reader outside the site (a feed).
 
 use std::sync::Arc;
 
@@ -19,6 +20,15 @@ impl Origin {
         Origin(format!("{scheme}://{hostname}").into())
     }
 
+    /// `url` on the canonical host when it is a path of this site (with
+    /// what follows it: a query, a fragment, a srcset's width), else as it is.
+    fn absolute(&self, url: &str) -> String {
+        match is_path(url) {
+            true => format!("{}{url}", self.0),
+            false => url.to_owned(),
+        }
+    }
+
     /// `path` (from the request, or given), without its query string.
     fn url(&self, path: &str) -> String {
         let path = path.split(['?', '#']).next().unwrap_or("/");
@@ -30,6 +40,13 @@ impl Origin {
 pub(crate) fn register(env: &mut Environment<'static>, origin: Origin) {
     let for_link = origin.clone();
     let for_alternates = origin.clone();
+    let for_text = origin.clone();
+    env.add_function("absolute_links", move |html: Value| -> Value {
+        match html.as_str() {
+            Some(text) => Value::from_safe_string(absolute_links(text, &for_text)),
+            None => html,
+        }
+    });
     env.add_function(
         "canonical_url",
         move |state: &State, kwargs: Kwargs| -> Result<Value, Error> {
@@ -57,6 +74,58 @@ pub(crate) fn register(env: &mut Environment<'static>, origin: Origin) {
             )))
         },
     );
+}
+
+/// The tags whose attributes hold a link, and those attributes.
+const LINKING: [(&str, &[&str]); 2] = [("a", &["href"]), ("img", &["src", "srcset"])];
+
+/// `html` (a stored value) with each link and picture that is a path of
+/// this site (`/page/7`, `/media/...`) written on its canonical host, as a
+/// feed reader or a mail needs it: they read the text away from the site.
+fn absolute_links(html: &str, origin: &Origin) -> String {
+    let mut out = html.to_owned();
+    for (tag, attributes) in LINKING {
+        let mut written = String::with_capacity(out.len());
+        let mut copied = 0;
+        for found in bulwark_store::stored_tags(&out, tag) {
+            let local = |name: &str, value: &str| {
+                attributes.contains(&name) && value.split(',').any(|v| is_path(v.trim()))
+            };
+            if !found.attrs.iter().any(|(n, v)| local(n, v)) {
+                continue;
+            }
+            written.push_str(&out[copied..found.span.start]);
+            written.push('<');
+            written.push_str(tag);
+            for (name, value) in &found.attrs {
+                let value = match local(name, value) {
+                    true if name == "srcset" => value
+                        .split(',')
+                        .map(|candidate| origin.absolute(candidate.trim()))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    true => origin.absolute(value),
+                    false => value.clone(),
+                };
+                written.push_str(&format!(
+                    r#" {name}="{}""#,
+                    bulwark_template::escape_html(&value)
+                ));
+            }
+            written.push('>');
+            copied = found.span.end;
+        }
+        if copied > 0 {
+            written.push_str(&out[copied..]);
+            out = written;
+        }
+    }
+    out
+}
+
+/// A path of this site: `/x`, not `//host/x`.
+fn is_path(url: &str) -> bool {
+    url.starts_with('/') && !url.starts_with("//")
 }
 
 /// `<link rel="alternate" hreflang="..">` for each language the page is in
@@ -163,6 +232,18 @@ mod tests {
             "https://example.com/about"
         );
         assert_eq!(origin.url("nonsense"), "https://example.com/");
+    }
+
+    #[test]
+    fn absolute_links_puts_the_sites_own_links_and_pictures_on_its_host() {
+        let origin = Origin::new("example.com", true);
+        let html = r#"<p>See <a href=/page/7>this</a>, <a href="https://x.test/a">that</a> and <a href=#top>up</a>.</p><img src=/media/a.jpg srcset="/media/a.jpg 400w, /media/b.jpg 800w" alt="A &amp; B">"#;
+        assert_eq!(
+            absolute_links(html, &origin),
+            r#"<p>See <a href="https://example.com/page/7">this</a>, <a href="https://x.test/a">that</a> and <a href=#top>up</a>.</p><img src="https://example.com/media/a.jpg" srcset="https://example.com/media/a.jpg 400w, https://example.com/media/b.jpg 800w" alt="A &amp; B">"#
+        );
+        let plain = "<p>No links, <b>bold</b> &amp; //not/a/path</p>";
+        assert_eq!(absolute_links(plain, &origin), plain);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 <link rel="icon" type="image/svg+xml" href="{{ lib("images/favicon.svg") }}">
 {% block canonical %}{{ canonical_link() }}{% endblock %}
 {% block alternates %}{{ alternate_links() }}{% endblock %}
+{% include "_feed_links.tpl" ignore missing %}
 {{ lib("css/bulwark.css", "css/site.css") }}
 {% block head %}{% endblock %}
 </head>

@@ -1,5 +1,5 @@
 {% extends "base.tpl" %}
-{% from "_macros.tpl" import card, resource_card %}
+{% from "_macros.tpl" import listing %}
 {% set cat = m.category[name] %}
 {% block title %}{{ cat.title }} &middot; {{ super() }}{% endblock %}
 {% block content %}
@@ -14,18 +14,5 @@
 </p>
 {% endif %}
 {% set found = m.search(cat=name, sort="-created", page=q.page, pagelen=10, total=true) %}
-<section class="grid">
-{% for r in found.items %}
-  {{ resource_card(r, 2) }}
-{% else %}
-  <p>{{ _("Nothing here yet.") }}</p>
-{% endfor %}
-</section>
-{% if found.pages > 1 %}
-<nav class="pager">
-{% for p in range(1, found.pages + 1) %}
-  <a href="{{ url('category', name=name, page=p) }}"{% if p == found.page %} aria-current="page"{% endif %}>{{ p }}</a>
-{% endfor %}
-</nav>
-{% endif %}
+{{ listing(found, url('category', name=name), _("Nothing here yet.")) }}
 {% endblock %}

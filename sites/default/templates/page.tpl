@@ -26,12 +26,8 @@
   <h2>{{ _("Related") }}</h2>
   <ul>{% for r in related %}<li><a href="{{ r.page_url }}">{{ r.title }}</a></li>{% endfor %}</ul>
   {% endif %}
-  {% set writes = rsc.s.author %}
-  {% if writes %}
-  <h2>{{ _("Articles") }}</h2>
-  <ul>{% for r in writes %}<li><a href="{{ r.page_url }}">{{ r.title }}</a></li>{% endfor %}</ul>
-  {% endif %}
 {% endcall %}
+{% block listing %}{% endblock %}
 </article>
 {% if m.comments is defined and m.comments.open(rsc.id) %}{% include "_comments.tpl" %}{% endif %}
 {{ lib("js/bulwark.js", "js/bulwark-live.js") }}

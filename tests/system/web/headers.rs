@@ -174,6 +174,10 @@ async fn a_cached_page_is_answered_with_the_headers_of_the_general_path_and_the_
     assert_eq!(all_but_date(&hit), all_but_date(&first));
     let length = hit.body.len().to_string();
     let etag = hit.header("etag").expect("a validator").to_string();
+    let modified = hit
+        .header("last-modified")
+        .expect("when it was rendered")
+        .to_string();
     let mut expected = vec![
         "accept-ranges: bytes".to_string(),
         "cache-control: no-cache".into(),
@@ -182,6 +186,7 @@ async fn a_cached_page_is_answered_with_the_headers_of_the_general_path_and_the_
         format!("content-security-policy: {DEFAULT_CSP}"),
         "content-type: text/html; charset=utf-8".into(),
         format!("etag: {etag}"),
+        format!("last-modified: {modified}"),
         "referrer-policy: strict-origin-when-cross-origin".into(),
         "vary: Accept-Encoding".into(),
         "x-content-type-options: nosniff".into(),

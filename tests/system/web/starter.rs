@@ -265,3 +265,118 @@ async fn the_front_page_describes_itself_to_link_previews() {
     assert!(first_h("h2") < first_h("h3"), "an h2 before any h3");
     s.shutdown().await;
 }
+
+/// The paths the cards of a list page link to, in order.
+fn card_links(html: &str) -> Vec<String> {
+    html.split(r#"<article class="card">"#)
+        .skip(1)
+        .filter_map(|card| card.split(r#"<h2><a href=""#).nth(1)?.split('"').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyword_person_and_date_archive_pages_list_their_articles_newest_first_paged() {
+    use bulwark_store::{NewResource, Props};
+    let s = start_starter_site(|_| {}).await;
+    let store = s.models["default"].store.clone();
+    let mut keyword = NewResource::new("keyword", Props::new().with("title", "Harbour"));
+    keyword.published = true;
+    let keyword = store.create_resource(keyword).unwrap();
+    let mut person = NewResource::new("person", Props::new().with("title", "Grace"));
+    person.published = true;
+    let person = store.create_resource(person).unwrap();
+    // Twelve articles of March 2024 about the harbour, by Grace; one of
+    // February by nobody about nothing; a draft of March.
+    let mut march = Vec::new();
+    for day in 1..=12 {
+        let mut a = NewResource::new(
+            "article",
+            Props::new().with("title", format!("Harbour news {day}")),
+        );
+        a.published = true;
+        a.created = chrono::NaiveDate::from_ymd_opt(2024, 3, day)
+            .and_then(|d| d.and_hms_opt(9, 0, 0))
+            .map(|t| t.and_utc());
+        let id = store.create_resource(a).unwrap();
+        store.insert_edge(id, "subject", keyword, None).unwrap();
+        store.insert_edge(id, "author", person, None).unwrap();
+        march.push(id);
+    }
+    let mut february = NewResource::new("article", Props::new().with("title", "Quiet month"));
+    february.published = true;
+    february.created = chrono::NaiveDate::from_ymd_opt(2024, 2, 10)
+        .and_then(|d| d.and_hms_opt(9, 0, 0))
+        .map(|t| t.and_utc());
+    store.create_resource(february).unwrap();
+    let mut draft = NewResource::new("article", Props::new().with("title", "Unfinished"));
+    draft.created = chrono::NaiveDate::from_ymd_opt(2024, 3, 20)
+        .and_then(|d| d.and_hms_opt(9, 0, 0))
+        .map(|t| t.and_utc());
+    store.create_resource(draft).unwrap();
+    changes_applied(&s.models["default"]).await;
+
+    let newest_first = |ids: &[bulwark_store::ResourceId]| -> Vec<String> {
+        ids.iter()
+            .rev()
+            .map(|id| format!("/en/page/{id}/harbour-news-"))
+            .collect()
+    };
+    let expected = newest_first(&march);
+    let pages = [
+        format!("/en/page/{keyword}/harbour"),
+        format!("/en/page/{person}/grace"),
+        "/en/archive/2024/03".to_owned(),
+    ];
+    for path in &pages {
+        let first = get(s.addr, "localhost", path).await;
+        assert_eq!(first.status, 200, "{path}");
+        let html = first.text();
+        let links = card_links(&html);
+        assert_eq!(links.len(), 10, "{path}: ten a page: {links:?}");
+        for (link, want) in links.iter().zip(&expected[..10]) {
+            assert!(
+                link.starts_with(want),
+                "{path}: {link} where {want}… was due"
+            );
+        }
+        assert!(
+            html.contains(&format!(r#"href="{path}?page=2" rel="next""#)),
+            "{path}: a pager: {html}"
+        );
+        let second = get(s.addr, "localhost", &format!("{path}?page=2"))
+            .await
+            .text();
+        let links = card_links(&second);
+        assert_eq!(links.len(), 2, "{path}?page=2: {links:?}");
+        assert!(
+            links[1].starts_with(&expected[11]),
+            "{path}?page=2: {links:?}"
+        );
+    }
+    // A year's archive holds February's article too; a month that is no
+    // month is not found; the Dutch archive says so in Dutch.
+    let year = get(s.addr, "localhost", "/en/archive/2024?page=2")
+        .await
+        .text();
+    assert_eq!(card_links(&year).len(), 3, "{year}");
+    assert!(year.contains("Quiet month"), "{year}");
+    for path in [
+        "/en/archive/2024/13",
+        "/en/archive/abc",
+        "/en/archive/2024/0",
+    ] {
+        assert_eq!(get(s.addr, "localhost", path).await.status, 404, "{path}");
+    }
+    let dutch = get(s.addr, "localhost", "/nl/archive/2024/03").await.text();
+    assert!(dutch.contains("maart 2024"), "{dutch}");
+    // A keyword's page names its feed for readers to find.
+    let html = get(s.addr, "localhost", &pages[0]).await.text();
+    assert!(
+        html.contains(&format!(
+            r#"<link rel="alternate" type="application/atom+xml" title="Bulwark: Harbour" href="/en/feed/about/{keyword}">"#
+        )),
+        "{html}"
+    );
+    s.shutdown().await;
+}

@@ -153,6 +153,9 @@ pub struct CachedPage {
     /// the same tag on every node and after every re-render, so a revisit is
     /// answered `304` for as long as the page reads the same.
     pub etag: http::HeaderValue,
+    /// When it was rendered: its `Last-Modified` (a change it depends on
+    /// renders it again, later), for a client that revalidates by date.
+    pub made: std::time::SystemTime,
     pub body: Arc<EncodedBody>,
     /// The dependency keys it was rendered from, as surrogate keys for a
     /// shared cache in front (only on a site that sends them).

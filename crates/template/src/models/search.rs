@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use bulwark_store::{SearchQuery, SortKey, dependency};
+use bulwark_store::{DateField, ResourceId, SearchQuery, SortKey, dependency};
+use chrono::{DateTime, NaiveDate, Utc};
 use minijinja::value::Kwargs;
 use minijinja::{Error, ErrorKind, Value};
 
@@ -14,6 +15,9 @@ use super::{ModelKey, ModelValue, SearchKey};
 
 /// `m.search(cat="article", exclude="meta", text="...", language="nl", sort="-created", page=1, pagelen=10)`:
 /// visible resources, plus paging when asked for (`m.search(..., total=true)`).
+/// `hasobject=[id, "subject"]`: those with that edge to `id` (a keyword's
+/// articles, a person's); `year=2024, month=3`: those created then (a date
+/// archive; the month is optional).
 pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, Error> {
     let mut q = SearchQuery {
         visibility: scope.policy.search_filter(&scope.principal),
@@ -99,6 +103,15 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
             ));
         }
     }
+    if let Some(edge) = given::<Value>(&kwargs, "hasobject")? {
+        q.has_object = Some(object_edge(&edge)?);
+    }
+    if let Some(year) = given::<Value>(&kwargs, "year")? {
+        let month = given::<Value>(&kwargs, "month")?;
+        let (from, to) = created_within(&year, month.as_ref());
+        (q.date_from, q.date_to) = (Some(from), Some(to));
+        q.date_field = DateField::Created;
+    }
     kwargs.assert_all_used()?;
     let key = ModelKey::Search(SearchKey::from(&q));
     let deps = || {
@@ -108,6 +121,11 @@ pub(super) fn search(scope: &Arc<RenderScope>, kwargs: Kwargs) -> Result<Value, 
         };
         if q.text.is_some() && searched.is_some() {
             deps.push(dependency::search());
+        }
+        // An edge made to or taken from the object changes the list, also
+        // when the resource itself is unchanged.
+        if let Some((predicate, object)) = &q.has_object {
+            deps.push(dependency::subjects(*object, predicate));
         }
         deps
     };
@@ -141,6 +159,66 @@ where
     match kwargs.args().any(|given| given == key) {
         true => kwargs.get::<Option<T>>(key),
         false => Ok(None),
+    }
+}
+
+/// `hasobject=[42, "subject"]`: the object's id (a number, or a number
+/// as text from the path) and the predicate's name.
+fn object_edge(edge: &Value) -> Result<(String, ResourceId), Error> {
+    let wrong = || {
+        Error::new(
+            ErrorKind::InvalidOperation,
+            format!("hasobject takes [id, \"predicate\"], got {edge}"),
+        )
+    };
+    let (Ok(id), Ok(predicate)) = (edge.get_item_by_index(0), edge.get_item_by_index(1)) else {
+        return Err(wrong());
+    };
+    let id = match id.as_str() {
+        Some(text) => text.trim().parse::<i64>().ok(),
+        None => i64::try_from(id).ok(),
+    };
+    match (id, predicate.as_str()) {
+        (Some(id), Some(predicate)) if !predicate.is_empty() => {
+            Ok((predicate.to_owned(), ResourceId(id)))
+        }
+        _ => Err(wrong()),
+    }
+}
+
+/// `year=2024` (and `month=3`): from the first moment of that year (or
+/// month) to its last, in UTC. Numbers or text (from a path: a date
+/// archive's `/archive/2024/03`); a year outside 1-9999 or a month outside
+/// 1-12 matches nothing rather than failing the page (a hand-edited link).
+fn created_within(year: &Value, month: Option<&Value>) -> (DateTime<Utc>, DateTime<Utc>) {
+    let number = |v: &Value| match v.as_str() {
+        Some(text) => text.trim().parse::<u32>().ok(),
+        None => u32::try_from(v.clone()).ok(),
+    };
+    let year = number(year).and_then(|y| i32::try_from(y).ok());
+    let month = month
+        .filter(|m| !m.is_undefined() && !m.is_none())
+        .map(number);
+    let start = |y: i32, m: u32| {
+        NaiveDate::from_ymd_opt(y, m, 1)
+            .map(|d| d.and_hms_opt(0, 0, 0).expect("midnight").and_utc())
+    };
+    let range = match (year, month) {
+        (Some(y), None) if (1..=9999).contains(&y) => start(y, 1).zip(start(y + 1, 1)),
+        (Some(y), Some(Some(m))) if (1..=9999).contains(&y) && (1..=12).contains(&m) => {
+            let next = if m == 12 {
+                start(y + 1, 1)
+            } else {
+                start(y, m + 1)
+            };
+            start(y, m).zip(next)
+        }
+        _ => None,
+    };
+    match range {
+        Some((from, next)) => (from, next - chrono::Duration::milliseconds(1)),
+        // An empty range: from the last moment to the first.
+        None => (DateTime::<Utc>::MAX_UTC, DateTime::<Utc>::MIN_UTC),
     }
 }
 
@@ -183,5 +261,46 @@ mod tests {
         assert_eq!(requested_page(Some(Value::from("3"))), 3);
         assert_eq!(requested_page(Some(Value::from(" 3 "))), 3);
         assert_eq!(requested_page(Some(Value::from(7))), 7);
+    }
+
+    #[test]
+    fn a_year_or_a_month_is_its_first_to_its_last_moment() {
+        let at = |s: &str| DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc);
+        assert_eq!(
+            created_within(&Value::from("2024"), Some(&Value::from("02"))),
+            (at("2024-02-01T00:00:00Z"), at("2024-02-29T23:59:59.999Z"))
+        );
+        assert_eq!(
+            created_within(&Value::from(2023), Some(&Value::from(12))),
+            (at("2023-12-01T00:00:00Z"), at("2023-12-31T23:59:59.999Z"))
+        );
+        assert_eq!(
+            created_within(&Value::from(2023), None),
+            (at("2023-01-01T00:00:00Z"), at("2023-12-31T23:59:59.999Z"))
+        );
+        for (year, month) in [("0", "1"), ("2024", "13"), ("abc", "1"), ("2024", "x")] {
+            let (from, to) = created_within(&Value::from(year), Some(&Value::from(month)));
+            assert!(from > to, "{year}-{month} matches nothing");
+        }
+    }
+
+    #[test]
+    fn hasobject_takes_an_id_and_a_predicate() {
+        let edge = Value::from(vec![Value::from("42"), Value::from("subject")]);
+        assert_eq!(
+            object_edge(&edge).unwrap(),
+            ("subject".to_owned(), ResourceId(42))
+        );
+        let edge = Value::from(vec![Value::from(7), Value::from("author")]);
+        assert_eq!(
+            object_edge(&edge).unwrap(),
+            ("author".to_owned(), ResourceId(7))
+        );
+        for bad in [
+            Value::from(42),
+            Value::from(vec![Value::from("x"), Value::from("author")]),
+        ] {
+            assert!(object_edge(&bad).is_err(), "{bad:?}");
+        }
     }
 }

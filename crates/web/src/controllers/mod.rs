@@ -98,11 +98,11 @@ pub(crate) fn build(
             template,
             content_type,
             cache,
-        } => Box::new(template::TemplateController::new(
-            template,
-            content_type.as_deref(),
-            *cache,
-        )),
+            vars,
+        } => Box::new(
+            template::TemplateController::new(template, content_type.as_deref(), *cache)
+                .with_vars(vars),
+        ),
         Kind::Page { cache } => Box::new(page::PageController::new(*cache)),
         Kind::Lib => Box::new(lib_files::LibController),
         Kind::File { root } => Box::new(file::FileController { root: root.clone() }),

@@ -21,6 +21,8 @@ pub struct TemplateController {
     /// Serve anonymous visitors from the page cache.
     pub cache: bool,
     pub cost: RenderCost,
+    /// The rule's own variables (`vars`), given to every render.
+    vars: BTreeMap<String, minijinja::Value>,
 }
 
 impl TemplateController {
@@ -33,7 +35,17 @@ impl TemplateController {
             content_type,
             cache,
             cost: RenderCost::default(),
+            vars: BTreeMap::new(),
         }
+    }
+
+    /// With the rule's own variables.
+    pub fn with_vars(mut self, vars: &BTreeMap<String, String>) -> TemplateController {
+        self.vars = vars
+            .iter()
+            .map(|(k, v)| (k.clone(), minijinja::Value::from(v.as_str())))
+            .collect();
+        self
     }
 }
 
@@ -55,7 +67,7 @@ impl Controller for TemplateController {
                 &scope,
                 &self.template,
                 &self.content_type,
-                BTreeMap::new(),
+                self.vars.clone(),
             );
             (outcome, scope)
         });

@@ -91,7 +91,7 @@ fn found_as(page: &Arc<CachedPage>, stale: bool) -> Outcome {
     Outcome::Found(Representation {
         status: StatusCode::OK,
         content_type: page.content_type.clone(),
-        last_modified: None,
+        last_modified: Some(page.made),
         cache_control: "no-cache",
         content: Content::Page(page.clone()),
         per_language: true,
@@ -258,8 +258,10 @@ async fn encode_page(
     body: Bytes,
     surrogate_keys: Option<HeaderValue>,
 ) -> CachedPage {
+    let made = std::time::SystemTime::now();
     let encode = move || CachedPage {
         etag: page_etag(&body),
+        made,
         body: Arc::new(EncodedBody::new(body, Effort::Fast)),
         content_type,
         surrogate_keys,
