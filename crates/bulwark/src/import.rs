@@ -16,7 +16,7 @@ use std::path::Path;
 use bulwark_module_import::csv_rows::{self, CsvOptions};
 use bulwark_module_import::site_data::{self, ExportOptions};
 use bulwark_module_import::wordpress::{self, Options};
-use bulwark_module_import::{Enabled, Progress, Quiet, Report};
+use bulwark_module_import::{Enabled, Progress, Quiet, Report, SiteUrls};
 use bulwark_module_media::MediaImport;
 use bulwark_site::Site;
 use bulwark_store::Store;
@@ -222,6 +222,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<()> {
                     fetch_media,
                     batch,
                     users,
+                    site_urls: Default::default(),
                 };
                 let choice = SiteChoice {
                     site: Some(site),
@@ -473,7 +474,11 @@ async fn import_wordpress(
         Some(bar) => bar,
         None => &Quiet,
     };
-    let report = wordpress::import(&store, &media, enabled, file, options, progress).await;
+    let options = Options {
+        site_urls: SiteUrls::of(&site),
+        ..options.clone()
+    };
+    let report = wordpress::import(&store, &media, enabled, file, &options, progress).await;
     if let Some(bar) = bar {
         bar.0.finish_and_clear();
     }

@@ -72,7 +72,13 @@ fn media_files(dir: &Path) -> BTreeSet<(String, u64)> {
             .flatten()
             .flatten()
         {
-            let bytes = std::fs::read(file.path()).unwrap();
+            // A file the server removes while this looks (a deleted
+            // resource's, waited for below) is not there any more.
+            let bytes = match std::fs::read(file.path()) {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => panic!("{}: {e}", file.path().display()),
+            };
             let sum = bytes.iter().fold(0u64, |h, b| {
                 h.wrapping_mul(1_099_511_628_211)
                     .wrapping_add(u64::from(*b))

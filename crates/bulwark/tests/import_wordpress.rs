@@ -659,3 +659,172 @@ fn what_the_site_would_refuse_is_found_before_anything_is_written_and_named_by_i
     );
     assert_eq!(state(&db(dir.path())), before, "nothing was written");
 }
+
+/// The text of `<tag>` in `xml` (its CDATA unwrapped), first found.
+fn text_in<'a>(xml: &'a str, tag: &str) -> &'a str {
+    let open = format!("<{tag}>");
+    let Some(start) = xml.find(&open).map(|i| i + open.len()) else {
+        return "";
+    };
+    let end = xml[start..]
+        .find(&format!("</{tag}>"))
+        .map_or(xml.len(), |e| start + e);
+    let text = xml[start..end].trim();
+    text.strip_prefix("<![CDATA[")
+        .and_then(|t| t.strip_suffix("]]>"))
+        .unwrap_or(text)
+}
+
+/// Each `<tag>...</tag>` of `xml`.
+fn blocks<'a>(xml: &'a str, tag: &str) -> Vec<&'a str> {
+    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+    xml.split(open.as_str())
+        .skip(1)
+        .filter_map(|rest| rest.split(close.as_str()).next())
+        .collect()
+}
+
+/// Every kind of address WordPress answered for the fixture's site, read
+/// from the export itself (by id, as plain permalinks have them; category,
+/// tag and author archives and their feeds; the site's feeds; date
+/// archives; each attachment's file and every size WordPress made of it),
+/// each with where it must go. The pretty permalinks are the first test's.
+#[test]
+fn every_kind_of_old_address_of_the_export_answers_one_301_to_its_new_home() {
+    let dir = starter();
+    import_ok(dir.path(), &fixture().join("export.xml"));
+    let db = db(dir.path());
+    let xml = std::fs::read_to_string(fixture().join("export.xml")).unwrap();
+    let page = |name: &str| format!("/page/{}", item(&db, name).id);
+    let mut table: Vec<(String, String)> = Vec::new();
+    let mut months = std::collections::BTreeSet::new();
+    for it in blocks(&xml, "item") {
+        let (id, kind, status) = (
+            text_in(it, "wp:post_id"),
+            text_in(it, "wp:post_type"),
+            text_in(it, "wp:status"),
+        );
+        // A post behind a password is imported unpublished: no page to go to.
+        let status = match text_in(it, "wp:post_password") {
+            "" => status,
+            _ => "protected",
+        };
+        match (kind, status) {
+            ("post", "publish") => {
+                table.push((format!("/?p={id}"), page(&format!("wp_{id}"))));
+                let date = text_in(it, "wp:post_date_gmt");
+                months.insert((date[..4].to_owned(), date[5..7].to_owned()));
+            }
+            ("page", "publish") => {
+                table.push((format!("/?page_id={id}"), page(&format!("wp_{id}"))));
+                table.push((format!("/?p={id}"), page(&format!("wp_{id}"))));
+            }
+            ("attachment", _) => {
+                let media = item(&db, &format!("wp_{id}")).id;
+                table.push((format!("/?attachment_id={id}"), format!("/page/{media}")));
+                let url = text_in(it, "wp:attachment_url");
+                let path = url.trim_start_matches("https://old.example.org");
+                table.push((path.to_owned(), format!("/media/file/{media}")));
+                // Every size WordPress made: `s:4:"file";s:N:"name-WxH.ext"`.
+                let folder = path.rsplit_once('/').unwrap().0;
+                for size in it.split(r#"s:4:"file";"#).skip(2) {
+                    let file = size.split('"').nth(1).unwrap();
+                    table.push((format!("{folder}/{file}"), "/media/preview/".to_owned()));
+                }
+            }
+            _ => {}
+        }
+    }
+    for c in blocks(&xml, "wp:category") {
+        let (id, slug, parent) = (
+            text_in(c, "wp:term_id"),
+            text_in(c, "wp:category_nicename"),
+            text_in(c, "wp:category_parent"),
+        );
+        let keyword = item(&db, &format!("wp_term_{id}")).id;
+        let path = match parent {
+            "" => format!("/category/{slug}/"),
+            parent => format!("/category/{parent}/{slug}/"),
+        };
+        table.push((path.clone(), format!("/page/{keyword}")));
+        table.push((format!("/?cat={id}"), format!("/page/{keyword}")));
+        table.push((
+            format!("{path}feed/"),
+            format!("/en/feed/about/{keyword}/rss"),
+        ));
+        table.push((
+            format!("{path}feed/atom/"),
+            format!("/en/feed/about/{keyword}"),
+        ));
+    }
+    for t in blocks(&xml, "wp:tag") {
+        let (id, slug) = (text_in(t, "wp:term_id"), text_in(t, "wp:tag_slug"));
+        let keyword = item(&db, &format!("wp_term_{id}")).id;
+        table.push((format!("/tag/{slug}/"), format!("/page/{keyword}")));
+        table.push((format!("/?tag={slug}"), format!("/page/{keyword}")));
+        table.push((
+            format!("/tag/{slug}/feed/"),
+            format!("/en/feed/about/{keyword}/rss"),
+        ));
+    }
+    for a in blocks(&xml, "wp:author") {
+        let (id, login) = (text_in(a, "wp:author_id"), text_in(a, "wp:author_login"));
+        let person = item(&db, &format!("wp_author_{id}")).id;
+        table.push((format!("/author/{login}/"), format!("/page/{person}")));
+        table.push((format!("/?author={id}"), format!("/page/{person}")));
+        table.push((
+            format!("/author/{login}/feed/"),
+            format!("/en/feed/about/{person}/rss"),
+        ));
+    }
+    for (old, new) in [
+        ("/feed/", "/en/feed/rss"),
+        ("/feed/rss2/", "/en/feed/rss"),
+        ("/feed/atom/", "/en/feed"),
+        ("/?feed=rss2", "/en/feed/rss"),
+        ("/?feed=atom", "/en/feed"),
+    ] {
+        table.push((old.to_owned(), new.to_owned()));
+    }
+    for (year, month) in &months {
+        table.push((
+            format!("/{year}/{month}/"),
+            format!("/en/archive/{year}/{month}"),
+        ));
+        table.push((
+            format!("/?m={year}{month}"),
+            format!("/en/archive/{year}/{month}"),
+        ));
+        table.push((format!("/{year}/"), format!("/en/archive/{year}")));
+    }
+    assert!(table.len() > 40, "the export has every kind: {table:?}");
+
+    let port = free_port();
+    let _server = serve(dir.path(), port);
+    let client = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let get = |path: &str| {
+        client
+            .get(format!("http://127.0.0.1:{port}{path}"))
+            .header("Host", "localhost")
+            .send()
+            .unwrap()
+    };
+    for (old, new) in &table {
+        let moved = get(old);
+        assert_eq!(moved.status(), 301, "{old}");
+        let location = moved.headers()["location"].to_str().unwrap().to_owned();
+        match new.ends_with('/') {
+            true => assert!(
+                location.starts_with(new.as_str()),
+                "{old}: {location}, not {new}…"
+            ),
+            false => assert_eq!(&location, new, "{old}"),
+        }
+        // One move: the new address answers itself.
+        let there = get(&location);
+        assert_eq!(there.status(), 200, "{old} -> {location}");
+    }
+}

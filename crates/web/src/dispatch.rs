@@ -114,6 +114,11 @@ async fn serve(
         .headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    // An old address with a query that moved (`/?p=12`), before the path
+    // finds the page it names without one.
+    if let Some(moved) = crate::respond::moved_before_routing(site, &parts) {
+        return moved;
+    }
     // `/nl/about` on a site with language URLs: Dutch, routed as `/about`.
     let languages = site.languages();
     let (path, url_language) = match languages.split(parts.uri.path()) {

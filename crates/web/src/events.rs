@@ -93,6 +93,22 @@ impl Event for PathNotFound {
     type Delivery = First<Moved>;
 }
 
+/// **first**: a `GET` or `HEAD` with a query string, before it is routed:
+/// an observer may say that this very path and query moved (the redirects
+/// module's rules with a query, such as an old blog's `/?p=12`, which would
+/// otherwise find the front page and show it). Asked only when some module
+/// observes it, and only for a request with a query string.
+#[derive(Debug, Clone)]
+pub struct QueryPathAsked {
+    /// The path as it was asked for (percent-encoded).
+    pub path: String,
+    /// The query string (without `?`), not empty.
+    pub query: String,
+}
+impl Event for QueryPathAsked {
+    type Delivery = First<Moved>;
+}
+
 /// **notify**: a template was rendered for a request (a page cache hit renders
 /// nothing and sends nothing).
 #[derive(Debug, Clone)]

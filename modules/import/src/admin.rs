@@ -30,6 +30,7 @@ use bulwark_web::{
     Access, Api, Caller, Endpoint, Outcome, Problem, RequestCtx, id_arg, json_response,
 };
 
+use crate::SiteUrls;
 use crate::wordpress::{self, Options};
 use crate::{Enabled, Progress, Report};
 
@@ -272,6 +273,7 @@ async fn start(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Prob
         fetch_media,
         batch: 100,
         users: users.then(|| "editors".to_owned()),
+        site_urls: SiteUrls::of(&site),
     };
     tokio::spawn(async move {
         let done = wordpress::import(&store, &media, enabled, &path, &options, &progress).await;

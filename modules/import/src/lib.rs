@@ -57,6 +57,43 @@ impl Enabled {
     }
 }
 
+/// The new site's own addresses, where an old site's archives, feeds and
+/// list pages go: a rule's URL by name, in the language an import writes in
+/// (the site's first, with its prefix on a site with language URLs).
+#[derive(Clone, Default)]
+pub struct SiteUrls(Option<Arc<bulwark_site::Site>>);
+
+impl SiteUrls {
+    pub fn of(site: &Arc<bulwark_site::Site>) -> SiteUrls {
+        SiteUrls(Some(site.clone()))
+    }
+
+    /// The URL of the site's rule `name` with `args`, or `None` when the
+    /// site has no such rule (its module is off, its site named it
+    /// otherwise).
+    pub fn rule(&self, name: &str, args: &[(&str, String)]) -> Option<String> {
+        let site = self.0.as_ref()?;
+        let named: Vec<(String, String)> = args
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect();
+        let url = site.router.url_for(name, &[], &named).ok()?;
+        let prefixed = site.config.language.urls == bulwark_site::LanguageUrls::Prefix;
+        Some(match site.config.languages.first() {
+            Some(language) if prefixed => format!("/{language}{url}"),
+            _ => url,
+        })
+    }
+}
+
+impl std::fmt::Debug for SiteUrls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("SiteUrls")
+            .field(&self.0.as_ref().map(|s| s.name()))
+            .finish()
+    }
+}
+
 /// How far an import has come: a progress bar on a terminal, nothing in a
 /// script.
 pub trait Progress: Send + Sync {

@@ -22,7 +22,7 @@
 //! wrote is compared by a fingerprint of what it would write: an unchanged
 //! post is not written again (no new revision, no flushed page).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -42,7 +42,7 @@ use crate::content::{self, Picture, Pictures};
 use crate::php;
 use crate::report::{Outcome, Report};
 use crate::wxr::{Node, WxrError, WxrReader};
-use crate::{Enabled, ImportError, Progress};
+use crate::{Enabled, ImportError, Progress, SiteUrls};
 
 /// How a WordPress import runs.
 #[derive(Debug, Clone)]
@@ -56,6 +56,9 @@ pub struct Options {
     /// Give each author an account in this user group (`editors`), with no
     /// password they know: they set theirs with a password reset.
     pub users: Option<String>,
+    /// The new site's addresses for the old site's feeds, archives and
+    /// paging (none: those old addresses are not redirected).
+    pub site_urls: SiteUrls,
 }
 
 impl Default for Options {
@@ -65,6 +68,7 @@ impl Default for Options {
             fetch_media: false,
             batch: 100,
             users: None,
+            site_urls: SiteUrls::default(),
         }
     }
 }
@@ -120,6 +124,7 @@ pub async fn import(
         pictures: Arc::new(Gallery::default()),
         pages: Vec::new(),
         nav: Vec::new(),
+        old: OldAddresses::default(),
     };
     run.prepare_schema().await?;
     progress.stage(
@@ -139,6 +144,9 @@ pub async fn import(
     run.items(file, options.batch.max(1), progress).await?;
     progress.stage("pages' order and menus", 1);
     run.hierarchy_and_menus(&scan.menus).await?;
+    progress.advance(1);
+    progress.stage("old addresses", 1);
+    run.old_addresses(&options.site_urls).await?;
     progress.advance(1);
     Ok(run.report)
 }
@@ -288,6 +296,8 @@ struct Run {
     pictures: Arc<Gallery>,
     pages: Vec<PagePlace>,
     nav: Vec<NavItem>,
+    /// The old site's other addresses and where each goes now.
+    old: OldAddresses,
 }
 
 /// One thing to write: a resource made from an item, or the same again.
@@ -443,6 +453,7 @@ impl Run {
                 continue;
             };
             let login = a.text_of("wp:author_login").to_owned();
+            let nicename = author_nicename(&login);
             let display = a.text_of("wp:author_display_name");
             let props = Props::try_from(json!({
                 "title": if display.is_empty() { login.as_str() } else { display },
@@ -451,7 +462,7 @@ impl Run {
                 "wordpress": self.wordpress(json!({ "author_id": id, "login": login })),
             }))?;
             let name = format!("wp_author_{id}");
-            logins.insert(name.clone(), login);
+            logins.insert(name.clone(), (login, nicename, id));
             items.push((
                 "person",
                 name.clone(),
@@ -462,8 +473,11 @@ impl Run {
         }
         let planned = self.plan(items).await?;
         for (name, id) in self.write_planned(planned).await? {
-            if let Some(login) = logins.remove(&name) {
+            if let Some((login, nicename, wp_id)) = logins.remove(&name) {
                 self.authors.insert(login, id);
+                self.old.about(&format!("/author/{nicename}"), id);
+                self.old
+                    .to(format!("/?author={wp_id}"), OldHome::Resource(id));
             }
         }
         Ok(())
@@ -517,6 +531,7 @@ impl Run {
         let mut items = Vec::new();
         let mut keys = HashMap::new();
         let mut parents = Vec::new();
+        let mut category_parents = HashMap::new();
         for t in terms {
             let Some(id) = t.number("wp:term_id") else {
                 continue;
@@ -550,6 +565,9 @@ impl Run {
             if !parent.is_empty() {
                 parents.push((format!("{taxonomy}/{slug}"), format!("{taxonomy}/{parent}")));
             }
+            if taxonomy == "category" {
+                category_parents.insert(slug.to_owned(), parent.to_owned());
+            }
             items.push((
                 "keyword",
                 name.clone(),
@@ -561,6 +579,25 @@ impl Run {
         let planned = self.plan(items).await?;
         for (name, id) in self.write_planned(planned).await? {
             if let Some((term_id, key)) = keys.remove(&name) {
+                // A category's archive is at its path under its parents
+                // (`/category/news/local`), and at its own slug as well; a
+                // tag's at `/tag/rust`. Both by id or slug in a query too.
+                match key.split_once('/') {
+                    Some(("category", slug)) => {
+                        let path = category_path(slug, &category_parents);
+                        self.old.about(&format!("/category/{path}"), id);
+                        if path != slug {
+                            self.old.about(&format!("/category/{slug}"), id);
+                        }
+                        self.old
+                            .to(format!("/?cat={term_id}"), OldHome::Resource(id));
+                    }
+                    Some((_, slug)) => {
+                        self.old.about(&format!("/tag/{slug}"), id);
+                        self.old.to(format!("/?tag={slug}"), OldHome::Resource(id));
+                    }
+                    None => {}
+                }
                 self.terms.insert(key, id);
                 self.term_ids.insert(term_id, id);
             }
@@ -677,6 +714,11 @@ impl Run {
                 }
             };
             self.posts.insert(wp_id, id);
+            self.old
+                .to(format!("/?attachment_id={wp_id}"), OldHome::Resource(id));
+            if let Some(path) = old_path(&url, &self.site) {
+                self.old.files(media, &path, id, &sha256, &meta);
+            }
             let src = match sha256.is_empty() {
                 true => format!("/media/file/{}", id.0),
                 false => media.preview_url(id, "medium", &sha256),
@@ -834,14 +876,20 @@ impl Run {
                             };
                             redirected = Some(redirects::insert_in(&mut b.sql(), &rule)?);
                         }
-                        written.push((extra.wp_id, id, redirected));
+                        written.push((extra.wp_id, id, redirected, extra.by_id, extra.dated));
                     }
                     Ok((written, outcomes))
                 })
             })
             .await?;
-        for (wp_id, id, redirected) in written {
+        for (wp_id, id, redirected, by_id, dated) in written {
             self.posts.insert(wp_id, id);
+            for path in by_id {
+                self.old.to(path, OldHome::Resource(id));
+            }
+            if let Some(when) = dated {
+                self.old.dated(when);
+            }
             if let Some(made) = redirected {
                 self.report.count(
                     "redirect",
@@ -1009,6 +1057,13 @@ impl Run {
             .all("wp:comment")
             .map(|c| OldComment::of(c, &self.site))
             .collect();
+        let live = published && status != "future";
+        let by_id = match (live, kind) {
+            (false, _) => Vec::new(),
+            (true, "page") => vec![format!("/?page_id={wp_id}"), format!("/?p={wp_id}")],
+            (true, _) => vec![format!("/?p={wp_id}")],
+        };
+        let dated = (live && kind == "post").then_some(created).flatten();
         Ok(Some(Mapped {
             kind,
             name,
@@ -1018,8 +1073,74 @@ impl Run {
                 edges,
                 comments,
                 redirect,
+                by_id,
+                dated,
             },
         }))
+    }
+
+    /// Every old address gathered on the way, and the site's feeds, date
+    /// archives and pages, as redirects (`301`) to where each is now, in
+    /// transactions of a thousand. An address the new site has no place for
+    /// (no archive rule, no feeds) is left out, and said so once per kind.
+    async fn old_addresses(&mut self, urls: &SiteUrls) -> Result<(), ImportError> {
+        if !self.enabled.redirects {
+            return Ok(());
+        }
+        self.old.site_wide();
+        let mut rules = Vec::new();
+        let mut missing = BTreeSet::new();
+        for (from, home) in std::mem::take(&mut self.old.moved) {
+            let (to, to_rsc) = match home {
+                OldHome::Resource(id) => (None, Some(id.0)),
+                OldHome::Path(path) => (Some(path), None),
+                OldHome::Rule { name, args, query } => match urls.rule(name, &args) {
+                    Some(url) => (
+                        Some(match query {
+                            Some(q) => format!("{url}?{q}"),
+                            None => url,
+                        }),
+                        None,
+                    ),
+                    None => {
+                        missing.insert(name);
+                        continue;
+                    }
+                },
+            };
+            match NewRule::new(&from, to.as_deref(), to_rsc, Some(301)) {
+                Ok(rule) => rules.push(rule),
+                Err(why) => self.report.skip("redirect", from, why.to_string()),
+            }
+        }
+        for name in missing {
+            self.report.note(
+                format!("the old site's {}", old_kind(name)),
+                format!("not redirected: this site has no rule named {name:?}"),
+            );
+        }
+        for chunk in rules.chunks(1000) {
+            let chunk = chunk.to_vec();
+            let made = self
+                .on_store(move |s| {
+                    s.batch(|b| {
+                        chunk
+                            .iter()
+                            .map(|rule| redirects::insert_in(&mut b.sql(), rule))
+                            .collect::<Result<Vec<bool>, _>>()
+                    })
+                })
+                .await?;
+            for made in made {
+                let outcome = if made {
+                    Outcome::Imported
+                } else {
+                    Outcome::Unchanged
+                };
+                self.report.count("redirect", outcome);
+            }
+        }
+        Ok(())
     }
 
     /// Pages under their parents, in WordPress's order; the menus.
@@ -1134,6 +1255,10 @@ struct Extra {
     comments: Vec<OldComment>,
     /// The old permalink's path (the target filled in once the id is known).
     redirect: Option<NewRule>,
+    /// Its addresses by id (`/?p=12`), and when it was published (a post's,
+    /// for the date archives); none for what is not published.
+    by_id: Vec<String>,
+    dated: Option<DateTime<Utc>>,
 }
 
 /// A comment as the export has it.
@@ -1440,6 +1565,212 @@ fn title_text(title: &str) -> String {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Where an old address goes now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum OldHome {
+    /// A resource's page.
+    Resource(ResourceId),
+    /// A path of the new site (a media file, a preview).
+    Path(String),
+    /// The new site's rule of that name with those arguments (a feed, an
+    /// archive, a list), and a query string: redirected only when the site
+    /// has the rule.
+    Rule {
+        name: &'static str,
+        args: Vec<(&'static str, String)>,
+        query: Option<String>,
+    },
+}
+
+impl OldHome {
+    fn rule(name: &'static str, args: &[(&'static str, String)]) -> OldHome {
+        OldHome::Rule {
+            name,
+            args: args.to_vec(),
+            query: None,
+        }
+    }
+}
+
+/// The old site's addresses besides its permalinks, gathered on the way
+/// and written last ([`Run::old_addresses`]): WordPress answers the same
+/// post at `/?p=12`, a category at `/category/news/` and `/?cat=3`, its
+/// feeds at `/feed/`, a month at `/2024/03/`, the blog's second page at
+/// `/page/2/`, and every size of a picture it made at its own file.
+#[derive(Default)]
+struct OldAddresses {
+    moved: Vec<(String, OldHome)>,
+    /// The day of each published post, for the date archives.
+    days: BTreeSet<(i32, u32, u32)>,
+    /// Published posts: the blog's pages at ten a page.
+    posts: u64,
+}
+
+impl OldAddresses {
+    fn to(&mut self, from: String, home: OldHome) {
+        self.moved.push((from, home));
+    }
+
+    /// A keyword's or a person's archive (`/tag/rust`, `/author/ada`): its
+    /// page; its feed (`/tag/rust/feed`, `/tag/rust/feed/atom`) the thing's.
+    fn about(&mut self, path: &str, id: ResourceId) {
+        let id_arg = [("id", id.0.to_string())];
+        self.to(path.to_owned(), OldHome::Resource(id));
+        for (feed, rule) in [
+            ("feed", "feed_about_rss"),
+            ("feed/rss2", "feed_about_rss"),
+            ("feed/atom", "feed_about"),
+        ] {
+            self.to(format!("{path}/{feed}"), OldHome::rule(rule, &id_arg));
+        }
+    }
+
+    fn dated(&mut self, when: DateTime<Utc>) {
+        use chrono::Datelike;
+        self.days.insert((when.year(), when.month(), when.day()));
+        self.posts += 1;
+    }
+
+    /// An attachment's file (`/wp-content/uploads/2024/03/cod.jpg`) goes to
+    /// the media file; each size WordPress made of it (`cod-300x200.jpg`,
+    /// named in `_wp_attachment_metadata`) to the preview of the nearest
+    /// width at least as wide, else the widest.
+    fn files(
+        &mut self,
+        media: &MediaImport,
+        path: &str,
+        id: ResourceId,
+        sha256: &str,
+        meta: &BTreeMap<String, String>,
+    ) {
+        self.to(
+            path.to_owned(),
+            OldHome::Path(format!("/media/file/{}", id.0)),
+        );
+        if sha256.is_empty() {
+            return;
+        }
+        let Some(sizes) = meta
+            .get("_wp_attachment_metadata")
+            .and_then(|m| php::unserialize(m))
+            .and_then(|m| m.get("sizes").cloned())
+        else {
+            return;
+        };
+        let folder = path.rsplit_once('/').map_or("", |(folder, _)| folder);
+        let mut presets = media.presets();
+        presets.sort_by_key(|(_, width, _)| *width);
+        let mut seen = BTreeSet::new();
+        for size in sizes.as_object().into_iter().flat_map(|m| m.values()) {
+            let (Some(file), Some(width)) = (
+                size.get("file").and_then(Value::as_str),
+                size.get("width").and_then(|w| {
+                    w.as_u64()
+                        .or_else(|| w.as_str().and_then(|t| t.parse().ok()))
+                }),
+            ) else {
+                continue;
+            };
+            if file.contains('/') || !seen.insert(file.to_owned()) {
+                continue;
+            }
+            let nearest = presets
+                .iter()
+                .find(|(_, w, _)| u64::from(*w) >= width)
+                .or(presets.last());
+            if let Some((preset, _, _)) = nearest {
+                self.to(
+                    format!("{folder}/{file}"),
+                    OldHome::Path(media.preview_url(id, preset, sha256)),
+                );
+            }
+        }
+    }
+
+    /// The site's feeds, the date archives and the blog's pages.
+    fn site_wide(&mut self) {
+        for (from, rule) in [
+            ("/feed", "feed_rss"),
+            ("/feed/rss2", "feed_rss"),
+            ("/feed/rss", "feed_rss"),
+            ("/feed/rdf", "feed_rss"),
+            ("/feed/atom", "feed"),
+            ("/?feed=rss2", "feed_rss"),
+            ("/?feed=rss", "feed_rss"),
+            ("/?feed=atom", "feed"),
+        ] {
+            self.to(from.to_owned(), OldHome::rule(rule, &[]));
+        }
+        let mut months = BTreeSet::new();
+        let days = std::mem::take(&mut self.days);
+        for &(year, month, day) in &days {
+            let args = [("year", year.to_string()), ("month", format!("{month:02}"))];
+            let archive = OldHome::rule("archive_month", &args);
+            self.to(format!("/{year}/{month:02}/{day:02}"), archive.clone());
+            self.to(format!("/?m={year}{month:02}{day:02}"), archive.clone());
+            if months.insert((year, month)) {
+                self.to(format!("/{year}/{month:02}"), archive.clone());
+                self.to(format!("/?m={year}{month:02}"), archive);
+            }
+        }
+        let years: BTreeSet<i32> = months.iter().map(|(y, _)| *y).collect();
+        for year in years {
+            let archive = OldHome::rule("archive_year", &[("year", year.to_string())]);
+            self.to(format!("/{year}"), archive.clone());
+            self.to(format!("/?m={year}"), archive);
+        }
+        for page in 2..=self.posts.div_ceil(10) {
+            let list = OldHome::Rule {
+                name: "articles",
+                args: Vec::new(),
+                query: Some(format!("page={page}")),
+            };
+            self.to(format!("/page/{page}"), list.clone());
+            self.to(format!("/?paged={page}"), list);
+        }
+    }
+}
+
+/// What the old addresses that go to rule `name` are, in words.
+fn old_kind(name: &str) -> &'static str {
+    match name {
+        "feed" | "feed_rss" | "feed_about" | "feed_about_rss" => "feeds",
+        "archive_year" | "archive_month" => "date archives",
+        _ => "blog pages (/page/2/)",
+    }
+}
+
+/// WordPress's `user_nicename` for a login, as its author archives use it
+/// (`/author/ada-lovelace/`): lower case, each run of other characters a
+/// hyphen.
+fn author_nicename(login: &str) -> String {
+    let mut out = String::with_capacity(login.len());
+    for c in login.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() || c == '_' {
+            out.push(c);
+        } else if !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.trim_matches('-').to_owned()
+}
+
+/// A category's slug under its parents' (`news/local`), as its archive's
+/// path has it; a loop in the parents stops where it began.
+fn category_path(slug: &str, parents: &HashMap<String, String>) -> String {
+    let mut path = vec![slug];
+    let mut at = slug;
+    while let Some(parent) = parents.get(at).filter(|p| !p.is_empty()) {
+        if path.contains(&parent.as_str()) || path.len() > 16 {
+            break;
+        }
+        path.push(parent);
+        at = parent;
+    }
+    path.reverse();
+    path.join("/")
 }
 
 #[cfg(test)]

@@ -3,7 +3,10 @@
 //!
 //! - The rules live in the table `redirect` and in memory ([`rules::Rules`]),
 //!   looked up only when a `GET` or `HEAD` found nothing ([`PathNotFound`]):
-//!   a request that finds its page never pays for them.
+//!   a request that finds its page never pays for them. A rule whose old
+//!   path has a query (`/?p=12`, an old blog's) is looked up before routing
+//!   instead ([`QueryPathAsked`]), but only for a request with a query
+//!   string, and only while some rule has one.
 //! - Hits are counted in memory and written every few seconds.
 //! - A change (the admin, the API, a CSV import) flushes the key
 //!   `redirects`: every node of a cluster reads the rules again when it hears
@@ -22,7 +25,7 @@ use tokio::sync::mpsc;
 
 use bulwark_site::ModuleManifest;
 use bulwark_store::{DependencyKey, Migration, Store};
-use bulwark_web::events::{CacheFlushed, MenuItem, PathNotFound};
+use bulwark_web::events::{CacheFlushed, MenuItem, PathNotFound, QueryPathAsked};
 use bulwark_web::{Api, Module, ModuleError, SiteSetup};
 
 use rules::Rules;
@@ -96,6 +99,11 @@ impl Module for Redirects {
         site.observers()
             .on_first(PRIORITY, move |asked: &PathNotFound| {
                 lookup.lookup(&asked.path, asked.query.as_deref())
+            });
+        let before_routing = rules.clone();
+        site.observers()
+            .on_first(PRIORITY, move |asked: &QueryPathAsked| {
+                before_routing.lookup_query(&asked.path, &asked.query)
             });
         site.observers()
             .on_notify(PRIORITY, move |flushed: &CacheFlushed| {

@@ -201,6 +201,9 @@ struct Entry {
 #[derive(Default)]
 pub struct Rules {
     by_path: RwLock<Arc<HashMap<String, Arc<Entry>>>>,
+    /// Whether some rule's old path has a query (`/?p=12`): only then is a
+    /// request with a query string looked up before it is routed.
+    with_query: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Rules {
@@ -234,30 +237,20 @@ impl Rules {
             Some(entry) => (entry, None),
             None => (table.get(&path)?, query.filter(|q| !q.is_empty())),
         };
-        entry.hits.fetch_add(1, Ordering::Relaxed);
-        let rule = &entry.rule;
-        let target = match (&rule.to, rule.to_rsc) {
-            (Some(to), _) => Some(to.clone()),
-            (None, Some(id)) => Some(format!("/page/{id}")),
-            (None, None) => None,
-        };
-        match (rule.status, target) {
-            (410, _) | (_, None) => Some(Moved {
-                status: StatusCode::GONE,
-                location: None,
-            }),
-            (status, Some(mut location)) => {
-                if let Some(q) = pass_query
-                    && !location.contains('?')
-                {
-                    location = format!("{location}?{q}");
-                }
-                Some(Moved {
-                    status: StatusCode::from_u16(status).unwrap_or(StatusCode::MOVED_PERMANENTLY),
-                    location: Some(location),
-                })
-            }
+        Some(moved(entry, pass_query))
+    }
+
+    /// What `path` with exactly `query` answers before it is routed, if a
+    /// rule says: only a rule for that path and that query (an old blog's
+    /// `/?p=12`); a path's own rule waits for the 404 as always.
+    pub fn lookup_query(&self, path: &str, query: &str) -> Option<Moved> {
+        if !self.with_query.load(Ordering::Relaxed) {
+            return None;
         }
+        let table = self.by_path.read().expect("rules").clone();
+        let path = normalise(path).ok()?;
+        let entry = table.get(&format!("{path}?{query}"))?;
+        Some(moved(entry, None))
     }
 
     /// Puts `rules` in place of the ones in memory (hits not written yet are
@@ -283,6 +276,8 @@ impl Rules {
                 )
             })
             .collect();
+        self.with_query
+            .store(fresh.keys().any(|k| k.contains('?')), Ordering::Relaxed);
         *table = Arc::new(fresh);
     }
 
@@ -400,6 +395,35 @@ pub fn add_hits(store: &Store, hits: &[(i64, u64)]) -> Result<(), StoreError> {
     })
 }
 
+/// What a rule answers, counted as a hit; `pass_query`: the request's
+/// query string, passed on to a target without one of its own.
+fn moved(entry: &Entry, pass_query: Option<&str>) -> Moved {
+    entry.hits.fetch_add(1, Ordering::Relaxed);
+    let rule = &entry.rule;
+    let target = match (&rule.to, rule.to_rsc) {
+        (Some(to), _) => Some(to.clone()),
+        (None, Some(id)) => Some(format!("/page/{id}")),
+        (None, None) => None,
+    };
+    match (rule.status, target) {
+        (410, _) | (_, None) => Moved {
+            status: StatusCode::GONE,
+            location: None,
+        },
+        (status, Some(mut location)) => {
+            if let Some(q) = pass_query
+                && !location.contains('?')
+            {
+                location = format!("{location}?{q}");
+            }
+            Moved {
+                status: StatusCode::from_u16(status).unwrap_or(StatusCode::MOVED_PERMANENTLY),
+                location: Some(location),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -503,5 +527,43 @@ mod tests {
         hits.sort();
         assert_eq!(hits, vec![(1, 1), (2, 1), (3, 1), (4, 1)]);
         assert!(rules.take_hits().is_empty(), "taken once");
+    }
+
+    #[test]
+    fn before_routing_only_a_rule_for_the_very_path_and_query_answers() {
+        let rules = Rules::default();
+        rules.replace(vec![rule(1, "/about", Some("/en/about"), None, 301)]);
+        assert_eq!(
+            rules.lookup_query("/about", "x=1"),
+            None,
+            "no rule has a query"
+        );
+        rules.replace(vec![
+            rule(1, "/about", Some("/en/about"), None, 301),
+            rule(2, "/?p=12", None, Some(7), 301),
+            rule(3, "/?page_id=3", Some("/en/about"), None, 301),
+        ]);
+        assert_eq!(
+            rules.lookup_query("/", "p=12").unwrap().location.as_deref(),
+            Some("/page/7")
+        );
+        assert_eq!(
+            rules
+                .lookup_query("/", "page_id=3")
+                .unwrap()
+                .location
+                .as_deref(),
+            Some("/en/about"),
+            "the rule's target, without the query it matched"
+        );
+        assert_eq!(rules.lookup_query("/", "p=13"), None);
+        assert_eq!(
+            rules.lookup_query("/about", "x=1"),
+            None,
+            "a path's own rule waits for the 404"
+        );
+        let mut hits = rules.take_hits();
+        hits.sort();
+        assert_eq!(hits, vec![(2, 1), (3, 1)]);
     }
 }

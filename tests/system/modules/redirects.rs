@@ -270,3 +270,36 @@ async fn only_editors_change_redirects_not_members_nor_visitors() {
     assert_eq!(get(s.addr, "localhost", "/members-only").await.status, 404);
     s.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_old_address_with_a_query_moves_before_the_front_page_would_show() {
+    let s = site().await;
+    // `/` is served (it sends a visitor to their language's front page), so
+    // without a rule checked before routing, `/?p=12` never gets to a 404.
+    assert_eq!(get(s.addr, "localhost", "/?p=12").await.status, 302);
+    let (status, made) = api(
+        &s,
+        "POST",
+        "/api/redirects",
+        Some(json!({"from": "/?p=12", "to": "/en/about"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{made}");
+    let moved = bulwark_testkit::eventually(
+        "the rule with a query answers",
+        Duration::from_secs(10),
+        || async {
+            let r = get(s.addr, "localhost", "/?p=12").await;
+            (r.status == 301).then_some(r)
+        },
+    )
+    .await;
+    assert_eq!(moved.header("location"), Some("/en/about"));
+    // Only that very query moves; other queries and paths are served.
+    assert_eq!(get(s.addr, "localhost", "/?p=13").await.status, 302);
+    assert_eq!(get(s.addr, "localhost", "/en/?p=12").await.status, 200);
+    assert_eq!(
+        get(s.addr, "localhost", "/en/articles?page=2").await.status,
+        200
+    );
+}

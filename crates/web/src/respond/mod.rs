@@ -25,7 +25,7 @@ use crate::error_page::{error_response, error_response_for};
 use crate::representation::{Content, Outcome, Representation};
 use crate::request::RequestCtx;
 
-use crate::events::PathNotFound;
+use crate::events::{Moved, PathNotFound, QueryPathAsked};
 pub use conditional::not_modified;
 use range::{open_at, parse_range};
 
@@ -53,6 +53,32 @@ pub(crate) fn moved_instead(
         path: parts.uri.path().to_owned(),
         query: parts.uri.query().map(str::to_owned),
     })?;
+    moved_response(site, moved)
+}
+
+/// What a `GET` or `HEAD` with a query string answers before it is routed,
+/// when a module says this path with this query moved ([`QueryPathAsked`]).
+/// `None` without a query, without observers, for other methods, or when no
+/// module has an answer: the request is routed as usual.
+pub(crate) fn moved_before_routing(
+    site: &crate::site::SiteRuntime,
+    parts: &http::request::Parts,
+) -> Option<Response<Body>> {
+    let query = parts.uri.query().filter(|q| !q.is_empty())?;
+    if !matches!(parts.method, http::Method::GET | http::Method::HEAD)
+        || !site.notifier().has_observers::<QueryPathAsked>()
+    {
+        return None;
+    }
+    let moved = site.notifier().first(&QueryPathAsked {
+        path: parts.uri.path().to_owned(),
+        query: query.to_owned(),
+    })?;
+    moved_response(site, moved)
+}
+
+/// The answer a module's [`Moved`] says: a redirect, or `410 Gone`.
+fn moved_response(site: &crate::site::SiteRuntime, moved: Moved) -> Option<Response<Body>> {
     if moved.status == StatusCode::GONE {
         return Some(error_response(site, StatusCode::GONE, None));
     }
