@@ -1,5 +1,8 @@
 //! The control socket: how `bulwark reload`, `bulwark status` and `bulwark
-//! purge` reach the server that runs a sites folder.
+//! purge` reach the server that runs a sites folder, and how a command that
+//! writes into a running site's database (an import, `bulwark user`) tells
+//! it what changed ([`Hearing`]), so its pages, sitemap, feeds and redirects
+//! follow at once, as they do for the server's own writes.
 //!
 //! A Unix socket in the sites folder (`.bulwark.sock`, mode 0600: the user the
 //! server runs as, and root, may ask), one JSON request line and one JSON
@@ -16,13 +19,19 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
+use bulwark_module_cluster::wire::WireChange;
+use bulwark_store::{ChangeEvent, ChangeKind, ResourceChange, Store};
 use bulwark_web::{Purge, SiteStatus, Sites};
 
 /// The socket's name in the sites folder.
 const SOCKET: &str = ".bulwark.sock";
 
-/// The longest request line read.
-const MAX_REQUEST: u64 = 64 * 1024;
+/// The longest request line read (a [`Request::Changed`] of many keys).
+const MAX_REQUEST: u64 = 4 * 1024 * 1024;
+
+/// The most dependency keys a command tells the server one by one; past
+/// them it says that anything may have changed (the whole site is flushed).
+const MAX_KEYS: usize = 50_000;
 
 pub fn socket_path(sites_dir: &Path) -> PathBuf {
     sites_dir.join(SOCKET)
@@ -42,6 +51,12 @@ pub enum Request {
         site: String,
         file: PathBuf,
         identity: Option<PathBuf>,
+    },
+    /// Another process wrote into the site's database: what its writes
+    /// changed, as the cluster's nodes tell each other.
+    Changed {
+        site: String,
+        change: WireChange,
     },
 }
 
@@ -152,11 +167,45 @@ async fn answer(stream: tokio::net::UnixStream, sites: Weak<Sites>) -> anyhow::R
                 answer.errors.push(format!("no site is named {site:?}"));
             }
         }
+        (Ok(Request::Changed { site, change }), Some(sites)) => match sites.runtime(&site) {
+            Some(runtime) => {
+                // A change of a kind this binary does not know: anything may
+                // have changed.
+                let event = change.into_event().unwrap_or(ChangeEvent {
+                    everything: true,
+                    ..ChangeEvent::nothing()
+                });
+                applied(runtime.models(), event).await;
+            }
+            None => answer.errors.push(format!("no site is named {site:?}")),
+        },
     }
     let mut text = serde_json::to_string(&answer)?;
     text.push('\n');
     write.write_all(text.as_bytes()).await?;
     Ok(())
+}
+
+/// Hands `event` to the site's change task (which flushes what it names and
+/// tells the observers, as for the server's own writes) and waits until it
+/// has been applied, so that the command which told it returns once its
+/// changes show: the change task applies changes in order, so when a marker
+/// sent after `event` has been flushed, so has `event`.
+async fn applied(models: &bulwark_template::SiteModels, event: ChangeEvent) {
+    let marker = bulwark_store::dependency::config("control socket: applied");
+    let (serial, generation) = (models.cache.serial(&marker), models.cache.generation());
+    models.store.announce(event);
+    models.store.announce(ChangeEvent {
+        keys: vec![marker.clone()],
+        ..ChangeEvent::nothing()
+    });
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while models.cache.serial(&marker) == serial
+        && models.cache.generation() == generation
+        && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    }
 }
 
 /// Puts a backup back into a running site (the backup module's code, in
@@ -256,5 +305,119 @@ pub fn print_status(answer: &Answer) {
             site.cache.bytes as f64 / (1024.0 * 1024.0),
             clients
         );
+    }
+}
+
+/// What a command's writes change, heard from its own store while it runs
+/// (the change events every committed write emits, kept by the store's
+/// channel until read), and told to the server running the same sites
+/// folder when the command is done: when this is dropped, so a command that
+/// fails half way tells what it did write. Too many keys, or more events than
+/// the channel keeps, and it tells the server that anything may have changed
+/// (the whole site is read again).
+pub struct Hearing {
+    events: tokio::sync::broadcast::Receiver<ChangeEvent>,
+    sites_dir: PathBuf,
+    site: String,
+}
+
+impl Hearing {
+    pub fn start(store: &Store, sites_dir: &Path, site: &str) -> Hearing {
+        Hearing {
+            events: store.subscribe(),
+            sites_dir: sites_dir.to_owned(),
+            site: site.to_owned(),
+        }
+    }
+
+    /// Everything heard, merged into one change.
+    fn heard(&mut self) -> ChangeEvent {
+        use tokio::sync::broadcast::error::TryRecvError;
+        let mut heard = Heard::default();
+        loop {
+            match self.events.try_recv() {
+                Ok(event) => heard.add(event),
+                Err(TryRecvError::Lagged(_)) => heard.everything = true,
+                Err(TryRecvError::Empty | TryRecvError::Closed) => break,
+            }
+        }
+        heard.into_event()
+    }
+}
+
+impl Drop for Hearing {
+    /// Tells the server running the sites folder (if one does) what the
+    /// command changed. A server that cannot be told is a warning, not a
+    /// failure of the command, whose writes are in.
+    fn drop(&mut self) {
+        let event = self.heard();
+        if event.keys.is_empty() && event.resources.is_empty() && !event.everything {
+            return;
+        }
+        if std::os::unix::net::UnixStream::connect(socket_path(&self.sites_dir)).is_err() {
+            return; // No server runs here: it reads the database when it starts.
+        }
+        let site = &self.site;
+        let request = Request::Changed {
+            site: site.clone(),
+            change: WireChange::from_event(&event),
+        };
+        let problem = match ask(&self.sites_dir, &request) {
+            Ok(answer) if answer.errors.is_empty() => return,
+            Ok(answer) => answer.errors.join("; "),
+            Err(e) => format!("{e:#}"),
+        };
+        eprintln!(
+            "warning: the running server was not told of the changes ({problem}); \
+             `bulwark purge {site} --all` makes it read everything again"
+        );
+    }
+}
+
+/// The changes heard so far, merged: each key and resource once.
+#[derive(Default)]
+struct Heard {
+    keys: std::collections::BTreeSet<bulwark_store::DependencyKey>,
+    resources: std::collections::BTreeMap<bulwark_store::ResourceId, ChangeKind>,
+    everything: bool,
+}
+
+impl Heard {
+    fn add(&mut self, event: ChangeEvent) {
+        self.everything |= event.everything;
+        if self.everything {
+            return;
+        }
+        self.keys.extend(event.keys);
+        for r in event.resources {
+            // Made then changed is made; deleted is deleted, whatever came before.
+            let kind = match (self.resources.get(&r.id), r.kind) {
+                (_, ChangeKind::Deleted) => ChangeKind::Deleted,
+                (Some(ChangeKind::Inserted), _) => ChangeKind::Inserted,
+                (_, kind) => kind,
+            };
+            self.resources.insert(r.id, kind);
+        }
+        if self.keys.len() > MAX_KEYS || self.resources.len() > MAX_KEYS {
+            self.everything = true;
+        }
+    }
+
+    fn into_event(self) -> ChangeEvent {
+        if self.everything {
+            return ChangeEvent {
+                everything: true,
+                ..ChangeEvent::nothing()
+            };
+        }
+        ChangeEvent {
+            keys: self.keys.into_iter().collect(),
+            resources: self
+                .resources
+                .into_iter()
+                .map(|(id, kind)| ResourceChange { id, kind })
+                .collect(),
+            everything: false,
+        }
     }
 }

@@ -22,6 +22,7 @@ use bulwark_site::Site;
 use bulwark_store::Store;
 use bulwark_web::{enabled_modules, open_site_store};
 
+use crate::control::Hearing;
 use crate::user::choose_site;
 use crate::{SiteChoice, modules};
 
@@ -241,7 +242,8 @@ async fn import_csv(
     options: &CsvOptions,
     quiet: bool,
 ) -> anyhow::Result<()> {
-    let (_, store, _) = open(choice).await?;
+    let (site, store, _) = open(choice).await?;
+    let _told = Hearing::start(&store, &choice.sites, site.name().as_str());
     let bar = Bar::new(quiet);
     let progress: &dyn Progress = match &bar {
         Some(bar) => bar,
@@ -316,6 +318,7 @@ fn enabled(site: &Site) -> Enabled {
 
 async fn import_site_data(choice: &SiteChoice, file: &Path, quiet: bool) -> anyhow::Result<Report> {
     let (site, store, media) = open(choice).await?;
+    let _told = Hearing::start(&store, &choice.sites, site.name().as_str());
     // A tar (an export with --media) is unpacked beside the site's media.
     let mut head = [0u8; 512];
     let is_tar = {
@@ -468,6 +471,7 @@ async fn import_wordpress(
         .await
         .with_context(|| format!("site {}", site.name()))?;
     let media = MediaImport::open(&site, &store).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let _told = Hearing::start(&store, &choice.sites, site.name().as_str());
     let enabled = Enabled::of(site.modules.iter().map(|m| m.name));
     let bar = Bar::new(quiet);
     let progress: &dyn Progress = match &bar {

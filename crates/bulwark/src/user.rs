@@ -18,6 +18,7 @@ use bulwark_site::Site;
 use bulwark_store::{IdentityKind, ResourceId, Store};
 use bulwark_web::{enabled_modules, open_site_store};
 
+use crate::control::Hearing;
 use crate::{SiteChoice, UserCommand, lines, modules};
 
 pub fn run(command: UserCommand) -> anyhow::Result<()> {
@@ -62,7 +63,7 @@ async fn add(
     group: &str,
     email: Option<&str>,
 ) -> anyhow::Result<()> {
-    let (site, store) = open(choice).await?;
+    let (site, store, _told) = open(choice).await?;
     let group = GroupName::new(group);
     // Say what is wrong before asking for a password.
     let known = on_store(&store, accounts::user_groups).await?;
@@ -129,7 +130,7 @@ async fn check_email(
 }
 
 async fn passwd(choice: &SiteChoice, name: &str) -> anyhow::Result<()> {
-    let (site, store) = open(choice).await?;
+    let (site, store, _told) = open(choice).await?;
     if !user_exists(&store, name).await? {
         bail!("site {}: there is no user {name:?}", site.name());
     }
@@ -143,7 +144,7 @@ async fn passwd(choice: &SiteChoice, name: &str) -> anyhow::Result<()> {
 }
 
 async fn email(choice: &SiteChoice, name: &str, address: &str) -> anyhow::Result<()> {
-    let (site, store) = open(choice).await?;
+    let (site, store, _told) = open(choice).await?;
     let username = name.to_owned();
     let Some((person, _)) = store.run(move |s| s.password_hash(&username)).await? else {
         bail!("site {}: there is no user {name:?}", site.name());
@@ -161,7 +162,7 @@ async fn email(choice: &SiteChoice, name: &str, address: &str) -> anyhow::Result
 }
 
 async fn list(choice: &SiteChoice) -> anyhow::Result<()> {
-    let (_, store) = open(choice).await?;
+    let (_, store, _told) = open(choice).await?;
     let users = on_store(&store, accounts::accounts).await?;
     print!("{}", user_table(&users));
     Ok(())
@@ -172,7 +173,7 @@ async fn list(choice: &SiteChoice) -> anyhow::Result<()> {
 const CODE_ATTEMPTS: usize = 3;
 
 async fn totp_enrol(choice: &SiteChoice, name: &str) -> anyhow::Result<()> {
-    let (site, store) = open(choice).await?;
+    let (site, store, _told) = open(choice).await?;
     let (person, username) = find_user(&site, &store, name).await?;
     let had_one = on_store(&store, move |s| second_factor::has_second_factor(s, person)).await?;
     let issuer = site.name().to_string();
@@ -230,7 +231,7 @@ async fn totp_enrol(choice: &SiteChoice, name: &str) -> anyhow::Result<()> {
 }
 
 async fn totp_disable(choice: &SiteChoice, name: &str) -> anyhow::Result<()> {
-    let (site, store) = open(choice).await?;
+    let (site, store, _told) = open(choice).await?;
     let (person, username) = find_user(&site, &store, name).await?;
     if on_store(&store, move |s| second_factor::disable(s, person)).await? {
         println!(
@@ -244,7 +245,7 @@ async fn totp_disable(choice: &SiteChoice, name: &str) -> anyhow::Result<()> {
 }
 
 async fn recovery_codes(choice: &SiteChoice, name: &str) -> anyhow::Result<()> {
-    let (site, store) = open(choice).await?;
+    let (site, store, _told) = open(choice).await?;
     let (person, username) = find_user(&site, &store, name).await?;
     let made = store
         .run(move |s| Ok(second_factor::regenerate_recovery_codes(s, person)))
@@ -340,7 +341,9 @@ fn user_table(users: &[Account]) -> String {
 
 /// The chosen site and its store, opened as serving opens it (migrations and
 /// the modules' store hooks) but nothing started.
-async fn open(choice: &SiteChoice) -> anyhow::Result<(Arc<Site>, Store)> {
+/// The site's store, and a [`Hearing`] that tells a running server what
+/// the command changed when it is dropped (at the command's end).
+async fn open(choice: &SiteChoice) -> anyhow::Result<(Arc<Site>, Store, Hearing)> {
     let modules = modules()?;
     let site = Arc::new(choose_site(choice, &modules)?);
     if !site.modules.iter().any(|m| m.name == "auth") {
@@ -353,7 +356,8 @@ async fn open(choice: &SiteChoice) -> anyhow::Result<(Arc<Site>, Store)> {
     let store = open_site_store(&site, &enabled_modules(&site, &modules))
         .await
         .with_context(|| format!("site {}", site.name()))?;
-    Ok((site, store))
+    let told = Hearing::start(&store, &choice.sites, site.name().as_str());
+    Ok((site, store, told))
 }
 
 pub(crate) fn choose_site(

@@ -828,3 +828,51 @@ fn every_kind_of_old_address_of_the_export_answers_one_301_to_its_new_home() {
         assert_eq!(there.status(), 200, "{old} -> {location}");
     }
 }
+
+/// The server running the site while a command imports into it hears what
+/// the import wrote (over its control socket, as the cluster's nodes hear
+/// each other), so its sitemap, its cached pages and its redirects are right
+/// at once, without a restart or a purge.
+#[test]
+fn a_running_server_hears_a_command_line_import_at_once() {
+    let dir = starter();
+    before_any_import(dir.path());
+    let port = free_port();
+    let _server = serve(dir.path(), port);
+    let client = reqwest::blocking::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let get = |path: &str| {
+        client
+            .get(format!("http://127.0.0.1:{port}{path}"))
+            .header("Host", "localhost")
+            .send()
+            .unwrap()
+    };
+    let urls = |sitemap: &str| sitemap.matches("<loc>").count();
+    let before = urls(&get("/sitemap.xml").text().unwrap());
+    // Cached before the import: the list of articles, the old address's 404.
+    let articles = get("/en/articles").text().unwrap();
+    assert!(
+        !articles.contains("Hello from the harbour"),
+        "not imported yet"
+    );
+    assert_eq!(get("/2024/05/hello-harbour/").status(), 404);
+    assert_eq!(get("/?p=4").status(), 302, "the front page, in a language");
+
+    import_ok(dir.path(), &fixture().join("export.xml"));
+
+    let sitemap = get("/sitemap.xml").text().unwrap();
+    assert!(urls(&sitemap) > before + 10, "{before} before: {sitemap}");
+    assert!(
+        get("/en/articles")
+            .text()
+            .unwrap()
+            .contains("Hello from the harbour"),
+        "the cached list of articles was rendered again"
+    );
+    for old in ["/2024/05/hello-harbour/", "/?p=4", "/feed/"] {
+        assert_eq!(get(old).status(), 301, "{old}: the new redirects are read");
+    }
+}

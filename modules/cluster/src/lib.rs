@@ -31,7 +31,7 @@
 mod node;
 mod outbox;
 mod settings;
-mod wire;
+pub mod wire;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};

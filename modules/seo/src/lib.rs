@@ -15,7 +15,7 @@ use std::sync::{Arc, OnceLock};
 use include_dir::{Dir, include_dir};
 
 use bulwark_site::ModuleManifest;
-use bulwark_web::events::ResourceChanged;
+use bulwark_web::events::{CacheFlushed, ResourceChanged};
 use bulwark_web::{Module, ModuleError, SiteSetup};
 
 static TEMPLATES: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/templates");
@@ -58,9 +58,18 @@ impl Module for Seo {
             sitemap::SitemapController::new(options, for_rules.clone(), pages.clone())
                 .map(|c| Box::new(c) as Box<dyn bulwark_web::Controller>)
         });
-        // Any change may add, drop or move a page: build the sitemap again.
+        // Any change may add, drop or move a page: build the sitemap again;
+        // so may one that says anything may have changed (a restore, a
+        // command's import told to the running server, a purge).
+        let everything = cache.clone();
         site.observers()
             .on_notify(500, move |_: &ResourceChanged| cache.forget());
+        site.observers()
+            .on_notify(500, move |flushed: &CacheFlushed| {
+                if flushed.all {
+                    everything.forget();
+                }
+            });
         let config = &site.site().config;
         let origin = canonical::Origin::new(&config.hostname, config.tls.is_some());
         site.add_template_extension(move |env| canonical::register(env, origin.clone()));
