@@ -3,11 +3,15 @@
 //! editor's text with its paragraphs (what WordPress's `wpautop` does when it
 //! shows it), `[caption]` and `[gallery]` as figures, a URL on a line of its
 //! own (an embed) as a link, and pictures pointed at the imported media's
-//! previews. Shortcodes nobody here knows stay as the text they are, and are
-//! named for the report. The store's sanitiser has the last word, as for
-//! everything written.
+//! previews. Reusable blocks are put in place; embeds (the block editor's,
+//! an `<iframe>` of a video or a map) become the site's own embed, a link in
+//! `<figure class="embed">`, and `<video>`/`<audio>` a link to the file;
+//! links to the old site become this site's paths (its redirects lead on).
+//! Shortcodes nobody here knows stay as the text they are, and are named for
+//! the report, as is every element the site keeps no trace of (a script, a
+//! form). The store's sanitiser has the last word, as for everything written.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 /// A picture the import brought in, as content shows it.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,6 +19,8 @@ pub struct Picture {
     /// A preview's address, or the file's.
     pub src: String,
     pub alt: String,
+    /// The file's own address (`/media/file/{id}`): where a link to it goes.
+    pub file: String,
 }
 
 /// Where the import's pictures are: by WordPress attachment id, and by one of
@@ -32,24 +38,311 @@ pub struct Converted {
     pub unknown_shortcodes: BTreeSet<String>,
     /// Attachments a gallery named that the import did not bring.
     pub missing_pictures: Vec<i64>,
+    /// Reusable blocks put in place, and those used that the export does
+    /// not hold.
+    pub blocks_used: Vec<i64>,
+    pub missing_blocks: Vec<i64>,
+    /// Elements the site keeps no trace of (`script`, `form`...), by name.
+    pub left_out: BTreeSet<String>,
+}
+
+/// What else a conversion reads besides the pictures.
+#[derive(Default)]
+pub struct Around<'a> {
+    /// The export's reusable blocks (`wp_block` items): content by id.
+    pub blocks: Option<&'a HashMap<i64, String>>,
+    /// The old site's address (`https://old.example.org`): links to it
+    /// become paths of this site.
+    pub old_site: &'a str,
 }
 
 pub fn convert(content: &str, pictures: &dyn Pictures) -> Converted {
+    convert_in(content, pictures, &Around::default())
+}
+
+/// How deep reusable blocks may hold each other.
+const MAX_BLOCK_DEPTH: usize = 4;
+
+pub fn convert_in(content: &str, pictures: &dyn Pictures, around: &Around<'_>) -> Converted {
     let content = content.replace("\r\n", "\n");
     let blocks = content.contains("<!-- wp:");
     let mut out = Converted::default();
     let text = match blocks {
-        true => without_block_comments(&content),
+        true => {
+            let placed = reusable_blocks(&content, around.blocks, &mut out, 0);
+            without_block_comments(&embed_blocks(&placed))
+        }
         false => content,
     };
     let text = shortcodes(&text, pictures, &mut out);
+    let text = players_as_embeds(&text, pictures);
     let text = links_for_embeds(&text);
     let text = match blocks {
         true => text,
         false => paragraphs(&text),
     };
-    out.html = pictures_pointed_home(&text, pictures);
+    let html = pictures_pointed_home(&text, pictures);
+    let html = old_links_home(&html, around.old_site, pictures);
+    out.left_out = left_out(&html);
+    out.html = html;
     out
+}
+
+/// The block comment that starts `text` (`<!-- wp:block {"ref":7} /-->`):
+/// its name, its JSON attributes, whether it closes itself, and its length.
+fn block_comment(text: &str) -> Option<(&str, serde_json::Value, bool, usize)> {
+    let body = text.strip_prefix("<!--")?;
+    let end = body.find("-->")?;
+    let inner = body[..end].trim();
+    let inner = inner.strip_prefix("wp:")?;
+    let (inner, closed) = match inner.strip_suffix('/') {
+        Some(open) => (open.trim_end(), true),
+        None => (inner, false),
+    };
+    let (name, json) = inner.split_once(char::is_whitespace).unwrap_or((inner, ""));
+    let attrs = serde_json::from_str(json.trim()).unwrap_or(serde_json::Value::Null);
+    Some((name, attrs, closed, 4 + end + 3))
+}
+
+/// Each reusable block used (`<!-- wp:block {"ref":7} /-->`) replaced by
+/// its content, as WordPress shows it; one the export does not hold is
+/// named for the report.
+fn reusable_blocks(
+    text: &str,
+    blocks: Option<&HashMap<i64, String>>,
+    out: &mut Converted,
+    depth: usize,
+) -> String {
+    if !text.contains("<!-- wp:block") {
+        return text.to_owned();
+    }
+    let mut html = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("<!-- wp:block") {
+        html.push_str(&rest[..at]);
+        rest = &rest[at..];
+        match block_comment(rest) {
+            Some(("block", attrs, true, len)) => {
+                let id = attrs["ref"].as_i64().unwrap_or(0);
+                match blocks.and_then(|b| b.get(&id)) {
+                    Some(content) if depth < MAX_BLOCK_DEPTH => {
+                        out.blocks_used.push(id);
+                        let content = content.replace("\r\n", "\n");
+                        html.push_str(&reusable_blocks(&content, blocks, out, depth + 1));
+                    }
+                    _ => out.missing_blocks.push(id),
+                }
+                rest = &rest[len..];
+            }
+            _ => {
+                html.push_str("<!--");
+                rest = &rest[4..];
+            }
+        }
+    }
+    html.push_str(rest);
+    html
+}
+
+/// The block editor's embeds (`<!-- wp:embed {"url":...} -->` and the older
+/// `wp:core-embed/youtube`) as the site's own: a link in
+/// `<figure class="embed">`, which a template's `embeds()` shows as the
+/// player (YouTube, Vimeo) and anything else shows as a link.
+fn embed_blocks(text: &str) -> String {
+    let mut html = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("<!-- wp:") {
+        html.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let Some((name, attrs, closed, len)) = block_comment(rest) else {
+            html.push_str("<!--");
+            rest = &rest[4..];
+            continue;
+        };
+        let is_embed = name == "embed" || name.starts_with("core-embed/");
+        let url = attrs["url"].as_str().filter(|u| is_web(u));
+        match (is_embed, url) {
+            (true, Some(url)) => {
+                let end = format!("<!-- /wp:{name} -->");
+                let after = &rest[len..];
+                let used = match closed {
+                    true => 0,
+                    false => after.find(&end).map_or(0, |e| e + end.len()),
+                };
+                html.push_str(&embed(url, ""));
+                rest = &after[used..];
+            }
+            _ => {
+                html.push_str(&rest[..len]);
+                rest = &rest[len..];
+            }
+        }
+    }
+    html.push_str(rest);
+    html
+}
+
+fn is_web(url: &str) -> bool {
+    (url.starts_with("https://") || url.starts_with("http://"))
+        && !url.contains(|c: char| c.is_whitespace() || c == '<' || c == '"')
+}
+
+/// The site's own embed of `url`: a link in a figure.
+fn embed(url: &str, title: &str) -> String {
+    let text = if title.is_empty() { url } else { title };
+    format!(
+        "<figure class=\"embed\"><a href=\"{}\">{}</a></figure>",
+        attr_text(url),
+        attr_text(text)
+    )
+}
+
+/// A player's address in a frame as the page a visitor would open:
+/// YouTube's and Vimeo's as their watch pages (the site's `embeds()`
+/// knows those), anything else (a map) as it is.
+fn watch_page(src: &str) -> String {
+    let src = src
+        .strip_prefix("//")
+        .map_or(src.to_owned(), |s| format!("https://{s}"));
+    let rest = src.split_once("://").map_or("", |(_, r)| r);
+    let (host, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let host = host.strip_prefix("www.").unwrap_or(host);
+    let id = |p: &str| {
+        p.split(['?', '&', '#', '/'])
+            .next()
+            .unwrap_or("")
+            .to_owned()
+    };
+    match host {
+        "youtube.com" | "youtube-nocookie.com" => match path.strip_prefix("embed/") {
+            Some(rest) if !id(rest).is_empty() => {
+                format!("https://www.youtube.com/watch?v={}", id(rest))
+            }
+            _ => src,
+        },
+        "player.vimeo.com" => match path.strip_prefix("video/") {
+            Some(rest) if !id(rest).is_empty() => format!("https://vimeo.com/{}", id(rest)),
+            _ => src,
+        },
+        _ => src,
+    }
+}
+
+/// `<iframe src=...>` (a video, a map: the sanitiser keeps no frames) as
+/// the site's own embed; `<video>` and `<audio>` (their `src`, or their first
+/// `<source>`) as a link to the file, the imported one where it was brought.
+fn players_as_embeds(text: &str, pictures: &dyn Pictures) -> String {
+    let mut html = String::with_capacity(text.len());
+    let mut rest = text;
+    loop {
+        let next = ["<iframe", "<video", "<audio"]
+            .iter()
+            .filter_map(|t| rest.find(t).map(|at| (at, *t)))
+            .min();
+        let Some((at, open)) = next else {
+            break;
+        };
+        html.push_str(&rest[..at]);
+        let element = &rest[at..];
+        let name = &open[1..];
+        let close = format!("</{name}>");
+        let tag_end = element.find('>').map_or(element.len(), |e| e + 1);
+        let end = element.find(&close).map_or(tag_end, |e| e + close.len());
+        let whole = &element[..end];
+        let src = attr_span(&whole[..tag_end], "src")
+            .map(|(_, _, v)| v)
+            .or_else(|| {
+                let source = whole.find("<source")?;
+                attr_span(&whole[source..], "src").map(|(_, _, v)| v)
+            })
+            .map(|v| v.replace("&amp;", "&"));
+        match (name, src) {
+            ("iframe", Some(src)) => {
+                let title = attr_span(&whole[..tag_end], "title").map_or("", |(_, _, t)| t);
+                html.push_str(&embed(&watch_page(&src), title));
+            }
+            (_, Some(src)) => {
+                let href = pictures.by_url(&src).map_or(src.clone(), |p| p.file);
+                let file = src.rsplit('/').next().unwrap_or(&src).to_owned();
+                html.push_str(&format!(
+                    "<p><a href=\"{}\">{}</a></p>",
+                    attr_text(&href),
+                    attr_text(&file)
+                ));
+            }
+            // Nothing to point at: left as it is, and named for the report.
+            (_, None) => html.push_str(whole),
+        }
+        rest = &element[end..];
+    }
+    html.push_str(rest);
+    html
+}
+
+/// Every link to the old site as this site's path: a file it served that
+/// the import brought (`/wp-content/uploads/...`) at its new address, any
+/// other page at its old path, which the import's redirects lead on from.
+fn old_links_home(html: &str, old_site: &str, pictures: &dyn Pictures) -> String {
+    // The old host, by either scheme (`//old.example.org`).
+    let old_host = old_site
+        .trim_end_matches('/')
+        .split_once("://")
+        .map_or("", |(_, host)| host);
+    if old_host.is_empty() || !html.contains(old_host) {
+        return html.to_owned();
+    }
+    fn on_old_site<'h>(href: &'h str, old_host: &str) -> Option<&'h str> {
+        let rest = href
+            .strip_prefix("https://")
+            .or_else(|| href.strip_prefix("http://"))
+            .or_else(|| href.strip_prefix("//"))?;
+        let path = rest.strip_prefix(old_host)?;
+        (path.is_empty() || path.starts_with(['/', '?', '#'])).then_some(path)
+    }
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(at) = rest.find("<a ") {
+        out.push_str(&rest[..at]);
+        let tag_end = rest[at..].find('>').map_or(rest.len(), |e| at + e + 1);
+        let tag = &rest[at..tag_end];
+        match attr_span(tag, "href") {
+            Some((start, end, href)) if let Some(path) = on_old_site(href, old_host) => {
+                let home = match pictures.by_url(href) {
+                    Some(p) => p.file,
+                    None if !path.starts_with('/') => format!("/{path}"),
+                    None => path.to_owned(),
+                };
+                out.push_str(&tag[..start]);
+                out.push_str(&attr_text(&home.replace("&amp;", "&")));
+                out.push_str(&tag[end..]);
+            }
+            _ => out.push_str(tag),
+        }
+        rest = &rest[tag_end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Elements whose content or purpose the site's text keeps no trace of.
+const LEFT_OUT: [&str; 13] = [
+    "script", "style", "form", "input", "button", "select", "textarea", "object", "embed",
+    "canvas", "svg", "iframe", "noscript",
+];
+
+/// The names of [`LEFT_OUT`] elements in `html`.
+fn left_out(html: &str) -> BTreeSet<String> {
+    let lower = html.to_ascii_lowercase();
+    LEFT_OUT
+        .iter()
+        .filter(|name| {
+            lower.match_indices(&format!("<{name}")).any(|(at, m)| {
+                lower[at + m.len()..]
+                    .starts_with(|c: char| c.is_whitespace() || c == '>' || c == '/')
+            })
+        })
+        .map(|name| (*name).to_owned())
+        .collect()
 }
 
 /// `<!-- wp:paragraph -->` and `<!-- /wp:paragraph -->` out; the blocks'
@@ -392,6 +685,7 @@ mod tests {
     impl Pictures for Two {
         fn by_id(&self, wp_id: i64) -> Option<Picture> {
             (wp_id == 5).then(|| Picture {
+                file: "/media/file/40".into(),
                 src: "/media/preview/40/medium/x".into(),
                 alt: "Red".into(),
             })
@@ -468,6 +762,99 @@ mod tests {
             "<p>Look:</p>\n<p><a href=\"https://www.youtube.com/watch?v=x&amp;t=1\">https://www.youtube.com/watch?v=x&amp;t=1</a></p>\n<p>Nice</p>\n"
         );
     }
+
+    #[test]
+    fn a_reusable_block_is_put_in_place_and_a_missing_one_named() {
+        let blocks = HashMap::from([
+            (
+                7,
+                "<!-- wp:paragraph --><p>Shared &amp; kept</p><!-- /wp:paragraph -->".to_owned(),
+            ),
+            // A block that uses itself stops where it began to repeat.
+            (8, "<p>Loop</p><!-- wp:block {\"ref\":8} /-->".to_owned()),
+        ]);
+        let around = Around {
+            blocks: Some(&blocks),
+            old_site: "",
+        };
+        let got = convert_in(
+            "<!-- wp:block {\"ref\":7} /--><!-- wp:block {\"ref\":9} /--><!-- wp:block {\"ref\":8} /-->",
+            &Two,
+            &around,
+        );
+        assert!(
+            got.html.starts_with("<p>Shared &amp; kept</p>"),
+            "{}",
+            got.html
+        );
+        assert_eq!(
+            got.html.matches("<p>Loop</p>").count(),
+            MAX_BLOCK_DEPTH,
+            "{}",
+            got.html
+        );
+        assert!(got.missing_blocks.contains(&9), "{got:?}");
+        assert!(got.blocks_used.contains(&7));
+    }
+
+    #[test]
+    fn embeds_frames_and_players_become_the_sites_own_embed_or_a_link() {
+        let got = convert(
+            "<!-- wp:embed {\"url\":\"https://www.youtube.com/watch?v=abc_DEF-12\",\"type\":\"video\"} -->\n\
+             <figure class=\"wp-block-embed\"><div class=\"wp-block-embed__wrapper\">\nhttps://www.youtube.com/watch?v=abc_DEF-12\n</div></figure>\n\
+             <!-- /wp:embed -->\n\
+             <!-- wp:html --><iframe title=\"Our shop\" src=\"https://www.google.com/maps/embed?pb=1&amp;x=2\"></iframe><!-- /wp:html -->\n\
+             <!-- wp:html --><iframe src=\"https://player.vimeo.com/video/76979871?h=1\" width=\"640\"></iframe><!-- /wp:html -->\n\
+             <!-- wp:video --><figure class=\"wp-block-video\"><video controls src=\"https://old.example.org/wp-content/uploads/2024/05/red-square.mp4\"></video></figure><!-- /wp:video -->",
+            &Two,
+        );
+        for expected in [
+            r#"<figure class="embed"><a href="https://www.youtube.com/watch?v=abc_DEF-12">https://www.youtube.com/watch?v=abc_DEF-12</a></figure>"#,
+            r#"<figure class="embed"><a href="https://www.google.com/maps/embed?pb=1&amp;x=2">Our shop</a></figure>"#,
+            r#"<figure class="embed"><a href="https://vimeo.com/76979871">https://vimeo.com/76979871</a></figure>"#,
+            r#"<a href="/media/file/40">red-square.mp4</a>"#,
+        ] {
+            assert!(got.html.contains(expected), "{expected}\nin\n{}", got.html);
+        }
+        assert!(!got.html.contains("<iframe"), "{}", got.html);
+        assert!(got.left_out.is_empty(), "{got:?}");
+    }
+
+    #[test]
+    fn links_to_the_old_site_become_paths_here_and_its_files_the_imported_ones() {
+        let around = Around {
+            blocks: None,
+            old_site: "https://old.example.org",
+        };
+        let got = convert_in(
+            "<p><a href=\"https://old.example.org/2024/05/hello/\">a post</a>, \
+             <a href=\"http://old.example.org/wp-content/uploads/2024/05/red-square.png\">the file</a>, \
+             <a href=\"https://old.example.org\">home</a>, \
+             <a href=\"https://old.example.org.evil.test/x\">not it</a>, \
+             <a href=\"https://elsewhere.test/\">elsewhere</a></p>",
+            &Two,
+            &around,
+        );
+        for expected in [
+            r#"<a href="/2024/05/hello/">a post</a>"#,
+            r#"<a href="/media/file/40">the file</a>"#,
+            r#"<a href="/">home</a>"#,
+            r#"<a href="https://old.example.org.evil.test/x">not it</a>"#,
+            r#"<a href="https://elsewhere.test/">elsewhere</a>"#,
+        ] {
+            assert!(got.html.contains(expected), "{expected}\nin\n{}", got.html);
+        }
+    }
+
+    #[test]
+    fn what_the_site_keeps_no_trace_of_is_named() {
+        let got = convert(
+            "<p>Hi</p><script>alert(1)</script><form action=/x><input name=q><button>Go</button></form><scripted>no</scripted>",
+            &Two,
+        );
+        let names: Vec<&str> = got.left_out.iter().map(String::as_str).collect();
+        assert_eq!(names, ["button", "form", "input", "script"]);
+    }
 }
 
 /// Content from anywhere never panics the converter: made of the pieces its
@@ -484,6 +871,7 @@ mod any_content {
         }
         fn by_url(&self, url: &str) -> Option<Picture> {
             (!url.is_empty()).then(|| Picture {
+                file: String::new(),
                 src: "/p".into(),
                 alt: "é".into(),
             })
@@ -511,6 +899,18 @@ mod any_content {
         "/>",
         "<a href=x>",
         "</a>",
+        "<!-- wp:block {\"ref\":1} /-->",
+        "<!-- wp:embed {\"url\":\"https://x\"} -->",
+        "<!-- /wp:embed -->",
+        "<!-- wp:",
+        "-->",
+        "<iframe",
+        "</iframe>",
+        "<video",
+        "<source",
+        "</video>",
+        "https://old.example.org",
+        "<a href=\"",
         "<!--",
         "-->",
         " wp:",
@@ -532,6 +932,10 @@ mod any_content {
         fn never_panics(pieces in proptest::collection::vec(0..PIECES.len(), 0..60)) {
             let text: String = pieces.iter().map(|&i| PIECES[i]).collect();
             let _ = convert(&text, &None_);
+            // With reusable blocks (one that uses itself) and the old site.
+            let blocks = HashMap::from([(1, text.clone())]);
+            let around = Around { blocks: Some(&blocks), old_site: "https://old.example.org" };
+            let _ = convert_in(&text, &None_, &around);
             let _ = crate::php::unserialize(&text);
         }
     }

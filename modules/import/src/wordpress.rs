@@ -100,7 +100,7 @@ pub async fn import(
     options: &Options,
     progress: &dyn Progress,
 ) -> Result<Report, ImportError> {
-    let scan = {
+    let mut scan = {
         let file = file.to_owned();
         let total = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
         progress.stage("checking the file", total);
@@ -125,6 +125,8 @@ pub async fn import(
         pages: Vec::new(),
         nav: Vec::new(),
         old: OldAddresses::default(),
+        blocks: Arc::new(std::mem::take(&mut scan.blocks)),
+        blocks_used: BTreeSet::new(),
     };
     run.prepare_schema().await?;
     progress.stage(
@@ -142,6 +144,19 @@ pub async fn import(
         .await?;
     progress.stage("posts and pages", scan.items);
     run.items(file, options.batch.max(1), progress).await?;
+    let mut unused: Vec<i64> = run
+        .blocks
+        .keys()
+        .filter(|id| !run.blocks_used.contains(id))
+        .copied()
+        .collect();
+    unused.sort_unstable();
+    for id in unused {
+        run.report.note(
+            format!("reusable block {id}"),
+            "used by no post: not imported (a reusable block lives in the posts that use it)",
+        );
+    }
     progress.stage("pages' order and menus", 1);
     run.hierarchy_and_menus(&scan.menus).await?;
     progress.advance(1);
@@ -162,6 +177,9 @@ struct Scan {
     menus: BTreeMap<String, String>,
     /// Posts, pages and other items (not attachments).
     items: u64,
+    /// Reusable blocks (`wp_block` items): their content, by id, put in
+    /// place where a post uses one.
+    blocks: HashMap<i64, String>,
     /// Items the store would refuse, each with why (the check pass): the
     /// import then writes nothing.
     refused: Vec<String>,
@@ -192,6 +210,12 @@ fn scan(file: &Path, progress: &dyn Progress) -> Result<Scan, WxrError> {
             }
             "item" => {
                 scan.items += 1;
+                if entry.text_of("wp:post_type") == "wp_block"
+                    && let Some(id) = entry.number("wp:post_id")
+                {
+                    scan.blocks
+                        .insert(id, entry.text_of("content:encoded").to_owned());
+                }
                 if let Err(why) = check_item(&entry) {
                     scan.refused.push(format!("{}: {why}", item_label(&entry)));
                 }
@@ -298,6 +322,9 @@ struct Run {
     nav: Vec<NavItem>,
     /// The old site's other addresses and where each goes now.
     old: OldAddresses,
+    /// The export's reusable blocks, and which posts used.
+    blocks: Arc<HashMap<i64, String>>,
+    blocks_used: BTreeSet<i64>,
 }
 
 /// One thing to write: a resource made from an item, or the same again.
@@ -723,7 +750,10 @@ impl Run {
                 true => format!("/media/file/{}", id.0),
                 false => media.preview_url(id, "medium", &sha256),
             };
-            gallery.by_id.insert(wp_id, (id, Picture { src, alt }));
+            let file = format!("/media/file/{}", id.0);
+            gallery
+                .by_id
+                .insert(wp_id, (id, Picture { src, alt, file }));
             if let Some(file) = uploads_path(&url) {
                 gallery.by_file.insert(file.to_owned(), wp_id);
             }
@@ -783,7 +813,13 @@ impl Run {
                 continue;
             }
             match entry.text_of("wp:post_type") {
-                "attachment" => continue,
+                // Placed in the posts that use them (`content::convert_in`).
+                "attachment" | "wp_block" => {
+                    if entry.text_of("wp:post_type") == "wp_block" {
+                        progress.advance(1);
+                    }
+                    continue;
+                }
                 "post" | "page" => pending.push(entry),
                 "nav_menu_item" => {
                     self.nav_item(&entry);
@@ -960,7 +996,35 @@ impl Run {
                 "was waiting for review: imported unpublished",
             );
         }
-        let converted = content::convert(item.text_of("content:encoded"), &*self.pictures);
+        let around = content::Around {
+            blocks: Some(&self.blocks),
+            old_site: &self.site,
+        };
+        let converted =
+            content::convert_in(item.text_of("content:encoded"), &*self.pictures, &around);
+        self.blocks_used
+            .extend(converted.blocks_used.iter().copied());
+        for missing in &converted.missing_blocks {
+            self.report.note(
+                label.clone(),
+                format!("it uses reusable block {missing}, which is not in the export: left out"),
+            );
+        }
+        if !converted.left_out.is_empty() {
+            let names: Vec<String> = converted
+                .left_out
+                .iter()
+                .map(|n| format!("<{n}>"))
+                .collect();
+            self.report.note(
+                label.clone(),
+                format!(
+                    "its {} left out: the site keeps no scripts, styles, forms or frames \
+                     in a text (a form can be made in Forms)",
+                    names.join(", ")
+                ),
+            );
+        }
         for name in &converted.unknown_shortcodes {
             *self
                 .report
@@ -989,7 +1053,7 @@ impl Run {
         if item.text_of("wp:is_sticky") == "1" {
             props.insert("featured".into(), true.into());
         }
-        props.extend(meta_props(&meta));
+        props.extend(meta_props(item));
         props.insert(
             "wordpress".into(),
             self.wordpress(json!({
@@ -1419,13 +1483,26 @@ fn item_label(item: &Node) -> String {
 /// not start with `_` (WordPress's own), named as a property may be, its
 /// value unserialized when PHP serialized it (an array keeps its keys, in
 /// any language).
-fn meta_props(meta: &BTreeMap<String, String>) -> impl Iterator<Item = (String, Value)> + '_ {
-    meta.iter()
-        .filter(|(key, _)| !key.starts_with('_'))
-        .map(|(key, value)| {
-            let value = php::unserialize(value).unwrap_or_else(|| value.clone().into());
-            (property_name(key), value)
-        })
+fn meta_props(item: &Node) -> impl Iterator<Item = (String, Value)> + '_ {
+    let mut fields: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    for m in item.all("wp:postmeta") {
+        let key = m.text_of("wp:meta_key");
+        if key.starts_with('_') {
+            continue;
+        }
+        let value = m.child("wp:meta_value").map_or("", |v| v.text.as_str());
+        let value = php::unserialize(value).unwrap_or_else(|| value.into());
+        fields.entry(key).or_default().push(value);
+    }
+    // A field given twice (WordPress keeps every value of a key) keeps
+    // every value, in order, as a list.
+    fields.into_iter().map(|(key, mut values)| {
+        let value = match values.len() {
+            1 => values.remove(0),
+            _ => Value::Array(values),
+        };
+        (property_name(key), value)
+    })
 }
 
 /// What the store would say of an item's own texts and custom fields, asked
@@ -1436,11 +1513,12 @@ fn check_item(item: &Node) -> Result<(), StoreError> {
     let mut props = serde_json::Map::new();
     props.insert("title".into(), title_text(item.text_of("title")).into());
     props.insert("summary".into(), item.text_of("excerpt:encoded").into());
-    props.extend(meta_props(&post_meta(item)));
+    props.extend(meta_props(item));
     bulwark_store::sanitized_props(Props::try_from(Value::Object(props))?).map(drop)
 }
 
-/// The custom fields of an item (`<wp:postmeta>`), the last value of each.
+/// The fields of an item (`<wp:postmeta>`), the last value of each: for
+/// WordPress's own (`_thumbnail_id`), which have one.
 fn post_meta(item: &Node) -> BTreeMap<String, String> {
     item.all("wp:postmeta")
         .map(|m| {
