@@ -353,8 +353,12 @@ fn a_wordpress_export_lands_where_each_part_belongs_and_a_second_import_changes_
         ]
     );
 
-    // The menu, as the menu module keeps it.
-    let menu = item(&db, "menu_main_menu").props["menu"].clone();
+    // The menu, as the menu module keeps it: the site's main menu now (the
+    // starter's kept under another name, whole).
+    let menu = item(&db, "menu_main").props["menu"].clone();
+    let kept = item(&db, "menu_main_before_import").props;
+    assert_eq!(kept["title"], "Main menu", "{kept}");
+    assert_eq!(kept["menu"][0]["title"], "Home", "{kept}");
     let (about, team, news, harbour) = (
         item(&db, "wp_18").id,
         item(&db, "wp_19").id,

@@ -283,21 +283,8 @@ fn players_as_embeds(text: &str, pictures: &dyn Pictures) -> String {
 /// the import brought (`/wp-content/uploads/...`) at its new address, any
 /// other page at its old path, which the import's redirects lead on from.
 fn old_links_home(html: &str, old_site: &str, pictures: &dyn Pictures) -> String {
-    // The old host, by either scheme (`//old.example.org`).
-    let old_host = old_site
-        .trim_end_matches('/')
-        .split_once("://")
-        .map_or("", |(_, host)| host);
-    if old_host.is_empty() || !html.contains(old_host) {
+    if old_host(old_site).is_none_or(|host| !html.contains(host)) {
         return html.to_owned();
-    }
-    fn on_old_site<'h>(href: &'h str, old_host: &str) -> Option<&'h str> {
-        let rest = href
-            .strip_prefix("https://")
-            .or_else(|| href.strip_prefix("http://"))
-            .or_else(|| href.strip_prefix("//"))?;
-        let path = rest.strip_prefix(old_host)?;
-        (path.is_empty() || path.starts_with(['/', '?', '#'])).then_some(path)
     }
     let mut out = String::with_capacity(html.len());
     let mut rest = html;
@@ -306,12 +293,8 @@ fn old_links_home(html: &str, old_site: &str, pictures: &dyn Pictures) -> String
         let tag_end = rest[at..].find('>').map_or(rest.len(), |e| at + e + 1);
         let tag = &rest[at..tag_end];
         match attr_span(tag, "href") {
-            Some((start, end, href)) if let Some(path) = on_old_site(href, old_host) => {
-                let home = match pictures.by_url(href) {
-                    Some(p) => p.file,
-                    None if !path.starts_with('/') => format!("/{path}"),
-                    None => path.to_owned(),
-                };
+            Some((start, end, href)) if let Some(path) = local_path(href, old_site) => {
+                let home = pictures.by_url(href).map_or(path, |p| p.file);
                 out.push_str(&tag[..start]);
                 out.push_str(&attr_text(&home.replace("&amp;", "&")));
                 out.push_str(&tag[end..]);
@@ -322,6 +305,31 @@ fn old_links_home(html: &str, old_site: &str, pictures: &dyn Pictures) -> String
     }
     out.push_str(rest);
     out
+}
+
+/// `old.example.org` of `https://old.example.org`.
+fn old_host(old_site: &str) -> Option<&str> {
+    old_site
+        .trim_end_matches('/')
+        .split_once("://")
+        .map(|(_, host)| host)
+        .filter(|host| !host.is_empty())
+}
+
+/// `url` on the old site (by either scheme) as this site's path (`/` for
+/// the old front page), or `None` for an address elsewhere.
+pub(crate) fn local_path(url: &str, old_site: &str) -> Option<String> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+        .or_else(|| url.strip_prefix("//"))?;
+    let path = rest.strip_prefix(old_host(old_site)?)?;
+    match path.chars().next() {
+        None => Some("/".to_owned()),
+        Some('/') => Some(path.to_owned()),
+        Some('?' | '#') => Some(format!("/{path}")),
+        Some(_) => None,
+    }
 }
 
 /// Elements whose content or purpose the site's text keeps no trace of.
@@ -844,6 +852,24 @@ mod tests {
         ] {
             assert!(got.html.contains(expected), "{expected}\nin\n{}", got.html);
         }
+    }
+
+    #[test]
+    fn an_address_on_the_old_site_is_a_path_here() {
+        let old = "https://old.example.org";
+        for (url, path) in [
+            ("https://old.example.org", Some("/")),
+            ("https://old.example.org/", Some("/")),
+            ("http://old.example.org/about/", Some("/about/")),
+            ("//old.example.org/?p=4", Some("/?p=4")),
+            ("https://old.example.org#top", Some("/#top")),
+            ("https://old.example.org.evil.test/", None),
+            ("https://shop.example.org/", None),
+            ("/relative", None),
+        ] {
+            assert_eq!(local_path(url, old).as_deref(), path, "{url}");
+        }
+        assert_eq!(local_path("https://old.example.org/x", ""), None);
     }
 
     #[test]

@@ -1243,10 +1243,30 @@ impl Run {
             }
             return Ok(());
         }
+        // One imported menu becomes the site's main menu (the one its
+        // templates show); the menu the site had is kept under another name.
+        let main = main_menu(menus, &self.nav);
+        if let Some(slug) = main {
+            let kept = self.keep_site_main_menu().await?;
+            self.report.note(
+                "the main menu".to_owned(),
+                format!(
+                    "the imported menu {:?} is now the site's main menu{}",
+                    menus[slug],
+                    match kept {
+                        Some(name) => format!("; the one it had is kept as {name:?} (Menus)"),
+                        None => String::new(),
+                    }
+                ),
+            );
+        }
         let mut items = Vec::new();
         for (slug, title) in menus {
             let tree = self.menu_tree(slug, 0, 0);
-            let name = bulwark_module_menu::resource_name(&menu_name(slug));
+            let name = match Some(slug.as_str()) == main {
+                true => bulwark_module_menu::resource_name(MAIN_MENU),
+                false => bulwark_module_menu::resource_name(&menu_name(slug)),
+            };
             let props = Props::try_from(json!({
                 "title": title,
                 "menu": tree,
@@ -1263,6 +1283,36 @@ impl Run {
         let planned = self.plan(items).await?;
         self.write_planned(planned).await?;
         Ok(())
+    }
+
+    /// The site's own main menu (one no import made) renamed to
+    /// `main_before_import` (with a number if that is taken), so the
+    /// imported one can take its place and nothing an editor made is lost;
+    /// its new name, or `None` when there was none of the site's own.
+    async fn keep_site_main_menu(&mut self) -> Result<Option<String>, ImportError> {
+        let main = bulwark_module_menu::resource_name(MAIN_MENU);
+        self.on_store(move |s| {
+            let Some(there) = s.resource_by_name(&main)? else {
+                return Ok(None);
+            };
+            if there.props.0.contains_key("wordpress") {
+                return Ok(None); // An import's: replaced again.
+            }
+            let mut kept = "main_before_import".to_owned();
+            for n in 2.. {
+                if s.resource_by_name(&bulwark_module_menu::resource_name(&kept))?
+                    .is_none()
+                {
+                    break;
+                }
+                kept = format!("main_before_import_{n}");
+            }
+            let mut rename = ResourceUpdate::new(there.id, there.version);
+            rename.name = Some(Some(bulwark_module_menu::resource_name(&kept)));
+            s.update_resource(rename)?;
+            Ok(Some(kept))
+        })
+        .await
     }
 
     /// The items of `menu` under item `parent`, as the menu module keeps them.
@@ -1284,7 +1334,10 @@ impl Run {
                 let mut item = match (target, n.kind.as_str()) {
                     (Some(id), _) => json!({ "id": id.0 }),
                     (None, "custom") if !n.url.is_empty() => {
-                        json!({ "title": n.title, "url": n.url })
+                        // A link to the old site (its front page, often)
+                        // is a link to this one now.
+                        let url = content::local_path(&n.url, &self.site).unwrap_or(n.url.clone());
+                        json!({ "title": n.title, "url": url })
                     }
                     _ => return None,
                 };
@@ -1588,6 +1641,27 @@ fn property_name(key: &str) -> String {
 }
 
 /// A menu's slug as the menu module's name (`main-menu` -> `main_menu`).
+/// The menu a site's templates show (`m.menu("main")`).
+const MAIN_MENU: &str = "main";
+
+/// Which of the imported menus becomes the site's main menu: the only one;
+/// else the one whose slug says so (`main`, `primary`, `header`, `top`,
+/// `navigation`, in that order); else the one with the most items.
+fn main_menu<'a>(menus: &'a BTreeMap<String, String>, nav: &[NavItem]) -> Option<&'a str> {
+    if menus.len() <= 1 {
+        return menus.keys().next().map(String::as_str);
+    }
+    for word in ["main", "primary", "header", "top", "navigation"] {
+        if let Some(slug) = menus.keys().find(|slug| slug.contains(word)) {
+            return Some(slug);
+        }
+    }
+    menus
+        .keys()
+        .max_by_key(|slug| nav.iter().filter(|n| &n.menu == *slug).count())
+        .map(String::as_str)
+}
+
 fn menu_name(slug: &str) -> String {
     let name: String = slug
         .chars()
