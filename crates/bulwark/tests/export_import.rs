@@ -83,6 +83,31 @@ fn canonical(jsonl: &str, system: &BTreeSet<String>) -> BTreeSet<String> {
         .collect()
 }
 
+/// `jsonl` without the revisions that keep a resource as it was in `before`
+/// (the same name and properties).
+fn without_revisions_of(jsonl: &str, before: &str) -> String {
+    let kept: BTreeSet<(String, String)> = before
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["type"] == "resource")
+        .filter_map(|l| Some((l["name"].as_str()?.to_owned(), l["props"].to_string())))
+        .collect();
+    jsonl
+        .lines()
+        .filter(|l| {
+            let Ok(l) = serde_json::from_str::<Value>(l) else {
+                return true;
+            };
+            let snapshot = &l["snapshot"];
+            !(l["type"] == "revision"
+                && snapshot["name"].as_str().is_some_and(|name| {
+                    kept.contains(&(name.to_owned(), snapshot["props"].to_string()))
+                }))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 fn names(jsonl: &str) -> BTreeSet<String> {
     jsonl
         .lines()
@@ -179,9 +204,16 @@ fn a_site_goes_sqlite_to_postgresql_to_sqlite_and_comes_out_the_same() {
     // C: an empty site on SQLite again; what it has before is what every
     // new site has.
     let c = site(root, "c", "demo_content = false\n");
-    let system = names(&bulwark(&c, &["export", "default"]));
+    let fresh = bulwark(&c, &["export", "default"]);
+    let system = names(&fresh);
     report(&c, &b_tar, &root.join("c-report.json"));
-    let c_lines = bulwark(&c, &["export", "default", "--revisions"]);
+    // What every new site starts with and an import replaced (the
+    // starter's main menu, which the imported menu took the place of) is
+    // kept as a revision, in A when the WordPress import renamed it and in
+    // C when A's data replaced C's own: nothing is lost either way, and
+    // the two are not the same event. Left out of the comparison.
+    let c_lines = without_revisions_of(&bulwark(&c, &["export", "default", "--revisions"]), &fresh);
+    let a_lines = without_revisions_of(&a_lines, &fresh);
 
     let (from_a, from_c) = (canonical(&a_lines, &system), canonical(&c_lines, &system));
     let only_a: Vec<_> = from_a.difference(&from_c).collect();

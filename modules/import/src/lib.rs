@@ -86,6 +86,23 @@ impl SiteUrls {
     }
 }
 
+impl SiteUrls {
+    /// The site's language that the old site wrote in (`en` for an export's
+    /// `en-US`), on a site of several languages that has it: an imported
+    /// slug is that language's, so a translation gets its own from its title.
+    pub fn language_of(&self, written_in: &str) -> Option<String> {
+        let site = self.0.as_ref()?;
+        let primary = written_in
+            .split(['-', '_'])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        let languages = &site.config.languages;
+        (languages.len() > 1 && languages.contains(&primary)).then_some(primary)
+    }
+}
+
 impl std::fmt::Debug for SiteUrls {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("SiteUrls")

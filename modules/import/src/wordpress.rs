@@ -125,6 +125,7 @@ pub async fn import(
         pages: Vec::new(),
         nav: Vec::new(),
         old: OldAddresses::default(),
+        slug_language: options.site_urls.language_of(&scan.language),
         blocks: Arc::new(std::mem::take(&mut scan.blocks)),
         blocks_used: BTreeSet::new(),
     };
@@ -170,6 +171,8 @@ pub async fn import(
 #[derive(Debug, Default)]
 struct Scan {
     site: String,
+    /// The language the old site wrote in (`en-US`).
+    language: String,
     authors: Vec<Node>,
     terms: Vec<Node>,
     attachments: Vec<Node>,
@@ -194,6 +197,9 @@ fn scan(file: &Path, progress: &dyn Progress) -> Result<Scan, WxrError> {
         match entry.name.as_str() {
             "wp:wxr_version" => version = Some(entry.text.trim().to_owned()),
             "wp:base_site_url" => scan.site = entry.text.trim().trim_end_matches('/').to_owned(),
+            "language" if scan.language.is_empty() => {
+                scan.language = entry.text.trim().to_owned();
+            }
             "link" if scan.site.is_empty() => {
                 scan.site = entry.text.trim().trim_end_matches('/').to_owned();
             }
@@ -322,6 +328,9 @@ struct Run {
     nav: Vec<NavItem>,
     /// The old site's other addresses and where each goes now.
     old: OldAddresses,
+    /// The site's language the old site wrote in, when the site has it
+    /// among several: slugs are that language's.
+    slug_language: Option<String>,
     /// The export's reusable blocks, and which posts used.
     blocks: Arc<HashMap<i64, String>>,
     blocks_used: BTreeSet<i64>,
@@ -584,7 +593,7 @@ impl Run {
             let props = Props::try_from(json!({
                 "title": title,
                 "summary": description,
-                "slug": percent_decoded(slug),
+                "slug": self.slug(slug),
                 "wordpress": self.wordpress(json!({ "term_id": id, "taxonomy": taxonomy, "slug": slug })),
             }))?;
             let name = format!("wp_term_{id}");
@@ -1048,7 +1057,7 @@ impl Run {
         }
         let slug = item.text_of("wp:post_name");
         if !slug.is_empty() {
-            props.insert("slug".into(), percent_decoded(slug).into());
+            props.insert("slug".into(), self.slug(slug));
         }
         if item.text_of("wp:is_sticky") == "1" {
             props.insert("featured".into(), true.into());
@@ -1283,6 +1292,16 @@ impl Run {
         let planned = self.plan(items).await?;
         self.write_planned(planned).await?;
         Ok(())
+    }
+
+    /// A slug as WordPress wrote it (`caf%c3%a9`), decoded, and in the
+    /// language the old site wrote in when the site has several.
+    fn slug(&self, slug: &str) -> Value {
+        let slug = percent_decoded(slug);
+        match &self.slug_language {
+            Some(language) => bulwark_store::translated([(language.as_str(), slug.as_str())]),
+            None => slug.into(),
+        }
     }
 
     /// The site's own main menu (one no import made) renamed to

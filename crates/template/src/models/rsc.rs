@@ -79,16 +79,27 @@ pub fn slug_of(r: &Resource) -> String {
 
 /// [`slug_of`] in the first of `languages` the resource has text in.
 pub fn slug_in(r: &Resource, languages: &[&str]) -> String {
-    let text = |key: &str| {
-        r.props
-            .get(key)
-            .and_then(|v| bulwark_store::text_in(v, languages).or_else(|| any_text(v)))
-            .filter(|s| !s.trim().is_empty())
+    let prop = |key: &str| r.props.get(key);
+    let usable = |s: &&str| !s.trim().is_empty();
+    let here = |key: &str| {
+        prop(key)
+            .and_then(|v| bulwark_store::text_in(v, languages))
+            .filter(usable)
     };
-    match text("slug") {
-        Some(chosen) => slugify(&html_to_plain(chosen)),
-        None => slugify(&html_to_plain(text("title").unwrap_or(""))),
-    }
+    let anywhere = |key: &str| prop(key).and_then(any_text).filter(usable);
+    // A title translated into the language names the page there, before a
+    // slug given in another (an import's English `about` does not name the
+    // Dutch page called "Over ons").
+    let translated_title = prop("title")
+        .filter(|v| bulwark_store::translations(v).is_some())
+        .and_then(|_| here("title"));
+    let source = here("slug")
+        .or(translated_title)
+        .or_else(|| anywhere("slug"))
+        .or_else(|| here("title"))
+        .or_else(|| anywhere("title"))
+        .unwrap_or("");
+    slugify(&html_to_plain(source))
 }
 
 /// Lower-case letters and digits, one `-` for whatever is between them, at
@@ -427,7 +438,64 @@ impl RenderScope {
 
 #[cfg(test)]
 mod tests {
-    use super::slugify;
+    use super::{slug_in, slugify};
+
+    use bulwark_store::{Props, Resource, ResourceId, translated};
+
+    fn resource(props: Props) -> Resource {
+        let now = chrono::Utc::now();
+        Resource {
+            id: ResourceId(7),
+            name: None,
+            category: ResourceId(3),
+            category_name: "text".into(),
+            published: true,
+            publication_start: None,
+            publication_end: None,
+            visibility: bulwark_store::Visibility::Public,
+            creator: None,
+            modifier: None,
+            created: now,
+            modified: now,
+            version: bulwark_store::Version(1),
+            props,
+        }
+    }
+
+    #[test]
+    fn a_page_is_named_by_its_languages_slug_or_translated_title_before_another_languages_slug() {
+        // An import's English slug; the title translated into Dutch.
+        let imported = resource(
+            Props::new()
+                .with("slug", translated([("en", "about")]))
+                .with(
+                    "title",
+                    translated([("en", "About us"), ("nl", "Over ons")]),
+                ),
+        );
+        assert_eq!(slug_in(&imported, &["en"]), "about");
+        assert_eq!(slug_in(&imported, &["nl"]), "over-ons");
+        // Not translated: the slug there is, in every language.
+        let untranslated = resource(
+            Props::new()
+                .with("slug", translated([("en", "about")]))
+                .with("title", "About us"),
+        );
+        assert_eq!(slug_in(&untranslated, &["nl"]), "about");
+        // A slug of no language names the page in every one.
+        let neutral = resource(Props::new().with("slug", "contact").with(
+            "title",
+            translated([("en", "Contact"), ("nl", "Contact opnemen")]),
+        ));
+        assert_eq!(slug_in(&neutral, &["nl"]), "contact");
+        assert_eq!(
+            slug_in(
+                &resource(Props::new().with("title", "Tom &amp; Jerry")),
+                &[]
+            ),
+            "tom-jerry"
+        );
+    }
 
     #[test]
     fn a_slug_is_lowercase_words_joined_by_single_dashes_and_at_most_60_characters() {
