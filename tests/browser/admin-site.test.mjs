@@ -175,10 +175,21 @@ test("a rule change hides a page from anonymous visitors at once, and going back
   await row.waitFor();
   assert.equal(await row.locator(".rule-group").inputValue(), "anonymous");
   await shoot(page, "rules.png");
+  // The authors' rule holds only for their own: the column says so, and it
+  // is kept when the rules are saved.
+  const authors = page.locator("#rules tbody tr").filter({ has: page.locator('.rule-group option[value="authors"]:checked') });
+  assert.equal(await authors.locator(".rule-own").isChecked(), true, "the authors' rule is for their own");
+  assert.equal(await page.locator("#rules tbody tr .rule-own:checked").count(), 1, "only that one");
   await row.locator(".remove-rule").click();
   await page.click('#rules button[type="submit"]');
   await said(page, "#rules-status", /Saved: the new rules are in force/);
   assert.match(await page.locator("#rules-source").textContent(), /kept in the site's database/);
+  const saved = (await api(page, "GET", "/api/access/rules")).body.rules;
+  assert.deepEqual(
+    saved.filter((r) => r.own).map((r) => r.group),
+    ["authors"],
+    "own kept for the authors' rule alone",
+  );
 
   assert.equal((await visitor.goto(env.server.url + articleUrl)).status(), 404);
   // The administrator still sees it.

@@ -46,4 +46,4 @@ pub use principal::{
     ADMINISTRATORS, ANONYMOUS, CacheProfile, DEFAULT_USER_GROUPS, EDITORS, MANAGERS, MEMBERS,
     Principal, User,
 };
-pub use rules::{Action, DEFAULT_CONTENT_GROUP, Rule, UnknownAction, default_rules};
+pub use rules::{AUTHORS, Action, DEFAULT_CONTENT_GROUP, Rule, UnknownAction, default_rules};

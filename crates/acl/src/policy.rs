@@ -212,12 +212,16 @@ impl SitePolicy {
     /// Whether a rule gives `who` `action` on resources of `category` in the
     /// content group named `content_group` (`None`: a group the rules cannot
     /// name, matched only by rules for every content group).
+    /// Whether a rule lets `who` do `action` to a resource of `category` in
+    /// `content_group`; `mine`: the resource is theirs (they made it, or it
+    /// is a new one), which rules with `own` need.
     fn allowed(
         &self,
         who: &Principal,
         action: Action,
         category: &str,
         content_group: Option<&str>,
+        mine: bool,
         lookups: &SiteLookups,
     ) -> bool {
         if who.is_administrator() {
@@ -225,6 +229,7 @@ impl SitePolicy {
         }
         self.rules.load().iter().any(|rule| {
             rule.actions.contains(&action)
+                && (mine || !rule.own)
                 && who.in_group(&rule.group)
                 && rule
                     .content_group
@@ -239,7 +244,8 @@ impl SitePolicy {
     fn allowed_on(&self, who: &Principal, action: Action, r: &Resource) -> bool {
         let lookups = self.lookups.load();
         let cg = Self::content_group_name(r.visibility, &lookups);
-        self.allowed(who, action, &r.category_name, cg, &lookups)
+        let mine = who.user_id().is_some_and(|id| r.creator == Some(id));
+        self.allowed(who, action, &r.category_name, cg, mine, &lookups)
     }
 }
 
@@ -278,7 +284,7 @@ impl AccessPolicy for SitePolicy {
     fn may_insert(&self, who: &Principal, category: &str, visibility: Visibility) -> bool {
         let lookups = self.lookups.load();
         let cg = Self::content_group_name(visibility, &lookups);
-        self.allowed(who, Action::Insert, category, cg, &lookups)
+        self.allowed(who, Action::Insert, category, cg, true, &lookups)
     }
 
     fn may_read(&self, who: &Principal, _r: &Resource, property: &str) -> bool {
@@ -294,6 +300,7 @@ impl AccessPolicy for SitePolicy {
         if who.is_administrator()
             || self.rules.load().iter().any(|rule| {
                 rule.actions.contains(&Action::Update)
+                    && !rule.own
                     && rule.content_group.is_none()
                     && rule.categories.is_empty()
                     && who.in_group(&rule.group)
@@ -305,6 +312,7 @@ impl AccessPolicy for SitePolicy {
         let viewable = |cg: Option<&str>| {
             self.rules.load().iter().any(|rule| {
                 rule.actions.contains(&Action::View)
+                    && !rule.own
                     && who.in_group(&rule.group)
                     && rule.content_group.as_deref().is_none_or(|g| Some(g) == cg)
             })
@@ -322,7 +330,11 @@ impl AccessPolicy for SitePolicy {
             .rules
             .load()
             .iter()
-            .filter(|rule| rule.actions.contains(&Action::Update) && who.in_group(&rule.group))
+            // What they made they see anyway (`creator`): a rule for their
+            // own widens nothing.
+            .filter(|rule| {
+                rule.actions.contains(&Action::Update) && !rule.own && who.in_group(&rule.group)
+            })
             .filter_map(|rule| {
                 let content_group = match rule.content_group.as_deref() {
                     None => ScopeGroup::Any,
@@ -531,6 +543,45 @@ mod tests {
                 policy.search_filter(&Principal::in_default_group(ADA, who)),
                 VisibilityFilter::Everything
             );
+        }
+    }
+
+    #[test]
+    fn an_author_writes_articles_and_changes_only_their_own() {
+        let policy = policy();
+        let author = |id| {
+            Principal::User(crate::principal::User::new(
+                id,
+                ["anonymous", "members", crate::AUTHORS].map(String::from),
+            ))
+        };
+        let (ada, bob) = (author(ADA), author(BOB));
+        let adas = resource(false, Visibility::Public);
+        for action in [Action::Update, Action::Delete, Action::Link] {
+            assert!(policy.may(&ada, action, &adas), "{action} her own");
+            assert!(!policy.may(&bob, action, &adas), "{action} another's");
+        }
+        assert!(policy.may(&ada, Action::View, &adas), "her own draft");
+        assert!(
+            !policy.may(&bob, Action::View, &adas),
+            "not another's draft"
+        );
+        assert!(policy.may_insert(&bob, "article", Visibility::Public));
+        assert!(policy.may_insert(&bob, "media", Visibility::Public));
+        assert!(
+            !policy.may_insert(&bob, "text", Visibility::Public),
+            "not a page"
+        );
+        assert!(!policy.may_insert(&bob, "person", Visibility::Public));
+        // Their own widens no search: they find what they made, as anyone.
+        match policy.search_filter(&bob) {
+            VisibilityFilter::Visible {
+                creator, editable, ..
+            } => {
+                assert_eq!(creator, Some(BOB));
+                assert!(editable.is_empty(), "{editable:?}");
+            }
+            other => panic!("{other:?}"),
         }
     }
 }

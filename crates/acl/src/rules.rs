@@ -65,18 +65,24 @@ impl FromStr for Action {
     }
 }
 
+/// The group of people who write their own articles (an imported blog's
+/// authors): beside `editors`, under `members`.
+pub const AUTHORS: &str = "authors";
+
 /// The content group of every resource that is not in a named one.
 pub const DEFAULT_CONTENT_GROUP: &str = "default";
 
 /// One rule: people of `group` may do `actions` to resources of one of
 /// `categories` (or below one; empty: every category) in `content_group`
-/// (`None`: every content group).
+/// (`None`: every content group); with `own`, only to resources they made
+/// (their creator: an author's posts), and to new ones.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
     pub group: String,
     pub actions: Vec<Action>,
     pub content_group: Option<String>,
     pub categories: Vec<String>,
+    pub own: bool,
 }
 
 impl Rule {
@@ -86,7 +92,14 @@ impl Rule {
             actions: actions.to_vec(),
             content_group: None,
             categories: Vec::new(),
+            own: false,
         }
+    }
+
+    /// Only to what they made (and to new resources).
+    pub fn own_only(mut self) -> Rule {
+        self.own = true;
+        self
     }
 
     pub fn in_content_group(mut self, content_group: &str) -> Rule {
@@ -101,14 +114,19 @@ impl Rule {
 }
 
 /// The rules of a site that defines none: anonymous visitors and members view
-/// the default content group; editors also create, change, delete and link
-/// content there (not people, user groups or the data model); managers may do
-/// everything everywhere. Administrators need no rule.
+/// the default content group; authors also write articles and media there,
+/// and change, delete and link what they made; editors create, change,
+/// delete and link all content there (not people, user groups or the data
+/// model); managers may do everything everywhere. Administrators need no rule.
 pub fn default_rules() -> Vec<Rule> {
     use Action::*;
     vec![
         Rule::new("anonymous", &[View]).in_content_group(DEFAULT_CONTENT_GROUP),
         Rule::new("members", &[View]).in_content_group(DEFAULT_CONTENT_GROUP),
+        Rule::new(AUTHORS, &[View, Insert, Update, Delete, Link])
+            .in_content_group(DEFAULT_CONTENT_GROUP)
+            .for_categories(&["article", "media"])
+            .own_only(),
         Rule::new("editors", &[View, Insert, Update, Delete, Link])
             .in_content_group(DEFAULT_CONTENT_GROUP)
             .for_categories(&[

@@ -5,7 +5,7 @@
 //!
 //! They are one JSON document under the config key [`RULES_KEY`], in the
 //! same shape as `[[access.rules]]`: `[{"group", "actions", "content_group",
-//! "categories"}]`.
+//! "categories", "own"}]`.
 
 use bulwark_store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
@@ -26,6 +26,9 @@ pub struct RuleDoc {
     pub content_group: Option<String>,
     #[serde(default)]
     pub categories: Vec<String>,
+    /// Only to what they made (`true`), and to new resources.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own: bool,
 }
 
 /// What is wrong with a rule: where (`rules[2].actions`) and why.
@@ -47,6 +50,7 @@ impl RuleDoc {
                 .collect(),
             content_group: rule.content_group.clone(),
             categories: rule.categories.clone(),
+            own: rule.own,
         }
     }
 
@@ -73,6 +77,7 @@ impl RuleDoc {
             actions,
             content_group: self.content_group.clone(),
             categories: self.categories.clone(),
+            own: self.own,
         })
     }
 }

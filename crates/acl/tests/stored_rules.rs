@@ -24,6 +24,7 @@ async fn stored_rules_are_in_force_after_a_restart_until_forgotten() {
         actions: vec!["view".into()],
         content_group: Some("default".into()),
         categories: vec![],
+        own: false,
     }];
     let s = store.clone();
     let stored = tokio::task::spawn_blocking(move || {

@@ -126,9 +126,11 @@ pub enum ImportCommand {
         /// Fetch each attachment's file from the old site instead.
         #[arg(long, conflicts_with = "uploads")]
         fetch_media: bool,
-        /// Give each author an account in this user group (editors, say),
-        /// without a password they know: they set theirs with a password reset.
-        #[arg(long, value_name = "GROUP")]
+        /// Give each author an account, in `authors` (who write and change
+        /// their own articles, and hear of comments on them only) or in the
+        /// group named, without a password they know: they set theirs with a
+        /// password reset.
+        #[arg(long, value_name = "GROUP", num_args = 0..=1, default_missing_value = "authors")]
         users: Option<String>,
         /// Posts and pages written per transaction.
         #[arg(long, default_value_t = 100)]

@@ -165,6 +165,9 @@ pub struct AccessRuleSettings {
     pub content_group: Option<String>,
     #[serde(default)]
     pub categories: Vec<String>,
+    /// Only to resources they made (and to new ones).
+    #[serde(default)]
+    pub own: bool,
 }
 
 fn default_private_properties() -> Vec<String> {

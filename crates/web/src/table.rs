@@ -42,6 +42,7 @@ fn site_policy(site: &Site) -> Result<SitePolicy, (String, String)> {
                     actions: rule.actions.clone(),
                     content_group: rule.content_group.clone(),
                     categories: rule.categories.clone(),
+                    own: rule.own,
                 }
                 .to_rule(i)
                 .map_err(|e| (e.key, e.problem))

@@ -22,7 +22,7 @@
 <form id="rules">
 <div class="scroll">
 <table>
-  <thead><tr><th scope="col">{{ _("Group") }}</th><th scope="col">{{ _("May") }}</th><th scope="col">{{ _("Content group") }}</th><th scope="col">{{ _("Categories") }}</th><th scope="col"><span class="visually-hidden">{{ _("Remove") }}</span></th></tr></thead>
+  <thead><tr><th scope="col">{{ _("Group") }}</th><th scope="col">{{ _("May") }}</th><th scope="col">{{ _("Content group") }}</th><th scope="col">{{ _("Categories") }}</th><th scope="col">{{ _("Only their own") }}</th><th scope="col"><span class="visually-hidden">{{ _("Remove") }}</span></th></tr></thead>
   <tbody></tbody>
 </table>
 </div>
@@ -44,6 +44,7 @@
     </td>
     <td><input class="rule-content-group" aria-label="{{ _("Content group") }}" placeholder="{{ _("every content group") }}" size="12"></td>
     <td><input class="rule-categories" aria-label="{{ _("Categories") }}" placeholder="{{ _("every category") }}" size="22"></td>
+    <td><input type="checkbox" class="rule-own" aria-label="{{ _("Only what they made (and new ones)") }}"></td>
     <td><button type="button" class="remove-rule" aria-label="{{ _("Remove this rule") }}">&times;</button></td>
   </tr>
 </template>

@@ -48,6 +48,11 @@ pub const DEFAULT_GROUPS: [(&str, &str); 5] = [
     ("administrators", "Administrators"),
 ];
 
+/// Default groups beside the chain: name, title and the group each extends.
+/// `authors` write their own articles (the default rules' `own`) and hear
+/// of comments on them only: an imported blog's writers.
+pub const DEFAULT_BRANCHES: [(&str, &str, &str); 1] = [("authors", "Authors", "members")];
+
 /// The group of a site's first account.
 pub const ADMINISTRATORS: &str = "administrators";
 
@@ -145,8 +150,33 @@ pub fn ensure_user_groups(store: &Store) -> Result<(), StoreError> {
         }
     }
     let mut parent: Option<ResourceId> = None;
+    let mut made = Vec::new();
     for (name, title) in DEFAULT_GROUPS {
-        let group = GroupName::new(name);
+        let id = ensure_group(store, name, title)?;
+        if let Some(parent) = parent
+            && store.objects(id, HAS_PARENT_GROUP)?.is_empty()
+        {
+            // Inserting an edge that exists returns it: a race is harmless.
+            store.insert_edge(id, HAS_PARENT_GROUP, parent, None)?;
+        }
+        parent = Some(id);
+        made.push((name, id));
+    }
+    for (name, title, under) in DEFAULT_BRANCHES {
+        let id = ensure_group(store, name, title)?;
+        if let Some(&(_, parent)) = made.iter().find(|(n, _)| *n == under)
+            && store.objects(id, HAS_PARENT_GROUP)?.is_empty()
+        {
+            store.insert_edge(id, HAS_PARENT_GROUP, parent, None)?;
+        }
+    }
+    Ok(())
+}
+
+/// The resource of default group `name`, made (and registered) when missing.
+fn ensure_group(store: &Store, name: &str, title: &str) -> Result<ResourceId, StoreError> {
+    let group = GroupName::new(name);
+    {
         let id = match registered_group_id(store, &group)? {
             Some(id) => id,
             None => {
@@ -175,15 +205,8 @@ pub fn ensure_user_groups(store: &Store) -> Result<(), StoreError> {
                 register_group(store, found, &group)?
             }
         };
-        if let Some(parent) = parent
-            && store.objects(id, HAS_PARENT_GROUP)?.is_empty()
-        {
-            // Inserting an edge that exists returns it: a race is harmless.
-            store.insert_edge(id, HAS_PARENT_GROUP, parent, None)?;
-        }
-        parent = Some(id);
+        Ok(id)
     }
-    Ok(())
 }
 
 fn created_elsewhere_is_fine(created: Result<ResourceId, StoreError>) -> Result<(), StoreError> {

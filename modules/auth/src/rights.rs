@@ -18,7 +18,8 @@ use bulwark_acl::{ADMINISTRATORS, Action, Principal, ResourceGuard};
 use bulwark_store::{IdentityKind, Resource, ResourceId, Store, StoreError};
 
 use crate::accounts::{
-    self, DEFAULT_GROUPS, GroupName, HAS_PARENT_GROUP, HAS_USER_GROUP, USER_GROUP_CATEGORY,
+    self, DEFAULT_BRANCHES, DEFAULT_GROUPS, GroupName, HAS_PARENT_GROUP, HAS_USER_GROUP,
+    USER_GROUP_CATEGORY,
 };
 
 /// The site's guard over persons with accounts and user groups.
@@ -42,7 +43,11 @@ impl AccountGuard {
             None
         };
         if let Some(group) = group {
-            if action == Action::Delete && DEFAULT_GROUPS.iter().any(|(n, _)| *n == group.as_str())
+            if action == Action::Delete
+                && (DEFAULT_GROUPS.iter().any(|(n, _)| *n == group.as_str())
+                    || DEFAULT_BRANCHES
+                        .iter()
+                        .any(|(n, _, _)| *n == group.as_str()))
             {
                 return Ok(false);
             }

@@ -38,7 +38,7 @@ fn group_names(names: &[&str]) -> Vec<GroupName> {
     names.iter().map(|n| GroupName::new(n)).collect()
 }
 
-fn the_default_user_groups_are_created_once_as_a_chain(s: &Store) {
+fn the_default_user_groups_are_created_once_as_a_chain_with_authors_beside_editors(s: &Store) {
     bulwark_module_auth::migrate(s).unwrap();
     accounts::ensure_user_groups(s).unwrap();
     let ids: Vec<_> = DEFAULT_GROUPS
@@ -57,9 +57,16 @@ fn the_default_user_groups_are_created_once_as_a_chain(s: &Store) {
             "anonymous",
             "members",
             "editors",
+            "authors",
             "managers",
             "administrators"
         ])
+    );
+    let authors = s.resource_id("acl_user_group_authors").unwrap().unwrap();
+    assert_eq!(
+        s.objects(authors, HAS_PARENT_GROUP).unwrap(),
+        [ids[1]],
+        "authors extend members"
     );
     assert!(s.objects(ids[0], HAS_PARENT_GROUP).unwrap().is_empty());
     for pair in ids.windows(2) {
@@ -181,7 +188,7 @@ fn a_given_first_administrator_password_is_used_and_not_returned(s: &Store) {
 }
 
 on_both_backends!(
-    the_default_user_groups_are_created_once_as_a_chain,
+    the_default_user_groups_are_created_once_as_a_chain_with_authors_beside_editors,
     a_user_is_a_person_in_a_group_with_a_password_hash,
     an_unknown_group_or_a_taken_name_is_refused_and_leaves_nothing,
     the_first_administrator_is_made_once,

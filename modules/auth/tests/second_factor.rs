@@ -350,7 +350,7 @@ fn requiring_it_for_a_group_takes_in_the_groups_that_extend_it(s: &Store) {
     assert!(matches!(err, StoreError::InvalidInput { .. }), "{err:?}");
     assert!(
         text.starts_with("auth.require_second_factor[0]: there is no user group \"editor\"")
-            && text.contains("anonymous, members, editors, managers, administrators"),
+            && text.contains("anonymous, members, editors, authors, managers, administrators"),
         "{text}"
     );
     settings(&["editors", "administrators"])

@@ -272,7 +272,7 @@ async fn start(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Prob
         uploads: None,
         fetch_media,
         batch: 100,
-        users: users.then(|| "editors".to_owned()),
+        users: users.then(|| bulwark_acl::AUTHORS.to_owned()),
         site_urls: SiteUrls::of(&site),
     };
     tokio::spawn(async move {

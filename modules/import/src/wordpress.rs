@@ -1089,6 +1089,9 @@ impl Run {
         let mut edges = Vec::new();
         if let Some(&person) = self.authors.get(item.text_of("dc:creator")) {
             edges.push(("author", person));
+            // Theirs: with an account, an author changes what they wrote
+            // (the default rules' `own`).
+            new.creator = Some(person);
         }
         for c in item.all("category") {
             let key = format!(

@@ -299,6 +299,7 @@ var Admin = (function () {
     });
     row.querySelector(".rule-content-group").value = rule.content_group || "";
     row.querySelector(".rule-categories").value = (rule.categories || []).join(", ");
+    row.querySelector(".rule-own").checked = !!rule.own;
     row.querySelector(".remove-rule").addEventListener("click", function () { row.remove(); });
     body.appendChild(row);
   }
@@ -323,6 +324,7 @@ var Admin = (function () {
       var cats = row.querySelector(".rule-categories").value.split(",").map(function (c) { return c.trim(); })
         .filter(function (c) { return c; });
       if (cats.length) rule.categories = cats;
+      if (row.querySelector(".rule-own").checked) rule.own = true;
       return rule;
     });
   }

@@ -418,6 +418,10 @@ pub(super) fn add_schemas(api: Api) -> Api {
                             "type": "string"
                         },
                         "description": "Category names (and everything below them); empty: every category."
+                    },
+                    "own": {
+                        "type": "boolean",
+                        "description": "Only to resources they made (their creator), and to new ones; absent: false."
                     }
                 }
             }),
