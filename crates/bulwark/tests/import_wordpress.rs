@@ -61,8 +61,13 @@ fn import_ok(dir: &Path, file: &Path) -> Value {
     import_with(dir, file, &[])
 }
 
+/// Imports `file` with the uploads beside it (the first fixture's for a
+/// file made from it), and `more`; the report it wrote.
 fn import_with(dir: &Path, file: &Path, more: &[&str]) -> Value {
-    let uploads = fixture().join("uploads");
+    let beside = file.parent().map(|d| d.join("uploads"));
+    let uploads = beside
+        .filter(|d| d.is_dir())
+        .unwrap_or_else(|| fixture().join("uploads"));
     let report = dir.join("report.json");
     let mut args = vec![
         "--uploads",
@@ -711,10 +716,28 @@ fn blocks<'a>(xml: &'a str, tag: &str) -> Vec<&'a str> {
 /// each with where it must go. The pretty permalinks are the first test's.
 #[test]
 fn every_kind_of_old_address_of_the_export_answers_one_301_to_its_new_home() {
+    old_addresses_answer_301(&fixture());
+}
+
+/// The same for the blog fixture: pretty permalinks, nested categories,
+/// non-ASCII tags, and a blog of three pages (`/page/2/`, `/page/3/`).
+#[test]
+fn every_kind_of_old_address_of_the_blog_answers_one_301_to_its_new_home() {
+    old_addresses_answer_301(&blog_fixture());
+}
+
+/// Every kind of old address of the export in `fixture` (read from the
+/// file, with the old site's address its own) answers one `301` to a page
+/// that answers `200`.
+fn old_addresses_answer_301(fixture: &Path) {
     let dir = starter();
-    import_ok(dir.path(), &fixture().join("export.xml"));
+    import_ok(dir.path(), &fixture.join("export.xml"));
     let db = db(dir.path());
-    let xml = std::fs::read_to_string(fixture().join("export.xml")).unwrap();
+    let xml = std::fs::read_to_string(fixture.join("export.xml")).unwrap();
+    let old_site = text_in(&xml, "wp:base_site_url")
+        .trim_end_matches('/')
+        .to_owned();
+    let mut published_posts: u32 = 0;
     let page = |name: &str| format!("/page/{}", item(&db, name).id);
     let mut table: Vec<(String, String)> = Vec::new();
     let mut months = std::collections::BTreeSet::new();
@@ -731,6 +754,7 @@ fn every_kind_of_old_address_of_the_export_answers_one_301_to_its_new_home() {
         };
         match (kind, status) {
             ("post", "publish") => {
+                published_posts += 1;
                 table.push((format!("/?p={id}"), page(&format!("wp_{id}"))));
                 let date = text_in(it, "wp:post_date_gmt");
                 months.insert((date[..4].to_owned(), date[5..7].to_owned()));
@@ -743,7 +767,7 @@ fn every_kind_of_old_address_of_the_export_answers_one_301_to_its_new_home() {
                 let media = item(&db, &format!("wp_{id}")).id;
                 table.push((format!("/?attachment_id={id}"), format!("/page/{media}")));
                 let url = text_in(it, "wp:attachment_url");
-                let path = url.trim_start_matches("https://old.example.org");
+                let path = url.trim_start_matches(old_site.as_str());
                 table.push((path.to_owned(), format!("/media/file/{media}")));
                 // Every size WordPress made: `s:4:"file";s:N:"name-WxH.ext"`.
                 let folder = path.rsplit_once('/').unwrap().0;
@@ -816,6 +840,9 @@ fn every_kind_of_old_address_of_the_export_answers_one_301_to_its_new_home() {
             format!("/en/archive/{year}/{month}"),
         ));
         table.push((format!("/{year}/"), format!("/en/archive/{year}")));
+    }
+    for n in 2..=published_posts.div_ceil(10) {
+        table.push((format!("/page/{n}/"), format!("/en/articles?page={n}")));
     }
     assert!(table.len() > 40, "the export has every kind: {table:?}");
 
@@ -958,4 +985,211 @@ fn blocks_frames_repeated_fields_and_old_links_arrive_and_what_cannot_is_reporte
     ] {
         assert!(notes.contains(said), "{said:?} in {notes}");
     }
+}
+
+/// The second fixture: a blog as bloggers have them, made by WordPress's own
+/// exporter (`fixtures/wordpress-blog/make-fixture.sh`).
+fn blog_fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../modules/import/tests/fixtures/wordpress-blog")
+}
+
+/// A title as WordPress's export has it, as a person reads it: entities
+/// decoded, a line break a space.
+fn read_as_text(html: &str) -> String {
+    let text = html.replace("<br>", " ").replace("<br />", " ");
+    let text = bulwark_store::html_to_plain(&text);
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every item of the blog fixture, read from the file, checked where it
+/// belongs: each post and page with its status, title, author, categories
+/// and tags, custom fields (repeated ones, PHP arrays with Greek keys, a
+/// podcast's enclosure) and comments; each attachment; the reusable block in
+/// the posts that use it; each frame and embed as the site's embed; the menu.
+#[test]
+fn the_blog_fixture_arrives_whole_item_by_item() {
+    let dir = starter();
+    let xml = std::fs::read_to_string(blog_fixture().join("export.xml")).unwrap();
+    let report = import_with(dir.path(), &blog_fixture().join("export.xml"), &["--users"]);
+    let db = db(dir.path());
+    let authors: std::collections::HashMap<String, String> = blocks(&xml, "wp:author")
+        .iter()
+        .map(|a| {
+            (
+                text_in(a, "wp:author_login").to_owned(),
+                format!("wp_author_{}", text_in(a, "wp:author_id")),
+            )
+        })
+        .collect();
+    let terms: std::collections::HashMap<String, String> = blocks(&xml, "wp:category")
+        .iter()
+        .map(|c| {
+            (
+                format!("category/{}", text_in(c, "wp:category_nicename")),
+                text_in(c, "wp:term_id"),
+            )
+        })
+        .chain(blocks(&xml, "wp:tag").iter().map(|t| {
+            (
+                format!("post_tag/{}", text_in(t, "wp:tag_slug")),
+                text_in(t, "wp:term_id"),
+            )
+        }))
+        .map(|(k, id)| (k, format!("wp_term_{id}")))
+        .collect();
+    let reusable: std::collections::HashMap<String, String> = blocks(&xml, "item")
+        .iter()
+        .filter(|it| text_in(it, "wp:post_type") == "wp_block")
+        .map(|it| {
+            (
+                text_in(it, "wp:post_id").to_owned(),
+                read_as_text(text_in(it, "content:encoded")),
+            )
+        })
+        .collect();
+    let (mut posts, mut attachments, mut menu_items) = (0, 0, 0);
+    for it in blocks(&xml, "item") {
+        let (id, kind, status) = (
+            text_in(it, "wp:post_id"),
+            text_in(it, "wp:post_type"),
+            text_in(it, "wp:status"),
+        );
+        let name = format!("wp_{id}");
+        match kind {
+            "post" | "page" => {
+                posts += 1;
+                let got = item(&db, &name);
+                assert_eq!(
+                    got.category,
+                    if kind == "post" { "article" } else { "page" },
+                    "{name}"
+                );
+                match status {
+                    "publish" => assert!(got.published && got.start.is_none(), "{name} published"),
+                    "future" => assert!(
+                        got.published && got.start.is_some_and(|s| s > got.created - 1),
+                        "{name} published from its date"
+                    ),
+                    _ => assert!(!got.published, "{name} ({status}) unpublished"),
+                }
+                let title = got.props["title"].as_str().unwrap_or("");
+                assert_eq!(
+                    bulwark_store::html_to_plain(title),
+                    read_as_text(text_in(it, "title")),
+                    "{name}'s title"
+                );
+                if let Some(author) = authors.get(text_in(it, "dc:creator")) {
+                    assert_eq!(
+                        objects(&db, got.id, "author"),
+                        [author.as_str()],
+                        "{name}'s author"
+                    );
+                }
+                let mut expected: Vec<String> = it
+                    .split("<category domain=\"")
+                    .skip(1)
+                    .filter_map(|c| {
+                        let domain = c.split('"').next()?;
+                        let nicename = c.split("nicename=\"").nth(1)?.split('"').next()?;
+                        terms.get(&format!("{domain}/{nicename}")).cloned()
+                    })
+                    .collect();
+                let mut subjects = objects(&db, got.id, "subject");
+                expected.sort();
+                subjects.sort();
+                assert_eq!(subjects, expected, "{name}'s categories and tags");
+                // Custom fields: every one of no underscore, each value.
+                let mut fields: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+                for m in blocks(it, "wp:postmeta") {
+                    let key = text_in(m, "wp:meta_key");
+                    if !key.starts_with('_') {
+                        fields
+                            .entry(key)
+                            .or_default()
+                            .push(text_in(m, "wp:meta_value"));
+                    }
+                }
+                for (key, values) in &fields {
+                    let prop = &got.props[*key];
+                    match (*key, values.as_slice()) {
+                        ("enclosure", [value]) => {
+                            let url = value.lines().next().unwrap();
+                            assert_eq!(prop["url"], url, "{name}'s enclosure");
+                            assert_eq!(prop["type"], value.lines().nth(2).unwrap());
+                        }
+                        (_, [value]) if value.starts_with("a:") => {
+                            assert!(prop.is_object(), "{name}.{key}: a PHP array: {prop}");
+                        }
+                        (_, [value]) => assert_eq!(prop, value, "{name}.{key}"),
+                        (_, values) => {
+                            assert_eq!(prop, &serde_json::json!(values), "{name}.{key} given twice")
+                        }
+                    }
+                }
+                // The reusable blocks it uses, in place.
+                let body = got.props["body"].as_str().unwrap_or("");
+                for (block, text) in &reusable {
+                    if text_in(it, "content:encoded").contains(&format!("{{\"ref\":{block}}}")) {
+                        assert!(
+                            read_as_text(body).contains(text.as_str()),
+                            "{name} holds block {block}: {body}"
+                        );
+                    }
+                }
+                let content = text_in(it, "content:encoded");
+                let frames =
+                    content.matches("<iframe").count() + content.matches("<!-- wp:embed").count();
+                assert_eq!(
+                    body.matches("<figure class=embed>").count(),
+                    frames,
+                    "{name}'s embeds: {body}"
+                );
+                assert!(
+                    !body.contains("blog.example.net/20"),
+                    "{name}'s links are local: {body}"
+                );
+                // Its comments, each kept with its status (the export holds no spam).
+                let comments = blocks(it, "wp:comment");
+                let kept: i64 = db
+                    .query_row(
+                        "SELECT count(*) FROM comment WHERE rsc_id = ?1",
+                        [got.id],
+                        |r| r.get(0),
+                    )
+                    .unwrap();
+                assert_eq!(kept, comments.len() as i64, "{name}'s comments");
+            }
+            "wp_block" => assert!(
+                db.query_row("SELECT count(*) FROM rsc WHERE name = ?1", [&name], |r| r
+                    .get::<_, i64>(
+                    0
+                ))
+                .unwrap()
+                    == 0,
+                "a reusable block lives in its posts"
+            ),
+            "attachment" => {
+                attachments += 1;
+                assert_eq!(item(&db, &name).category, "image", "{name}");
+            }
+            "nav_menu_item" => menu_items += 1,
+            other => panic!("an item of type {other} in the fixture: check it here"),
+        }
+    }
+    assert_eq!(counts(&report, "post").0 + counts(&report, "page").0, posts);
+    assert_eq!(counts(&report, "attachment").0, attachments);
+    assert_eq!(counts(&report, "user").0, authors.len() as u64);
+    let menu = item(&db, "menu_main").props["menu"].clone();
+    let count = |items: &Value| -> usize {
+        fn walk(v: &Value) -> usize {
+            v.as_array()
+                .map_or(0, |a| a.iter().map(|i| 1 + walk(&i["children"])).sum())
+        }
+        walk(items)
+    };
+    assert_eq!(count(&menu), menu_items, "the menu, whole: {menu}");
+    assert!(
+        menu.as_array().unwrap().iter().any(|i| i["url"] == "/"),
+        "its Home link is this site's: {menu}"
+    );
 }

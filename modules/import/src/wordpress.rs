@@ -1063,6 +1063,10 @@ impl Run {
             props.insert("featured".into(), true.into());
         }
         props.extend(meta_props(item));
+        if let Some(enclosure) = props.get("enclosure").and_then(Value::as_str) {
+            let enclosure = self.enclosure(enclosure);
+            props.insert("enclosure".into(), enclosure);
+        }
         props.insert(
             "wordpress".into(),
             self.wordpress(json!({
@@ -1295,6 +1299,22 @@ impl Run {
         let planned = self.plan(items).await?;
         self.write_planned(planned).await?;
         Ok(())
+    }
+
+    /// A podcast's episode as WordPress keeps it (the `enclosure` field: its
+    /// address, length and type on three lines) as `{url, length, type}`,
+    /// which the site's feeds give as the item's enclosure; the address is
+    /// the imported file's when the import brought it.
+    fn enclosure(&self, text: &str) -> Value {
+        let mut lines = text.lines().map(str::trim);
+        let url = lines.next().unwrap_or("");
+        let length = lines
+            .next()
+            .and_then(|l| l.parse::<u64>().ok())
+            .unwrap_or(0);
+        let kind = lines.next().unwrap_or("");
+        let url = self.pictures.by_url(url).map_or(url.to_owned(), |p| p.file);
+        json!({ "url": url, "length": length, "type": kind })
     }
 
     /// A slug as WordPress wrote it (`caf%c3%a9`), decoded, and in the

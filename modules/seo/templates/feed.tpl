@@ -39,6 +39,9 @@
 <category>{{ k.title|plain }}</category>
 {%- endfor %}
 <description>{{ absolute_links(r.body or ("<p>" ~ r.summary ~ "</p>"))|source }}</description>
+{%- if r.enclosure and r.enclosure.url %}
+<enclosure url="{{ canonical_url(path=r.enclosure.url) if r.enclosure.url[:1] == "/" else r.enclosure.url }}" length="{{ r.enclosure.length or 0 }}" type="{{ r.enclosure.type or "application/octet-stream" }}"/>
+{%- endif %}
 </item>
 {%- endfor %}
 </channel>
@@ -73,6 +76,9 @@
 {%- endif %}
 {%- if r.body %}
 <content type="html">{{ absolute_links(r.body)|source }}</content>
+{%- endif %}
+{%- if r.enclosure and r.enclosure.url %}
+<link rel="enclosure" href="{{ canonical_url(path=r.enclosure.url) if r.enclosure.url[:1] == "/" else r.enclosure.url }}" length="{{ r.enclosure.length or 0 }}" type="{{ r.enclosure.type or "application/octet-stream" }}"/>
 {%- endif %}
 </entry>
 {%- endfor %}

@@ -71,6 +71,8 @@ struct ParsedEntry {
     tags: Vec<String>,
     content: String,
     published: Option<String>,
+    /// href, type and length of each.
+    enclosures: Vec<[String; 3]>,
 }
 
 /// Runs `feedparser` on `xml` (as a feed reader would, from its bytes).
@@ -97,6 +99,7 @@ print(json.dumps({
         "tags": [t.term for t in e.get("tags", [])],
         "content": content(e),
         "published": e.get("published"),
+        "enclosures": [[n.get("href"), n.get("type"), str(n.get("length"))] for n in e.get("enclosures", [])],
     } for e in d.entries],
 }))
 "#;
@@ -164,7 +167,12 @@ fn blog(store: &Store) -> Blog {
         "article",
         Props::new()
             .with("title", "The old pier")
-            .with("body", "<p>Gone now.</p>"),
+            .with("body", "<p>Gone now.</p>")
+            // A podcast's episode, as the WordPress import keeps one.
+            .with(
+                "enclosure",
+                serde_json::json!({"url": "/media/file/9", "length": 1234567, "type": "audio/mpeg"}),
+            ),
         true,
         2,
     );
@@ -246,7 +254,15 @@ async fn the_sites_feeds_are_atom_and_rss_a_feed_parser_reads_whole_in_each_lang
         "{cod:?}"
     );
 
+    let episode = [
+        "http://blog.test/media/file/9".to_owned(),
+        "audio/mpeg".to_owned(),
+        "1234567".to_owned(),
+    ];
+    assert_eq!(atom.entries[1].enclosures, [episode.clone()], "Atom");
+    assert!(cod.enclosures.is_empty());
     let (r, rss) = feed(&s, "/en/feed/rss").await;
+    assert_eq!(rss.entries[1].enclosures, [episode], "RSS");
     assert_eq!(
         r.header("content-type"),
         Some("application/rss+xml; charset=utf-8")
