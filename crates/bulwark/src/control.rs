@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 use bulwark_module_cluster::wire::WireChange;
-use bulwark_store::{ChangeEvent, ChangeKind, ResourceChange, Store};
+use bulwark_store::{ChangeEvent, Store};
 use bulwark_web::{Purge, SiteStatus, Sites};
 
 /// The socket's name in the sites folder.
@@ -330,18 +330,27 @@ impl Hearing {
         }
     }
 
-    /// Everything heard, merged into one change.
+    /// Everything heard, merged into one change (past [`MAX_KEYS`], or
+    /// with events missed: anything may have changed).
     fn heard(&mut self) -> ChangeEvent {
         use tokio::sync::broadcast::error::TryRecvError;
-        let mut heard = Heard::default();
+        let mut events = Vec::new();
+        let mut missed = false;
         loop {
             match self.events.try_recv() {
-                Ok(event) => heard.add(event),
-                Err(TryRecvError::Lagged(_)) => heard.everything = true,
+                Ok(event) => events.push(event),
+                Err(TryRecvError::Lagged(_)) => missed = true,
                 Err(TryRecvError::Empty | TryRecvError::Closed) => break,
             }
         }
-        heard.into_event()
+        let heard = ChangeEvent::merged(events);
+        match missed || heard.keys.len() > MAX_KEYS || heard.resources.len() > MAX_KEYS {
+            true => ChangeEvent {
+                everything: true,
+                ..ChangeEvent::nothing()
+            },
+            false => heard,
+        }
     }
 }
 
@@ -371,53 +380,5 @@ impl Drop for Hearing {
             "warning: the running server was not told of the changes ({problem}); \
              `bulwark purge {site} --all` makes it read everything again"
         );
-    }
-}
-
-/// The changes heard so far, merged: each key and resource once.
-#[derive(Default)]
-struct Heard {
-    keys: std::collections::BTreeSet<bulwark_store::DependencyKey>,
-    resources: std::collections::BTreeMap<bulwark_store::ResourceId, ChangeKind>,
-    everything: bool,
-}
-
-impl Heard {
-    fn add(&mut self, event: ChangeEvent) {
-        self.everything |= event.everything;
-        if self.everything {
-            return;
-        }
-        self.keys.extend(event.keys);
-        for r in event.resources {
-            // Made then changed is made; deleted is deleted, whatever came before.
-            let kind = match (self.resources.get(&r.id), r.kind) {
-                (_, ChangeKind::Deleted) => ChangeKind::Deleted,
-                (Some(ChangeKind::Inserted), _) => ChangeKind::Inserted,
-                (_, kind) => kind,
-            };
-            self.resources.insert(r.id, kind);
-        }
-        if self.keys.len() > MAX_KEYS || self.resources.len() > MAX_KEYS {
-            self.everything = true;
-        }
-    }
-
-    fn into_event(self) -> ChangeEvent {
-        if self.everything {
-            return ChangeEvent {
-                everything: true,
-                ..ChangeEvent::nothing()
-            };
-        }
-        ChangeEvent {
-            keys: self.keys.into_iter().collect(),
-            resources: self
-                .resources
-                .into_iter()
-                .map(|(id, kind)| ResourceChange { id, kind })
-                .collect(),
-            everything: false,
-        }
     }
 }

@@ -161,6 +161,22 @@ impl Changes {
         };
     }
 
+    /// Several writes' events in order as one: each key once, each
+    /// resource's changes added up as within one write, anything may have
+    /// changed when any says so. For one that tells another process what a
+    /// command changed (`bulwark import` to the running server).
+    pub(crate) fn merged(events: impl IntoIterator<Item = ChangeEvent>) -> ChangeEvent {
+        let mut all = Changes::default();
+        for event in events {
+            all.everything |= event.everything;
+            all.keys.extend(event.keys);
+            for r in event.resources {
+                all.resource(r.id, r.kind);
+            }
+        }
+        all.into_event().unwrap_or_else(ChangeEvent::nothing)
+    }
+
     pub(crate) fn into_event(self) -> Option<ChangeEvent> {
         if self.keys.is_empty() && self.resources.is_empty() && !self.everything {
             return None;
@@ -713,6 +729,60 @@ fn commit_error(e: DbError) -> StoreError {
 
 #[cfg(test)]
 mod tests {
+    use crate::{ChangeEvent, ChangeKind, ResourceChange};
+
+    #[test]
+    fn events_merged_are_each_key_once_and_each_resource_added_up() {
+        let key = |k: &str| DependencyKey::new(k);
+        let change = |keys: &[&str], resources: &[(i64, ChangeKind)]| ChangeEvent {
+            keys: keys.iter().map(|k| key(k)).collect(),
+            resources: resources
+                .iter()
+                .map(|&(id, kind)| ResourceChange {
+                    id: ResourceId(id),
+                    kind,
+                })
+                .collect(),
+            everything: false,
+        };
+        use ChangeKind::*;
+        let merged = ChangeEvent::merged([
+            change(
+                &["rsc:1", "cat:article"],
+                &[(1, Inserted), (2, Updated), (3, Inserted)],
+            ),
+            change(
+                &["cat:article", "rsc:2"],
+                &[(1, Updated), (2, Deleted), (3, Deleted)],
+            ),
+        ]);
+        assert_eq!(
+            merged.keys,
+            [key("cat:article"), key("rsc:1"), key("rsc:2")]
+        );
+        assert_eq!(
+            merged.resources,
+            [
+                ResourceChange {
+                    id: ResourceId(1),
+                    kind: Inserted
+                },
+                ResourceChange {
+                    id: ResourceId(2),
+                    kind: Deleted
+                },
+            ],
+            "made then changed is made, changed then deleted deleted, made then deleted nothing"
+        );
+        assert!(!merged.everything);
+        let restore = ChangeEvent {
+            everything: true,
+            ..ChangeEvent::nothing()
+        };
+        assert!(ChangeEvent::merged([merged, restore]).everything);
+        assert_eq!(ChangeEvent::merged([]), ChangeEvent::nothing());
+    }
+
     use super::*;
 
     fn kinds(changes: Changes) -> Vec<ResourceChange> {

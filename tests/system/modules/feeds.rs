@@ -259,7 +259,11 @@ async fn the_sites_feeds_are_atom_and_rss_a_feed_parser_reads_whole_in_each_lang
         "audio/mpeg".to_owned(),
         "1234567".to_owned(),
     ];
-    assert_eq!(atom.entries[1].enclosures, std::slice::from_ref(&episode), "Atom");
+    assert_eq!(
+        atom.entries[1].enclosures,
+        std::slice::from_ref(&episode),
+        "Atom"
+    );
     assert!(cod.enclosures.is_empty());
     let (r, rss) = feed(&s, "/en/feed/rss").await;
     assert_eq!(rss.entries[1].enclosures, [episode], "RSS");
