@@ -420,14 +420,6 @@ pub struct ChangeEvent {
 }
 
 impl ChangeEvent {
-    /// Several writes' events, in order, as one: each key once, each
-    /// resource's changes added up as within one write (inserted then
-    /// updated is inserted, inserted then deleted nothing), anything may
-    /// have changed when any says so.
-    pub fn merged(events: impl IntoIterator<Item = ChangeEvent>) -> ChangeEvent {
-        crate::store::Changes::merged(events)
-    }
-
     /// No key and no resource: what a commit hook sees of a write that
     /// only announced something ([`ChangeNote`](crate::ChangeNote)).
     pub fn nothing() -> ChangeEvent {

@@ -103,6 +103,16 @@ pub struct PoolStatus {
     pub idle: usize,
 }
 
+impl ChangeEvent {
+    /// Several writes' events, in order, as one: each key once, each
+    /// resource's changes added up as within one write (inserted then
+    /// updated is inserted, inserted then deleted nothing), anything may
+    /// have changed when any says so. (Here, beside the adding-up it uses.)
+    pub fn merged(events: impl IntoIterator<Item = ChangeEvent>) -> ChangeEvent {
+        Changes::merged(events)
+    }
+}
+
 /// What a write touches, collected while it runs and emitted once it
 /// committed: the dependency keys it makes stale and what happened to which
 /// resources.
