@@ -291,7 +291,7 @@ fn short_or_empty_passwords_and_unknown_groups_are_refused_with_a_clear_message(
     let err = text(&out.stderr);
     assert!(
         err.contains("no user group \"admins\"")
-            && err.contains("anonymous, members, editors, managers, administrators"),
+            && err.contains("anonymous, members, editors, authors, managers, administrators"),
         "{err}"
     );
 
@@ -706,7 +706,7 @@ fn requiring_a_second_factor_for_a_group_that_does_not_exist_stops_the_site() {
     let err = text(&out.stderr);
     assert!(
         err.contains("auth.require_second_factor[0]: there is no user group \"editor\"")
-            && err.contains("anonymous, members, editors, managers, administrators"),
+            && err.contains("anonymous, members, editors, authors, managers, administrators"),
         "{err}"
     );
     std::fs::write(

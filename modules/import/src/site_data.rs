@@ -616,8 +616,26 @@ impl Import {
         Ok(())
     }
 
+    /// Resources, in as few transactions as their creators allow: one whose
+    /// creator comes earlier in the same lines (an author before their
+    /// posts) is written after it, so the creator has its id here.
+    async fn resources(&mut self, mut lines: Vec<ResourceLine>) -> Result<(), ImportError> {
+        while !lines.is_empty() {
+            let cut = lines.iter().enumerate().skip(1).find_map(|(i, line)| {
+                let creator = line.creator.as_deref()?;
+                let waits = resolve(&self.keys, &self.uid, creator).is_none()
+                    && lines[..i].iter().any(|earlier| earlier.key == creator);
+                waits.then_some(i)
+            });
+            let rest = lines.split_off(cut.unwrap_or(lines.len()));
+            self.resources_at_once(lines).await?;
+            lines = rest;
+        }
+        Ok(())
+    }
+
     /// Resources, created or updated in one transaction.
-    async fn resources(&mut self, lines: Vec<ResourceLine>) -> Result<(), ImportError> {
+    async fn resources_at_once(&mut self, lines: Vec<ResourceLine>) -> Result<(), ImportError> {
         if lines.is_empty() {
             return Ok(());
         }
