@@ -182,6 +182,8 @@ fn embed_blocks(text: &str) -> String {
     html
 }
 
+/// An http(s) address alone, nothing around it (as a line of text or an
+/// embed block's `url` may be).
 fn is_web(url: &str) -> bool {
     (url.starts_with("https://") || url.starts_with("http://"))
         && !url.contains(|c: char| c.is_whitespace() || c == '<' || c == '"')
@@ -568,9 +570,7 @@ fn links_for_embeds(text: &str) -> String {
             out.push('\n');
         }
         let url = line.trim();
-        let is_url = (url.starts_with("http://") || url.starts_with("https://"))
-            && !url.contains(|c: char| c.is_whitespace() || c == '<' || c == '"');
-        match is_url {
+        match is_web(url) {
             true => out.push_str(&link(url)),
             false => out.push_str(line),
         }

@@ -766,46 +766,13 @@ impl Run {
             if let Some(file) = uploads_path(&url) {
                 gallery.by_file.insert(file.to_owned(), wp_id);
             }
-            // The attachment's own page on the old site.
-            let link = a.text_of("link").to_owned();
-            self.redirect_to(&link, id, &format!("attachment {wp_id}"))
-                .await?;
+            // The attachment's own page on the old site, with the other old
+            // addresses (written last, `old_addresses`).
+            if let Some(path) = old_path(a.text_of("link"), &self.site) {
+                self.old.to(path, OldHome::Resource(id));
+            }
         }
         self.pictures = Arc::new(gallery);
-        Ok(())
-    }
-
-    async fn redirect_to(
-        &mut self,
-        link: &str,
-        to: ResourceId,
-        what: &str,
-    ) -> Result<(), ImportError> {
-        if !self.enabled.redirects {
-            return Ok(());
-        }
-        let Some(path) = old_path(link, &self.site) else {
-            return Ok(());
-        };
-        let rule = match NewRule::new(&path, None, Some(to.0), Some(301)) {
-            Ok(rule) => rule,
-            Err(why) => {
-                self.report
-                    .skip("redirect", format!("{what}'s {path}"), why.to_string());
-                return Ok(());
-            }
-        };
-        let made = self
-            .on_store(move |s| s.batch(|b| redirects::insert_in(&mut b.sql(), &rule)))
-            .await?;
-        self.report.count(
-            "redirect",
-            if made {
-                Outcome::Imported
-            } else {
-                Outcome::Unchanged
-            },
-        );
         Ok(())
     }
 
