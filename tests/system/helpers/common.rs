@@ -434,14 +434,18 @@ pub fn site_folder(folder: &str, as_site: &str) -> Vec<(String, String)> {
     files
 }
 
-/// [`start`] with the starter site (host `localhost`).
+/// [`start`] with the starter site (host `localhost`), once its seeded pages
+/// are indexed: the pivot indexes them in the background, so a search sent
+/// at once could otherwise find nothing.
 pub async fn start_starter_site(tweak: impl FnOnce(&mut Options)) -> TestServer {
     let files = starter_site();
     let files: Vec<(&str, &str)> = files
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
-    start(&files, tweak).await
+    let server = start(&files, tweak).await;
+    changes_applied(&server.models["default"]).await;
+    server
 }
 
 /// Starts site `news` (`news.test`, the default) with `settings` (the
