@@ -18,6 +18,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 seconds="${1:-10}"
 
+# scripts/test.sh lints through clippy-driver as the compiler wrapper; neither
+# cargo-fuzz's install nor the fuzz build is linted.
+unset RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
 "$root/scripts/ensure-cargo-fuzz.sh"
 export RUSTC_BOOTSTRAP=1
 unset CARGO_TARGET_DIR
