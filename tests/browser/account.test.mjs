@@ -148,3 +148,26 @@ test("Eve resets her password by mail, then sets up, uses and turns off a second
   await logOnEve(page, "second-password-of-eve");
   await context.close();
 });
+
+test("An administrator turns the mail about the whole site off and on again on their account page, by mouse and by keyboard", async () => {
+  const context = await env.browser.newContext();
+  const page = await logOnAs(env.server, context, PASSWORD);
+  await page.goto(env.server.url + "/logon/account");
+  const box = page.locator('#mail-form input[name="site_activity"]');
+  assert.equal(await box.isChecked(), true, "on for an account made by hand");
+  await box.uncheck();
+  await page.click('#mail-form button[type="submit"]');
+  await page.locator("#account-message").waitFor();
+  assert.match(await page.locator("#account-message").textContent(), /no longer mailed/);
+  await page.goto(env.server.url + "/logon/account");
+  assert.equal(await box.isChecked(), false, "kept");
+
+  await box.focus();
+  await page.keyboard.press("Space");
+  await page.keyboard.press("Tab");
+  await page.keyboard.press("Enter");
+  await page.locator("#account-message").waitFor();
+  assert.match(await page.locator("#account-message").textContent(), /every new comment and form answer/);
+  assert.equal(await box.isChecked(), true);
+  await context.close();
+});

@@ -132,6 +132,11 @@ pub enum ImportCommand {
         /// password reset.
         #[arg(long, value_name = "GROUP", num_args = 0..=1, default_missing_value = "authors")]
         users: Option<String>,
+        /// Mail each account made a link to choose its password (it works
+        /// for a week); the site's mail module sends it. Without it nobody
+        /// is mailed: each author asks for a password reset when they come.
+        #[arg(long, requires = "users")]
+        invite: bool,
         /// Posts and pages written per transaction.
         #[arg(long, default_value_t = 100)]
         batch: usize,
@@ -210,6 +215,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<()> {
                 uploads,
                 fetch_media,
                 users,
+                invite,
                 batch,
                 quiet,
                 report,
@@ -225,6 +231,7 @@ pub fn run(args: ImportArgs) -> anyhow::Result<()> {
                     fetch_media,
                     batch,
                     users,
+                    invite,
                     site_urls: Default::default(),
                 };
                 let choice = SiteChoice {

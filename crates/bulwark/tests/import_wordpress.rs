@@ -756,6 +756,16 @@ fn old_addresses_answer_301(fixture: &Path) {
             ("post", "publish") => {
                 published_posts += 1;
                 table.push((format!("/?p={id}"), page(&format!("wp_{id}"))));
+                // Its comments' feed, under its permalink and by id.
+                let post = item(&db, &format!("wp_{id}")).id;
+                let permalink = text_in(it, "link").trim_start_matches(old_site.as_str());
+                let comments = format!("/en/comments/feed/about/{post}");
+                if !permalink.contains('?') {
+                    let permalink = format!("{}/", permalink.trim_end_matches('/'));
+                    table.push((format!("{permalink}feed/"), format!("{comments}/rss")));
+                    table.push((format!("{permalink}feed/atom/"), comments.clone()));
+                }
+                table.push((format!("/?p={id}&feed=rss2"), format!("{comments}/rss")));
                 let date = text_in(it, "wp:post_date_gmt");
                 months.insert((date[..4].to_owned(), date[5..7].to_owned()));
             }
@@ -827,6 +837,9 @@ fn old_addresses_answer_301(fixture: &Path) {
         ("/feed/atom/", "/en/feed"),
         ("/?feed=rss2", "/en/feed/rss"),
         ("/?feed=atom", "/en/feed"),
+        ("/comments/feed/", "/en/comments/feed/rss"),
+        ("/comments/feed/atom/", "/en/comments/feed"),
+        ("/?feed=comments-rss2", "/en/comments/feed/rss"),
     ] {
         table.push((old.to_owned(), new.to_owned()));
     }
@@ -1191,5 +1204,114 @@ fn the_blog_fixture_arrives_whole_item_by_item() {
     assert!(
         menu.as_array().unwrap().iter().any(|i| i["url"] == "/"),
         "its Home link is this site's: {menu}"
+    );
+}
+
+/// The mails in the site's outbox: recipient and text, oldest first.
+fn outbox(db: &Connection) -> Vec<(String, String)> {
+    let mut q = db
+        .prepare("SELECT recipient, body FROM mail_outbox ORDER BY id")
+        .unwrap();
+    q.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// Accounts for the authors mail nobody unless asked (`--invite`); asked,
+/// each account made gets one mail, whose link sets the password once; the
+/// accounts are not mailed about the whole site's comments and form answers.
+#[test]
+fn authors_are_invited_only_when_asked_and_the_mailed_link_sets_their_password() {
+    let file = blog_fixture().join("export.xml");
+    let quiet = starter();
+    before_any_import(quiet.path());
+    let report = import_with(quiet.path(), &file, &["--users"]);
+    assert_eq!(counts(&report, "user").0, 3, "admin, marta and joe");
+    assert_eq!(counts(&report, "invitation"), (0, 0, 0, 0));
+    assert_eq!(outbox(&db(quiet.path())), []);
+
+    let dir = starter();
+    before_any_import(dir.path());
+    let report = import_with(dir.path(), &file, &["--users", "--invite"]);
+    assert_eq!(counts(&report, "invitation"), (3, 0, 0, 0), "{report}");
+    let db = db(dir.path());
+    let mails = outbox(&db);
+    let to: Vec<&str> = mails.iter().map(|(to, _)| to.as_str()).collect();
+    assert_eq!(
+        to,
+        [
+            "admin@blog.example.net",
+            "marta@blog.example.net",
+            "joe@blog.example.net"
+        ]
+    );
+    for author in [1, 2, 3] {
+        let person = item(&db, &format!("wp_author_{author}"));
+        assert_eq!(person.props["mail_site_activity"], false, "{author}");
+    }
+    let (_, text) = &mails[1];
+    assert!(text.contains(r#"with the username "marta""#), "{text}");
+    let link = text
+        .lines()
+        .find(|l| l.starts_with("http://localhost/logon/reset/"))
+        .unwrap_or_else(|| panic!("a link in {text}"));
+    let token = link.rsplit('/').next().unwrap();
+    assert_eq!(token.len(), 64, "{link}");
+
+    // A second import makes no account, so mails nobody.
+    let again = import_with(dir.path(), &file, &["--users", "--invite"]);
+    assert_eq!(counts(&again, "invitation"), (0, 0, 0, 0));
+    assert_eq!(outbox(&db).len(), 3);
+
+    let port = free_port();
+    let _server = serve(dir.path(), port);
+    let client = reqwest::blocking::Client::new();
+    let page = client
+        .get(format!("http://127.0.0.1:{port}/logon/reset/{token}"))
+        .header("Host", "localhost")
+        .send()
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let confirm = || {
+        client
+            .post(format!("http://127.0.0.1:{port}/api/auth/reset/confirm"))
+            .header("Host", "localhost")
+            .json(&serde_json::json!({"token": token, "password": "a long harbour password"}))
+            .send()
+            .unwrap()
+    };
+    let set = confirm();
+    assert_eq!(set.status(), 200);
+    assert_eq!(set.json::<Value>().unwrap()["username"], "marta");
+    assert_eq!(confirm().status(), 410, "the link works once");
+}
+
+/// `--invite` on a site that cannot mail is refused before anything is
+/// written, and says why.
+#[test]
+fn an_invitation_a_site_cannot_mail_is_refused_before_anything_is_written() {
+    let dir = starter();
+    let config = dir.path().join("sites/default/site.toml");
+    let toml = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, toml.replace(r#""mail", "#, "")).unwrap();
+    let before = before_any_import(dir.path());
+    let file = blog_fixture().join("export.xml");
+    let out = import(dir.path(), &file, &["--users", "--invite"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("this site does not enable the mail module"),
+        "{stderr}"
+    );
+    assert_eq!(state(&db(dir.path())), before, "nothing written");
+
+    // And the flag means nothing without accounts to invite.
+    let out = import(dir.path(), &file, &["--invite"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--users"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

@@ -9,7 +9,9 @@
 //!    now on, and ten recovery codes are shown, this once;
 //!
 //! and **recovery** (new recovery codes, the old ones void) and **disable**,
-//! each with the current password. A stolen session alone cannot change the
+//! each with the current password. An editor (or above) also turns the mail
+//! about the whole site's comments and form answers on or off here (**mail**,
+//! no password needed: it is only what they are sent). A stolen session alone cannot change the
 //! second factor: every step that does needs the password or a code from the
 //! app, and wrong passwords count towards the account's logon limit.
 //!
@@ -21,6 +23,7 @@ use std::collections::BTreeMap;
 use http::StatusCode;
 use minijinja::Value;
 
+use bulwark_acl::EDITORS;
 use bulwark_store::ResourceId;
 use bulwark_web::{Outcome, Problem, RequestCtx, busy_response, parse_form, render_page};
 
@@ -97,9 +100,25 @@ pub(crate) async fn page(req: &RequestCtx<'_>, site: &AuthSite, post: bool) -> O
                     Err(e) => Err(e.into()),
                 }
             }
+            "mail" => {
+                let on = form.get("site_activity").is_some_and(|v| v == "on");
+                store
+                    .run(move |s| Ok(accounts::set_site_activity_mail(s, person, on)))
+                    .await
+                    .and_then(|set| set.map_err(account_store_error))
+                    .map(|()| Shown {
+                        message: Some(if on {
+                            "You are mailed about every new comment and form answer.".into()
+                        } else {
+                            "You are no longer mailed about the whole site's comments and form answers.".into()
+                        }),
+                        ..Shown::default()
+                    })
+                    .map_err(Problem::from)
+            }
             other => {
                 return Problem::bad_request(format!(
-                    "step {other:?}: use start, confirm, recovery or disable"
+                    "step {other:?}: use start, confirm, recovery, disable or mail"
                 ))
                 .into();
             }
@@ -166,6 +185,15 @@ async fn change(
                 ..Shown::default()
             })
         }
+    }
+}
+
+/// An account's store error as the store's (the person is the caller's own,
+/// so an unknown user is the store's doing too).
+fn account_store_error(e: accounts::AccountError) -> bulwark_store::StoreError {
+    match e {
+        accounts::AccountError::Store(e) => e,
+        other => bulwark_store::StoreError::invalid("account", other.to_string()),
     }
 }
 
@@ -246,10 +274,15 @@ async fn show(
         .run(move |s| {
             let enrolled = second_factor::has_second_factor(s, person)?;
             let left = second_factor::recovery_codes_left(s, person)?;
-            Ok((enrolled, left))
+            // Only the editors (and above) are mailed about the whole site.
+            let site_mail = match accounts::principal_of(s, person)?.in_group(EDITORS) {
+                true => Some(accounts::site_activity_mail(s, person)?),
+                false => None,
+            };
+            Ok((enrolled, left, site_mail))
         })
         .await;
-    let (enrolled, left) = match state {
+    let (enrolled, left, site_mail) = match state {
         Ok(state) => state,
         Err(e) => return Problem::from(e).into(),
     };
@@ -274,6 +307,7 @@ async fn show(
     vars.insert("email".into(), Value::from(contact.email.clone()));
     vars.insert("second_factor".into(), Value::from(enrolled));
     vars.insert("recovery_codes_left".into(), Value::from(left));
+    vars.insert("site_activity_mail".into(), Value::from(site_mail));
     if let Some(pending) = &shown.pending {
         vars.insert(
             "pending".into(),

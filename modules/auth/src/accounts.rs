@@ -24,6 +24,12 @@
 //!   editing that property changes nothing about the account, so whoever may
 //!   edit a person cannot send their password resets elsewhere.
 //!
+//! - whether an editor is **mailed about the whole site's comments and form
+//!   answers** is the `mail_site_activity` property of their person
+//!   ([`SITE_ACTIVITY_MAIL`]): on unless it is `false`, which it is for an
+//!   account an import made ([`add_account_for`]); they turn it on or off on
+//!   their account page ([`set_site_activity_mail`]).
+//!
 //! The functions here run on a thread that may block (they call the store).
 
 use bulwark_acl::{Principal, User};
@@ -52,6 +58,11 @@ pub const DEFAULT_GROUPS: [(&str, &str); 5] = [
 /// `authors` write their own articles (the default rules' `own`) and hear
 /// of comments on them only: an imported blog's writers.
 pub const DEFAULT_BRANCHES: [(&str, &str, &str); 1] = [("authors", "Authors", "members")];
+
+/// The property of a person that says whether they are mailed about every
+/// comment and form answer of the site, as the editors are: absent or `true`
+/// is yes, `false` no.
+pub const SITE_ACTIVITY_MAIL: &str = "mail_site_activity";
 
 /// The group of a site's first account.
 pub const ADMINISTRATORS: &str = "administrators";
@@ -403,7 +414,9 @@ pub fn add_user(
 /// password opened ([`end_logons`]).
 /// An account for a person who exists already (an imported author):
 /// `username` in `group`, reached at `email`, with `password_hash` (of a
-/// password nobody was told: they set their own through a password reset).
+/// password nobody was told: they set their own through a password reset),
+/// not mailed about the whole site's comments and form answers until they
+/// say so (hundreds of imported accounts would each get every mail).
 /// `Ok(false)` when `username` is this person's already; taken by another
 /// person, or the address by another account, is an error that says so.
 pub fn add_account_for(
@@ -436,7 +449,26 @@ pub fn add_account_for(
     if let Some(email) = email {
         set_email(store, username, email)?;
     }
+    set_site_activity_mail(store, person, false)?;
     Ok(true)
+}
+
+/// Whether `person` is mailed about the whole site's comments and form
+/// answers when their group is ([`SITE_ACTIVITY_MAIL`]).
+pub fn site_activity_mail(store: &Store, person: ResourceId) -> Result<bool, StoreError> {
+    Ok(store
+        .resource(person)?
+        .is_none_or(|p| p.props.get(SITE_ACTIVITY_MAIL) != Some(&serde_json::Value::Bool(false))))
+}
+
+/// Turns the mail about the whole site's comments and form answers on or
+/// off for `person`.
+pub fn set_site_activity_mail(
+    store: &Store,
+    person: ResourceId,
+    on: bool,
+) -> Result<(), AccountError> {
+    merge_into_person(store, person, Props::new().with(SITE_ACTIVITY_MAIL, on))
 }
 
 pub fn set_password_hash(
@@ -487,12 +519,14 @@ pub fn accounts(store: &Store) -> Result<Vec<Account>, StoreError> {
 }
 
 /// The addresses of the accounts in `group` (or a group above it) that have
-/// one: whom a module tells when nobody else was named (a comment that
-/// waits, a form's answers).
-pub fn addresses_in_group(store: &Store, group: &str) -> Result<Vec<String>, StoreError> {
+/// one and want mail about the whole site ([`SITE_ACTIVITY_MAIL`]): whom a
+/// module tells when nobody else was named (a comment that waits, a form's
+/// answers).
+pub fn site_activity_addresses(store: &Store, group: &str) -> Result<Vec<String>, StoreError> {
     let mut found = Vec::new();
     for account in accounts(store)? {
         if principal_of(store, account.person)?.in_group(group)
+            && site_activity_mail(store, account.person)?
             && let Some(address) = contact(store, account.person)?.and_then(|c| c.email)
         {
             found.push(address);
@@ -571,14 +605,23 @@ pub fn set_email(store: &Store, username: &str, email: &str) -> Result<(), Accou
             store.delete_identity(old.id)?;
         }
     }
-    // The property is the address people see and mail goes to; another
-    // writer may change the person meanwhile, so a conflict is tried again.
+    // The property is the address people see and mail goes to.
+    merge_into_person(
+        store,
+        person,
+        Props::new().with("email", identity.key.as_str()),
+    )
+}
+
+/// Merges `props` into `person`'s: another writer may change the person
+/// meanwhile, so a conflict is tried again.
+fn merge_into_person(store: &Store, person: ResourceId, props: Props) -> Result<(), AccountError> {
     for _ in 0..5 {
         let current = store
             .resource(person)?
-            .ok_or_else(|| AccountError::UnknownUser(username.to_owned()))?;
+            .ok_or_else(|| AccountError::UnknownUser(format!("person {person}")))?;
         let mut update = ResourceUpdate::new(person, current.version);
-        update.props = PropsChange::Merge(Props::new().with("email", identity.key.as_str()));
+        update.props = PropsChange::Merge(props.clone());
         match store.update_resource(update) {
             Ok(_) => return Ok(()),
             Err(StoreError::Conflict { .. }) => continue,

@@ -39,6 +39,7 @@ mod api;
 pub mod api_tokens;
 mod asking;
 mod hashing_cores;
+pub mod invitation;
 pub mod logon;
 mod logon_ticket;
 pub mod password;

@@ -64,6 +64,17 @@
 {% endif %}
 {% endif %}
 
+{% if site_activity_mail is not none %}
+<h2 id="site-mail">{{ _("Mail about the whole site") }}</h2>
+<form method="post" action="{{ request.path }}" class="auth-form" id="mail-form">
+  {{ csrf_field() }}
+  <input type="hidden" name="step" value="mail">
+  <p><label><input type="checkbox" name="site_activity" value="on"{% if site_activity_mail %} checked{% endif %}> {{ _("Mail me about every new comment and form answer on the site") }}</label></p>
+  <p><small>{{ _("Comments on pages you wrote are mailed to you either way.") }}</small></p>
+  <p><button type="submit">{{ _("Save") }}</button></p>
+</form>
+{% endif %}
+
 <h2>{{ _("Password and sessions") }}</h2>
 <ul>
   <li><a href="{{ url('logon_reset') }}">{{ _("Change your password") }}</a> {{ _("(by a link sent to your e-mail address)") }}</li>

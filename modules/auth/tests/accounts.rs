@@ -187,7 +187,57 @@ fn a_given_first_administrator_password_is_used_and_not_returned(s: &Store) {
     assert!(verifies(s, "admin", "given password"));
 }
 
+/// Who is mailed about the whole site's comments and form answers: editors
+/// and above with an address, unless they turned it off; an account an
+/// import made starts with it off, and its person turns it on.
+fn editors_are_mailed_about_the_site_unless_they_said_no_and_imported_accounts_start_off(
+    s: &Store,
+) {
+    bulwark_module_auth::migrate(s).unwrap();
+    accounts::ensure_user_groups(s).unwrap();
+    let editors = GroupName::new("editors");
+    let ann = accounts::add_user(s, "ann", &editors, &hash("correct horse")).unwrap();
+    accounts::set_email(s, "ann", "ann@example.org").unwrap();
+    let bob =
+        accounts::add_user(s, "bob", &GroupName::new("members"), &hash("correct horse")).unwrap();
+    accounts::set_email(s, "bob", "bob@example.org").unwrap();
+    let imported = s
+        .create_resource(bulwark_store::NewResource::new(
+            "person",
+            bulwark_store::Props::new().with("title", "Carla"),
+        ))
+        .unwrap();
+    let made = accounts::add_account_for(
+        s,
+        imported,
+        "carla",
+        &editors,
+        &hash("correct horse"),
+        Some("carla@example.org"),
+    )
+    .unwrap();
+    assert!(made);
+    let told = |s: &Store| accounts::site_activity_addresses(s, "editors").unwrap();
+    assert_eq!(
+        told(s),
+        ["ann@example.org"],
+        "bob is no editor, carla was imported"
+    );
+    assert!(!accounts::site_activity_mail(s, imported).unwrap());
+
+    accounts::set_site_activity_mail(s, imported, true).unwrap();
+    accounts::set_site_activity_mail(s, ann, false).unwrap();
+    assert_eq!(told(s), ["carla@example.org"]);
+    assert!(accounts::site_activity_mail(s, imported).unwrap());
+    assert!(!accounts::site_activity_mail(s, ann).unwrap());
+    assert!(
+        accounts::site_activity_mail(s, bob).unwrap(),
+        "on unless said"
+    );
+}
+
 on_both_backends!(
+    editors_are_mailed_about_the_site_unless_they_said_no_and_imported_accounts_start_off,
     the_default_user_groups_are_created_once_as_a_chain_with_authors_beside_editors,
     a_user_is_a_person_in_a_group_with_a_password_hash,
     an_unknown_group_or_a_taken_name_is_refused_and_leaves_nothing,

@@ -3,7 +3,10 @@
 //! the page depends on the resource's comments key (and on the resource:
 //! one the visitor may not see has no comments for them).
 //!
-//! Each comment is `{id, parent, depth, name, url, body, created}`: `body`
+//! `m.comments.latest(n)` gives the site's newest approved comments on pages
+//! the visitor may see, newest first (the site's comment feed).
+//!
+//! Each comment is `{id, rsc, parent, depth, name, url, body, created}`: `body`
 //! is the text as typed, escaped, with paragraphs and line breaks kept;
 //! e-mail addresses and network addresses never reach a template.
 
@@ -49,6 +52,15 @@ impl Object for CommentsModel {
                 let (id,): (i64,) = minijinja::value::from_args(args)?;
                 Ok(Value::from(approved(state, ResourceId(id))?.len()))
             }
+            // The site's newest approved comments the visitor may read,
+            // newest first (the site's comment feed).
+            "latest" => {
+                let (n,): (Option<usize>,) = minijinja::value::from_args(args)?;
+                Ok(Value::from(latest(
+                    state,
+                    n.unwrap_or(20).clamp(1, LATEST_READ),
+                )?))
+            }
             // Whether resource `id` takes comments (its category does).
             "open" => {
                 let (id,): (i64,) = minijinja::value::from_args(args)?;
@@ -67,7 +79,7 @@ impl Object for CommentsModel {
                 ErrorKind::UnknownMethod,
                 format!(
                     "m.comments has no method {method:?}: use m.comments(id), \
-                     m.comments.count(id) or m.comments.open(id)"
+                     m.comments.count(id), m.comments.open(id) or m.comments.latest(n)"
                 ),
             )),
         }
@@ -96,6 +108,46 @@ fn approved(state: &State<'_, '_>, id: ResourceId) -> Result<Vec<Value>, Error> 
         },
     )?;
     Ok(list.try_iter().map(|it| it.collect()).unwrap_or_default())
+}
+
+/// How many of the site's newest comments `m.comments.latest(n)` reads
+/// before it leaves out those on pages the visitor may not see (and so the
+/// most it gives).
+const LATEST_READ: usize = 100;
+
+/// The site's newest approved comments on pages the visitor may see, at
+/// most `n`, newest first; each also names its page (`rsc`).
+fn latest(state: &State<'_, '_>, n: usize) -> Result<Vec<Value>, Error> {
+    let Some(scope) = RenderScope::of(state) else {
+        return Ok(Vec::new());
+    };
+    let newest = scope.module_value(
+        "comments",
+        "latest".to_owned(),
+        &[table::latest_key()],
+        |store| {
+            let comments = table::latest_approved(store, LATEST_READ)?;
+            let bytes = comments
+                .iter()
+                .map(|c| 128 + c.name.len() + c.body.len() * 2)
+                .sum();
+            let shown: Vec<Value> = comments.iter().map(|c| view(c, 0)).collect();
+            Ok((Value::from(shown), bytes))
+        },
+    )?;
+    let mut out = Vec::with_capacity(n);
+    for comment in newest.try_iter()? {
+        let Some(rsc) = comment.get_attr("rsc")?.as_i64() else {
+            continue;
+        };
+        if resource(state, ResourceId(rsc))?.is_some() {
+            out.push(comment);
+            if out.len() == n {
+                break;
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Resource `id` as `m.rsc[id]` gives it: through the models, so the access
@@ -137,6 +189,7 @@ fn threaded(comments: &[Comment]) -> Vec<Value> {
 fn view(c: &Comment, depth: usize) -> Value {
     let mut map = BTreeMap::new();
     map.insert("id", Value::from(c.id.0));
+    map.insert("rsc", Value::from(c.rsc.0));
     map.insert(
         "parent",
         c.parent.map_or(Value::from(()), |p| Value::from(p.0)),

@@ -312,14 +312,15 @@ fn tell_by_mail(comments: &SiteComments, store: Store, resource: Resource, comme
             .into_iter()
             .filter(|address| !address.eq_ignore_ascii_case(&comment.email))
             .collect();
-        queue_to_each(&notifier, &to, &subject, &text, "comments").await;
+        queue_to_each(&notifier, &to, &subject, &text, None, "comments").await;
     });
 }
 
 /// The addresses told of a comment on `resource`: its authors' (their
 /// account's address, else their `email` property) and `notify`, or when
 /// that is empty, every account in the editors group (or above) with an
-/// address. Each once.
+/// address that has not turned this mail off (an imported account has it
+/// off). Each once.
 fn recipients(
     store: &Store,
     resource: &Resource,
@@ -342,7 +343,7 @@ fn recipients(
         }
     }
     if notify.is_empty() {
-        accounts::addresses_in_group(store, EDITORS)?
+        accounts::site_activity_addresses(store, EDITORS)?
             .into_iter()
             .for_each(&mut add);
     } else {

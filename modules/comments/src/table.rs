@@ -117,6 +117,19 @@ pub fn resource_of_key(key: &DependencyKey) -> Option<ResourceId> {
 
 const KEY_PREFIX: &str = "comments:";
 
+/// The key a change of any resource's approved comments flushes: the site's
+/// newest comments (its comment feed) depend on it.
+pub fn latest_key() -> DependencyKey {
+    DependencyKey::new("comments:latest")
+}
+
+/// What a change of `rsc`'s approved comments flushes: its comments, and the
+/// site's newest.
+fn flush_approved(sql: &mut ModuleSql<'_>, rsc: ResourceId) {
+    sql.flush(comments_key(rsc));
+    sql.flush(latest_key());
+}
+
 const COLUMNS: &str = "id, rsc_id, parent_id, user_id, name, email, url, body, status, \
                        address, source, created, changed";
 
@@ -206,7 +219,7 @@ pub fn insert_in(sql: &mut ModuleSql<'_>, new: &NewComment) -> Result<Comment, C
             )?
             .expect("INSERT .. RETURNING gives a row");
         if new.status == Status::Approved {
-            sql.flush(comments_key(new.rsc));
+            flush_approved(sql, new.rsc);
         }
         let made = from_row(&row);
         // Spam is nobody's news (the webhooks module tells the others).
@@ -239,6 +252,18 @@ pub fn approved_of(store: &Store, rsc: ResourceId) -> Result<Vec<Comment>, Store
             .map(from_row)
             .collect())
     })
+}
+
+/// The site's `limit` newest approved comments, newest first.
+pub fn latest_approved(store: &Store, limit: usize) -> Result<Vec<Comment>, StoreError> {
+    list(
+        store,
+        &Filter {
+            status: Some(Status::Approved),
+            limit,
+            ..Filter::default()
+        },
+    )
 }
 
 /// Whether a comment from `email` (or by user `user`) was ever approved.
@@ -364,7 +389,7 @@ pub fn set_status(
             )?;
             let was = comment.status;
             if was == Status::Approved || status == Status::Approved {
-                sql.flush(comments_key(comment.rsc));
+                flush_approved(sql, comment.rsc);
             }
             comment.status = status;
             comment.changed = time(now);
@@ -384,6 +409,7 @@ mod tests {
         assert_eq!(resource_of_key(&key), Some(ResourceId(42)));
         assert_eq!(resource_of_key(&DependencyKey::new("rsc:42")), None);
         assert_eq!(resource_of_key(&DependencyKey::new("comments:x")), None);
+        assert_eq!(resource_of_key(&latest_key()), None);
     }
 
     #[test]

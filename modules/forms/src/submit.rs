@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use bulwark_module_auth::visitor_posts::{
     HONEYPOT_FIELD, PostGuard, TICKET_FIELD, Verdict, VisitorPost,
 };
-use bulwark_module_mail::queue_to_each;
+use bulwark_module_mail::{looks_like_address, queue_to_each};
 use bulwark_store::{Resource, ResourceId, StoreError};
 use bulwark_web::{Caller, Outcome, Problem, ProblemKind, RequestCtx, json_response, render_page};
 
@@ -418,11 +418,23 @@ fn tell_by_mail(
         forms.origin, form.id
     ));
     let subject = format!("New answers to “{title}”");
+    // Answering the mail answers the visitor: the first e-mail address they
+    // gave (a contact form's "your address").
+    let reply_to = definition
+        .fields
+        .iter()
+        .filter(|f| f.kind == FieldType::Email)
+        .filter_map(|f| submission.answers.get(&f.name).and_then(Value::as_str))
+        .map(str::trim)
+        .find(|address| looks_like_address(address))
+        .map(str::to_owned);
     let notifier = forms.notifier.current();
     tokio::spawn(async move {
         let recipients = if recipients.is_empty() {
             let editors = store
-                .run(|s| bulwark_module_auth::accounts::addresses_in_group(s, bulwark_acl::EDITORS))
+                .run(|s| {
+                    bulwark_module_auth::accounts::site_activity_addresses(s, bulwark_acl::EDITORS)
+                })
                 .await;
             match editors {
                 Ok(editors) => editors,
@@ -434,6 +446,14 @@ fn tell_by_mail(
         } else {
             recipients
         };
-        queue_to_each(&notifier, &recipients, &subject, &text, "forms").await;
+        queue_to_each(
+            &notifier,
+            &recipients,
+            &subject,
+            &text,
+            reply_to.as_deref(),
+            "forms",
+        )
+        .await;
     });
 }

@@ -5,7 +5,8 @@
 //!
 //! - `POST /api/import/wordpress`: `multipart/form-data` with the file in
 //!   `file`, `fetch_media=on` to fetch attachments from the old site and
-//!   `users=on` to give each author an account (an editor's);
+//!   `users=on` to give each author an account (an author's), `invite=on`
+//!   to mail each account made a link to choose its password;
 //!   streamed to the site's `data/import/`; answers `202` with the job.
 //! - `GET /api/import/jobs/{id}`: where the job is: its stage, how far, and
 //!   once done its report (or what stopped it).
@@ -195,7 +196,7 @@ async fn start(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Prob
         .await
         .map_err(|e| Problem::internal("making data/import", &e))?;
     let path = dir.join(format!("wordpress-{}-{id}.xml", std::process::id()));
-    let (mut file_seen, mut fetch_media, mut users) = (false, false, false);
+    let (mut file_seen, mut fetch_media, mut users, mut invite) = (false, false, false, false);
     // What the editor called the file: errors name it, never the server's path.
     let mut shown_name = "the export".to_owned();
     while let Some(mut field) = multipart
@@ -215,7 +216,7 @@ async fn start(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Prob
                 let _ = tokio::fs::remove_file(&path).await;
                 return Err(Problem::bad_request("one export file at a time"));
             }
-            Some(name @ ("fetch_media" | "users")) => {
+            Some(name @ ("fetch_media" | "users" | "invite")) => {
                 let name = name.to_owned();
                 let value = field.text().await.unwrap_or_default();
                 // What a form's checkbox sends ("on", or nothing), and
@@ -231,13 +232,14 @@ async fn start(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Prob
                 };
                 match name.as_str() {
                     "users" => users = on,
+                    "invite" => invite = on,
                     _ => fetch_media = on,
                 }
             }
             other => {
                 let _ = tokio::fs::remove_file(&path).await;
                 return Err(Problem::bad_request(format!(
-                    "{}: the fields are file, fetch_media and users",
+                    "{}: the fields are file, fetch_media, users and invite",
                     other.unwrap_or("a field without a name")
                 )));
             }
@@ -249,6 +251,19 @@ async fn start(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Prob
             "file",
             "no file: send the export in a field called file",
         ));
+    }
+    let enabled = Enabled::of(site.modules.iter().map(|m| m.name));
+    let options = Options {
+        uploads: None,
+        fetch_media,
+        batch: 100,
+        users: users.then(|| bulwark_acl::AUTHORS.to_owned()),
+        invite,
+        site_urls: SiteUrls::of(&site),
+    };
+    if let Err(refused) = wordpress::invitations(&options, &enabled) {
+        let _ = tokio::fs::remove_file(&path).await;
+        return Err(Problem::invalid("invite", refused.to_string()));
     }
     let media = MediaImport::open(&site, &store).map_err(|e| Problem::internal("the media", &e))?;
     let job = Arc::new(Job {
@@ -266,14 +281,6 @@ async fn start(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Prob
     let progress = Pushed {
         job: job.clone(),
         notifier: req.site.notifier().clone(),
-    };
-    let enabled = Enabled::of(site.modules.iter().map(|m| m.name));
-    let options = Options {
-        uploads: None,
-        fetch_media,
-        batch: 100,
-        users: users.then(|| bulwark_acl::AUTHORS.to_owned()),
-        site_urls: SiteUrls::of(&site),
     };
     tokio::spawn(async move {
         let done = wordpress::import(&store, &media, enabled, &path, &options, &progress).await;
@@ -368,7 +375,8 @@ fn doc(id: &str, summary: &str, description: &str, ok: (&str, &str)) -> Value {
             "type": "object", "required": ["file"],
             "properties": {"file": {"type": "string", "format": "binary"},
                            "fetch_media": {"type": "string", "enum": ["on", "off"]},
-                           "users": {"type": "string", "enum": ["on", "off"]}},
+                           "users": {"type": "string", "enum": ["on", "off"]},
+                           "invite": {"type": "string", "enum": ["on", "off"]}},
             "additionalProperties": false}}}});
     }
     doc
@@ -384,7 +392,9 @@ pub(crate) fn api() -> &'static Api {
                         || doc("importWordpress", "Import a WordPress site",
                             "A WordPress export (WXR) in `file`, imported as `bulwark import wordpress` \
                              does; `fetch_media=on` fetches the attachments from the old site, `users=on` gives \
-                             each author an editor's account (no password: they set it with a reset). Answers \
+                             each author an author's account (no password: they set it with a reset), \
+                             `invite=on` mails each account made a link to choose it (needs `users=on` and \
+                             the mail module). Answers \
                              at once with the job; its progress goes to the caller over push \
                              (`user/{id}/import/{job}`). Administrators.",
                             ("202", "Started")),

@@ -33,6 +33,7 @@ use bulwark_web::{Api, Module, ModuleError, SiteSetup};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Enabled {
     pub comments: bool,
+    pub mail: bool,
     pub menus: bool,
     pub redirects: bool,
 }
@@ -42,12 +43,14 @@ impl Enabled {
     pub fn of<'a>(modules: impl IntoIterator<Item = &'a str>) -> Enabled {
         let mut enabled = Enabled {
             comments: false,
+            mail: false,
             menus: false,
             redirects: false,
         };
         for name in modules {
             match name {
                 "comments" => enabled.comments = true,
+                "mail" => enabled.mail = true,
                 "menu" => enabled.menus = true,
                 "redirects" => enabled.redirects = true,
                 _ => {}
@@ -66,6 +69,11 @@ pub struct SiteUrls(Option<Arc<bulwark_site::Site>>);
 impl SiteUrls {
     pub fn of(site: &Arc<bulwark_site::Site>) -> SiteUrls {
         SiteUrls(Some(site.clone()))
+    }
+
+    /// The site itself (none: an import without one, a test's).
+    pub fn site(&self) -> Option<&Arc<bulwark_site::Site>> {
+        self.0.as_ref()
     }
 
     /// The URL of the site's rule `name` with `args`, or `None` when the
@@ -168,6 +176,10 @@ pub enum ImportError {
     Task(#[from] tokio::task::JoinError),
     #[error("the site's database")]
     Store(#[from] StoreError),
+    /// What an import was asked cannot be done on this site; nothing was
+    /// written.
+    #[error("{0}")]
+    Asked(String),
 }
 
 fn plural_items(n: usize) -> String {

@@ -53,9 +53,12 @@ pub struct Options {
     pub fetch_media: bool,
     /// Posts and pages written per transaction.
     pub batch: usize,
-    /// Give each author an account in this user group (`editors`), with no
+    /// Give each author an account in this user group (`authors`), with no
     /// password they know: they set theirs with a password reset.
     pub users: Option<String>,
+    /// Mail each account made a link to choose its password (an
+    /// invitation, through the site's mail module).
+    pub invite: bool,
     /// The new site's addresses for the old site's feeds, archives and
     /// paging (none: those old addresses are not redirected).
     pub site_urls: SiteUrls,
@@ -68,9 +71,43 @@ impl Default for Options {
             fetch_media: false,
             batch: 100,
             users: None,
+            invite: false,
             site_urls: SiteUrls::default(),
         }
     }
+}
+
+/// Whether an import with `options` mails invitations, and for which site:
+/// asked without accounts (`users`), on a site without the mail module, or
+/// without the site's addresses, it is refused before anything is written.
+pub fn invitations(
+    options: &Options,
+    enabled: &Enabled,
+) -> Result<Option<Arc<bulwark_site::Site>>, ImportError> {
+    Ok(
+        match (options.invite, &options.users, options.site_urls.site()) {
+            (false, _, _) => None,
+            (true, None, _) => {
+                return Err(ImportError::Asked(
+                "an invitation goes to an account the import makes: ask for accounts too (--users)"
+                    .into(),
+            ));
+            }
+            (true, Some(_), _) if !enabled.mail => {
+                return Err(ImportError::Asked(
+                "invitations are mailed, and this site does not enable the mail module: add \"mail\" \
+                 to its modules (docs/mail.md), or import without --invite"
+                    .into(),
+            ));
+            }
+            (true, Some(_), None) => {
+                return Err(ImportError::Asked(
+                "invitations need the site's addresses (its rules), which this import was not given".into(),
+            ));
+            }
+            (true, Some(_), Some(site)) => Some(site.clone()),
+        },
+    )
 }
 
 /// Categories and predicates an import needs, made when missing.
@@ -100,6 +137,7 @@ pub async fn import(
     options: &Options,
     progress: &dyn Progress,
 ) -> Result<Report, ImportError> {
+    let invite = invitations(options, &enabled)?;
     let mut scan = {
         let file = file.to_owned();
         let total = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
@@ -136,7 +174,7 @@ pub async fn import(
     );
     run.authors(&scan.authors).await?;
     if let Some(group) = &options.users {
-        run.accounts(&scan.authors, group).await?;
+        run.accounts(&scan.authors, group, invite).await?;
     }
     run.terms(&scan.terms).await?;
     progress.advance((scan.authors.len() + scan.terms.len()) as u64);
@@ -521,8 +559,15 @@ impl Run {
 
     /// An account for each author (`--users GROUP`): their login as the
     /// username, their address for the password reset that sets their
-    /// password (the one stored is random, and told to nobody).
-    async fn accounts(&mut self, authors: &[Node], group: &str) -> Result<(), ImportError> {
+    /// password (the one stored is random, and told to nobody). With
+    /// `invite` (`--invite`), each account made is mailed a link to choose
+    /// it; an account there was already is not mailed again.
+    async fn accounts(
+        &mut self,
+        authors: &[Node],
+        group: &str,
+        invite: Option<Arc<bulwark_site::Site>>,
+    ) -> Result<(), ImportError> {
         use bulwark_module_auth::accounts::{self, AccountError};
         use bulwark_module_auth::{GroupName, HashCost, HashLimits, NewPassword, Passwords};
         let passwords = Arc::new(Passwords::new(HashCost::default(), HashLimits::default())?);
@@ -550,12 +595,41 @@ impl Run {
                 })
                 .await?;
             match made {
-                Ok(true) => self.report.count("user", Outcome::Imported),
+                Ok(true) => {
+                    self.report.count("user", Outcome::Imported);
+                    if let Some(site) = &invite {
+                        self.invite(site.clone(), person, &login).await?;
+                    }
+                }
                 Ok(false) => self.report.count("user", Outcome::Unchanged),
                 Err(AccountError::Store(e)) => return Err(e.into()),
                 Err(why) => self
                     .report
                     .skip("user", format!("author {login:?}"), why.to_string()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Mails the account of `person` (author `login`) a link to choose its
+    /// password; an author without an address is reported, not mailed.
+    async fn invite(
+        &mut self,
+        site: Arc<bulwark_site::Site>,
+        person: ResourceId,
+        login: &str,
+    ) -> Result<(), ImportError> {
+        use bulwark_module_auth::invitation::{self, InviteError};
+        let sent = self
+            .store
+            .run(move |s| Ok(invitation::invite(s, &site, person)))
+            .await?;
+        match sent {
+            Ok(_) => self.report.count("invitation", Outcome::Imported),
+            Err(InviteError::Store(e)) => return Err(e.into()),
+            Err(why) => {
+                self.report
+                    .skip("invitation", format!("author {login:?}"), why.to_string())
             }
         }
         Ok(())
@@ -888,16 +962,26 @@ impl Run {
                             };
                             redirected = Some(redirects::insert_in(&mut b.sql(), &rule)?);
                         }
-                        written.push((extra.wp_id, id, redirected, extra.by_id, extra.dated));
+                        written.push((
+                            extra.wp_id,
+                            id,
+                            redirected,
+                            extra.by_id,
+                            extra.dated,
+                            extra.comment_feeds,
+                        ));
                     }
                     Ok((written, outcomes))
                 })
             })
             .await?;
-        for (wp_id, id, redirected, by_id, dated) in written {
+        for (wp_id, id, redirected, by_id, dated, comment_feeds) in written {
             self.posts.insert(wp_id, id);
             for path in by_id {
                 self.old.to(path, OldHome::Resource(id));
+            }
+            if let Some(permalink) = comment_feeds {
+                self.old.comment_feeds.push((permalink, wp_id, id));
             }
             if let Some(when) = dated {
                 self.old.dated(when);
@@ -1111,6 +1195,10 @@ impl Run {
             (true, _) => vec![format!("/?p={wp_id}")],
         };
         let dated = (live && kind == "post").then_some(created).flatten();
+        let comment_feeds = redirect
+            .as_ref()
+            .filter(|_| live && kind == "post")
+            .map(|permalink| permalink.from.clone());
         Ok(Some(Mapped {
             kind,
             name,
@@ -1122,6 +1210,7 @@ impl Run {
                 redirect,
                 by_id,
                 dated,
+                comment_feeds,
             },
         }))
     }
@@ -1135,9 +1224,47 @@ impl Run {
             return Ok(());
         }
         self.old.site_wide();
-        let mut rules = Vec::new();
+        // Made and written a thousand at a time: a large blog's old
+        // addresses are never all held as rules at once.
         let mut missing = BTreeSet::new();
-        for (from, home) in std::mem::take(&mut self.old.moved) {
+        let mut moved = std::mem::take(&mut self.old.moved).into_iter();
+        loop {
+            let chunk: Vec<(String, OldHome)> = moved.by_ref().take(1000).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            self.write_old(urls, chunk, &mut missing).await?;
+        }
+        let feeds = std::mem::take(&mut self.old.comment_feeds);
+        for posts in feeds.chunks(250) {
+            let mut chunk = Vec::with_capacity(posts.len() * 4);
+            for (permalink, wp_id, id) in posts {
+                let id_arg = [("id", id.0.to_string())];
+                for (path, rule) in comment_feeds(permalink, *wp_id) {
+                    chunk.push((path, OldHome::rule(rule, &id_arg)));
+                }
+            }
+            self.write_old(urls, chunk, &mut missing).await?;
+        }
+        for name in missing {
+            self.report.note(
+                format!("the old site's {}", old_kind(name)),
+                format!("not redirected: this site has no rule named {name:?}"),
+            );
+        }
+        Ok(())
+    }
+
+    /// Old addresses as `301` rules to where each is now, in one
+    /// transaction; a rule the site has no place for goes into `missing`.
+    async fn write_old(
+        &mut self,
+        urls: &SiteUrls,
+        addresses: Vec<(String, OldHome)>,
+        missing: &mut BTreeSet<&'static str>,
+    ) -> Result<(), ImportError> {
+        let mut rules = Vec::with_capacity(addresses.len());
+        for (from, home) in addresses {
             let (to, to_rsc) = match home {
                 OldHome::Resource(id) => (None, Some(id.0)),
                 OldHome::Path(path) => (Some(path), None),
@@ -1160,32 +1287,23 @@ impl Run {
                 Err(why) => self.report.skip("redirect", from, why.to_string()),
             }
         }
-        for name in missing {
-            self.report.note(
-                format!("the old site's {}", old_kind(name)),
-                format!("not redirected: this site has no rule named {name:?}"),
-            );
-        }
-        for chunk in rules.chunks(1000) {
-            let chunk = chunk.to_vec();
-            let made = self
-                .on_store(move |s| {
-                    s.batch(|b| {
-                        chunk
-                            .iter()
-                            .map(|rule| redirects::insert_in(&mut b.sql(), rule))
-                            .collect::<Result<Vec<bool>, _>>()
-                    })
+        let made = self
+            .on_store(move |s| {
+                s.batch(|b| {
+                    rules
+                        .iter()
+                        .map(|rule| redirects::insert_in(&mut b.sql(), rule))
+                        .collect::<Result<Vec<bool>, _>>()
                 })
-                .await?;
-            for made in made {
-                let outcome = if made {
-                    Outcome::Imported
-                } else {
-                    Outcome::Unchanged
-                };
-                self.report.count("redirect", outcome);
-            }
+            })
+            .await?;
+        for made in made {
+            let outcome = if made {
+                Outcome::Imported
+            } else {
+                Outcome::Unchanged
+            };
+            self.report.count("redirect", outcome);
         }
         Ok(())
     }
@@ -1385,6 +1503,8 @@ struct Extra {
     /// for the date archives); none for what is not published.
     by_id: Vec<String>,
     dated: Option<DateTime<Utc>>,
+    /// Its permalink's path, where its comment feed was (a published post's).
+    comment_feeds: Option<String>,
 }
 
 /// A comment as the export has it.
@@ -1767,6 +1887,10 @@ struct OldAddresses {
     days: BTreeSet<(i32, u32, u32)>,
     /// Published posts: the blog's pages at ten a page.
     posts: u64,
+    /// Each published post's permalink path, old id and new id: the old
+    /// addresses of its comment feed, four each, made only as they are
+    /// written ([`comment_feeds`]).
+    comment_feeds: Vec<(String, i64, ResourceId)>,
 }
 
 impl OldAddresses {
@@ -1861,6 +1985,11 @@ impl OldAddresses {
             ("/?feed=rss2", "feed_rss"),
             ("/?feed=rss", "feed_rss"),
             ("/?feed=atom", "feed"),
+            ("/comments/feed", "comments_feed_rss"),
+            ("/comments/feed/rss2", "comments_feed_rss"),
+            ("/comments/feed/atom", "comments_feed"),
+            ("/?feed=comments-rss2", "comments_feed_rss"),
+            ("/?feed=comments-atom", "comments_feed"),
         ] {
             self.to(from.to_owned(), OldHome::rule(rule, &[]));
         }
@@ -1898,9 +2027,30 @@ impl OldAddresses {
 fn old_kind(name: &str) -> &'static str {
     match name {
         "feed" | "feed_rss" | "feed_about" | "feed_about_rss" => "feeds",
+        "comments_feed"
+        | "comments_feed_rss"
+        | "comments_feed_about"
+        | "comments_feed_about_rss" => "comment feeds",
         "archive_year" | "archive_month" => "date archives",
         _ => "blog pages (/page/2/)",
     }
+}
+
+/// Where WordPress answers the feed of a post's comments: under its
+/// permalink (`/2024/03/hello/feed/`, `.../feed/atom/`) and by id
+/// (`/?p=12&feed=rss2`), each with the rule of the same format.
+/// A blog with plain permalinks (`/?p=12`) has only the one by id.
+fn comment_feeds(permalink: &str, wp_id: i64) -> Vec<(String, &'static str)> {
+    let mut feeds = vec![(format!("/?p={wp_id}&feed=rss2"), "comments_feed_about_rss")];
+    if !permalink.contains('?') {
+        let path = permalink.trim_end_matches('/');
+        feeds.extend([
+            (format!("{path}/feed"), "comments_feed_about_rss"),
+            (format!("{path}/feed/rss2"), "comments_feed_about_rss"),
+            (format!("{path}/feed/atom"), "comments_feed_about"),
+        ]);
+    }
+    feeds
 }
 
 /// WordPress's `user_nicename` for a login, as its author archives use it

@@ -9,6 +9,7 @@
   <label>{{ _("The export file") }} <input name="file" type="file" accept=".xml,application/xml,text/xml" required></label>
   <label class="check"><input type="checkbox" name="fetch_media" value="on"> <span>{{ _("Fetch the pictures and other files from the old site") }} <small>{{ _("(it must still be online)") }}</small></span></label>
   <label class="check"><input type="checkbox" name="users" value="on"> <span>{{ _("Give each author an account as an author (they write and change their own articles)") }} <small>{{ _("(without a password: they choose theirs with “Forgot your password?”)") }}</small></span></label>
+  <label class="check"><input type="checkbox" name="invite" value="on"> <span>{{ _("Mail each new account a link to choose its password") }} <small>{{ _("(it works for a week; without it, authors use “Forgot your password?”)") }}</small></span></label>
   <button type="submit" class="primary">{{ _("Import") }}</button>
 </form>
 <p id="import-status" class="message" role="status" aria-live="polite"></p>

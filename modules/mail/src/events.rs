@@ -50,7 +50,8 @@ impl Queued {
     }
 }
 
-/// Queues the same mail (`subject`, `text`) to each address of `to` through
+/// Queues the same mail (`subject`, `text`, answered to `reply_to` when
+/// given) to each address of `to` through
 /// the site's `notifier`, one after the other, waiting until each is stored;
 /// `who` names the sender in the log. An address that is not one, or a mail
 /// not stored, is logged and the others still go; a site without the mail
@@ -60,10 +61,15 @@ pub async fn queue_to_each(
     to: &[String],
     subject: &str,
     text: &str,
+    reply_to: Option<&str>,
     who: &str,
 ) {
     for address in to {
-        let mail = match crate::Mail::new(address, subject, text) {
+        let made = crate::Mail::new(address, subject, text).and_then(|mail| match reply_to {
+            Some(reply_to) => mail.with_reply_to(reply_to),
+            None => Ok(mail),
+        });
+        let mail = match made {
             Ok(mail) => mail,
             Err(e) => {
                 tracing::warn!("{who}: not telling {address}: {e}");

@@ -15,6 +15,9 @@ pub struct Mail {
     to: String,
     subject: String,
     text: String,
+    /// Where an answer goes, when not to the site's sender (a contact
+    /// form's visitor).
+    reply_to: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -68,25 +71,51 @@ impl MailError {
     }
 }
 
+/// `address` as an address, or why it is none.
+fn checked(address: &str) -> Result<Address, MailError> {
+    let address = address.trim();
+    address
+        .parse::<Address>()
+        .map_err(|source| MailError::Address {
+            address: address.to_owned(),
+            source,
+        })
+}
+
 impl Mail {
     /// A mail to `to` (an address such as `ann@example.org`, checked here);
     /// line breaks in the subject become spaces.
     pub fn new(to: &str, subject: &str, text: impl Into<String>) -> Result<Mail, MailError> {
         let to = to.trim();
-        to.parse::<Address>().map_err(|source| MailError::Address {
-            address: to.to_owned(),
-            source,
-        })?;
+        checked(to)?;
         Ok(Mail {
             to: to.to_owned(),
             subject: subject.replace(['\r', '\n'], " ").trim().to_owned(),
             text: text.into(),
+            reply_to: None,
         })
     }
 
+    /// The same mail, answered to `address` (checked here) rather than to
+    /// the site's sender.
+    pub fn with_reply_to(mut self, address: &str) -> Result<Mail, MailError> {
+        self.reply_to = Some(checked(address)?.to_string());
+        Ok(self)
+    }
+
     /// A mail read back from the outbox, checked when it was queued.
-    pub(crate) fn stored(to: String, subject: String, text: String) -> Mail {
-        Mail { to, subject, text }
+    pub(crate) fn stored(
+        to: String,
+        subject: String,
+        text: String,
+        reply_to: Option<String>,
+    ) -> Mail {
+        Mail {
+            to,
+            subject,
+            text,
+            reply_to,
+        }
     }
 
     pub fn to(&self) -> &str {
@@ -101,17 +130,18 @@ impl Mail {
         &self.text
     }
 
+    pub fn reply_to(&self) -> Option<&str> {
+        self.reply_to.as_deref()
+    }
+
     fn message(&self, from: &Mailbox) -> Result<Message, MailError> {
-        let to = self
-            .to
-            .parse::<Address>()
-            .map_err(|source| MailError::Address {
-                address: self.to.clone(),
-                source,
-            })?;
-        Message::builder()
+        let mut message = Message::builder()
             .from(from.clone())
-            .to(Mailbox::new(None, to))
+            .to(Mailbox::new(None, checked(&self.to)?));
+        if let Some(reply_to) = &self.reply_to {
+            message = message.reply_to(Mailbox::new(None, checked(reply_to)?));
+        }
+        message
             .subject(self.subject.clone())
             .header(ContentType::TEXT_PLAIN)
             .body(self.text.clone())
@@ -134,6 +164,7 @@ impl std::fmt::Debug for Mail {
         f.debug_struct("Mail")
             .field("to", &self.to)
             .field("subject", &self.subject)
+            .field("reply_to", &self.reply_to)
             .field("text", &format_args!("<{} bytes>", self.text.len()))
             .finish()
     }

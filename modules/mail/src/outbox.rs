@@ -24,12 +24,20 @@ use bulwark_store::{Migration, SqlRow, Store, StoreError};
 use crate::Mail;
 use crate::settings::RetryPolicy;
 
-pub(crate) const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "outbox",
-    sqlite: include_str!("../migrations/sqlite/0001_outbox.sql"),
-    postgres: include_str!("../migrations/postgres/0001_outbox.sql"),
-}];
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "outbox",
+        sqlite: include_str!("../migrations/sqlite/0001_outbox.sql"),
+        postgres: include_str!("../migrations/postgres/0001_outbox.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "reply_to",
+        sqlite: include_str!("../migrations/common/0002_reply_to.sql"),
+        postgres: include_str!("../migrations/common/0002_reply_to.sql"),
+    },
+];
 
 /// Sent mail and mail given up on are deleted this long after.
 pub const KEEP_FINISHED: Duration = Duration::from_secs(30 * 24 * 3600);
@@ -88,13 +96,14 @@ pub fn enqueue(store: &Store, mail: &Mail) -> Result<MailId, StoreError> {
     let now = millis(Utc::now());
     store.module_write(|sql| {
         let row = sql.query_one(
-            "INSERT INTO mail_outbox (recipient, subject, body, attempts, next_attempt_at, created_at) \
-             VALUES ($1, $2, $3, 0, $4, $4) RETURNING id",
+            "INSERT INTO mail_outbox (recipient, subject, body, attempts, next_attempt_at, created_at, reply_to) \
+             VALUES ($1, $2, $3, 0, $4, $4, $5) RETURNING id",
             &[
                 mail.to().into(),
                 mail.subject().into(),
                 mail.text().into(),
                 now.into(),
+                mail.reply_to().map(str::to_owned).into(),
             ],
         )?;
         Ok(MailId(row.map_or(0, |r| r.int(0))))
@@ -138,7 +147,7 @@ pub(crate) fn claim_due(
 ) -> Result<Vec<Claimed>, StoreError> {
     store.module_write(|sql| {
         let due = sql.query(
-            "SELECT id, recipient, subject, body, attempts FROM mail_outbox \
+            "SELECT id, recipient, subject, body, attempts, reply_to FROM mail_outbox \
              WHERE sent_at IS NULL AND next_attempt_at IS NOT NULL AND next_attempt_at <= $1 \
              ORDER BY next_attempt_at, id LIMIT $2",
             &[
@@ -173,7 +182,7 @@ pub(crate) fn claim_due(
             if changed == 1 {
                 claimed.push(Claimed {
                     id: MailId(id),
-                    mail: Mail::stored(r.text(1), r.text(2), r.text(3)),
+                    mail: Mail::stored(r.text(1), r.text(2), r.text(3), r.opt_text(5)),
                     attempts,
                 });
             }

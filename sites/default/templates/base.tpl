@@ -8,6 +8,7 @@
 {% block canonical %}{{ canonical_link() }}{% endblock %}
 {% block alternates %}{{ alternate_links() }}{% endblock %}
 {% include "_feed_links.tpl" ignore missing %}
+{% include "_comments_feed_links.tpl" ignore missing %}
 {{ lib("css/bulwark.css", "css/site.css") }}
 {% block head %}{% endblock %}
 </head>

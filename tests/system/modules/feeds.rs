@@ -379,3 +379,131 @@ async fn a_reader_with_the_current_feed_gets_304_and_a_new_article_is_in_it_at_o
         ["Herring season", "Cod & chips", "The old pier"]
     );
 }
+
+/// A comment on `rsc` by `name`, approved or waiting, made `minutes` past noon
+/// on 10 January 2024.
+fn comment(store: &Store, rsc: ResourceId, name: &str, body: &str, approved: bool, minutes: u32) {
+    use bulwark_module_comments::table::{self, NewComment, Status};
+    table::insert(
+        store,
+        &NewComment {
+            rsc,
+            parent: None,
+            user: None,
+            name: name.into(),
+            email: "reader@example.org".into(),
+            url: None,
+            body: body.into(),
+            status: if approved {
+                Status::Approved
+            } else {
+                Status::Pending
+            },
+            address: None,
+            source: None,
+            created: Some(
+                chrono::NaiveDate::from_ymd_opt(2024, 1, 10)
+                    .unwrap()
+                    .and_hms_opt(12, minutes, 0)
+                    .unwrap()
+                    .and_utc(),
+            ),
+        },
+    )
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_comment_feeds_list_the_newest_approved_comments_of_the_site_and_of_a_page() {
+    let site = SITE.replace(
+        r#"modules = ["seo"]"#,
+        r#"modules = ["seo", "auth", "comments"]"#,
+    );
+    let files = [
+        ("news/site.toml", site.as_str()),
+        ("news/templates/page.tpl", "{{ rsc.title }}"),
+    ];
+    let s = start(&files, |_| {}).await;
+    let store = s.models["news"].store.clone();
+    let b = blog(&store);
+    comment(&store, b.older, "Jan", "First!", true, 1);
+    comment(
+        &store,
+        b.newer,
+        "Ann & Bo",
+        "Lovely &amp; fresh.\n\nSecond line",
+        true,
+        2,
+    );
+    comment(&store, b.newer, "Spammer", "Waiting", false, 3);
+    let draft = create(
+        &store,
+        "article",
+        Props::new().with("title", "Hidden"),
+        false,
+        7,
+    );
+    comment(&store, draft, "Insider", "On a draft", true, 4);
+
+    // The site's: approved comments on pages the reader may see, newest first.
+    let (r, site_feed) = feed(&s, "/en/comments/feed").await;
+    assert_eq!(
+        r.header("content-type"),
+        Some("application/atom+xml; charset=utf-8")
+    );
+    assert_eq!(site_feed.version, "atom10");
+    assert_eq!(site_feed.title, "Comments on Fish & Chips");
+    assert_eq!(
+        titles(&site_feed),
+        ["Ann & Bo on Cod & chips", "Jan on The old pier"]
+    );
+    let newest = &site_feed.entries[0];
+    assert_eq!(newest.author.as_deref(), Some("Ann & Bo"));
+    assert!(
+        newest.link.starts_with(&format!(
+            "http://blog.test/en/page/{}/cod-chips#comment-",
+            b.newer
+        )),
+        "{newest:?}"
+    );
+    // The text as typed, escaped once: `&amp;` stays what the reader typed.
+    assert!(
+        newest
+            .content
+            .contains("<p>Lovely &amp;amp; fresh.</p><p>Second line</p>"),
+        "{newest:?}"
+    );
+    let (_, rss) = feed(&s, "/nl/comments/feed/rss").await;
+    assert_eq!(rss.version, "rss20");
+    assert_eq!(
+        titles(&rss),
+        ["Ann & Bo over Kabeljauw & friet", "Jan over The old pier"]
+    );
+
+    // One page's.
+    let (_, page) = feed(&s, &format!("/en/comments/feed/about/{}", b.newer)).await;
+    assert_eq!(page.title, "Comments on Cod & chips");
+    assert_eq!(titles(&page), ["Ann & Bo on Cod & chips"]);
+    let (_, page_rss) = feed(&s, &format!("/en/comments/feed/about/{}/rss", b.older)).await;
+    assert_eq!(titles(&page_rss), ["Jan on The old pier"]);
+
+    // A page that takes no comments, one the reader may not see, and none.
+    for path in [
+        format!("/en/comments/feed/about/{}", b.harbour),
+        format!("/en/comments/feed/about/{draft}"),
+        "/en/comments/feed/about/999999".to_owned(),
+    ] {
+        assert_eq!(get(s.addr, "blog.test", &path).await.status, 404, "{path}");
+    }
+
+    // An approved comment is in the feeds at once (they are cached pages).
+    comment(&store, b.older, "Kees", "Late", true, 5);
+    changes_applied(&s.models["news"]).await;
+    let (_, site_feed) = feed(&s, "/en/comments/feed").await;
+    assert_eq!(site_feed.entries[0].title, "Kees on The old pier");
+    let (_, page_rss) = feed(&s, &format!("/en/comments/feed/about/{}/rss", b.older)).await;
+    assert_eq!(
+        titles(&page_rss),
+        ["Kees on The old pier", "Jan on The old pier"]
+    );
+}

@@ -414,6 +414,11 @@ async fn the_starter_contact_form_delivers() {
     assert_eq!(submissions(&s, form).await.len(), 1);
     let mails = sink.wait_for(1, Duration::from_secs(10)).await;
     assert_eq!(mails[0].header("To").as_deref(), Some("admin@example.org"));
+    // Answering the mail answers the visitor, not the site's noreply.
+    assert_eq!(
+        mails[0].header("Reply-To").as_deref(),
+        Some("eve@example.org")
+    );
     assert!(
         mails[0].body().contains("Message: Hello there"),
         "{}",
