@@ -43,6 +43,7 @@ pub struct RestoreArgs {
     /// Do not ask: replace the site's data.
     #[arg(long)]
     yes: bool,
+    /// Print nothing but errors (for scripts).
     #[arg(long, short)]
     quiet: bool,
     #[arg(long, env = "BULWARK_SITES", default_value = "sites")]

@@ -105,6 +105,43 @@ static STARTER_SITE: Dir<'static> = include_dir!("$CARGO_MANIFEST_DIR/../../site
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How log lines are written to standard error: `text` (coloured only
+    /// on a terminal, and not with NO_COLOR set) or `json`, one object a
+    /// line, for a log shipper.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        env = "BULWARK_LOG_FORMAT",
+        default_value = "text"
+    )]
+    log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The log on standard error, at `level` unless `BULWARK_LOG` says
+/// otherwise. Colour only for a person at a terminal: escape codes in a file
+/// are noise to whoever reads or greps it (<https://no-color.org>).
+fn start_log(format: LogFormat, level: &str) {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_env("BULWARK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
+    let log = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => log.json().init(),
+        LogFormat::Text => {
+            let coloured = std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+            log.with_ansi(coloured).init()
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -376,13 +413,7 @@ fn main() -> ExitCode {
         | Command::BackupKey { .. } => "warn",
         _ => "info",
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("BULWARK_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level)),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    start_log(cli.log_format, level);
     let result = match cli.command {
         Command::Serve(args) => serve(args),
         Command::Check { sites } => check(&sites),

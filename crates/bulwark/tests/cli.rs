@@ -425,3 +425,79 @@ fn sighup_and_reload_swap_in_changed_templates_and_configs_and_a_broken_site_kee
     let out = bulwark(dir.path()).arg("reload").output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("no Bulwark server answers"));
 }
+
+/// The log written to a pipe or a file carries no colour codes; under a
+/// terminal (`script` gives the command one) it is coloured, unless
+/// `NO_COLOR` is set; `--log-format json` writes one JSON object a line.
+#[test]
+fn the_log_is_coloured_only_on_a_terminal_and_is_json_when_asked() {
+    // Each run on a starter site of its own: the first look at a site (its
+    // database made) is what logs.
+    let fresh = || {
+        let dir = tempfile::tempdir().unwrap();
+        common::starter_site(&dir.path().join("sites"));
+        dir
+    };
+    let logged = |args: &[&str]| {
+        let dir = fresh();
+        let out = bulwark(dir.path())
+            .env("BULWARK_LOG", "info")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let piped = logged(&["user", "list"]);
+    assert!(piped.contains("INFO"), "something is logged: {piped}");
+    assert!(
+        !piped.contains('\x1b'),
+        "no escape codes in a pipe: {piped:?}"
+    );
+
+    let json = logged(&["user", "list", "--log-format", "json"]);
+    let lines: Vec<serde_json::Value> = json
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l:?}: {e}")))
+        .collect();
+    assert!(!lines.is_empty());
+    for line in &lines {
+        assert!(
+            line["level"].is_string() && line["fields"]["message"].is_string(),
+            "{line}"
+        );
+    }
+
+    let on_a_terminal = |no_color: Option<&str>| {
+        let command = format!("{} user list", env!("CARGO_BIN_EXE_bulwark"));
+        let dir = fresh();
+        let mut script = Command::new("script");
+        script
+            .args(["-qec", &command, "/dev/null"])
+            .current_dir(dir.path())
+            .env("BULWARK_LOG", "info")
+            .env_remove("NO_COLOR");
+        if let Some(value) = no_color {
+            script.env("NO_COLOR", value);
+        }
+        let out = script.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let coloured = on_a_terminal(None);
+    assert!(
+        coloured.contains("\x1b["),
+        "coloured for a person: {coloured:?}"
+    );
+    let plain = on_a_terminal(Some("1"));
+    assert!(plain.contains("INFO"), "{plain:?}");
+    assert!(!plain.contains("\x1b["), "NO_COLOR: {plain:?}");
+}

@@ -358,3 +358,121 @@ token = "secret""#,
     .await
     .unwrap();
 }
+
+/// A door between the site and PostgreSQL that the test closes: closed, it
+/// cuts the connections through it and refuses new ones (each is accepted
+/// and dropped at once), as a database that went away does.
+struct Door {
+    port: u16,
+    open: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    through: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+impl Door {
+    async fn to_postgres() -> Door {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let open = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let through: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>> =
+            Default::default();
+        let postgres = pg_url()
+            .split('@')
+            .nth(1)
+            .and_then(|rest| rest.split('/').next())
+            .unwrap()
+            .to_owned();
+        let (is_open, handles) = (open.clone(), through.clone());
+        tokio::spawn(async move {
+            loop {
+                let Ok((mut client, _)) = listener.accept().await else {
+                    return;
+                };
+                if !is_open.load(std::sync::atomic::Ordering::SeqCst) {
+                    continue;
+                }
+                let postgres = postgres.clone();
+                let copy = tokio::spawn(async move {
+                    if let Ok(mut server) = tokio::net::TcpStream::connect(&postgres).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+                handles.lock().unwrap().push(copy.abort_handle());
+            }
+        });
+        Door {
+            port,
+            open,
+            through,
+        }
+    }
+
+    fn url(&self) -> String {
+        let url = pg_url();
+        let (user, rest) = url.split_once('@').unwrap();
+        let database = rest.split_once('/').map_or("", |(_, db)| db);
+        format!("{user}@127.0.0.1:{}/{database}", self.port)
+    }
+
+    fn close(&self) {
+        self.open.store(false, std::sync::atomic::Ordering::SeqCst);
+        for copy in self.through.lock().unwrap().drain(..) {
+            copy.abort();
+        }
+    }
+
+    fn reopen(&self) {
+        self.open.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// `/healthz` says the process lives whatever the database does; `/readyz`
+/// says whether the site can serve: 503 (with Retry-After, and no details)
+/// while its database refuses connections, 200 again once it is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn readyz_turns_503_while_the_database_refuses_connections_and_back_when_it_returns() {
+    let schema = format!("ready_{}_{}", std::process::id(), rand_seed());
+    let door = Door::to_postgres().await;
+    let s = start_news_site(&format!(
+        "[database]\nurl = \"{url}\"\nschema = \"{schema}\"\npool_timeout_ms = 300\n",
+        url = door.url()
+    ))
+    .await;
+    let status = |path: &'static str| {
+        let addr = s.addr;
+        async move {
+            let r = get(addr, "news.test", path).await;
+            (r.status, r.text())
+        }
+    };
+    assert_eq!(
+        status("/healthz").await,
+        (200, r#"{"status":"live"}"#.to_owned())
+    );
+    assert_eq!(
+        status("/readyz").await,
+        (200, r#"{"status":"ready"}"#.to_owned())
+    );
+
+    door.close();
+    let down = get(s.addr, "news.test", "/readyz").await;
+    assert_eq!(down.status, 503);
+    assert_eq!(down.text(), r#"{"status":"unavailable"}"#, "no details");
+    assert!(down.header("retry-after").is_some());
+    assert_eq!(status("/healthz").await.0, 200, "alive all the same");
+
+    door.reopen();
+    bulwark_testkit::eventually(
+        "the site is ready again",
+        Duration::from_secs(10),
+        || async { (status("/readyz").await.0 == 200).then_some(()) },
+    )
+    .await;
+    s.shutdown().await;
+    let mut admin = sqlx::PgConnection::connect(&pg_url()).await.unwrap();
+    sqlx::query(sqlx::AssertSqlSafe(format!(
+        "DROP SCHEMA \"{schema}\" CASCADE"
+    )))
+    .execute(&mut admin)
+    .await
+    .unwrap();
+}

@@ -12,6 +12,7 @@
 mod cache;
 mod categories;
 mod edges;
+mod health;
 mod input;
 mod modules;
 mod resources;
@@ -47,6 +48,7 @@ pub fn api() -> &'static Api {
             settings::endpoints(),
             cache::endpoints(),
             modules::endpoints(),
+            health::endpoints(),
             endpoints(),
         ];
         let api = all.into_iter().flatten().fold(Api::new(), Api::endpoint);
