@@ -47,6 +47,46 @@ pub struct SiteConfig {
 }
 
 impl SiteConfig {
+    /// Whether a page rendered under `other` is what one rendered under this
+    /// configuration would be: every part a render reads is the same (the
+    /// host names, the modules and their sections, the languages, the
+    /// settings, the rules, TLS, the database, the access rules). The headers
+    /// added to each answer, the API token, the page cache's timing and
+    /// being the default site are not read by a render. Spelled out field by
+    /// field, so a new field must be placed on one side or the other.
+    pub fn renders_like(&self, other: &SiteConfig) -> bool {
+        let SiteConfig {
+            name,
+            hostname,
+            aliases,
+            is_default: _,
+            modules,
+            languages,
+            language,
+            settings,
+            rules,
+            tls,
+            module_settings,
+            database,
+            api: _,
+            page_cache: _,
+            access,
+            headers: _,
+        } = self;
+        *name == other.name
+            && *hostname == other.hostname
+            && *aliases == other.aliases
+            && *modules == other.modules
+            && *languages == other.languages
+            && *language == other.language
+            && *settings == other.settings
+            && *rules == other.rules
+            && *tls == other.tls
+            && *module_settings == other.module_settings
+            && *database == other.database
+            && *access == other.access
+    }
+
     /// Every host name the site answers to: its own, then its aliases.
     pub fn host_names(&self) -> impl Iterator<Item = &String> {
         std::iter::once(&self.hostname).chain(&self.aliases)
@@ -139,7 +179,7 @@ pub struct SecurityHeader<'a> {
 }
 
 /// `[access]`: who may do what (the rules) and who may read which properties.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AccessSettings {
     /// Properties only logged-on users (the group `members`) see, on any
@@ -186,7 +226,7 @@ impl Default for AccessSettings {
 
 /// `[language]`: how a site with several languages shows them (see
 /// docs/languages.md).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LanguageSettings {
     /// Where a page's language comes from.
@@ -225,7 +265,7 @@ pub enum MissingTranslation {
 }
 
 /// `[page_cache]`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PageCacheSettings {
     /// While a changed page re-renders, visitors who arrive meanwhile get the
@@ -267,7 +307,7 @@ fn seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error>
 }
 
 /// `[api]`: the JSON API for resources (`/api/rsc/{id}`).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiSettings {
     /// Bearer token that allows changing resources; without one the API is
@@ -315,14 +355,14 @@ impl std::fmt::Display for SiteName {
 }
 
 /// Certificate chain and private key (PEM), resolved against the site folder.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TlsFiles {
     pub cert: PathBuf,
     pub key: PathBuf,
 }
 
 /// `[tls]`: how the site is served over HTTPS.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TlsSettings {
     /// A certificate from files (read again when they change).
     pub files: Option<TlsFiles>,

@@ -66,7 +66,8 @@ impl Sites {
     /// the old one. A site that fails to load keeps running as it was, and its
     /// errors are returned; the others are replaced. Databases stay open across
     /// reloads. Pages and fragments rendered from a template that changed (or
-    /// that pulls one in) are dropped from the cache; the rest stay.
+    /// that pulls one in) are dropped from the cache; the rest stay. A site
+    /// whose configuration changed has all of its cache dropped.
     /// Certificate files are read again.
     pub async fn reload(&self) -> Result<(), Vec<LoadError>> {
         let running = self.table.load_full();
@@ -94,6 +95,19 @@ impl Sites {
                 continue;
             };
             if Arc::ptr_eq(site, before) {
+                continue;
+            }
+            // Its configuration changed where a render reads it (a setting, a
+            // language, a module, a rule): which page read which part of it
+            // is not recorded, so every page of the site is rendered again,
+            // here and in a cache in front (the flush's observers); the other
+            // sites' pages stay.
+            if !site.runtime.config().renders_like(before.runtime.config()) {
+                tracing::info!(
+                    site = %name,
+                    "its configuration changed: every page of it is rendered again"
+                );
+                crate::stores::flush_all(site.runtime.models(), site.runtime.notifier());
                 continue;
             }
             let changed = site

@@ -112,8 +112,8 @@ impl Purge {
         match self {
             Purge::Url(url) => {
                 let (path, query) = url.split_once('?').unwrap_or((url, ""));
-                for language in &site.config().languages {
-                    cache.flush(&ModelKey::page(language, path, query));
+                for (language, path) in language_variants(site.config(), path) {
+                    cache.flush(&ModelKey::page(language, &path, query));
                 }
             }
             Purge::Resource(id) => {
@@ -122,5 +122,93 @@ impl Purge {
             }
             Purge::All => crate::stores::flush_all(site.models(), site.notifier()),
         }
+    }
+}
+
+/// Where the page at `path` is cached, in each language: at `path` itself
+/// (a site without language URLs keeps one copy per language there), and on
+/// a site with language URLs at each language's prefix. `path` may name the
+/// page with a prefix (`/nl/about`) or without (`/about`): either way every
+/// language's copy is meant.
+fn language_variants<'a>(
+    config: &'a bulwark_site::SiteConfig,
+    path: &str,
+) -> Vec<(&'a str, String)> {
+    let bare = config
+        .languages
+        .iter()
+        .find_map(|language| {
+            let rest = path.strip_prefix('/')?.strip_prefix(language.as_str())?;
+            match rest {
+                "" => Some("/"),
+                rest if rest.starts_with('/') => Some(rest),
+                _ => None,
+            }
+        })
+        .unwrap_or(path);
+    let prefixed = config.language.urls == bulwark_site::LanguageUrls::Prefix;
+    let mut variants = Vec::new();
+    for language in &config.languages {
+        variants.push((language.as_str(), bare.to_owned()));
+        if prefixed {
+            let under = match bare {
+                "/" => format!("/{language}/"),
+                bare => format!("/{language}{bare}"),
+            };
+            variants.push((language.as_str(), under));
+        }
+    }
+    variants
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn config(more: &str) -> bulwark_site::SiteConfig {
+        let text = format!("hostname = \"x.test\"\nlanguages = [\"en\", \"nl\"]\n{more}");
+        bulwark_site::parse_site_config(Path::new("x/site.toml"), &text, Path::new("x"), &[])
+            .unwrap()
+    }
+
+    fn variants(config: &bulwark_site::SiteConfig, path: &str) -> Vec<(String, String)> {
+        language_variants(config, path)
+            .into_iter()
+            .map(|(l, p)| (l.to_owned(), p))
+            .collect()
+    }
+
+    #[test]
+    fn a_purged_url_means_the_page_in_every_language_with_or_without_its_prefix() {
+        let owned = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(l, p)| ((*l).into(), (*p).into()))
+                .collect()
+        };
+        let prefixed = config("[language]\nurls = \"prefix\"\n");
+        let about = owned(&[
+            ("en", "/about"),
+            ("en", "/en/about"),
+            ("nl", "/about"),
+            ("nl", "/nl/about"),
+        ]);
+        assert_eq!(variants(&prefixed, "/about"), about);
+        assert_eq!(variants(&prefixed, "/nl/about"), about);
+        assert_eq!(
+            variants(&prefixed, "/en"),
+            owned(&[("en", "/"), ("en", "/en/"), ("nl", "/"), ("nl", "/nl/")])
+        );
+        // `/nlx` is not `/nl` plus something.
+        assert_eq!(
+            variants(&prefixed, "/nlx")[1],
+            ("en".into(), "/en/nlx".into())
+        );
+        let negotiated = config("");
+        assert_eq!(
+            variants(&negotiated, "/about"),
+            owned(&[("en", "/about"), ("nl", "/about")])
+        );
     }
 }

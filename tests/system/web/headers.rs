@@ -332,3 +332,87 @@ fn event_handler_attribute(html: &str) -> Option<&str> {
         (name_len > 0 && rest[name_len..].starts_with('=')).then(|| &html[i..i + 3 + name_len + 1])
     })
 }
+
+/// A reload that changes what a render reads (a setting, a module) renders
+/// every page of that site again and no page of another; one that changes
+/// nothing, or only the headers added to each answer, keeps them cached.
+/// Turning the `cdn` module on this way gives the pages cached before it
+/// their surrogate keys at once.
+#[tokio::test]
+async fn a_reload_that_changes_what_a_render_reads_renders_that_sites_pages_again_and_no_other() {
+    let mut files = two_sites();
+    files.retain(|(p, _)| {
+        !matches!(
+            *p,
+            "a/templates/page.tpl" | "a/templates/home.tpl" | "b/templates/home.tpl"
+        )
+    });
+    // A number drawn per render: the same one again is the cached page.
+    files.extend([
+        (
+            "a/templates/page.tpl",
+            "{{ site.settings.title }} page {{ random(1000000000) }}",
+        ),
+        ("a/templates/home.tpl", "A home {{ random(1000000000) }}"),
+        ("b/templates/home.tpl", "B home {{ random(1000000000) }}"),
+    ]);
+    let s = start(&files, |_| {}).await;
+    let pages = || async {
+        [
+            get(s.addr, "a.test", "/page/x").await.text(),
+            get(s.addr, "a.test", "/").await.text(),
+            get(s.addr, "b.test", "/").await.text(),
+        ]
+    };
+    let first = pages().await;
+    assert!(first[0].starts_with("Site A page "), "{first:?}");
+    assert_eq!(pages().await, first, "cached");
+
+    s.reload().await;
+    assert_eq!(
+        pages().await,
+        first,
+        "nothing changed: nothing rendered again"
+    );
+
+    let config = s.sites().join("a/site.toml");
+    write(
+        &config,
+        &format!("{SITE_A}\n[headers]\nreferrer_policy = \"\"\n"),
+    );
+    s.reload().await;
+    assert_eq!(pages().await, first, "the headers are not rendered");
+
+    write(
+        &config,
+        &SITE_A.replace("title = \"Site A\"", "title = \"Site A, renamed\""),
+    );
+    s.reload().await;
+    let renamed = pages().await;
+    assert!(
+        renamed[0].starts_with("Site A, renamed page "),
+        "{renamed:?}"
+    );
+    assert_ne!(renamed[1], first[1], "every page of the site");
+    assert_eq!(renamed[2], first[2], "the other site's stays cached");
+
+    // The cdn module turned on: the page cached before it goes out again
+    // with the keys a cache in front purges it by.
+    assert_eq!(get(s.addr, "a.test", "/page/x").await.header("xkey"), None);
+    write(
+        &config,
+        &SITE_A
+            .replace("title = \"Site A\"", "title = \"Site A, renamed\"")
+            .replace(r#"modules = ["seo"]"#, r#"modules = ["seo", "cdn"]"#),
+    );
+    s.reload().await;
+    let fronted = get(s.addr, "a.test", "/page/x").await;
+    assert_ne!(fronted.text(), renamed[0], "rendered again");
+    assert!(
+        fronted.header("xkey").is_some(),
+        "{:?}",
+        all_but_date(&fronted)
+    );
+    assert_eq!(get(s.addr, "b.test", "/").await.text(), first[2]);
+    s.shutdown().await;
+}
