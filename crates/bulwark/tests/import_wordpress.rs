@@ -760,12 +760,11 @@ fn old_addresses_answer_301(fixture: &Path) {
                 let post = item(&db, &format!("wp_{id}")).id;
                 let permalink = text_in(it, "link").trim_start_matches(old_site.as_str());
                 let comments = format!("/en/comments/feed/about/{post}");
-                if !permalink.contains('?') {
-                    let permalink = format!("{}/", permalink.trim_end_matches('/'));
-                    table.push((format!("{permalink}feed/"), format!("{comments}/rss")));
-                    table.push((format!("{permalink}feed/atom/"), comments.clone()));
-                }
-                table.push((format!("/?p={id}&feed=rss2"), format!("{comments}/rss")));
+                let feed = match permalink.contains('?') {
+                    true => format!("/?p={id}&feed=rss2"),
+                    false => format!("{}/feed/", permalink.trim_end_matches('/')),
+                };
+                table.push((feed, format!("{comments}/rss")));
                 let date = text_in(it, "wp:post_date_gmt");
                 months.insert((date[..4].to_owned(), date[5..7].to_owned()));
             }

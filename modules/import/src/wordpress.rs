@@ -1236,14 +1236,15 @@ impl Run {
             self.write_old(urls, chunk, &mut missing).await?;
         }
         let feeds = std::mem::take(&mut self.old.comment_feeds);
-        for posts in feeds.chunks(250) {
-            let mut chunk = Vec::with_capacity(posts.len() * 4);
-            for (permalink, wp_id, id) in posts {
-                let id_arg = [("id", id.0.to_string())];
-                for (path, rule) in comment_feeds(permalink, *wp_id) {
-                    chunk.push((path, OldHome::rule(rule, &id_arg)));
-                }
-            }
+        for posts in feeds.chunks(1000) {
+            let chunk = posts
+                .iter()
+                .map(|(permalink, wp_id, id)| {
+                    let id_arg = [("id", id.0.to_string())];
+                    let home = OldHome::rule("comments_feed_about_rss", &id_arg);
+                    (comment_feed(permalink, *wp_id), home)
+                })
+                .collect();
             self.write_old(urls, chunk, &mut missing).await?;
         }
         for name in missing {
@@ -1888,8 +1889,8 @@ struct OldAddresses {
     /// Published posts: the blog's pages at ten a page.
     posts: u64,
     /// Each published post's permalink path, old id and new id: the old
-    /// addresses of its comment feed, four each, made only as they are
-    /// written ([`comment_feeds`]).
+    /// address of its comment feed, made only as it is written
+    /// ([`comment_feed`]).
     comment_feeds: Vec<(String, i64, ResourceId)>,
 }
 
@@ -2036,21 +2037,16 @@ fn old_kind(name: &str) -> &'static str {
     }
 }
 
-/// Where WordPress answers the feed of a post's comments: under its
-/// permalink (`/2024/03/hello/feed/`, `.../feed/atom/`) and by id
-/// (`/?p=12&feed=rss2`), each with the rule of the same format.
-/// A blog with plain permalinks (`/?p=12`) has only the one by id.
-fn comment_feeds(permalink: &str, wp_id: i64) -> Vec<(String, &'static str)> {
-    let mut feeds = vec![(format!("/?p={wp_id}&feed=rss2"), "comments_feed_about_rss")];
-    if !permalink.contains('?') {
-        let path = permalink.trim_end_matches('/');
-        feeds.extend([
-            (format!("{path}/feed"), "comments_feed_about_rss"),
-            (format!("{path}/feed/rss2"), "comments_feed_about_rss"),
-            (format!("{path}/feed/atom"), "comments_feed_about"),
-        ]);
+/// Where WordPress advertises the feed of a post's comments (its page's
+/// `<link rel="alternate">`): under its permalink (`/2024/03/hello/feed/`),
+/// or by id on a blog with plain permalinks (`/?p=12&feed=rss2`). One rule a
+/// post: a large blog's other spellings (`feed/rss2/`, `feed/atom/`) would
+/// triple its rules for addresses nobody was given.
+fn comment_feed(permalink: &str, wp_id: i64) -> String {
+    match permalink.contains('?') {
+        true => format!("/?p={wp_id}&feed=rss2"),
+        false => format!("{}/feed", permalink.trim_end_matches('/')),
     }
-    feeds
 }
 
 /// WordPress's `user_nicename` for a login, as its author archives use it
