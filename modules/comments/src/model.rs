@@ -100,14 +100,19 @@ fn approved(state: &State<'_, '_>, id: ResourceId) -> Result<Vec<Value>, Error> 
         &[table::comments_key(id)],
         |store| {
             let comments = table::approved_of(store, id)?;
-            let bytes = comments
-                .iter()
-                .map(|c| 128 + c.name.len() + c.body.len() * 2)
-                .sum();
-            Ok((Value::from(threaded(&comments)), bytes))
+            Ok((Value::from(threaded(&comments)), cached_bytes(&comments)))
         },
     )?;
     Ok(list.try_iter().map(|it| it.collect()).unwrap_or_default())
+}
+
+/// About what `comments` take in the cache as template values (their text
+/// twice: as typed and as HTML), for its byte budget.
+fn cached_bytes(comments: &[Comment]) -> usize {
+    comments
+        .iter()
+        .map(|c| 128 + c.name.len() + c.body.len() * 2)
+        .sum()
 }
 
 /// How many of the site's newest comments `m.comments.latest(n)` reads
@@ -127,12 +132,8 @@ fn latest(state: &State<'_, '_>, n: usize) -> Result<Vec<Value>, Error> {
         &[table::latest_key()],
         |store| {
             let comments = table::latest_approved(store, LATEST_READ)?;
-            let bytes = comments
-                .iter()
-                .map(|c| 128 + c.name.len() + c.body.len() * 2)
-                .sum();
             let shown: Vec<Value> = comments.iter().map(|c| view(c, 0)).collect();
-            Ok((Value::from(shown), bytes))
+            Ok((Value::from(shown), cached_bytes(&comments)))
         },
     )?;
     let mut out = Vec::with_capacity(n);
