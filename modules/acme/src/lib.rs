@@ -12,8 +12,9 @@
 //! - **One order at a time.** A node orders only while it holds the lock row
 //!   (`acme_lock`, taken for ten minutes at most); the others find the new
 //!   certificate in the database at their next look and serve it.
-//! - **Renewed** when less than `[acme] renew_days` of its life is left,
-//!   looked at every `check_seconds`, without a restart: the new certificate
+//! - **Renewed** when less than `[acme] renew_days` of its life is left (a
+//!   third of it when `renew_days` is its whole life or more: a short-lived
+//!   certificate), looked at every `check_seconds`, without a restart: the new certificate
 //!   is installed into the server's live table of certificates.
 
 mod challenge;

@@ -92,10 +92,30 @@ fn unlock(store: &Store, holder: &str) {
 
 /// When a PEM certificate (the first of a chain) ends.
 fn not_after(chain: &str) -> Result<DateTime<Utc>, String> {
+    validity(chain).map(|(_, end)| end)
+}
+
+/// When a PEM certificate (the first of a chain) begins and ends.
+fn validity(chain: &str) -> Result<(DateTime<Utc>, DateTime<Utc>), String> {
     let (_, pem) = x509_parser::pem::parse_x509_pem(chain.as_bytes()).map_err(|e| e.to_string())?;
     let cert = pem.parse_x509().map_err(|e| e.to_string())?;
-    DateTime::from_timestamp(cert.validity().not_after.timestamp(), 0)
-        .ok_or_else(|| "an end date out of range".to_owned())
+    let time = |t: x509_parser::time::ASN1Time| {
+        DateTime::from_timestamp(t.timestamp(), 0).ok_or_else(|| "a date out of range".to_owned())
+    };
+    Ok((
+        time(cert.validity().not_before)?,
+        time(cert.validity().not_after)?,
+    ))
+}
+
+/// When a certificate valid from `begins` until `ends` is renewed:
+/// `renew_days` before it ends, unless that is its whole life or more (a
+/// short-lived certificate would be due the moment it arrived, and ordered
+/// again at every look): then when a third of its life is left.
+fn renew_at(begins: DateTime<Utc>, ends: DateTime<Utc>, renew_days: u64) -> DateTime<Utc> {
+    let life = ends - begins;
+    let window = chrono::Duration::days(i64::try_from(renew_days).unwrap_or(i64::MAX / 86_400_000));
+    ends - if window >= life { life / 3 } else { window }
 }
 
 /// The site's host names a certificate must cover.
@@ -159,8 +179,8 @@ async fn keep(
             .and_then(|text| serde_json::from_str(&text).ok())
     };
     let due = |k: &Kept| {
-        k.hosts != wanted
-            || k.not_after - Utc::now() < chrono::Duration::days(settings.renew_days as i64)
+        let begins = validity(&k.chain).map_or(k.not_after, |(begins, _)| begins);
+        k.hosts != wanted || Utc::now() >= renew_at(begins, k.not_after, settings.renew_days)
     };
     if let Some(k) = &kept
         && installed.as_ref() != Some(k)
@@ -341,4 +361,26 @@ async fn order(
     .await
     .map_err(|e| e.to_string())??;
     Ok(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(n: i64) -> DateTime<Utc> {
+        DateTime::from_timestamp(1_800_000_000, 0).unwrap() + chrono::Duration::days(n)
+    }
+
+    #[test]
+    fn a_certificate_is_renewed_renew_days_before_it_ends_or_with_a_third_of_a_short_life_left() {
+        // Ninety days, renewed thirty days before the end.
+        assert_eq!(renew_at(day(0), day(90), 30), day(60));
+        // Six days (a short-lived certificate): thirty days would be at once,
+        // at every look; a third of its life is left instead.
+        assert_eq!(renew_at(day(0), day(6), 30), day(4));
+        // A window as long as its life is no window either.
+        assert_eq!(renew_at(day(0), day(30), 30), day(20));
+        // Shorter than its life: as set.
+        assert_eq!(renew_at(day(0), day(45), 40), day(5));
+    }
 }
