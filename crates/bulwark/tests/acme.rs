@@ -473,3 +473,49 @@ fn two_nodes_on_one_database_place_one_order_and_serve_one_certificate() {
     );
     drop(nodes);
 }
+
+/// Orders that fail again and again (here the ACME server reaches no
+/// answer to its challenge: it is told another port) stop at five for the
+/// same names in a week, what Let's Encrypt allows, and the log says why;
+/// later looks place none.
+#[test]
+fn orders_that_keep_failing_stop_at_what_the_ca_allows() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    let (http, tls) = (free_port(), free_port());
+    let (_challenges, _pebble, directory) = start_pebble(dir, free_port());
+    starter_site(&dir.join("sites"));
+    let text = std::fs::read_to_string(site_toml(dir))
+        .unwrap()
+        .replace("hostname = \"localhost\"", "hostname = \"shop.test\"")
+        .replace("aliases = [\"www.localhost\"]", "aliases = []")
+        .replace("\"backup\"]", "\"backup\", \"acme\"]");
+    std::fs::write(
+        site_toml(dir),
+        format!(
+            "{text}\n[tls]\nacme = true\n\n[acme]\ndirectory = \"{directory}\"\nroot = \"{}\"\n\
+             check_seconds = 1\n",
+            dir.join("ca.pem").display()
+        ),
+    )
+    .unwrap();
+    let server = start_bulwark(dir, http, tls);
+    let refusals = || {
+        server
+            .log
+            .lock()
+            .unwrap()
+            .matches("5 orders for [\"shop.test\"] in the last seven days")
+            .count()
+    };
+    eventually_blocking("the orders stop", Duration::from_secs(90), || {
+        (refusals() >= 2).then_some(())
+    });
+    let placed = |dir: &Path| -> i64 {
+        rusqlite::Connection::open(dir.join("sites/default/data/site.db"))
+            .unwrap()
+            .query_row("SELECT count(*) FROM acme_order", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(placed(dir), 5, "{}", server.log.lock().unwrap());
+}

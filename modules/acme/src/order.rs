@@ -90,6 +90,29 @@ fn unlock(store: &Store, holder: &str) {
     });
 }
 
+/// Orders for one set of names placed in seven days, at most: what Let's
+/// Encrypt allows for the same names (its duplicate certificate limit), so
+/// that orders failing again and again (a challenge that cannot be reached,
+/// a name that does not point here) stop before the CA refuses the account.
+const ORDERS_PER_WEEK: i64 = 5;
+
+/// The orders placed for `hosts` (space-separated, as recorded) in the last
+/// seven days, by any node.
+fn orders_this_week(store: &Store, hosts: &str) -> Result<i64, String> {
+    let since = now_ms() - 7 * 24 * 3600 * 1000;
+    let hosts = hosts.to_owned();
+    store
+        .module_read(|sql| {
+            Ok(sql
+                .query_one(
+                    "SELECT count(*) FROM acme_order WHERE hosts = $1 AND placed > $2",
+                    &[hosts.as_str().into(), since.into()],
+                )?
+                .map_or(0, |r| r.int(0)))
+        })
+        .map_err(|e| e.to_string())
+}
+
 /// When a PEM certificate (the first of a chain) ends.
 fn not_after(chain: &str) -> Result<DateTime<Utc>, String> {
     validity(chain).map(|(_, end)| end)
@@ -193,6 +216,19 @@ async fn keep(
     }
     if kept.as_ref().is_some_and(|k| !due(k)) {
         return Ok(());
+    }
+    let placed = {
+        let (store, hosts) = (store.clone(), wanted.join(" "));
+        tokio::task::spawn_blocking(move || orders_this_week(&store, &hosts))
+            .await
+            .map_err(|e| e.to_string())??
+    };
+    if placed >= ORDERS_PER_WEEK {
+        return Err(format!(
+            "{placed} orders for {wanted:?} in the last seven days, the most a CA allows \
+             (Let's Encrypt: five certificates for the same names a week): no new order until \
+             the oldest is a week old; see the log above for why they failed"
+        ));
     }
     let locked = {
         let (store, holder) = (store.clone(), holder.to_owned());
