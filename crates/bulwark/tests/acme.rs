@@ -308,6 +308,26 @@ fn a_site_gets_its_certificate_over_acme_renews_it_and_keeps_it_across_a_restart
         .send()
         .unwrap();
     assert_eq!(answer.status(), 200);
+    // /metrics says when it ends, for an alert long before it does.
+    let metrics = https
+        .get(format!("https://shop.test:{tls}/metrics"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    let expiry: f64 = metrics
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("bulwark_certificate_expiry_timestamp_seconds{site=\"default\"} ")
+        })
+        .unwrap_or_else(|| panic!("{metrics}"))
+        .parse()
+        .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    assert!(expiry > now + 86_400.0, "{expiry} is in more than a day");
     // Plain HTTP goes to HTTPS; the challenge path does not.
     let plain = reqwest::blocking::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -518,4 +538,15 @@ fn orders_that_keep_failing_stop_at_what_the_ca_allows() {
             .unwrap()
     };
     assert_eq!(placed(dir), 5, "{}", server.log.lock().unwrap());
+    let metrics = reqwest::blocking::Client::new()
+        .get(format!("http://127.0.0.1:{http}/metrics"))
+        .header("Host", "shop.test")
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        metrics.contains("bulwark_acme_orders_week{site=\"default\"} 5\n"),
+        "{metrics}"
+    );
 }

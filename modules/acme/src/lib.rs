@@ -27,6 +27,7 @@ use serde::Deserialize;
 
 use bulwark_site::ModuleManifest;
 use bulwark_store::Migration;
+use bulwark_web::events::GatherMetrics;
 use bulwark_web::{Controller, Module, ModuleError, SiteSetup, read_settings};
 
 pub const PRIORITY: i32 = 500;
@@ -129,6 +130,14 @@ impl Module for Acme {
         });
         let config = &site.site().config;
         if config.tls.as_ref().is_some_and(|t| t.acme) {
+            let (counted, hosts) = (store.clone(), order::hosts(site.site()));
+            site.observers().on_fold(
+                PRIORITY,
+                move |_: &GatherMetrics, mut metrics: Vec<bulwark_web::Metric>| {
+                    metrics.extend(order::metrics(&counted, &hosts));
+                    metrics
+                },
+            );
             let keeper = Arc::new(());
             order::spawn(
                 Arc::downgrade(&keeper),

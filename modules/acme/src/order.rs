@@ -113,6 +113,36 @@ fn orders_this_week(store: &Store, hosts: &str) -> Result<i64, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The site's samples for `/metrics`: when its certificate ends (none
+/// before there is one) and the orders placed for its names this week (a
+/// number that climbs while orders fail; [`ORDERS_PER_WEEK`] stops them).
+pub(crate) fn metrics(store: &Store, hosts: &[String]) -> Vec<bulwark_web::Metric> {
+    use bulwark_web::Metric;
+    let mut metrics = Vec::new();
+    let kept: Option<Kept> = read_state(store, "certificate")
+        .ok()
+        .flatten()
+        .and_then(|text| serde_json::from_str(&text).ok());
+    if let Some(k) = kept {
+        metrics.push(Metric::gauge(
+            "bulwark_certificate_expiry_timestamp_seconds",
+            "When the certificate the site serves over ACME ends (Unix time): \
+             alert on it minus time() (renewal runs well before).",
+            k.not_after.timestamp() as f64,
+        ));
+    }
+    match orders_this_week(store, &hosts.join(" ")) {
+        Ok(placed) => metrics.push(Metric::gauge(
+            "bulwark_acme_orders_week",
+            "ACME orders placed for the site's names in the last seven days, by every \
+             node: more than one or two means orders are failing (at five no more are placed).",
+            placed as f64,
+        )),
+        Err(e) => tracing::warn!("acme: counting orders for /metrics: {e}"),
+    }
+    metrics
+}
+
 /// When a PEM certificate (the first of a chain) ends.
 fn not_after(chain: &str) -> Result<DateTime<Utc>, String> {
     validity(chain).map(|(_, end)| end)
@@ -142,7 +172,7 @@ fn renew_at(begins: DateTime<Utc>, ends: DateTime<Utc>, renew_days: u64) -> Date
 }
 
 /// The site's host names a certificate must cover.
-fn hosts(site: &Site) -> Vec<String> {
+pub(crate) fn hosts(site: &Site) -> Vec<String> {
     let mut hosts: Vec<String> = site.config.host_names().cloned().collect();
     hosts.sort();
     hosts
