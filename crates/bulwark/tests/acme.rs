@@ -265,18 +265,24 @@ fn site_toml(dir: &Path) -> PathBuf {
     dir.join("sites/default/site.toml")
 }
 
+/// The starter site in `dir` as `shop.test` with the `acme` module, its
+/// `site.toml` without a `[tls]` section yet (the test adds its own).
+fn shop_site(dir: &Path) -> String {
+    starter_site(&dir.join("sites"));
+    std::fs::read_to_string(site_toml(dir))
+        .unwrap()
+        .replace("hostname = \"localhost\"", "hostname = \"shop.test\"")
+        .replace("aliases = [\"www.localhost\"]", "aliases = []")
+        .replace("\"backup\"]", "\"backup\", \"acme\"]")
+}
+
 #[test]
 fn a_site_gets_its_certificate_over_acme_renews_it_and_keeps_it_across_a_restart() {
     let root = tempfile::tempdir().unwrap();
     let dir = root.path();
     let (http, tls) = (free_port(), free_port());
     let (_challenges, pebble, directory) = start_pebble(dir, http);
-    starter_site(&dir.join("sites"));
-    let text = std::fs::read_to_string(site_toml(dir))
-        .unwrap()
-        .replace("hostname = \"localhost\"", "hostname = \"shop.test\"")
-        .replace("aliases = [\"www.localhost\"]", "aliases = []")
-        .replace("\"backup\"]", "\"backup\", \"acme\"]");
+    let text = shop_site(dir);
     let acme = |renew_days: u64| {
         format!(
             "\n[tls]\nacme = true\nredirect_http = true\n\n[acme]\ndirectory = \"{directory}\"\n\
@@ -504,12 +510,7 @@ fn orders_that_keep_failing_stop_at_what_the_ca_allows() {
     let dir = root.path();
     let (http, tls) = (free_port(), free_port());
     let (_challenges, _pebble, directory) = start_pebble(dir, free_port());
-    starter_site(&dir.join("sites"));
-    let text = std::fs::read_to_string(site_toml(dir))
-        .unwrap()
-        .replace("hostname = \"localhost\"", "hostname = \"shop.test\"")
-        .replace("aliases = [\"www.localhost\"]", "aliases = []")
-        .replace("\"backup\"]", "\"backup\", \"acme\"]");
+    let text = shop_site(dir);
     std::fs::write(
         site_toml(dir),
         format!(
