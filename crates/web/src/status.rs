@@ -11,6 +11,7 @@ use bulwark_template::ModelKey;
 
 use crate::events::GatherFigures;
 use crate::figures::{Figures, PoolUse};
+use crate::language::SiteLanguages;
 use crate::site::SiteRuntime;
 
 /// One running site, as `bulwark status` shows it. Counts are since the
@@ -112,7 +113,8 @@ impl Purge {
         match self {
             Purge::Url(url) => {
                 let (path, query) = url.split_once('?').unwrap_or((url, ""));
-                for (language, path) in language_variants(site.config(), path) {
+                let names = &site.config().languages;
+                for (language, path) in cached_copies(site.languages(), names, path) {
                     cache.flush(&ModelKey::page(language, &path, query));
                 }
             }
@@ -125,40 +127,29 @@ impl Purge {
     }
 }
 
-/// Where the page at `path` is cached, in each language: at `path` itself
-/// (a site without language URLs keeps one copy per language there), and on
-/// a site with language URLs at each language's prefix. `path` may name the
-/// page with a prefix (`/nl/about`) or without (`/about`): either way every
-/// language's copy is meant.
-fn language_variants<'a>(
-    config: &'a bulwark_site::SiteConfig,
+/// Where the page at `path` is cached, in each of the site's languages
+/// (`names`): at `path` itself (a site without language URLs keeps one copy
+/// per language there), and on a site with language URLs at each language's
+/// prefix. There `path` may name the page with a prefix (`/nl/about`) or
+/// without (`/about`): either way every language's copy is meant.
+fn cached_copies<'a>(
+    languages: &SiteLanguages,
+    names: &'a [String],
     path: &str,
 ) -> Vec<(&'a str, String)> {
-    let bare = config
-        .languages
-        .iter()
-        .find_map(|language| {
-            let rest = path.strip_prefix('/')?.strip_prefix(language.as_str())?;
-            match rest {
-                "" => Some("/"),
-                rest if rest.starts_with('/') => Some(rest),
-                _ => None,
-            }
-        })
-        .unwrap_or(path);
-    let prefixed = config.language.urls == bulwark_site::LanguageUrls::Prefix;
-    let mut variants = Vec::new();
-    for language in &config.languages {
-        variants.push((language.as_str(), bare.to_owned()));
-        if prefixed {
-            let under = match bare {
-                "/" => format!("/{language}/"),
-                bare => format!("/{language}{bare}"),
-            };
-            variants.push((language.as_str(), under));
+    let bare = languages.split(path).map_or(path, |(_, rest)| rest);
+    let mut copies = Vec::new();
+    for (index, language) in names.iter().enumerate() {
+        copies.push((language.as_str(), bare.to_owned()));
+        if languages.prefixed() {
+            // `/nl` + `/` is `/nl/`, the language's front page.
+            copies.push((
+                language.as_str(),
+                format!("{}{bare}", languages.prefix(index)),
+            ));
         }
     }
-    variants
+    copies
 }
 
 #[cfg(test)]
@@ -173,7 +164,7 @@ mod tests {
     }
 
     fn variants(config: &bulwark_site::SiteConfig, path: &str) -> Vec<(String, String)> {
-        language_variants(config, path)
+        cached_copies(&SiteLanguages::new(config), &config.languages, path)
             .into_iter()
             .map(|(l, p)| (l.to_owned(), p))
             .collect()
