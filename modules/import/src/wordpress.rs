@@ -84,30 +84,27 @@ pub fn invitations(
     options: &Options,
     enabled: &Enabled,
 ) -> Result<Option<Arc<bulwark_site::Site>>, ImportError> {
-    Ok(
-        match (options.invite, &options.users, options.site_urls.site()) {
-            (false, _, _) => None,
-            (true, None, _) => {
-                return Err(ImportError::Asked(
-                "an invitation goes to an account the import makes: ask for accounts too (--users)"
-                    .into(),
-            ));
-            }
-            (true, Some(_), _) if !enabled.mail => {
-                return Err(ImportError::Asked(
-                "invitations are mailed, and this site does not enable the mail module: add \"mail\" \
-                 to its modules (docs/mail.md), or import without --invite"
-                    .into(),
-            ));
-            }
-            (true, Some(_), None) => {
-                return Err(ImportError::Asked(
-                "invitations need the site's addresses (its rules), which this import was not given".into(),
-            ));
-            }
-            (true, Some(_), Some(site)) => Some(site.clone()),
-        },
-    )
+    let refused = |why: &str| Err(ImportError::Asked(why.to_owned()));
+    if !options.invite {
+        return Ok(None);
+    }
+    if options.users.is_none() {
+        return refused(
+            "an invitation goes to an account the import makes: ask for accounts too (--users)",
+        );
+    }
+    if !enabled.mail {
+        return refused(
+            "invitations are mailed, and this site does not enable the mail module: add \"mail\" \
+             to its modules (docs/mail.md), or import without --invite",
+        );
+    }
+    match options.site_urls.site() {
+        Some(site) => Ok(Some(site.clone())),
+        None => refused(
+            "invitations need the site's addresses (its rules), which this import was not given",
+        ),
+    }
 }
 
 /// Categories and predicates an import needs, made when missing.
@@ -968,20 +965,22 @@ impl Run {
                             redirected,
                             extra.by_id,
                             extra.dated,
-                            extra.comment_feeds,
+                            extra.comment_feed,
                         ));
                     }
                     Ok((written, outcomes))
                 })
             })
             .await?;
-        for (wp_id, id, redirected, by_id, dated, comment_feeds) in written {
+        for (wp_id, id, redirected, by_id, dated, comment_feed) in written {
             self.posts.insert(wp_id, id);
             for path in by_id {
                 self.old.to(path, OldHome::Resource(id));
             }
-            if let Some(permalink) = comment_feeds {
-                self.old.comment_feeds.push((permalink, wp_id, id));
+            if let Some(path) = comment_feed {
+                let id_arg = [("id", id.0.to_string())];
+                self.old
+                    .to(path, OldHome::rule("comments_feed_about_rss", &id_arg));
             }
             if let Some(when) = dated {
                 self.old.dated(when);
@@ -1195,10 +1194,10 @@ impl Run {
             (true, _) => vec![format!("/?p={wp_id}")],
         };
         let dated = (live && kind == "post").then_some(created).flatten();
-        let comment_feeds = redirect
+        let comment_feed = redirect
             .as_ref()
             .filter(|_| live && kind == "post")
-            .map(|permalink| permalink.from.clone());
+            .map(|permalink| old_comment_feed(&permalink.from, wp_id));
         Ok(Some(Mapped {
             kind,
             name,
@@ -1210,7 +1209,7 @@ impl Run {
                 redirect,
                 by_id,
                 dated,
-                comment_feeds,
+                comment_feed,
             },
         }))
     }
@@ -1233,18 +1232,6 @@ impl Run {
             if chunk.is_empty() {
                 break;
             }
-            self.write_old(urls, chunk, &mut missing).await?;
-        }
-        let feeds = std::mem::take(&mut self.old.comment_feeds);
-        for posts in feeds.chunks(1000) {
-            let chunk = posts
-                .iter()
-                .map(|(permalink, wp_id, id)| {
-                    let id_arg = [("id", id.0.to_string())];
-                    let home = OldHome::rule("comments_feed_about_rss", &id_arg);
-                    (comment_feed(permalink, *wp_id), home)
-                })
-                .collect();
             self.write_old(urls, chunk, &mut missing).await?;
         }
         for name in missing {
@@ -1504,8 +1491,8 @@ struct Extra {
     /// for the date archives); none for what is not published.
     by_id: Vec<String>,
     dated: Option<DateTime<Utc>>,
-    /// Its permalink's path, where its comment feed was (a published post's).
-    comment_feeds: Option<String>,
+    /// The old address of its comment feed (a published post's).
+    comment_feed: Option<String>,
 }
 
 /// A comment as the export has it.
@@ -1888,10 +1875,6 @@ struct OldAddresses {
     days: BTreeSet<(i32, u32, u32)>,
     /// Published posts: the blog's pages at ten a page.
     posts: u64,
-    /// Each published post's permalink path, old id and new id: the old
-    /// address of its comment feed, made only as it is written
-    /// ([`comment_feed`]).
-    comment_feeds: Vec<(String, i64, ResourceId)>,
 }
 
 impl OldAddresses {
@@ -2042,7 +2025,7 @@ fn old_kind(name: &str) -> &'static str {
 /// or by id on a blog with plain permalinks (`/?p=12&feed=rss2`). One rule a
 /// post: a large blog's other spellings (`feed/rss2/`, `feed/atom/`) would
 /// triple its rules for addresses nobody was given.
-fn comment_feed(permalink: &str, wp_id: i64) -> String {
+fn old_comment_feed(permalink: &str, wp_id: i64) -> String {
     match permalink.contains('?') {
         true => format!("/?p={wp_id}&feed=rss2"),
         false => format!("{}/feed", permalink.trim_end_matches('/')),
