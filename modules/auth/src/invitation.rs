@@ -23,7 +23,7 @@ use bulwark_store::{ResourceId, Store, StoreError};
 
 use crate::accounts;
 use crate::reset::{self, ResetToken};
-use crate::reset_pages::CONFIRM_RULE;
+use crate::reset_pages::reset_link;
 use crate::settings::AuthSettings;
 
 /// How long an invitation's link works.
@@ -55,19 +55,10 @@ pub fn invite(store: &Store, site: &Site, person: ResourceId) -> Result<MailId, 
         .email
         .clone()
         .ok_or_else(|| InviteError::NoAddress(contact.username.clone()))?;
-    let config = &site.config;
-    let settings = AuthSettings::parse(
-        config.module_settings.get("auth"),
-        &config.hostname,
-        config.tls.is_some(),
-    )
-    .map_err(|e| InviteError::Settings(e.to_string()))?;
+    let settings = AuthSettings::of_site(site).map_err(|e| InviteError::Settings(e.to_string()))?;
     let token = ResetToken::random();
-    let path = site
-        .router
-        .url_for(CONFIRM_RULE, &[token.as_str().to_owned()], &[])
-        .map_err(|e| InviteError::Link(e.to_string()))?;
-    let link = format!("{}{path}", settings.reset_link_base);
+    let link = reset_link(site, &settings, &token).map_err(|e| InviteError::Link(e.to_string()))?;
+    let config = &site.config;
     let title = config
         .settings
         .get("title")

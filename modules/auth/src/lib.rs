@@ -204,13 +204,7 @@ impl Module for Auth {
         accounts::ensure_user_groups(store)?;
         // The store opens before the site's setup, and a command such as
         // `bulwark user` opens it without one: check the section here too.
-        let config = &site.config;
-        let settings = AuthSettings::parse(
-            config.module_settings.get("auth"),
-            &config.hostname,
-            config.tls.is_some(),
-        )
-        .map_err(|e| StoreError::InvalidInput {
+        let settings = AuthSettings::of_site(site).map_err(|e| StoreError::InvalidInput {
             field: match e.key.as_str() {
                 "" => "auth".to_owned(),
                 key => format!("auth.{key}"),
@@ -221,9 +215,7 @@ impl Module for Auth {
     }
 
     fn setup(&self, setup: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
-        let config = &setup.site().config;
-        let settings =
-            AuthSettings::parse(setup.settings(), &config.hostname, config.tls.is_some())?;
+        let settings = AuthSettings::of_site(setup.site())?;
         let sessions = Arc::new(Sessions::new(
             setup.models().store.clone(),
             settings.clone(),

@@ -44,6 +44,19 @@ use crate::throttle::{Throttle, ThrottleKey};
 
 /// The rule whose path a reset link points at (`/logon/reset/{token}`).
 pub const CONFIRM_RULE: &str = "logon_reset_confirm";
+/// The address of the page where `token` sets a password: the site's
+/// [`CONFIRM_RULE`] (`/logon/reset/{token}`) after `[auth] reset_link_base`.
+pub(crate) fn reset_link(
+    site: &bulwark_site::Site,
+    settings: &AuthSettings,
+    token: &ResetToken,
+) -> Result<String, bulwark_site::UrlError> {
+    let path = site
+        .router
+        .url_for(CONFIRM_RULE, &[token.as_str().to_owned()], &[])?;
+    Ok(format!("{}{path}", settings.reset_link_base))
+}
+
 /// The template of the reset mail.
 pub const MAIL_TEMPLATE: &str = "password_reset_mail.txt";
 /// The one answer to a reset request, whoever was named.
@@ -176,12 +189,7 @@ impl SiteReset {
         email: &str,
         token: &ResetToken,
     ) -> Result<Mail, Box<dyn std::error::Error>> {
-        let path =
-            req.site
-                .site()
-                .router
-                .url_for(CONFIRM_RULE, &[token.as_str().to_owned()], &[])?;
-        let link = format!("{}{path}", self.settings.reset_link_base);
+        let link = reset_link(req.site.site(), &self.settings, token)?;
         let text = req.site.templates().render(
             MAIL_TEMPLATE,
             minijinja::context! {

@@ -109,6 +109,19 @@ impl Default for AuthSettings {
 }
 
 impl AuthSettings {
+    /// The `[auth]` settings of `site`'s `site.toml`, checked as [`parse`]
+    /// does, with the default reset links on its host name.
+    ///
+    /// [`parse`]: AuthSettings::parse
+    pub fn of_site(site: &bulwark_site::Site) -> Result<AuthSettings, ModuleError> {
+        let config = &site.config;
+        AuthSettings::parse(
+            config.module_settings.get("auth"),
+            &config.hostname,
+            config.tls.is_some(),
+        )
+    }
+
     /// Reads and checks the shape of `[auth]` (absent: the defaults);
     /// `hostname` and `tls` give the default start of reset links.
     pub fn parse(
