@@ -11,7 +11,8 @@
 set -euo pipefail
 
 missing=()
-command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+# Debian's prometheus package brings promtool (the rules' checker) too.
+command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v varnishd >/dev/null 2>&1 || [ -x /usr/sbin/varnishd ] || missing+=(varnish)
 [ -e /usr/lib/x86_64-linux-gnu/varnish/vmods/libvmod_xkey.so ] \
     || compgen -G "/usr/lib/*/varnish/vmods/libvmod_xkey.so" >/dev/null \

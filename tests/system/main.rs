@@ -62,6 +62,7 @@ mod modules {
     }
     mod media;
     mod menu;
+    mod metrics;
     mod push {
         mod access;
         mod access_matrix;

@@ -501,7 +501,8 @@ fn two_nodes_on_one_database_place_one_order_and_serve_one_certificate() {
 }
 
 /// Orders that fail again and again (here the ACME server reaches no
-/// answer to its challenge: it is told another port) stop at five for the
+/// answer to its challenge: it is told another port) are placed further and
+/// further apart (each wait twice the one before), stop at five for the
 /// same names in a week, what Let's Encrypt allows, and the log says why;
 /// later looks place none.
 #[test]
@@ -529,16 +530,33 @@ fn orders_that_keep_failing_stop_at_what_the_ca_allows() {
             .matches("5 orders for [\"shop.test\"] in the last seven days")
             .count()
     };
-    eventually_blocking("the orders stop", Duration::from_secs(90), || {
-        (refusals() >= 2).then_some(())
+    // Looks every second; after failures 2, 4, 8 and 16 s apart.
+    eventually_blocking("the orders stop", Duration::from_secs(120), || {
+        (refusals() >= 1).then_some(())
     });
-    let placed = |dir: &Path| -> i64 {
-        rusqlite::Connection::open(dir.join("sites/default/data/site.db"))
+    let placed: Vec<i64> = {
+        let db = rusqlite::Connection::open(dir.join("sites/default/data/site.db")).unwrap();
+        let mut asked = db
+            .prepare("SELECT placed FROM acme_order ORDER BY placed")
+            .unwrap();
+        asked
+            .query_map([], |r| r.get(0))
             .unwrap()
-            .query_row("SELECT count(*) FROM acme_order", [], |r| r.get(0))
-            .unwrap()
+            .map(Result::unwrap)
+            .collect()
     };
-    assert_eq!(placed(dir), 5, "{}", server.log.lock().unwrap());
+    assert_eq!(placed.len(), 5, "{}", server.log.lock().unwrap());
+    let gaps: Vec<i64> = placed.windows(2).map(|w| w[1] - w[0]).collect();
+    for (i, gap) in gaps.iter().enumerate() {
+        // The wait after the n-th failure is 2^n s; the order itself takes
+        // its own time on top.
+        let least = 1000 << (i + 1);
+        assert!(
+            *gap >= least,
+            "order {} came {gap} ms after the one before: {gaps:?}",
+            i + 2
+        );
+    }
     let metrics = reqwest::blocking::Client::new()
         .get(format!("http://127.0.0.1:{http}/metrics"))
         .header("Host", "shop.test")

@@ -69,6 +69,14 @@ pub struct Site {
     pub dev: bool,
 }
 
+/// The room on a disk, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DiskSpace {
+    /// What an unprivileged writer may still use.
+    pub free: u64,
+    pub total: u64,
+}
+
 /// How long a production lookup of a static file's metadata is trusted.
 const LIB_RECHECK: Duration = Duration::from_secs(2);
 
@@ -126,6 +134,18 @@ impl Site {
 
     pub fn name(&self) -> &SiteName {
         &self.config.name
+    }
+
+    /// How much room the disk holding the site's data (`data/`, or the
+    /// site's folder before there is one) has.
+    pub fn disk_space(&self) -> std::io::Result<DiskSpace> {
+        let data = self.dir.join("data");
+        let on = if data.is_dir() { &data } else { &self.dir };
+        let fs = rustix::fs::statvfs(on.as_path())?;
+        Ok(DiskSpace {
+            free: fs.f_bavail.saturating_mul(fs.f_frsize),
+            total: fs.f_blocks.saturating_mul(fs.f_frsize),
+        })
     }
 
     /// The folder a `file` controller serves, canonical, if it exists.

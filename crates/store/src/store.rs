@@ -529,6 +529,21 @@ impl Store {
         })
     }
 
+    /// The database's size in bytes: the site's SQLite file (its pages,
+    /// without the write-ahead log), or the PostgreSQL database the site is
+    /// in (every schema of it).
+    pub fn database_bytes(&self) -> Result<u64> {
+        self.module_read(|sql| {
+            let asked = if sql.is_postgres() {
+                "SELECT pg_database_size(current_database())"
+            } else {
+                "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
+            };
+            let row = sql.query_one(asked, &[])?;
+            Ok(row.map_or(0, |r| u64::try_from(r.int(0)).unwrap_or(0)))
+        })
+    }
+
     /// "sqlite" or "postgres".
     pub fn backend_name(&self) -> &'static str {
         match self.inner.backend {

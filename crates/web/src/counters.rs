@@ -10,9 +10,9 @@
 //! reads and one more add, only on a site whose modules asked for it
 //! ([`SiteSetup::measure_latency`](crate::SiteSetup::measure_latency)).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use bulwark_site::{Controller, DispatchRule};
@@ -34,6 +34,63 @@ pub struct Counters {
     rules: RwLock<BTreeMap<(String, String), Arc<RuleCounters>>>,
     /// Answers no rule matched (a 404, or a redirect a module found).
     unmatched: Arc<RuleCounters>,
+    /// The paths asked for most that found nothing.
+    not_found: NotFoundPaths,
+}
+
+/// How many paths that found nothing are counted one by one; the rest take
+/// the place of the least asked for.
+const NOT_FOUND_TRACKED: usize = 64;
+/// A path longer than this is counted by its first characters.
+const NOT_FOUND_PATH_CHARS: usize = 200;
+
+/// The paths most asked for that found nothing, for `/metrics`: the "space
+/// saving" count (Metwally, Agrawal, El Abbadi, 2005). At most
+/// [`NOT_FOUND_TRACKED`] paths are held; a new one takes the place of the
+/// least counted and starts from its count, so a path asked for often is
+/// never pushed out by many asked for once (a scanner's), and the memory and
+/// the metric's labels stay bounded whatever is asked. Written here rather
+/// than taken from a crate: it is a map and one scan, and the crates that
+/// offer top-k (count-min sketches) do not say which paths.
+#[derive(Debug, Default)]
+struct NotFoundPaths {
+    counted: Mutex<HashMap<Box<str>, u64>>,
+    total: AtomicU64,
+}
+
+impl NotFoundPaths {
+    fn count(&self, path: &str) {
+        self.total.fetch_add(1, Ordering::Relaxed);
+        let path = match path.char_indices().nth(NOT_FOUND_PATH_CHARS) {
+            Some((end, _)) => &path[..end],
+            None => path,
+        };
+        let mut counted = self.counted.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = counted.get_mut(path) {
+            *n += 1;
+            return;
+        }
+        let mut start = 0;
+        if counted.len() >= NOT_FOUND_TRACKED
+            && let Some(least) = counted
+                .iter()
+                .min_by_key(|(_, n)| **n)
+                .map(|(p, n)| (p.clone(), *n))
+        {
+            counted.remove(&least.0);
+            start = least.1;
+        }
+        counted.insert(path.into(), start + 1);
+    }
+
+    fn top(&self, n: usize) -> Vec<(String, u64)> {
+        let counted = self.counted.lock().unwrap_or_else(|e| e.into_inner());
+        let mut top: Vec<(String, u64)> =
+            counted.iter().map(|(p, n)| (p.to_string(), *n)).collect();
+        top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        top.truncate(n);
+        top
+    }
 }
 
 /// The answers of one dispatch rule.
@@ -109,6 +166,23 @@ impl Counters {
         &self.unmatched
     }
 
+    /// A request for `path` found nothing (and no module had it moved).
+    pub(crate) fn not_found(&self, path: &str) {
+        self.not_found.count(path);
+    }
+
+    /// Requests that found nothing since the server started.
+    pub fn not_found_total(&self) -> u64 {
+        self.not_found.total.load(Ordering::Relaxed)
+    }
+
+    /// The `n` paths asked for most that found nothing, most first, with how
+    /// often (never fewer than they were asked for; more only for a path
+    /// that took the place of another).
+    pub fn not_found_top(&self, n: usize) -> Vec<(String, u64)> {
+        self.not_found.top(n)
+    }
+
     /// Every answer of the site (not an alias's redirect).
     pub fn requests(&self) -> u64 {
         let rules = self.rules.read().unwrap_or_else(|e| e.into_inner());
@@ -169,5 +243,27 @@ mod tests {
         assert_eq!(c.latency[1].load(Ordering::Relaxed), 1, "0.7 ms is <= 1 ms");
         assert_eq!(c.latency[LATENCY_BOUNDS.len()].load(Ordering::Relaxed), 1);
         assert_eq!(counters.requests(), 0);
+    }
+
+    #[test]
+    fn a_path_asked_for_often_stays_on_top_of_many_asked_for_once() {
+        let counters = Counters::default();
+        for i in 0..1000 {
+            counters.not_found(&format!("/scan/{i}"));
+            if i % 10 == 0 {
+                counters.not_found("/wp-login.php");
+            }
+        }
+        counters.not_found(&format!("/{}", "x".repeat(5000)));
+        assert_eq!(counters.not_found_total(), 1101);
+        let top = counters.not_found_top(1);
+        assert_eq!(top[0].0, "/wp-login.php");
+        assert!(top[0].1 >= 100, "never fewer than asked for: {top:?}");
+        let held = counters.not_found.counted.lock().unwrap();
+        assert_eq!(held.len(), NOT_FOUND_TRACKED, "bounded");
+        assert!(
+            held.keys()
+                .all(|p| p.chars().count() <= NOT_FOUND_PATH_CHARS)
+        );
     }
 }

@@ -9,6 +9,9 @@ use std::sync::atomic::Ordering;
 use crate::counters::LATENCY_BOUNDS;
 use crate::site::SiteRuntime;
 
+/// How many of the paths that found nothing `/metrics` names.
+const NOT_FOUND_TOP: usize = 10;
+
 /// Counters only grow (Prometheus sees a restart as a reset); gauges go both
 /// ways.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +112,23 @@ pub fn core_metrics(site: &SiteRuntime) -> Vec<Metric> {
         }
         out.push(sample("_sum", answers.latency_seconds));
         out.push(sample("_count", timed as f64));
+    }
+    out.push(Metric::counter(
+        "bulwark_not_found_total",
+        "Requests that found nothing (answered 404; not those a module answered \
+         with a redirect or 410).",
+        counters.not_found_total(),
+    ));
+    for (path, n) in counters.not_found_top(NOT_FOUND_TOP) {
+        out.push(
+            Metric::counter(
+                "bulwark_not_found_path_total",
+                "The paths asked for most that found nothing, by path (the ten most; a \
+                 count may be high for a path that took the place of a rarer one).",
+                n,
+            )
+            .with("path", path),
+        );
     }
     let page = |outcome: &str, n: &std::sync::atomic::AtomicU64| {
         Metric::counter(

@@ -193,6 +193,7 @@ pub(crate) fn spawn(
     let holder = format!("{}:{}", std::process::id(), site.dir.display());
     store.clone().spawn_while_open(async move {
         let mut installed: Option<Kept> = None;
+        let mut failures = 0;
         loop {
             if alive.upgrade().is_none() {
                 return;
@@ -207,12 +208,28 @@ pub(crate) fn spawn(
             )
             .await
             {
-                Ok(()) => {}
-                Err(e) => tracing::error!(site = %site.name(), "acme: {e}"),
+                Ok(()) => failures = 0,
+                Err(e) => {
+                    failures += 1;
+                    tracing::error!(site = %site.name(), "acme: {e}");
+                }
             }
-            tokio::time::sleep(Duration::from_secs(settings.check_seconds)).await;
+            let every = Duration::from_secs(settings.check_seconds);
+            tokio::time::sleep(next_look(every, failures)).await;
         }
     });
+}
+
+/// The longest wait between looks after failures.
+const MOST_BACK_OFF: Duration = Duration::from_secs(6 * 3600);
+
+/// When to look again after `failures` failed looks in a row: every `every`
+/// while all is well, and twice as long after each failure (up to
+/// [`MOST_BACK_OFF`], or `every` if that is longer), so a CA that refuses or
+/// a challenge that cannot be answered is not asked again and again.
+fn next_look(every: Duration, failures: u32) -> Duration {
+    let backed_off = every.saturating_mul(1 << failures.min(16));
+    backed_off.min(MOST_BACK_OFF.max(every))
 }
 
 async fn keep(
@@ -432,6 +449,20 @@ async fn order(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failed_looks_wait_twice_as_long_each_time_up_to_six_hours() {
+        let hour = Duration::from_secs(3600);
+        let waits: Vec<u64> = (0..6)
+            .map(|f| next_look(hour, f).as_secs() / 3600)
+            .collect();
+        assert_eq!(waits, [1, 2, 4, 6, 6, 6]);
+        let second = Duration::from_secs(1);
+        assert_eq!(next_look(second, 3), Duration::from_secs(8));
+        assert_eq!(next_look(second, 40), MOST_BACK_OFF);
+        let week = Duration::from_secs(7 * 86400);
+        assert_eq!(next_look(week, 2), week, "never sooner than every");
+    }
 
     fn day(n: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(1_800_000_000, 0).unwrap() + chrono::Duration::days(n)

@@ -28,16 +28,12 @@ pub(crate) async fn health(req: &RequestCtx<'_>) -> Value {
         Err(e) => minijinja::context! { ok => false, error => e.to_string() },
     };
     let data = req.site.site().dir.join("data");
-    let disk = match rustix::fs::statvfs(&data) {
-        Ok(fs) => {
-            let free = fs.f_bavail.saturating_mul(fs.f_frsize);
-            let total = fs.f_blocks.saturating_mul(fs.f_frsize);
-            minijinja::context! {
-                free => gigabytes(free),
-                total => gigabytes(total),
-                low => free < LOW_DISK_BYTES,
-            }
-        }
+    let disk = match req.site.site().disk_space() {
+        Ok(space) => minijinja::context! {
+            free => gigabytes(space.free),
+            total => gigabytes(space.total),
+            low => space.free < LOW_DISK_BYTES,
+        },
         Err(e) => minijinja::context! { error => e.to_string() },
     };
     let backup = match newest_file(&data.join("backups")) {

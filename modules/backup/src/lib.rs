@@ -10,15 +10,18 @@ mod api;
 pub mod archive;
 pub mod schedule;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use chrono::Utc;
 use serde::Deserialize;
 
 use bulwark_site::ModuleManifest;
 use bulwark_store::{Migration, Store, StoreError};
-use bulwark_web::{Api, Module, ModuleError, SiteSetup, read_settings};
+use bulwark_web::events::GatherMetrics;
+use bulwark_web::{Api, Metric, Module, ModuleError, SiteSetup, read_settings};
 
 pub use archive::{Backup, Manifest, Progress, Quiet};
 
@@ -215,10 +218,60 @@ fn new_path(
         })
 }
 
-pub struct BackupModule;
+/// The backups as a person on call reads them, for `/metrics`: how many are
+/// kept, when the newest was made and its size, the schedule, and the
+/// scheduled backups that failed.
+fn backup_metrics(dir: &Path, every_seconds: u64, failures: u64) -> Vec<Metric> {
+    let mut out = vec![
+        Metric::gauge(
+            "bulwark_backup_schedule_seconds",
+            "A scheduled backup is made every this many seconds ([backup] every_seconds; 0: \
+             none).",
+            every_seconds as f64,
+        ),
+        Metric::counter(
+            "bulwark_backup_failures_total",
+            "Scheduled backups that failed on this node since it started.",
+            failures,
+        ),
+    ];
+    let backups = match archive::list(dir) {
+        Ok(backups) => backups,
+        Err(e) => {
+            tracing::warn!("backup: listing the backups for /metrics: {e}");
+            return out;
+        }
+    };
+    out.push(Metric::gauge(
+        "bulwark_backups",
+        "Backups kept in the site's data/backups on this node.",
+        backups.len() as f64,
+    ));
+    if let Some(newest) = backups.first() {
+        out.push(Metric::gauge(
+            "bulwark_backup_newest_timestamp_seconds",
+            "When the newest backup kept was made (Unix time).",
+            newest.created.timestamp() as f64,
+        ));
+        out.push(Metric::gauge(
+            "bulwark_backup_newest_bytes",
+            "The size of the newest backup kept.",
+            newest.size as f64,
+        ));
+    }
+    out
+}
+
+#[derive(Default)]
+pub struct BackupModule {
+    /// Each site's scheduled backups that failed since the server started
+    /// (kept here, not with a load of the site, so a reload does not reset
+    /// the count: Prometheus reads it as a counter).
+    failures: Mutex<HashMap<String, Arc<AtomicU64>>>,
+}
 
 pub fn module() -> Arc<dyn Module> {
-    Arc::new(BackupModule)
+    Arc::new(BackupModule::default())
 }
 
 pub fn manifest() -> &'static Arc<ModuleManifest> {
@@ -256,10 +309,30 @@ impl Module for BackupModule {
             SiteBackups::new(site.site(), &settings)
                 .map_err(|e| ModuleError::new("encrypt_to", e.to_string()))?,
         );
+        let failures = self
+            .failures
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(site.site().name().to_string())
+            .or_default()
+            .clone();
+        let (dir, every, failed) = (
+            archive::folder(&backups.site_dir),
+            settings.every_seconds,
+            failures.clone(),
+        );
+        site.observers().on_fold(
+            PRIORITY,
+            move |_: &GatherMetrics, mut metrics: Vec<Metric>| {
+                metrics.extend(backup_metrics(&dir, every, failed.load(Ordering::Relaxed)));
+                metrics
+            },
+        );
         schedule::spawn(
             Arc::downgrade(&backups),
             site.models().store.clone(),
             settings,
+            failures,
         );
         site.provide(backups);
         Ok(())

@@ -8,7 +8,8 @@
 //! slot first (a row in `backup_claim`); the others skip it.
 
 use std::collections::BTreeSet;
-use std::sync::Weak;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use chrono::{Datelike, Utc};
@@ -94,7 +95,12 @@ pub fn run_once(
 
 /// Makes a backup at the start of every period while the site runs (the
 /// task ends with the site's load: a reload starts a new one).
-pub fn spawn(backups: Weak<SiteBackups>, store: Store, settings: Settings) {
+pub fn spawn(
+    backups: Weak<SiteBackups>,
+    store: Store,
+    settings: Settings,
+    failures: Arc<AtomicU64>,
+) {
     if tokio::runtime::Handle::try_current().is_err() {
         return; // A command, not a server.
     }
@@ -121,8 +127,14 @@ pub fn spawn(backups: Weak<SiteBackups>, store: Store, settings: Settings) {
                     tracing::info!(site = %name, "scheduled backup {} made", made.name)
                 }
                 Ok(Ok(None)) => {}
-                Ok(Err(e)) => tracing::error!(site = %name, "scheduled backup: {e}"),
-                Err(e) => tracing::error!(site = %name, "scheduled backup: {e}"),
+                Ok(Err(e)) => {
+                    failures.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(site = %name, "scheduled backup: {e}")
+                }
+                Err(e) => {
+                    failures.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(site = %name, "scheduled backup: {e}")
+                }
             }
         }
     });

@@ -41,8 +41,8 @@ use include_dir::{Dir, include_dir};
 
 use bulwark_site::ModuleManifest;
 use bulwark_store::Migration;
-use bulwark_web::events::{CacheFlushed, MenuItem};
-use bulwark_web::{Api, Controller, Module, ModuleError, SiteNotifier, SiteSetup};
+use bulwark_web::events::{CacheFlushed, GatherMetrics, MenuItem};
+use bulwark_web::{Api, Controller, Metric, Module, ModuleError, SiteNotifier, SiteSetup};
 
 use settings::CommentSettings;
 
@@ -134,6 +134,25 @@ impl Module for Comments {
             .on_notify(PRIORITY, move |flushed: &CacheFlushed| {
                 told.flushed(&flushed.keys);
             });
+        let counted = site.models().store.clone();
+        site.observers().on_fold(
+            PRIORITY,
+            move |_: &GatherMetrics, mut metrics: Vec<Metric>| {
+                match table::counts(&counted) {
+                    Ok(counts) => metrics.extend(counts.into_iter().map(|(status, n)| {
+                        Metric::gauge(
+                            "bulwark_comments",
+                            "Comments by status: pending (waiting for moderation), approved, \
+                             spam, deleted.",
+                            n as f64,
+                        )
+                        .with("status", status.as_str())
+                    })),
+                    Err(e) => tracing::warn!("comments: counting them for /metrics: {e}"),
+                }
+                metrics
+            },
+        );
         site.add_admin_menu_item(
             PRIORITY,
             MenuItem::screen("Comments", "/admin/comments", "admin_comments.tpl"),

@@ -45,6 +45,36 @@ pub struct Jobs {
     jobs: Mutex<HashMap<u64, Arc<Job>>>,
 }
 
+impl Jobs {
+    /// The jobs by state, for `/metrics`: `running`, `done` and `failed`
+    /// (those kept on this node since the site was loaded).
+    pub fn metrics(&self) -> Vec<bulwark_web::Metric> {
+        let mut counts = [0u64; 3];
+        for job in self.jobs.lock().unwrap_or_else(|e| e.into_inner()).values() {
+            let state = job.state.lock().unwrap_or_else(|e| e.into_inner());
+            let i = match &state.finished {
+                None => 0,
+                Some(Ok(_)) => 1,
+                Some(Err(_)) => 2,
+            };
+            counts[i] += 1;
+        }
+        ["running", "done", "failed"]
+            .into_iter()
+            .zip(counts)
+            .map(|(state, n)| {
+                bulwark_web::Metric::gauge(
+                    "bulwark_import_jobs",
+                    "Imports started from the admin on this node, by state: running, done, \
+                     failed.",
+                    n as f64,
+                )
+                .with("state", state)
+            })
+            .collect()
+    }
+}
+
 /// One import, as far as it has come.
 pub struct Job {
     pub id: u64,

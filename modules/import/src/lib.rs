@@ -25,7 +25,7 @@ use include_dir::{Dir, include_dir};
 
 use bulwark_site::ModuleManifest;
 use bulwark_store::StoreError;
-use bulwark_web::events::MenuItem;
+use bulwark_web::events::{GatherMetrics, MenuItem};
 use bulwark_web::{Api, Module, ModuleError, SiteSetup};
 
 /// Which of the modules an import feeds the site enables: what their tables
@@ -232,7 +232,16 @@ impl Module for ImportModule {
     }
 
     fn setup(&self, site: &mut SiteSetup<'_>) -> Result<(), ModuleError> {
-        site.provide(Arc::new(admin::Jobs::default()));
+        let jobs = Arc::new(admin::Jobs::default());
+        let counted = jobs.clone();
+        site.observers().on_fold(
+            PRIORITY,
+            move |_: &GatherMetrics, mut metrics: Vec<bulwark_web::Metric>| {
+                metrics.extend(counted.metrics());
+                metrics
+            },
+        );
+        site.provide(jobs);
         site.add_admin_menu_item(
             PRIORITY,
             MenuItem::screen("Import", "/admin/import", "admin_import.tpl"),

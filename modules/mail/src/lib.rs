@@ -35,6 +35,7 @@ use tokio::sync::mpsc;
 
 use bulwark_site::ModuleManifest;
 use bulwark_store::Migration;
+use bulwark_web::events::GatherMetrics;
 use bulwark_web::{Module, ModuleError, SiteSetup};
 
 pub use events::{Queued, SendMail, queue_to_each};
@@ -114,6 +115,17 @@ impl Module for MailModule {
             },
             woken,
         ));
+        let counted = store.clone();
+        site.observers().on_fold(
+            OBSERVER_PRIORITY,
+            move |_: &GatherMetrics, mut metrics: Vec<bulwark_web::Metric>| {
+                match outbox::metrics(&counted, chrono::Utc::now()) {
+                    Ok(outbox) => metrics.extend(outbox),
+                    Err(e) => tracing::warn!("mail: reading the outbox for /metrics: {e}"),
+                }
+                metrics
+            },
+        );
         site.observers()
             .on_first(OBSERVER_PRIORITY, move |send: &SendMail| {
                 let (reply, queued) = Queued::new();

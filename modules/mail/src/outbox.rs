@@ -247,3 +247,55 @@ pub(crate) fn purge_finished(store: &Store, now: DateTime<Utc>) -> Result<u64, S
         )
     })
 }
+
+/// The outbox as a person on call reads it, for `/metrics`: mail by state
+/// (`queued`: not tried yet; `retrying`: tried, waiting for another try;
+/// `failed`: given up on; `sent`: kept [`KEEP_FINISHED`]) and how long the
+/// oldest mail not sent yet has waited (0 with none).
+pub(crate) fn metrics(
+    store: &Store,
+    now: DateTime<Utc>,
+) -> Result<Vec<bulwark_web::Metric>, StoreError> {
+    use bulwark_web::Metric;
+    let row = store.module_read(|sql| {
+        sql.query_one(
+            "SELECT \
+               COALESCE(SUM(CASE WHEN sent_at IS NULL AND next_attempt_at IS NOT NULL \
+                 AND attempts = 0 THEN 1 ELSE 0 END), 0), \
+               COALESCE(SUM(CASE WHEN sent_at IS NULL AND next_attempt_at IS NOT NULL \
+                 AND attempts > 0 THEN 1 ELSE 0 END), 0), \
+               COALESCE(SUM(CASE WHEN sent_at IS NULL AND next_attempt_at IS NULL \
+                 THEN 1 ELSE 0 END), 0), \
+               COALESCE(SUM(CASE WHEN sent_at IS NOT NULL THEN 1 ELSE 0 END), 0), \
+               MIN(CASE WHEN sent_at IS NULL AND next_attempt_at IS NOT NULL \
+                 THEN created_at END) \
+             FROM mail_outbox",
+            &[],
+        )
+    })?;
+    let Some(row) = row else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for (i, state) in ["queued", "retrying", "failed", "sent"].iter().enumerate() {
+        out.push(
+            Metric::gauge(
+                "bulwark_mail_outbox",
+                "Mail in the site's outbox, by state: queued (not tried yet), retrying \
+                 (a send failed; another try is due), failed (given up on), sent (kept \
+                 30 days).",
+                row.int(i) as f64,
+            )
+            .with("state", *state),
+        );
+    }
+    let oldest = row.opt_int(4).map_or(0.0, |created| {
+        (millis(now) - created).max(0) as f64 / 1000.0
+    });
+    out.push(Metric::gauge(
+        "bulwark_mail_outbox_oldest_seconds",
+        "How long the oldest mail not sent yet (queued or retrying) has waited; 0 with none.",
+        oldest,
+    ));
+    Ok(out)
+}

@@ -4,7 +4,8 @@
 //! Every number is one the site keeps anyway (`bulwark_web::core_metrics`:
 //! answers by rule and status class, caches, renders, bottlenecks, database
 //! connections), what modules add through the `GatherMetrics` fold (push,
-//! media, webhooks), and the process's own (memory, open files, CPU). Only
+//! media, webhooks, mail, backups...), the site's storage (database size, free
+//! disk) and the process's own (memory, open files, CPU). Only
 //! the latency histogram costs something per request (two clock reads), and
 //! only on a site that enables this module.
 //!
@@ -15,6 +16,7 @@
 //! address, since the address is then the proxy's.
 
 mod process;
+mod storage;
 mod text;
 
 use std::sync::{Arc, OnceLock};
@@ -135,8 +137,13 @@ impl Controller for MetricsController {
             // Modules' observers may read the database (webhooks): off the
             // runtime's workers.
             let notifier = req.site.notifier().clone();
-            let gathered =
-                tokio::task::spawn_blocking(move || notifier.fold(&GatherMetrics, own)).await;
+            let (site, store) = (req.site.site().clone(), req.site.models().store.clone());
+            let gathered = tokio::task::spawn_blocking(move || {
+                let mut metrics = notifier.fold(&GatherMetrics, own);
+                metrics.extend(storage::metrics(&site, &store));
+                metrics
+            })
+            .await;
             let Ok(mut metrics) = gathered else {
                 return Outcome::from(Problem::internal(
                     "gathering the metrics",

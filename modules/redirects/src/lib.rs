@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 
 use bulwark_site::ModuleManifest;
 use bulwark_store::{DependencyKey, Migration, Store};
-use bulwark_web::events::{CacheFlushed, MenuItem, PathNotFound, QueryPathAsked};
+use bulwark_web::events::{CacheFlushed, GatherMetrics, MenuItem, PathNotFound, QueryPathAsked};
 use bulwark_web::{Api, Module, ModuleError, SiteSetup};
 
 use rules::Rules;
@@ -112,6 +112,17 @@ impl Module for Redirects {
                     let _ = reload.try_send(());
                 }
             });
+        let counted = site.models().store.clone();
+        site.observers().on_fold(
+            PRIORITY,
+            move |_: &GatherMetrics, mut metrics: Vec<bulwark_web::Metric>| {
+                match rules::metrics(&counted) {
+                    Ok(more) => metrics.extend(more),
+                    Err(e) => tracing::warn!("redirects: counting hits for /metrics: {e}"),
+                }
+                metrics
+            },
+        );
         site.provide(rules);
         site.add_admin_menu_item(
             PRIORITY,

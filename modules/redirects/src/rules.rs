@@ -377,6 +377,53 @@ pub fn remove(store: &Store, id: i64) -> Result<bool, StoreError> {
     })
 }
 
+/// How many of the rules hit most `/metrics` names.
+const TOP_RULES: i64 = 10;
+
+/// The rules as a person on call reads them, for `/metrics`: how many there
+/// are, their hits (written by every node), and the ten hit most by their
+/// old path (cut to 200 characters).
+pub fn metrics(store: &Store) -> Result<Vec<bulwark_web::Metric>, StoreError> {
+    use bulwark_web::Metric;
+    let (all, top) = store.module_read(|sql| {
+        let all = sql.query_one(
+            "SELECT COUNT(*), CAST(COALESCE(SUM(hits), 0) AS BIGINT) FROM redirect",
+            &[],
+        )?;
+        let top = sql.query(
+            "SELECT from_path, hits FROM redirect WHERE hits > 0 \
+             ORDER BY hits DESC, from_path LIMIT $1",
+            &[TOP_RULES.into()],
+        )?;
+        Ok((all, top))
+    })?;
+    let (rules, hits) = all.map_or((0, 0), |r| (r.int(0), r.int(1)));
+    let mut out = vec![
+        Metric::gauge(
+            "bulwark_redirect_rules",
+            "Redirect rules (old paths that moved or are gone).",
+            rules as f64,
+        ),
+        Metric::counter(
+            "bulwark_redirect_hits_total",
+            "Requests answered by a redirect rule, by every node (written every few seconds).",
+            u64::try_from(hits).unwrap_or(0),
+        ),
+    ];
+    for row in top {
+        let from: String = row.text(0).chars().take(200).collect();
+        out.push(
+            Metric::counter(
+                "bulwark_redirect_rule_hits_total",
+                "The redirect rules hit most, by old path (the ten most).",
+                u64::try_from(row.int(1)).unwrap_or(0),
+            )
+            .with("from", from),
+        );
+    }
+    Ok(out)
+}
+
 /// Writes counted hits.
 pub fn add_hits(store: &Store, hits: &[(i64, u64)]) -> Result<(), StoreError> {
     let now = chrono::Utc::now().timestamp_millis();

@@ -423,6 +423,47 @@ async fn record(store: &Store, results: Vec<Tried>) -> Result<(), StoreError> {
         .await
 }
 
+/// The messages as a person on call reads them, for `/metrics`: per endpoint
+/// (its id; a site has few), by state: `queued` (not tried yet), `retrying`
+/// (an attempt failed; another is due), `failed` (given up on), `delivered`
+/// (kept a while).
+pub(crate) fn metrics(store: &Store) -> Result<Vec<bulwark_web::Metric>, StoreError> {
+    use bulwark_web::Metric;
+    let rows = store.module_read(|sql| {
+        sql.query(
+            "SELECT e.id, \
+               COALESCE(SUM(CASE WHEN d.state = 'pending' AND d.attempts = 0 THEN 1 ELSE 0 END), 0), \
+               COALESCE(SUM(CASE WHEN d.state = 'pending' AND d.attempts > 0 THEN 1 ELSE 0 END), 0), \
+               COALESCE(SUM(CASE WHEN d.state = 'failed' THEN 1 ELSE 0 END), 0), \
+               COALESCE(SUM(CASE WHEN d.state = 'delivered' THEN 1 ELSE 0 END), 0) \
+             FROM webhook_endpoint e LEFT JOIN webhook_delivery d ON d.endpoint_id = e.id \
+             GROUP BY e.id ORDER BY e.id",
+            &[],
+        )
+    })?;
+    let mut out = Vec::new();
+    for row in rows {
+        let endpoint = row.int(0).to_string();
+        for (i, state) in ["queued", "retrying", "failed", "delivered"]
+            .iter()
+            .enumerate()
+        {
+            out.push(
+                Metric::gauge(
+                    "bulwark_webhook_messages",
+                    "Webhook messages kept, by endpoint (its id) and state: queued (not \
+                     tried yet), retrying (an attempt failed; another is due), failed (given \
+                     up on), delivered.",
+                    row.int(i + 1) as f64,
+                )
+                .with("endpoint", endpoint.clone())
+                .with("state", *state),
+            );
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

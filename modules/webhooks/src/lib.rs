@@ -135,30 +135,8 @@ impl Module for Webhooks {
         let counted = store.clone();
         site.observers()
             .on_fold(500, move |_: &GatherMetrics, mut metrics: Vec<Metric>| {
-                let rows = counted.module_read(|sql| {
-                    sql.query(
-                        "SELECT state, COUNT(*) FROM webhook_delivery GROUP BY state",
-                        &[],
-                    )
-                });
-                match rows {
-                    Ok(rows) => {
-                        for state in ["pending", "failed", "delivered"] {
-                            let n = rows
-                                .iter()
-                                .find(|r| r.text(0) == state)
-                                .map_or(0, |r| r.int(1));
-                            metrics.push(
-                                Metric::gauge(
-                                    "bulwark_webhook_messages",
-                                    "Webhook messages kept, by state: pending (queued or \
-                                     waiting for a retry), failed (given up), delivered.",
-                                    n as f64,
-                                )
-                                .with("state", state),
-                            );
-                        }
-                    }
+                match deliver::metrics(&counted) {
+                    Ok(more) => metrics.extend(more),
                     Err(e) => tracing::warn!("webhooks: counting messages for /metrics: {e}"),
                 }
                 metrics

@@ -153,6 +153,7 @@ pub async fn respond(req: &RequestCtx<'_>, outcome: Outcome) -> Answer {
             if let Some(moved) = moved_instead(req.site, req.parts) {
                 return Answer::unsecured(moved);
             }
+            req.site.counters().not_found(req.parts.uri.path());
             match not_found_page(req).await {
                 Ok(page) => page,
                 Err(answer) => return answer,
