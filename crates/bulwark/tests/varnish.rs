@@ -125,8 +125,14 @@ fn a_change_purges_exactly_the_pages_that_showed_it_from_varnish() {
     );
     assert_eq!(direct.headers()["surrogate-control"], "max-age=3600");
 
-    // Both pages end up in Varnish.
-    for page in [&alpha_page, &beta_page, &"/about".to_owned()] {
+    // The pages end up in Varnish.
+    let pages = [
+        alpha_page.as_str(),
+        beta_page.as_str(),
+        "/en/about",
+        "/nl/about",
+    ];
+    for page in pages {
         eventually_blocking("Varnish keeps the page", Duration::from_secs(30), || {
             through(vport, page).filter(|(_, hit)| *hit)
         });
@@ -160,9 +166,36 @@ fn a_change_purges_exactly_the_pages_that_showed_it_from_varnish() {
     let (body, hit) = through(vport, &beta_page).unwrap();
     assert!(hit && body.contains("Beta"), "Beta's page stays in Varnish");
     assert!(
-        through(vport, "/about").unwrap().1,
-        "/about stays in Varnish"
+        through(vport, "/en/about").unwrap().1,
+        "/en/about stays in Varnish"
     );
+
+    // `bulwark purge --url /about` takes the page in both languages from
+    // Varnish (each in every encoding Varnish keeps: it purges by key), and
+    // nothing else.
+    for page in ["/nl/about", "/en/features"] {
+        eventually_blocking("Varnish keeps the page", Duration::from_secs(30), || {
+            through(vport, page).filter(|(_, hit)| *hit)
+        });
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_bulwark"))
+        .current_dir(dir.path())
+        .args(["purge", "default", "--url", "/about"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for page in ["/en/about", "/nl/about"] {
+        eventually_blocking("the page leaves Varnish", Duration::from_secs(10), || {
+            through(vport, page).filter(|(_, hit)| !hit)
+        });
+    }
+    for page in [beta_page.as_str(), "/en/features"] {
+        assert!(through(vport, page).unwrap().1, "{page} stays in Varnish");
+    }
 
     // `bulwark purge --all` reaches Varnish too.
     let out = Command::new(env!("CARGO_BIN_EXE_bulwark"))

@@ -18,6 +18,19 @@ use bulwark_depcache::DependencyKey;
 
 use crate::model::ResourceId;
 
+/// A page's address without its language prefix (`/about`, or
+/// `/articles?page=2` with its query): every cached copy of that page, in each
+/// language and encoding, depends on it, so flushing it (`bulwark purge
+/// --url`) reaches them all, on every cache that hears of flushes (another
+/// node's, the cache in front through its surrogate key).
+pub fn address(path: &str, query: &str) -> DependencyKey {
+    if query.is_empty() {
+        DependencyKey::from(format!("url:{path}"))
+    } else {
+        DependencyKey::from(format!("url:{path}?{query}"))
+    }
+}
+
 /// The resource with this id: created, updated or deleted.
 pub fn resource(id: ResourceId) -> DependencyKey {
     DependencyKey::from(format!("rsc:{id}"))

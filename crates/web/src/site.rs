@@ -86,6 +86,10 @@ pub(crate) struct Load {
     pub(crate) measure_latency: bool,
     /// Surrogate keys for a cache in front ([`SiteSetup::send_surrogate_keys`](crate::SiteSetup::send_surrogate_keys)).
     pub(crate) surrogate: Option<crate::Surrogate>,
+    /// The hold on the store this load uses: a store a reload replaced
+    /// closes once every load made on it is gone.
+    #[expect(dead_code, reason = "held, never read: dropping it is the signal")]
+    pub(crate) store_in_use: crate::stores::StoreInUse,
 }
 
 /// The parts a site is built from (`table.rs`).

@@ -7,11 +7,9 @@ use std::sync::atomic::Ordering;
 use serde::{Deserialize, Serialize};
 
 use bulwark_store::ResourceId;
-use bulwark_template::ModelKey;
 
 use crate::events::GatherFigures;
 use crate::figures::{Figures, PoolUse};
-use crate::language::SiteLanguages;
 use crate::site::SiteRuntime;
 
 /// One running site, as `bulwark status` shows it. Counts are since the
@@ -109,14 +107,11 @@ pub enum Purge {
 
 impl Purge {
     pub(crate) fn apply(&self, site: &SiteRuntime) {
-        let cache = &site.models().cache;
         match self {
             Purge::Url(url) => {
                 let (path, query) = url.split_once('?').unwrap_or((url, ""));
-                let names = &site.config().languages;
-                for (language, path) in cached_copies(site.languages(), names, path) {
-                    cache.flush(&ModelKey::page(language, &path, query));
-                }
+                let key = crate::page_cache::address_key(site.languages(), path, query);
+                crate::stores::flush(site.models(), site.notifier(), vec![key]);
             }
             Purge::Resource(id) => {
                 let key = bulwark_store::dependency::resource(ResourceId(*id));
@@ -127,34 +122,9 @@ impl Purge {
     }
 }
 
-/// Where the page at `path` is cached, in each of the site's languages
-/// (`names`): at `path` itself (a site without language URLs keeps one copy
-/// per language there), and on a site with language URLs at each language's
-/// prefix. There `path` may name the page with a prefix (`/nl/about`) or
-/// without (`/about`): either way every language's copy is meant.
-fn cached_copies<'a>(
-    languages: &SiteLanguages,
-    names: &'a [String],
-    path: &str,
-) -> Vec<(&'a str, String)> {
-    let bare = languages.split(path).map_or(path, |(_, rest)| rest);
-    let mut copies = Vec::new();
-    for (index, language) in names.iter().enumerate() {
-        copies.push((language.as_str(), bare.to_owned()));
-        if languages.prefixed() {
-            // `/nl` + `/` is `/nl/`, the language's front page.
-            copies.push((
-                language.as_str(),
-                format!("{}{bare}", languages.prefix(index)),
-            ));
-        }
-    }
-    copies
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::language::SiteLanguages;
     use std::path::Path;
 
     fn config(more: &str) -> bulwark_site::SiteConfig {
@@ -163,43 +133,27 @@ mod tests {
             .unwrap()
     }
 
-    fn variants(config: &bulwark_site::SiteConfig, path: &str) -> Vec<(String, String)> {
-        cached_copies(&SiteLanguages::new(config), &config.languages, path)
-            .into_iter()
-            .map(|(l, p)| (l.to_owned(), p))
-            .collect()
-    }
-
     #[test]
     fn a_purged_url_means_the_page_in_every_language_with_or_without_its_prefix() {
-        let owned = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
-            pairs
-                .iter()
-                .map(|(l, p)| ((*l).into(), (*p).into()))
-                .collect()
+        let key = |config: &bulwark_site::SiteConfig, url: &str| {
+            let (path, query) = url.split_once('?').unwrap_or((url, ""));
+            crate::page_cache::address_key(&SiteLanguages::new(config), path, query)
         };
         let prefixed = config("[language]\nurls = \"prefix\"\n");
-        let about = owned(&[
-            ("en", "/about"),
-            ("en", "/en/about"),
-            ("nl", "/about"),
-            ("nl", "/nl/about"),
-        ]);
-        assert_eq!(variants(&prefixed, "/about"), about);
-        assert_eq!(variants(&prefixed, "/nl/about"), about);
-        assert_eq!(
-            variants(&prefixed, "/en"),
-            owned(&[("en", "/"), ("en", "/en/"), ("nl", "/"), ("nl", "/nl/")])
-        );
+        let about = key(&prefixed, "/about");
+        assert_eq!(about.as_str(), "url:/about");
+        assert_eq!(key(&prefixed, "/nl/about"), about);
+        assert_eq!(key(&prefixed, "/en/about"), about);
+        assert_eq!(key(&prefixed, "/en").as_str(), "url:/");
+        assert_eq!(key(&prefixed, "/nl/").as_str(), "url:/");
         // `/nlx` is not `/nl` plus something.
+        assert_eq!(key(&prefixed, "/nlx").as_str(), "url:/nlx");
         assert_eq!(
-            variants(&prefixed, "/nlx")[1],
-            ("en".into(), "/en/nlx".into())
+            key(&prefixed, "/nl/articles?page=2").as_str(),
+            "url:/articles?page=2"
         );
+        // Without language URLs a path is taken as it is.
         let negotiated = config("");
-        assert_eq!(
-            variants(&negotiated, "/about"),
-            owned(&[("en", "/about"), ("nl", "/about")])
-        );
+        assert_eq!(key(&negotiated, "/nl/about").as_str(), "url:/nl/about");
     }
 }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::oneshot;
 
 use bulwark_depcache::DependencyKey;
 use bulwark_notify::Notifier;
@@ -30,10 +31,32 @@ pub(crate) struct OpenStore {
     pub counters: Arc<crate::counters::Counters>,
 }
 
+/// A load's hold on the store it was made on (the site's runtime keeps it):
+/// a store a reload replaced is closed once the last hold is gone, that is
+/// once the load that used it was replaced and its last request ended.
+#[derive(Clone)]
+pub(crate) struct StoreInUse(
+    #[expect(
+        dead_code,
+        reason = "held, never read: dropping the last is the signal"
+    )]
+    Arc<oneshot::Sender<()>>,
+);
+
+/// A store as [`SiteStores`] keeps it: the settings it was opened with, and
+/// the holds on it.
+struct Opened {
+    settings: DatabaseSettings,
+    open: OpenStore,
+    in_use: StoreInUse,
+    /// Ends when every [`StoreInUse`] is gone.
+    unused: oneshot::Receiver<()>,
+}
+
 /// Open stores by site name, with the settings they were opened with.
 #[derive(Default)]
 pub(crate) struct SiteStores {
-    open: Mutex<HashMap<String, (DatabaseSettings, OpenStore)>>,
+    open: Mutex<HashMap<String, Opened>>,
     /// The presence rows this server keeps ([`refuse_shared_database`]).
     present: Arc<Mutex<Vec<(Store, String)>>>,
     /// The certificates served over TLS (they outlive reloads too).
@@ -47,7 +70,7 @@ impl SiteStores {
     pub async fn close(&self) {
         let open: Vec<OpenStore> = std::mem::take(&mut *self.open.lock().expect("stores"))
             .into_values()
-            .map(|(_, open)| open)
+            .map(|opened| opened.open)
             .collect();
         for open in open {
             retire(&self.present, &open.models.store).await;
@@ -67,17 +90,18 @@ impl SiteStores {
 
     /// The site's store, opening its database the first time (or when its
     /// `[database]` settings changed) with [`open_site_store`], then running the
-    /// enabled modules' [`Module::start_serving`] hooks.
+    /// enabled modules' [`Module::start_serving`] hooks; and a hold on it for
+    /// the load that will use it.
     pub async fn open(
         &self,
         site: &Arc<Site>,
         modules: &[Arc<dyn Module>],
-    ) -> Result<OpenStore, OpenError> {
+    ) -> Result<(OpenStore, StoreInUse), OpenError> {
         let settings = site.config.database.clone();
-        if let Some((open_with, open)) = self.open.lock().expect("stores").get(site.name().as_str())
-            && *open_with == settings
+        if let Some(opened) = self.open.lock().expect("stores").get(site.name().as_str())
+            && opened.settings == settings
         {
-            return Ok(open.clone());
+            return Ok((opened.open.clone(), opened.in_use.clone()));
         }
         let store = open_site_store(site, modules).await?;
         let open = match self.start(site, modules, store.clone()).await {
@@ -87,21 +111,45 @@ impl SiteStores {
                 return Err(e);
             }
         };
-        let replaced = self
-            .open
-            .lock()
-            .expect("stores")
-            .insert(site.name().to_string(), (settings, open.clone()));
-        if let Some((_, old)) = replaced {
-            // The site now uses another database; requests that began on
-            // the old one finish first.
+        let (held, unused) = oneshot::channel();
+        let in_use = StoreInUse(Arc::new(held));
+        let replaced = self.open.lock().expect("stores").insert(
+            site.name().to_string(),
+            Opened {
+                settings,
+                open: open.clone(),
+                in_use: in_use.clone(),
+                unused,
+            },
+        );
+        if let Some(old) = replaced {
+            // The site now uses another database. The old store closes when
+            // the last load made on it is gone: the reload swaps this new
+            // load in, and the requests that began on the old one end.
+            let Opened {
+                open: old,
+                in_use: held,
+                unused,
+                ..
+            } = old;
+            drop(held);
             let present = self.present.clone();
+            let name = site.name().to_string();
             tokio::spawn(async move {
-                tokio::time::sleep(REPLACED_STORE_GRACE).await;
+                if tokio::time::timeout(REPLACED_STORE_MOST, unused)
+                    .await
+                    .is_err()
+                {
+                    tracing::warn!(
+                        site = %name,
+                        "closing the database the site used before its [database] changed, \
+                         although requests that began on it (push connections) still run"
+                    );
+                }
                 retire(&present, &old.models.store).await;
             });
         }
-        Ok(open)
+        Ok((open, in_use))
     }
 
     /// Starts serving a site from its opened `store`: the shared-database
@@ -222,8 +270,9 @@ pub async fn open_site_store(
 }
 
 /// How long a store the site no longer uses (its `[database]` changed) stays
-/// open for the requests that began on it.
-const REPLACED_STORE_GRACE: Duration = Duration::from_secs(30);
+/// open at most for the requests that began on it (a push connection may last
+/// hours; it is not let to keep the old database open that long).
+const REPLACED_STORE_MOST: Duration = Duration::from_secs(600);
 
 /// How often a server on PostgreSQL says it is there, and how long after its
 /// last word it counts as gone.

@@ -277,13 +277,14 @@ async fn serve_site(
 ) -> Result<ServedSite, LoadError> {
     let file = site.dir.join("site.toml");
     let enabled = enabled_modules(&site, modules);
-    let open = stores
-        .open(&site, &enabled)
-        .await
-        .map_err(|source| LoadError::Data {
-            site: site.name().to_string(),
-            source,
-        })?;
+    let (open, store_in_use) =
+        stores
+            .open(&site, &enabled)
+            .await
+            .map_err(|source| LoadError::Data {
+                site: site.name().to_string(),
+                source,
+            })?;
     let policy =
         Arc::new(site_policy(&site).map_err(|(key, problem)| {
             SiteError::invalid(&file, &format!("access.{key}"), problem)
@@ -390,6 +391,7 @@ async fn serve_site(
             counters: open.counters,
             measure_latency,
             surrogate,
+            store_in_use,
         },
         dev: options.dev,
         site,

@@ -476,3 +476,49 @@ async fn readyz_turns_503_while_the_database_refuses_connections_and_back_when_i
     .await
     .unwrap();
 }
+
+/// A reload that changes `[database]` opens a new store; the old one stays
+/// open while a request that began on it runs (here a comment whose body is
+/// still coming: the server asked for it with `100 Continue`), and closes
+/// as soon as that request ends, not after a fixed wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_a_reload_replaced_closes_when_its_last_request_ends() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let s = start_starter_site(|_| {}).await;
+    let old = s.models["default"].store.clone();
+    let mut conn = tokio::net::TcpStream::connect(s.addr).await.unwrap();
+    conn.write_all(
+        b"POST /api/comments HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+          Expect: 100-continue\r\nContent-Length: 400\r\n\r\n",
+    )
+    .await
+    .unwrap();
+    let mut head = [0u8; 25];
+    conn.read_exact(&mut head).await.unwrap();
+    assert_eq!(
+        &head, b"HTTP/1.1 100 Continue\r\n\r\n",
+        "the body is asked for"
+    );
+    conn.write_all(b"{\"body\": \"half a comm").await.unwrap();
+
+    let toml = s.sites().join("default/site.toml");
+    let text = std::fs::read_to_string(&toml).unwrap();
+    write(
+        &toml,
+        &text.replacen("[database]\n", "[database]\nsqlite_readers = 2\n", 1),
+    );
+    s.reload().await;
+    let front = get(s.addr, "localhost", "/en/").await;
+    assert_eq!(front.status, 200, "the new store serves");
+    assert!(
+        futures_util::FutureExt::now_or_never(old.closed()).is_none(),
+        "the old store is open while the request runs"
+    );
+
+    drop(conn);
+    tokio::time::timeout(Duration::from_secs(10), old.closed())
+        .await
+        .expect("the old store closes when its last request ends");
+    s.shutdown().await;
+}

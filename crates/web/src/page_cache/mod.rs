@@ -83,6 +83,18 @@ fn cache_key(req: &RequestCtx<'_>) -> ModelKey {
     )
 }
 
+/// The dependency key every cached copy of the page at `path` shares: its
+/// address without the language prefix (`/nl/about` and `/about` are one
+/// page in two languages), with its query string.
+pub(crate) fn address_key(
+    languages: &crate::language::SiteLanguages,
+    path: &str,
+    query: &str,
+) -> bulwark_store::DependencyKey {
+    let bare = languages.split(path).map_or(path, |(_, rest)| rest);
+    bulwark_store::dependency::address(bare, query)
+}
+
 fn found(page: &Arc<CachedPage>) -> Outcome {
     found_as(page, false)
 }
@@ -170,6 +182,14 @@ pub async fn serve(
             leader
         }
     };
+    // Read before the render, as the models' serials are: a purge of the
+    // address while it renders keeps this copy out of the cache.
+    let address = address_key(
+        req.site.languages(),
+        req.parts.uri.path(),
+        req.parts.uri.query().unwrap_or(""),
+    );
+    let address_serial = cache.serial(&address);
     match render.await {
         // The render queue was full.
         (outcome, None) => unavailable(leader, outcome),
@@ -182,7 +202,8 @@ pub async fn serve(
             }),
             Some(scope),
         ) => {
-            let deps = scope.dependencies();
+            let mut deps = scope.dependencies();
+            deps.push((address, address_serial));
             let surrogate_keys = req.site.surrogate().map(|s| {
                 s.header_value(req.site.site().name().as_str(), deps.iter().map(|(k, _)| k))
             });
