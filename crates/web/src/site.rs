@@ -89,7 +89,26 @@ pub(crate) struct Load {
     /// The hold on the store this load uses: a store a reload replaced
     /// closes once every load made on it is gone.
     #[expect(dead_code, reason = "held, never read: dropping it is the signal")]
-    pub(crate) store_in_use: crate::stores::StoreInUse,
+    pub(crate) store_in_use: StoreInUse,
+}
+
+/// A load's hold on the store it was made on (the site's runtime keeps it):
+/// a store a reload replaced is closed once the last hold is gone, that is
+/// once the load that used it was replaced and its last request ended.
+#[derive(Clone)]
+pub(crate) struct StoreInUse(
+    #[expect(
+        dead_code,
+        reason = "held, never read: dropping the last is the signal"
+    )]
+    Arc<tokio::sync::oneshot::Sender<()>>,
+);
+
+impl StoreInUse {
+    /// The first hold; the receiver of `held` ends when the last is gone.
+    pub(crate) fn new(held: tokio::sync::oneshot::Sender<()>) -> StoreInUse {
+        StoreInUse(Arc::new(held))
+    }
 }
 
 /// The parts a site is built from (`table.rs`).

@@ -19,6 +19,7 @@ use crate::error::OpenError;
 use crate::events::{CacheFlushed, ResourceChanged};
 use crate::module::Module;
 use crate::notifier::SiteNotifier;
+use crate::site::StoreInUse;
 
 /// A site's open store, and where its change task finds the site's current
 /// observers (a configuration reload swaps them; the task lives on).
@@ -30,18 +31,6 @@ pub(crate) struct OpenStore {
     /// only ever grows while the server runs.
     pub counters: Arc<crate::counters::Counters>,
 }
-
-/// A load's hold on the store it was made on (the site's runtime keeps it):
-/// a store a reload replaced is closed once the last hold is gone, that is
-/// once the load that used it was replaced and its last request ended.
-#[derive(Clone)]
-pub(crate) struct StoreInUse(
-    #[expect(
-        dead_code,
-        reason = "held, never read: dropping the last is the signal"
-    )]
-    Arc<oneshot::Sender<()>>,
-);
 
 /// A store as [`SiteStores`] keeps it: the settings it was opened with, and
 /// the holds on it.
@@ -112,7 +101,7 @@ impl SiteStores {
             }
         };
         let (held, unused) = oneshot::channel();
-        let in_use = StoreInUse(Arc::new(held));
+        let in_use = StoreInUse::new(held);
         let replaced = self.open.lock().expect("stores").insert(
             site.name().to_string(),
             Opened {
