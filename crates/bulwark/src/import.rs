@@ -337,7 +337,7 @@ async fn import_site_data(choice: &SiteChoice, file: &Path, quiet: bool) -> anyh
     };
     let unpacked = match is_tar {
         true => {
-            std::fs::create_dir_all(site.dir.join("data"))?;
+            bulwark_site::private_folder(&site.dir.join("data"))?;
             let dir = tempfile::Builder::new()
                 .prefix("import-")
                 .tempdir_in(site.dir.join("data"))
@@ -416,7 +416,7 @@ pub fn export(args: ExportArgs) -> anyhow::Result<()> {
                         site.name()
                     );
                 };
-                std::fs::create_dir_all(site.dir.join("data"))?;
+                bulwark_site::private_folder(&site.dir.join("data"))?;
                 let data = tempfile::NamedTempFile::new_in(site.dir.join("data"))?;
                 let exported = write_data(Box::new(data.reopen()?)).await??;
                 let out: Box<dyn std::io::Write> = match output {

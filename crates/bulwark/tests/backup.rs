@@ -192,6 +192,27 @@ fn backup_restore_compare(database_a: &str, database_b: &str) {
     let archive = root.join("a.tar.gz");
     ok(&a, &["backup", "default", archive.to_str().unwrap(), "-q"]);
     writer.wait_for_more_than(writer.written.load(Ordering::Relaxed));
+    // For the server's user alone: the archive, the backups folder and one
+    // made there, and on SQLite the database and the folder it is in.
+    let mode = |path: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    };
+    assert_eq!(mode(&archive), 0o600, "{}", archive.display());
+    ok(&a, &["backup", "default", "-q"]);
+    let backups = a.join("sites/default/data/backups");
+    assert_eq!(mode(&backups), 0o700);
+    for made in std::fs::read_dir(&backups).unwrap() {
+        let made = made.unwrap().path();
+        assert_eq!(mode(&made), 0o600, "{}", made.display());
+    }
+    if database_a.is_empty() {
+        let data = a.join("sites/default/data");
+        assert_eq!(mode(&data), 0o700);
+        for file in ["site.db", "site.db-wal", "site.db-shm"] {
+            assert_eq!(mode(&data.join(file)), 0o600, "{file}");
+        }
+    }
     let total = writer.stop();
     let after = content(&a);
     let files = media_files(&a);

@@ -197,6 +197,36 @@ fn a_change_purges_exactly_the_pages_that_showed_it_from_varnish() {
         assert!(through(vport, page).unwrap().1, "{page} stays in Varnish");
     }
 
+    // A reload whose site.toml changed what pages show (the site's title)
+    // takes the site's pages from Varnish: they come back with the new title.
+    eventually_blocking("Varnish keeps the page", Duration::from_secs(30), || {
+        through(vport, "/en/about").filter(|(_, hit)| *hit)
+    });
+    let text = std::fs::read_to_string(&toml).unwrap();
+    std::fs::write(
+        &toml,
+        text.replacen("title = \"Bulwark\"", "title = \"Bulwark, renamed\"", 1),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bulwark"))
+        .current_dir(dir.path())
+        .arg("reload")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for page in [beta_page.as_str(), "/en/about", "/nl/about"] {
+        let (body, hit) = eventually_blocking(
+            "the renamed site leaves Varnish",
+            Duration::from_secs(10),
+            || through(vport, page).filter(|(body, _)| body.contains("Bulwark, renamed")),
+        );
+        assert!(!hit, "{page} rendered again, not kept: {body:.80}");
+    }
+
     // `bulwark purge --all` reaches Varnish too.
     let out = Command::new(env!("CARGO_BIN_EXE_bulwark"))
         .current_dir(dir.path())

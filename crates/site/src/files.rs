@@ -30,6 +30,16 @@ pub fn resolve_inside(root: &Path, rel: &str) -> Option<PathBuf> {
     (path.starts_with(root) && path.is_file()).then_some(path)
 }
 
+/// Makes a folder of a site's own (its `data/`, its backups) for the server's
+/// user alone (0700), creating it and its parents as needed: what it holds
+/// (the database, backups, uploads not yet published) is nobody else's to
+/// read on a shared machine.
+pub fn private_folder(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+}
+
 /// `a/b.css` yes; `/a`, `a/../b`, `a//b`, `.env`, `a\b`, `a\0` no.
 pub fn relative_path_is_safe(rel: &str) -> bool {
     !rel.is_empty()

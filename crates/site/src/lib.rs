@@ -52,7 +52,8 @@ pub use dispatch::{
 };
 pub use error::SiteError;
 pub use files::{
-    LibError, LibFile, LibIndex, LibSource, relative_path_is_safe, resolve_inside, split_lib_path,
+    LibError, LibFile, LibIndex, LibSource, private_folder, relative_path_is_safe, resolve_inside,
+    split_lib_path,
 };
 pub use module::{ManifestError, ModuleManifest, embedded_file};
 

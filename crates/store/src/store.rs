@@ -287,6 +287,37 @@ fn valid_schema_name(s: &str) -> bool {
         && !s.starts_with(|c: char| c.is_ascii_digit())
 }
 
+/// Makes the SQLite file readable by its owner only (0600), creating it so
+/// when it is new; SQLite gives its `-wal` and `-shm` files the database
+/// file's permissions, and those made before are narrowed too.
+fn keep_private(path: &Path) -> Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let failed = |e| {
+        StoreError::Database(DatabaseError::new(
+            format!("making {} readable by its owner only", path.display()),
+            e,
+        ))
+    };
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(failed(e)),
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let file = PathBuf::from(format!("{}{suffix}", path.display()));
+        match std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(failed(e)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn open_sqlite_conn(path: &Path, fsync: bool, reader: bool) -> Result<rusqlite::Connection> {
     let failed =
         |e| StoreError::Database(DatabaseError::new(format!("opening {}", path.display()), e));
@@ -344,6 +375,7 @@ impl Store {
                 let fsync = config.sqlite_fsync_every_commit;
                 let readers = config.pool.sqlite_readers.max(1);
                 tokio::task::spawn_blocking(move || -> Result<Backend> {
+                    keep_private(&path)?;
                     // The writer first: it creates the file and switches it to WAL.
                     let writer = open_sqlite_conn(&path, fsync, false)?;
                     let readers = (0..readers)

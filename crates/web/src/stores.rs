@@ -219,7 +219,7 @@ pub async fn open_site_store(
         Some(url) => StoreConfig::postgres(url, settings.schema.as_deref()),
         None => {
             let path = site.dir.join("data");
-            std::fs::create_dir_all(&path).map_err(|source| OpenError::DataFolder {
+            bulwark_site::private_folder(&path).map_err(|source| OpenError::DataFolder {
                 path: path.clone(),
                 source,
             })?;

@@ -20,6 +20,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, NaiveDateTime, Utc};
@@ -288,7 +289,7 @@ pub fn make(
 ) -> Result<Manifest, BackupError> {
     let data = site_dir.join("data");
     let backups = folder(site_dir);
-    std::fs::create_dir_all(&backups)
+    bulwark_site::private_folder(&backups)
         .map_err(|e| BackupError::io(format!("making {}", backups.display()), e))?;
     let staging = Staging::new(&backups, "making")?;
     let staged = staging.0.join("data");
@@ -315,7 +316,12 @@ pub fn make(
     progress.stage("writing the archive", total);
 
     let partial = dest.with_extension("partial");
-    let file = File::create_new(&partial)
+    // For its owner alone: it holds the whole database.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&partial)
         .map_err(|e| BackupError::io(format!("creating {}", partial.display()), e))?;
     let file = BufWriter::with_capacity(1 << 16, file);
     let sink = if encrypt_to.is_empty() {
@@ -431,7 +437,7 @@ pub fn restore(
     progress: &dyn Progress,
 ) -> Result<Manifest, BackupError> {
     let backups = folder(site_dir);
-    std::fs::create_dir_all(&backups)
+    bulwark_site::private_folder(&backups)
         .map_err(|e| BackupError::io(format!("making {}", backups.display()), e))?;
     let staging = Staging::new(&backups, "restoring")?;
     let mut archive = open(path, identities, progress)?;

@@ -151,7 +151,7 @@ impl SiteBackups {
         progress: &dyn Progress,
     ) -> Result<Backup, BackupError> {
         let dir = self.folder();
-        std::fs::create_dir_all(&dir)
+        bulwark_site::private_folder(&dir)
             .map_err(|e| BackupError::io(format!("making {}", dir.display()), e))?;
         let path = new_path(&dir, &self.site, scheduled, !self.encrypt_to.is_empty())?;
         self.make_at(store, &path, progress)?;

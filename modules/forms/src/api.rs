@@ -82,6 +82,19 @@ async fn list(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Probl
     )))
 }
 
+/// A cell as a spreadsheet will not run it: one that begins with `=`, `+`,
+/// `-`, `@`, a tab or a carriage return (what Excel, LibreOffice and Google
+/// Sheets take for a formula) gets a `'` in front, as OWASP's guidance on CSV
+/// injection says; a plain number (`-5`, `+3.2`) stays as it is.
+fn spreadsheet_safe(cell: &str) -> std::borrow::Cow<'_, str> {
+    let formula = cell.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if formula && cell.parse::<f64>().is_err() {
+        std::borrow::Cow::Owned(format!("'{cell}"))
+    } else {
+        std::borrow::Cow::Borrowed(cell)
+    }
+}
+
 async fn csv(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Problem> {
     let (id, title, definition) = form(req, caller).await?;
     let store = req.site.models().store.clone();
@@ -93,7 +106,9 @@ async fn csv(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Proble
     let mut head: Vec<String> = definition.fields.iter().map(|f| f.label.clone()).collect();
     head.extend(["Sent".to_owned(), "From".to_owned()]);
     let write_failed = |e: csv::Error| Problem::internal("writing the CSV file", &e);
-    writer.write_record(&head).map_err(write_failed)?;
+    writer
+        .write_record(head.iter().map(|cell| spreadsheet_safe(cell).into_owned()))
+        .map_err(write_failed)?;
     for submission in &all {
         let mut row: Vec<String> = definition
             .fields
@@ -108,7 +123,9 @@ async fn csv(req: &RequestCtx<'_>, caller: Caller<'_>) -> Result<Outcome, Proble
             .collect();
         row.push(submission.created.to_rfc3339());
         row.push(submission.address.clone().unwrap_or_default());
-        writer.write_record(&row).map_err(write_failed)?;
+        writer
+            .write_record(row.iter().map(|cell| spreadsheet_safe(cell).into_owned()))
+            .map_err(write_failed)?;
     }
     let bytes = writer
         .into_inner()
@@ -240,4 +257,30 @@ pub(crate) fn api() -> &'static Api {
             )
     });
     &API
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_a_spreadsheet_would_run_get_a_quote_and_numbers_do_not() {
+        for (typed, written) in [
+            (
+                "=HYPERLINK(\"http://evil.example\")",
+                "'=HYPERLINK(\"http://evil.example\")",
+            ),
+            ("+1+cmd|' /C calc'!A0", "'+1+cmd|' /C calc'!A0"),
+            ("-2+3", "'-2+3"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\t=1", "'\t=1"),
+            ("\r=1", "'\r=1"),
+            ("-5", "-5"),
+            ("+3.25", "+3.25"),
+            ("Ann = Bob", "Ann = Bob"),
+            ("", ""),
+        ] {
+            assert_eq!(spreadsheet_safe(typed), written, "{typed:?}");
+        }
+    }
 }

@@ -82,7 +82,7 @@ impl NewRule {
         }
         if let Some(to) = to {
             let lower = to.to_ascii_lowercase();
-            if !(to.starts_with('/') && !to.starts_with("//")
+            if !(bulwark_http::is_site_path(to)
                 || lower.starts_with("http://")
                 || lower.starts_with("https://"))
             {
@@ -522,6 +522,7 @@ mod tests {
                 .contains("a target is a path")
         );
         assert!(NewRule::new("/old", Some("//evil.example"), None, None).is_err());
+        assert!(NewRule::new("/old", Some("/\\evil.example"), None, None).is_err());
         assert!(
             NewRule::new("/old", Some("/old"), None, None)
                 .unwrap_err()

@@ -23,7 +23,7 @@ impl Origin {
     /// `url` on the canonical host when it is a path of this site (with
     /// what follows it: a query, a fragment, a srcset's width), else as it is.
     fn absolute(&self, url: &str) -> String {
-        match is_path(url) {
+        match bulwark_http::is_site_path(url) {
             true => format!("{}{url}", self.0),
             false => url.to_owned(),
         }
@@ -89,7 +89,10 @@ fn absolute_links(html: &str, origin: &Origin) -> String {
         let mut copied = 0;
         for found in bulwark_store::stored_tags(&out, tag) {
             let local = |name: &str, value: &str| {
-                attributes.contains(&name) && value.split(',').any(|v| is_path(v.trim()))
+                attributes.contains(&name)
+                    && value
+                        .split(',')
+                        .any(|v| bulwark_http::is_site_path(v.trim()))
             };
             if !found.attrs.iter().any(|(n, v)| local(n, v)) {
                 continue;
@@ -121,11 +124,6 @@ fn absolute_links(html: &str, origin: &Origin) -> String {
         }
     }
     out
-}
-
-/// A path of this site: `/x`, not `//host/x`.
-fn is_path(url: &str) -> bool {
-    url.starts_with('/') && !url.starts_with("//")
 }
 
 /// `<link rel="alternate" hreflang="..">` for each language the page is in

@@ -1,6 +1,10 @@
 //! Delivering the queued messages: one task per site on every node, off the
 //! request path (a slow or dead receiver slows nothing but its own queue).
 //!
+//! - **Endpoints apart.** Each endpoint due is delivered to by a task of its
+//!   own: a receiver that does not answer delays its own messages only.
+//!   Of an answer, the first 4 KiB are read (for the log) and the rest left
+//!   unread; `timeout_ms` bounds the whole attempt.
 //! - **Once, in order.** An endpoint's messages are sent one at a time, oldest
 //!   first, by the node that holds the endpoint's lease (a row update any node
 //!   can win and renews while it sends), so two nodes never send the same
@@ -21,6 +25,7 @@
 //!   fifty, or per 200 ms): a message delivered just before a crash and not
 //!   yet written is sent again, with its id, so the receiver can drop it.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -39,6 +44,9 @@ const POLL: Duration = Duration::from_millis(250);
 const LEASE: Duration = Duration::from_secs(30);
 /// Characters of a receiver's answer kept.
 const RESPONSE_EXCERPT: usize = 500;
+/// Bytes of a receiver's answer read at most (enough for the excerpt in any
+/// UTF-8); the rest is not read: the connection is closed.
+const RESPONSE_READ: usize = 4 * 1024;
 /// Delivered messages are removed this long after.
 const KEEP_DELIVERED: Duration = Duration::from_secs(30 * 24 * 3600);
 /// The longest wait between two attempts.
@@ -133,6 +141,10 @@ pub(crate) fn spawn(
             return;
         }
     };
+    // The endpoints being delivered to now, each by a task of its own: a
+    // receiver that is slow or dead holds back its own messages, never
+    // another endpoint's.
+    let busy: Arc<parking_lot::Mutex<HashSet<i64>>> = Arc::default();
     store.clone().spawn_while_open(async move {
         let mut last_purge = 0i64;
         loop {
@@ -159,10 +171,19 @@ pub(crate) fn spawn(
                 let Some(endpoint) = current.iter().find(|e| e.id == id && e.active) else {
                     continue;
                 };
-                if let Err(e) = deliver_endpoint(&store, &client, &settings, &node, endpoint).await
-                {
-                    tracing::warn!(endpoint = endpoint.id, "webhooks: {e}");
+                if !busy.lock().insert(id) {
+                    continue; // Its task is still at it.
                 }
+                let (endpoint, busy) = (endpoint.clone(), busy.clone());
+                let (client, node, queue) = (client.clone(), node.clone(), store.clone());
+                store.clone().spawn_while_open(async move {
+                    if let Err(e) =
+                        deliver_endpoint(&queue, &client, &settings, &node, &endpoint).await
+                    {
+                        tracing::warn!(endpoint = endpoint.id, "webhooks: {e}");
+                    }
+                    busy.lock().remove(&endpoint.id);
+                });
             }
             if now_millis() - last_purge > 3_600_000 {
                 last_purge = now_millis();
@@ -319,11 +340,14 @@ async fn send(client: &reqwest::Client, url: &str, key: &[u8], due: &Due) -> Att
     match sent {
         Ok(resp) => {
             let status = resp.status().as_u16();
-            let text = resp.text().await.unwrap_or_default();
+            let head = answer_head(resp).await;
             Attempt {
                 status: Some(status),
                 error: None,
-                response: text.chars().take(RESPONSE_EXCERPT).collect(),
+                response: String::from_utf8_lossy(&head)
+                    .chars()
+                    .take(RESPONSE_EXCERPT)
+                    .collect(),
                 took: started.elapsed(),
             }
         }
@@ -340,6 +364,23 @@ async fn send(client: &reqwest::Client, url: &str, key: &[u8], due: &Due) -> Att
             took: started.elapsed(),
         },
     }
+}
+
+/// The first [`RESPONSE_READ`] bytes of a receiver's answer, for the log:
+/// no more is read whatever it sends (an answer without end, or of 2 GiB,
+/// costs 4 KiB), and the client's timeout bounds how long it may take.
+async fn answer_head(mut resp: reqwest::Response) -> Vec<u8> {
+    let mut head = Vec::new();
+    while head.len() < RESPONSE_READ {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => {
+                let room = RESPONSE_READ - head.len();
+                head.extend_from_slice(&chunk[..chunk.len().min(room)]);
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    head
 }
 
 /// What an attempt gave, to be written.

@@ -150,7 +150,10 @@ async fn answers_are_checked_stored_listed_exported_and_mailed(database: &str) {
         &[
             ("_ticket", &ticket),
             ("name", "Ann Smith"),
-            ("story", "Line one,\nline \"two\""),
+            (
+                "story",
+                "=HYPERLINK(\"http://evil.example\") Line one,\nline \"two\"",
+            ),
             ("email", "ann@example.org"),
             ("age", "41"),
             ("day", "2026-05-31"),
@@ -207,7 +210,8 @@ async fn answers_are_checked_stored_listed_exported_and_mailed(database: &str) {
         lines.next(),
         Some("Your name,Your story,E-mail,Age,Day,Topic,Likes,I agree,Sent,From")
     );
-    assert!(csv.contains("Ann Smith,\"Line one,\nline \"\"two\"\"\",ann@example.org,41,2026-05-31,Help,\"Tea, Coffee\",yes,"), "{csv}");
+    // A cell a spreadsheet would run as a formula begins with a quote.
+    assert!(csv.contains("Ann Smith,\"'=HYPERLINK(\"\"http://evil.example\"\") Line one,\nline \"\"two\"\"\",ann@example.org,41,2026-05-31,Help,\"Tea, Coffee\",yes,"), "{csv}");
 
     // Visitors read none of it.
     let resp = get(

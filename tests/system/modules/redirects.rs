@@ -147,6 +147,17 @@ async fn old_paths_move_and_served_paths_stay_and_hits_are_counted() {
     )
     .await;
     assert_eq!(status, 400, "{body}");
+    // A browser reads `\` as `/`: these lead to another host.
+    for off_site in ["/\\evil.example", "/\t/evil.example", "\\/evil.example"] {
+        let (status, body) = api(
+            &s,
+            "POST",
+            "/api/redirects",
+            Some(json!({"from": "/y", "to": off_site})),
+        )
+        .await;
+        assert_eq!(status, 400, "{off_site:?}: {body}");
+    }
 
     // Removed: the old path is not found again.
     let (_, list) = api(&s, "GET", "/api/redirects", None).await;

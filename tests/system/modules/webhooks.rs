@@ -434,3 +434,144 @@ async fn two_nodes_on_one_database_deliver_each_message_once() {
     );
     accounts::stop_nodes(vec![a, b], &schema).await;
 }
+
+/// The attempts and state of each endpoint's messages, by endpoint id.
+async fn deliveries(s: &TestServer) -> Vec<(i64, i64, String, String)> {
+    s.models["default"]
+        .store
+        .run(|store| {
+            store.module_read(|sql| {
+                Ok(sql
+                    .query(
+                        "SELECT endpoint_id, attempts, state, COALESCE(last_response, '') \
+                         FROM webhook_delivery ORDER BY endpoint_id",
+                        &[],
+                    )?
+                    .iter()
+                    .map(|r| (r.int(0), r.int(1), r.text(2), r.text(3)))
+                    .collect())
+            })
+        })
+        .await
+        .unwrap()
+}
+
+/// Three receivers that take the connection and never answer (the attempt
+/// times out after 8 s) hold back no other endpoint: a fourth, subscribed
+/// last, has its message while theirs are still waiting for an answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn receivers_that_never_answer_hold_back_no_other_endpoint() {
+    let s = starter_api::start_starter(
+        TOKEN,
+        SQLITE,
+        "[webhooks]\nretry_first_ms = 50\ntimeout_ms = 8000\n",
+        |text| text,
+    )
+    .await;
+    let mut silent = Vec::new();
+    for _ in 0..3 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        subscribe(&s, &url, &["resource.published"], &[]).await;
+        // Accepts and keeps every connection, answers nothing.
+        silent.push(tokio::spawn(async move {
+            let mut kept = Vec::new();
+            while let Ok((conn, _)) = listener.accept().await {
+                kept.push(conn);
+            }
+        }));
+    }
+    let answering = Receiver::start(None, &[]).await;
+    let (fourth, _) = subscribe(&s, &answering.url(), &["resource.published"], &[]).await;
+    article(&s, "Told to four", true).await;
+    // Delivered and written down, while the others wait for an answer.
+    let rows = eventually(
+        "the answering endpoint has its message",
+        Duration::from_secs(6),
+        || async {
+            let rows = deliveries(&s).await;
+            rows.iter()
+                .any(|(endpoint, _, state, _)| *endpoint == fourth && state == "delivered")
+                .then_some(rows)
+        },
+    )
+    .await;
+    assert_eq!(answering.delivered().len(), 1);
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    for (endpoint, attempts, state, _) in &rows {
+        if *endpoint == fourth {
+            assert_eq!(state, "delivered");
+        } else {
+            assert_eq!(
+                (*attempts, state.as_str()),
+                (0, "pending"),
+                "endpoint {endpoint} is still waiting for its answer"
+            );
+        }
+    }
+    for task in silent {
+        task.abort();
+    }
+    s.shutdown().await;
+}
+
+/// A receiver that answers 200 and then sends without end is read for its
+/// first 4 KiB (the log keeps 500 characters) and left: the attempt ends at
+/// once, not when the 20 s timeout stops it, and the receiver manages to
+/// send no more than what the sockets' buffers hold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_without_end_is_read_a_few_kib_and_left() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let s = starter_api::start_starter(
+        TOKEN,
+        SQLITE,
+        "[webhooks]\nretry_first_ms = 50\ntimeout_ms = 20000\n",
+        |text| text,
+    )
+    .await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let sent = tokio::spawn(async move {
+        let (mut conn, _) = listener.accept().await.unwrap();
+        let mut request = vec![0u8; 16 * 1024];
+        let _ = conn.read(&mut request).await;
+        conn.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let chunk = vec![b'x'; 64 * 1024];
+        let mut sent = 0u64;
+        // Until the other side closes (or 8 GiB, which it never reaches).
+        while sent < 8 << 30 {
+            if conn.write_all(&chunk).await.is_err() {
+                break;
+            }
+            sent += chunk.len() as u64;
+        }
+        sent
+    });
+    subscribe(&s, &url, &["resource.published"], &[]).await;
+    article(&s, "Told once", true).await;
+    let row = eventually(
+        "the attempt is recorded",
+        Duration::from_secs(10),
+        || async {
+            deliveries(&s)
+                .await
+                .into_iter()
+                .find(|(_, attempts, _, _)| *attempts == 1)
+        },
+    )
+    .await;
+    assert_eq!(row.2, "delivered");
+    assert_eq!(row.3, "x".repeat(500), "the log keeps the first characters");
+    let sent = tokio::time::timeout(Duration::from_secs(10), sent)
+        .await
+        .expect("the receiver's connection is closed")
+        .unwrap();
+    assert!(
+        sent < 64 << 20,
+        "the receiver sent {sent} bytes before it was left"
+    );
+    s.shutdown().await;
+}
