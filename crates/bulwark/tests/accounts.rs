@@ -4,11 +4,11 @@
 
 use crate::common;
 use bulwark_testkit::eventually_blocking;
-use common::{collect, free_port, wait_for};
+use common::{bulwark, collect, free_port, run, wait_for};
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::Duration;
 
 use bulwark_module_auth::accounts;
@@ -16,33 +16,6 @@ use bulwark_module_auth::second_factor;
 use bulwark_module_auth::totp::{self, TotpKey};
 use bulwark_module_auth::{HashCost, HashLimits, Password, Passwords, SecondFactorCheck};
 use bulwark_store::{Store, StoreConfig};
-
-fn bulwark(dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bulwark"));
-    cmd.current_dir(dir)
-        .env("BULWARK_LOG", "warn")
-        .env_remove("BULWARK_ADMIN_PASSWORD")
-        .env_remove("BULWARK_SITES");
-    cmd
-}
-
-/// Runs `bulwark args...` with `stdin` as its standard input.
-fn run(dir: &Path, args: &[&str], stdin: &str) -> Output {
-    let mut child = bulwark(dir)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -344,21 +344,7 @@ fn alerts_fire_when_the_mail_server_is_down_and_the_newest_backup_is_old() {
     let port = free_port();
     let _server = serve(dir.path(), port);
     let bulwark = |args: &[&str], stdin: &str| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_bulwark"))
-            .current_dir(dir.path())
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
+        let out = common::run(dir.path(), args, stdin);
         assert!(
             out.status.success(),
             "{args:?}: {}",

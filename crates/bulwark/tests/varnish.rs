@@ -5,7 +5,7 @@
 //! cached there.
 
 use crate::common;
-use common::{free_port, serve, starter_site};
+use common::{free_port, run_ok, serve, starter_site};
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -178,16 +178,7 @@ fn a_change_purges_exactly_the_pages_that_showed_it_from_varnish() {
             through(vport, page).filter(|(_, hit)| *hit)
         });
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_bulwark"))
-        .current_dir(dir.path())
-        .args(["purge", "default", "--url", "/about"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(dir.path(), &["purge", "default", "--url", "/about"]);
     for page in ["/en/about", "/nl/about"] {
         eventually_blocking("the page leaves Varnish", Duration::from_secs(10), || {
             through(vport, page).filter(|(_, hit)| !hit)
@@ -208,16 +199,7 @@ fn a_change_purges_exactly_the_pages_that_showed_it_from_varnish() {
         text.replacen("title = \"Bulwark\"", "title = \"Bulwark, renamed\"", 1),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_bulwark"))
-        .current_dir(dir.path())
-        .arg("reload")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(dir.path(), &["reload"]);
     for page in [beta_page.as_str(), "/en/about", "/nl/about"] {
         let (body, hit) = eventually_blocking(
             "the renamed site leaves Varnish",
@@ -228,16 +210,7 @@ fn a_change_purges_exactly_the_pages_that_showed_it_from_varnish() {
     }
 
     // `bulwark purge --all` reaches Varnish too.
-    let out = Command::new(env!("CARGO_BIN_EXE_bulwark"))
-        .current_dir(dir.path())
-        .args(["purge", "default", "--all"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(dir.path(), &["purge", "default", "--all"]);
     eventually_blocking("everything leaves Varnish", Duration::from_secs(10), || {
         through(vport, &beta_page).filter(|(_, hit)| !hit)
     });

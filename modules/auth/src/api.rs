@@ -185,17 +185,25 @@ pub(crate) fn api() -> &'static Api {
             .endpoint(
                 Endpoint::new("api_form_ticket", "/api/form-ticket").get(
                     Access::Anyone,
-                    || doc(
-                        "formTicket",
-                        "A ticket for a visitor's post",
-                        "A page's script asks for one when a visitor starts filling a comment \
-                         or a form, and sends it back as the `_ticket` field: a post made sooner \
-                         after its ticket than a person can type is taken for a bot's. Never \
-                         cached.",
-                        None,
-                        ("200", "A ticket", json!({"type": "object", "required": ["ticket"],
-                            "properties": {"ticket": {"type": "string"}}})),
-                    ),
+                    || {
+                        let mut d = doc(
+                            "formTicket",
+                            "A ticket for a visitor's post",
+                            "A page's script asks for one when a visitor starts filling a \
+                             comment or a form (`for`: `form:<id>` or `comments:<page id>`), and \
+                             sends it back as the `_ticket` field: good for one post to that form \
+                             or page within an hour; a post made sooner after its ticket than a \
+                             person can type is taken for a bot's. Never cached.",
+                            None,
+                            ("200", "A ticket", json!({"type": "object", "required": ["ticket"],
+                                "properties": {"ticket": {"type": "string"}}})),
+                        );
+                        d["parameters"] = json!([
+                            {"name": "for", "in": "query", "required": true, "schema":
+                                {"type": "string", "pattern": "^[A-Za-z0-9:_-]{1,64}$"}},
+                        ]);
+                        d
+                    },
                     |req, caller| Box::pin(crate::visitor_posts::form_ticket(req, caller)),
                 ),
             )

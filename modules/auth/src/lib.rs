@@ -240,6 +240,7 @@ impl Module for Auth {
                 logon_throttle.clone(),
                 reset_throttle.clone(),
                 Arc::new(guard.throttle()),
+                Arc::new(guard.ticket_uses()),
             ],
         );
         setup.provide(guard);
@@ -384,7 +385,7 @@ fn csrf_field(state: &minijinja::State) -> minijinja::Value {
 /// Removes ended sessions and throttle windows from the database every ten
 /// minutes, while the site's sessions live (a reload replaces them, and this
 /// task ends).
-fn spawn_sweeper(sessions: &Arc<Sessions>, throttles: [Arc<Throttle>; 3]) {
+fn spawn_sweeper(sessions: &Arc<Sessions>, throttles: [Arc<Throttle>; 4]) {
     let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return; // A command, not a server: nothing to sweep.
     };

@@ -54,6 +54,11 @@ impl ThrottleKey {
     pub fn person(person: bulwark_store::ResourceId) -> ThrottleKey {
         ThrottleKey(format!("person:{}", person.0))
     }
+
+    /// One form ticket (by its tag), for counting its uses.
+    pub fn ticket(tag: &str) -> ThrottleKey {
+        ThrottleKey(format!("use:{tag}"))
+    }
 }
 
 /// One counter's state after an attempt was counted.

@@ -131,10 +131,12 @@ pub async fn post(
         let guard = req.site.state::<Arc<PostGuard>>().ok_or_else(|| {
             StoreError::invalid("comments", "the auth module is not set up on this site")
         })?;
+        let target = ticket_target(rsc);
         let asked = VisitorPost {
             address: req.peer().addr.ip(),
             honeypot: &typed.extra,
             ticket: &typed.ticket,
+            target: &target,
         };
         match guard.check("comment", &asked, settings.limits).await? {
             Verdict::Welcome => {}
@@ -144,7 +146,7 @@ pub async fn post(
             }
             Verdict::NoTicket => {
                 return Ok(Posted::Confirm {
-                    ticket: guard.confirm_ticket(settings.limits).await?,
+                    ticket: guard.confirm_ticket(&target, settings.limits).await?,
                 });
             }
             Verdict::TooMany { retry_after } => return Err(Refused::TooMany(retry_after)),
@@ -408,4 +410,11 @@ impl LiveComments {
             }
         });
     }
+}
+
+/// What a ticket for comments on page `rsc` names (`GET
+/// /api/form-ticket?for=`; `_comments.tpl` writes the same in
+/// `data-ticket-for`).
+fn ticket_target(rsc: ResourceId) -> String {
+    format!("comments:{}", rsc.0)
 }

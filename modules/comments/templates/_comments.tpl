@@ -24,7 +24,7 @@
   <p class="comment-none">{{ _("No comments yet.") }}</p>
   {% endif %}
   {% endcall %}
-  <form method="post" action="{{ url('comment_post') }}" class="form comment-form" data-comment-form>
+  <form method="post" action="{{ url('comment_post') }}" class="form comment-form" data-comment-form data-ticket-for="comments:{{ rsc.id }}">
     <h3>{{ _("Leave a comment") }}</h3>
     <input type="hidden" name="rsc" value="{{ rsc.id }}">
     <input type="hidden" name="parent" value="">

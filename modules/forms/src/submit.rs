@@ -177,6 +177,7 @@ async fn take(
         let ticket = sent.field(TICKET_FIELD).to_owned();
         let address = req.peer().addr.ip();
         let limits = forms.settings.limits;
+        let target = ticket_target(form.id);
         async move {
             if trusted {
                 return Ok(Verdict::Welcome);
@@ -185,6 +186,7 @@ async fn take(
                 address,
                 honeypot: &honeypot,
                 ticket: &ticket,
+                target: &target,
             };
             guard.check("form", &post, limits).await
         }
@@ -198,7 +200,9 @@ async fn take(
         }
         Verdict::NoTicket => {
             return Err(Refusal::Confirm(
-                guard.confirm_ticket(forms.settings.limits).await?,
+                guard
+                    .confirm_ticket(&ticket_target(form.id), forms.settings.limits)
+                    .await?,
             ));
         }
         Verdict::TooMany { retry_after } => return Err(Refusal::TooMany(retry_after)),
@@ -456,4 +460,10 @@ fn tell_by_mail(
         )
         .await;
     });
+}
+
+/// What a ticket for posts to form `id` names (`GET /api/form-ticket?for=`;
+/// `_form.tpl` writes the same in `data-ticket-for`).
+fn ticket_target(id: ResourceId) -> String {
+    format!("form:{}", id.0)
 }

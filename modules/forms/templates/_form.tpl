@@ -9,7 +9,7 @@
 {% if form.error %}
   {% if request.user_id %}<p class="error" role="alert">{{ _("The form “{title}” cannot be shown: {problem}", title=form.title, problem=form.error) }}</p>{% endif %}
 {% else %}
-<form method="post" action="{{ form.action }}" class="form site-form" data-site-form{% if form.multipart %} enctype="multipart/form-data"{% endif %} novalidate>
+<form method="post" action="{{ form.action }}" class="form site-form" data-site-form data-ticket-for="form:{{ form.id }}"{% if form.multipart %} enctype="multipart/form-data"{% endif %} novalidate>
   <input type="hidden" name="_ticket" value="{{ ticket if ticket is defined and ticket else '' }}">
   <div class="form-hp" aria-hidden="true"><label>{{ _("Leave this empty") }} <input name="extra_info" tabindex="-1" autocomplete="off"></label></div>
   {% if request.user_id %}{{ csrf_field() }}{% endif %}

@@ -5,15 +5,13 @@
 
 use std::time::Duration;
 
-use hmac::{Hmac, KeyInit, Mac};
-use sha2::Sha256;
-
 use crate::common::TestServer;
 
-/// A ticket from `GET /api/form-ticket` of site `default`.
-pub async fn fresh_ticket(s: &TestServer) -> String {
+/// A ticket from `GET /api/form-ticket?for=TARGET` of site `default`.
+pub async fn fresh_ticket(s: &TestServer, target: &str) -> String {
     let resp = reqwest::Client::new()
         .get(format!("http://{}/api/form-ticket", s.addr))
+        .query(&[("for", target)])
         .header("Host", "localhost")
         .send()
         .await
@@ -23,9 +21,10 @@ pub async fn fresh_ticket(s: &TestServer) -> String {
     answer["ticket"].as_str().unwrap().to_owned()
 }
 
-/// A ticket issued `age` ago under site `default`'s key.
-pub async fn aged_ticket(s: &TestServer, age: Duration) -> String {
-    fresh_ticket(s).await; // the site makes its key the first time
+/// A ticket for posts to `target` (`form:12`, `comments:42`) issued `age`
+/// ago under site `default`'s key, as the auth module makes them.
+pub async fn aged_ticket(s: &TestServer, target: &str, age: Duration) -> String {
+    fresh_ticket(s, target).await; // the site makes its key the first time
     let key = s.models["default"]
         .store
         .run(|s| s.config_value("secret.auth.form_ticket_key"))
@@ -33,7 +32,5 @@ pub async fn aged_ticket(s: &TestServer, age: Duration) -> String {
         .unwrap()
         .expect("the auth module made its ticket key");
     let issued = chrono::Utc::now().timestamp_millis() as u64 - age.as_millis() as u64;
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(key.as_bytes()).unwrap();
-    mac.update(format!("form ticket\n{issued}").as_bytes());
-    format!("{issued}.{}", hex::encode(mac.finalize().into_bytes()))
+    bulwark_module_auth::visitor_posts::ticket_at(key.as_bytes(), target, issued)
 }

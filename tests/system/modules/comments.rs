@@ -103,7 +103,7 @@ async fn a_comment_waits_then_shows_and_only_its_own_page_is_rendered_again(data
     .await;
     let ids = articles(&s).await;
     let (a, b) = (ids[0], ids[1]);
-    let ticket = aged_ticket(&s, Duration::from_secs(5)).await;
+    let ticket = aged_ticket(&s, &format!("comments:{b}"), Duration::from_secs(5)).await;
 
     // Both pages cached for anonymous visitors.
     page(&s, a).await;
@@ -188,7 +188,12 @@ async fn a_comment_waits_then_shows_and_only_its_own_page_is_rendered_again(data
     assert_eq!(renders(&s), before + 1, "and then comes from the cache");
 
     // Eve was approved once: her next comment, a reply, shows at once.
-    let mut reply = comment(b, "Eve", "Replying <to> myself", &ticket);
+    let mut reply = comment(
+        b,
+        "Eve",
+        "Replying <to> myself",
+        &aged_ticket(&s, &format!("comments:{b}"), Duration::from_secs(5)).await,
+    );
     reply["parent"] = waiting[0]["id"].clone();
     let (status, answer, _) = api(&s, "POST", "/api/comments", Some(reply), false).await;
     assert_eq!(
@@ -266,14 +271,19 @@ async fn bots_are_answered_like_people_and_nothing_of_theirs_is_stored() {
         article,
         "Bot",
         "Buy now",
-        &aged_ticket(&s, Duration::from_secs(5)).await,
+        &aged_ticket(&s, &format!("comments:{article}"), Duration::from_secs(5)).await,
     );
     filled["extra_info"] = json!("http://spam.example");
     let (status, answer, _) = api(&s, "POST", "/api/comments", Some(filled), false).await;
     assert_eq!((status, answer["status"].as_str()), (202, Some("pending")));
 
     // Posted within a second of its ticket: the same.
-    let fast = comment(article, "Bot", "Quick", &fresh_ticket(&s).await);
+    let fast = comment(
+        article,
+        "Bot",
+        "Quick",
+        &fresh_ticket(&s, &format!("comments:{article}")).await,
+    );
     let (status, answer, _) = api(&s, "POST", "/api/comments", Some(fast), false).await;
     assert_eq!((status, answer["status"].as_str()), (202, Some("pending")));
 
@@ -287,7 +297,7 @@ async fn bots_are_answered_like_people_and_nothing_of_theirs_is_stored() {
     );
 
     // A person (a ticket as old as the typing took) is stored...
-    let person = aged_ticket(&s, Duration::from_secs(30)).await;
+    let person = aged_ticket(&s, &format!("comments:{article}"), Duration::from_secs(30)).await;
     let (status, _, _) = api(
         &s,
         "POST",
@@ -308,7 +318,12 @@ async fn bots_are_answered_like_people_and_nothing_of_theirs_is_stored() {
             &s,
             "POST",
             "/api/comments",
-            Some(comment(article, "Flood", &format!("again {n}"), &person)),
+            Some(comment(
+                article,
+                "Flood",
+                &format!("again {n}"),
+                &aged_ticket(&s, &format!("comments:{article}"), Duration::from_secs(30)).await,
+            )),
             false,
         )
         .await;
@@ -376,7 +391,7 @@ async fn a_browser_without_script_confirms_and_wrong_fields_are_named() {
     assert!(!ticket.is_empty());
 
     // Posted with it (a person reads it over first): 303 to its place.
-    let person = aged_ticket(&s, Duration::from_secs(5)).await;
+    let person = aged_ticket(&s, &format!("comments:{article}"), Duration::from_secs(5)).await;
     let resp = form(&[("_ticket", &person)]).await.unwrap();
     assert_eq!(resp.status().as_u16(), 303);
     let location = resp.headers()["location"].to_str().unwrap().to_owned();
@@ -392,7 +407,15 @@ async fn a_browser_without_script_confirms_and_wrong_fields_are_named() {
         ("url", "javascript:alert(1)", "a web address starts with"),
         ("name", "", "say who you are"),
     ] {
-        let resp = form(&[(field, value), ("_ticket", &person)]).await.unwrap();
+        let resp = form(&[
+            (field, value),
+            (
+                "_ticket",
+                &aged_ticket(&s, &format!("comments:{article}"), Duration::from_secs(5)).await,
+            ),
+        ])
+        .await
+        .unwrap();
         assert_eq!(resp.status().as_u16(), 400, "{field}");
         let text = resp.text().await.unwrap();
         assert!(text.contains(words), "{field}: {text}");
@@ -402,7 +425,8 @@ async fn a_browser_without_script_confirms_and_wrong_fields_are_named() {
         &s,
         "POST",
         "/api/comments",
-        Some(json!({"rsc": article, "name": "N", "email": "bad", "body": "x", "_ticket": person})),
+        Some(json!({"rsc": article, "name": "N", "email": "bad", "body": "x",
+            "_ticket": aged_ticket(&s, &format!("comments:{article}"), Duration::from_secs(5)).await})),
         false,
     )
     .await;

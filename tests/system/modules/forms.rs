@@ -111,7 +111,7 @@ async fn answers_are_checked_stored_listed_exported_and_mailed(database: &str) {
     }
 
     // Wrong answers: each named, what was typed kept.
-    let ticket = aged_ticket(&s, Duration::from_secs(10)).await;
+    let ticket = aged_ticket(&s, &format!("form:{form}"), Duration::from_secs(10)).await;
     let resp = post_form(
         &s,
         form,
@@ -137,7 +137,19 @@ async fn answers_are_checked_stored_listed_exported_and_mailed(database: &str) {
         assert!(again.contains(said), "{said}: {again}");
     }
     assert!(again.contains("value=\"Ann\""), "what was typed comes back");
-    let resp = post_form(&s, form, &[("_ticket", &ticket), ("name", "Ann")], true).await;
+    let resp = post_form(
+        &s,
+        form,
+        &[
+            (
+                "_ticket",
+                &aged_ticket(&s, &format!("form:{form}"), Duration::from_secs(10)).await,
+            ),
+            ("name", "Ann"),
+        ],
+        true,
+    )
+    .await;
     assert_eq!(resp.status().as_u16(), 400);
     let problem: Value = serde_json::from_str(&resp.text().await.unwrap()).unwrap();
     assert_eq!(problem["fields"]["email"], "fill this in", "{problem}");
@@ -148,7 +160,10 @@ async fn answers_are_checked_stored_listed_exported_and_mailed(database: &str) {
         &s,
         form,
         &[
-            ("_ticket", &ticket),
+            (
+                "_ticket",
+                &aged_ticket(&s, &format!("form:{form}"), Duration::from_secs(10)).await,
+            ),
             ("name", "Ann Smith"),
             (
                 "story",
@@ -294,7 +309,7 @@ async fn a_file_goes_through_the_media_checks_and_only_editors_see_it_and_bots_a
         page.contains("enctype=\"multipart/form-data\"") && page.contains("type=\"file\""),
         "{page}"
     );
-    let ticket = aged_ticket(&s, Duration::from_secs(10)).await;
+    let ticket = aged_ticket(&s, &format!("form:{form}"), Duration::from_secs(10)).await;
     let send = |content_type: String, body: Vec<u8>| {
         reqwest::Client::new()
             .post(format!("http://{}/forms/{form}/submit", s.addr))
@@ -320,7 +335,13 @@ async fn a_file_goes_through_the_media_checks_and_only_editors_see_it_and_bots_a
 
     // A picture: kept as a media resource nobody but editors sees.
     let (ct, body) = multipart(
-        &[("_ticket", &ticket), ("name", "Ann")],
+        &[
+            (
+                "_ticket",
+                &aged_ticket(&s, &format!("form:{form}"), Duration::from_secs(10)).await,
+            ),
+            ("name", "Ann"),
+        ],
         ("photo", "me.png", &png()),
     );
     let resp = send(ct, body).await.unwrap();
@@ -361,7 +382,14 @@ async fn a_file_goes_through_the_media_checks_and_only_editors_see_it_and_bots_a
 
     // A bot: the hidden field filled. Thanked; nothing kept, not its file either.
     let (ct, body) = multipart(
-        &[("_ticket", &ticket), ("extra_info", "x"), ("name", "Bot")],
+        &[
+            (
+                "_ticket",
+                &aged_ticket(&s, &format!("form:{form}"), Duration::from_secs(10)).await,
+            ),
+            ("extra_info", "x"),
+            ("name", "Bot"),
+        ],
         ("photo", "b.png", &png()),
     );
     let resp = send(ct, body).await.unwrap();
@@ -399,7 +427,7 @@ async fn the_starter_contact_form_delivers() {
         })
         .await
         .unwrap();
-    let ticket = aged_ticket(&s, Duration::from_secs(10)).await;
+    let ticket = aged_ticket(&s, &format!("form:{form}"), Duration::from_secs(10)).await;
     let resp = post_form(
         &s,
         form,
@@ -468,4 +496,84 @@ async fn a_published_form_without_fields_is_not_there_for_visitors_until_it_has_
     let page = visitor_page(&s, id).await;
     assert_eq!(page.status, 200);
     assert!(page.text().contains("E-mail"), "{}", page.text());
+}
+
+/// A visitor's ticket is good for one sending of its own form within an
+/// hour: sent twice, used on the contact form, or older than an hour, the
+/// answers are taken for a bot's (the thanks, nothing kept).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ticket_is_for_one_post_to_its_own_form_within_an_hour() {
+    let sink = SmtpSink::start();
+    let s = site(&sink, starter_api::SQLITE).await;
+    let form = survey(&s).await;
+    let contact = s.models["default"]
+        .store
+        .run(|s| s.resource_id("form_contact"))
+        .await
+        .unwrap()
+        .expect("the starter's contact form")
+        .0;
+    let answers = |ticket: String| async move {
+        vec![
+            ("_ticket".to_owned(), ticket),
+            ("name".to_owned(), "Ann".to_owned()),
+            ("email".to_owned(), "ann@example.org".to_owned()),
+            ("message".to_owned(), "Hello".to_owned()),
+            ("topic".to_owned(), "Help".to_owned()),
+            ("agree".to_owned(), "yes".to_owned()),
+        ]
+    };
+    let server = &s;
+    let send = |form: i64, fields: Vec<(String, String)>| async move {
+        let fields: Vec<(&str, &str)> = fields
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        post_form(server, form, &fields, true)
+            .await
+            .status()
+            .as_u16()
+    };
+    let ticket = aged_ticket(&s, &format!("form:{form}"), Duration::from_secs(10)).await;
+    assert_eq!(send(form, answers(ticket.clone()).await).await, 201);
+    assert_eq!(
+        submissions(&s, form).await.len(),
+        1,
+        "the first sending is kept"
+    );
+    assert_eq!(send(form, answers(ticket).await).await, 201);
+    assert_eq!(
+        submissions(&s, form).await.len(),
+        1,
+        "the same ticket again: dropped"
+    );
+
+    let for_survey = aged_ticket(&s, &format!("form:{form}"), Duration::from_secs(10)).await;
+    assert_eq!(send(contact, answers(for_survey).await).await, 201);
+    assert_eq!(
+        submissions(&s, contact).await.len(),
+        0,
+        "the survey's ticket on the contact form: dropped"
+    );
+    let stale = aged_ticket(&s, &format!("form:{form}"), Duration::from_secs(3700)).await;
+    assert_eq!(send(form, answers(stale).await).await, 201);
+    assert_eq!(submissions(&s, form).await.len(), 1, "an hour old: dropped");
+
+    let fresh = aged_ticket(&s, &format!("form:{contact}"), Duration::from_secs(10)).await;
+    assert_eq!(send(contact, answers(fresh).await).await, 201);
+    assert_eq!(
+        submissions(&s, contact).await.len(),
+        1,
+        "its own ticket: kept"
+    );
+
+    // A ticket is asked for a form or page by name.
+    let no_target = reqwest::Client::new()
+        .get(format!("http://{}/api/form-ticket", s.addr))
+        .header("Host", "localhost")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(no_target.status().as_u16(), 400);
+    s.shutdown().await;
 }

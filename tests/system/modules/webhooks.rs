@@ -212,8 +212,9 @@ async fn changes_comments_forms_and_new_users_are_told() {
     );
 
     // A comment and a form's answers.
-    let ticket = tickets::aged_ticket(&s, Duration::from_secs(10)).await;
     let other = article(&s, "Commented", true).await;
+    let ticket =
+        tickets::aged_ticket(&s, &format!("comments:{other}"), Duration::from_secs(10)).await;
     let (status, _) = api(&s, "POST", "/api/comments", Some(json!({"rsc": other, "name": "Ann", "email": "ann@example.org", "body": "Hi", "_ticket": ticket}))).await;
     assert_eq!(status, 202);
     let contact = s.models["default"]
@@ -222,6 +223,8 @@ async fn changes_comments_forms_and_new_users_are_told() {
         .await
         .unwrap()
         .expect("the starter's contact form");
+    let ticket =
+        tickets::aged_ticket(&s, &format!("form:{}", contact.0), Duration::from_secs(10)).await;
     let resp = reqwest::Client::new()
         .post(format!("http://{}/forms/{}/submit", s.addr, contact.0))
         .header("Host", "localhost")

@@ -1,10 +1,10 @@
 //! What the binary's tests share (each test file uses part of it).
 #![allow(dead_code)]
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -117,4 +117,44 @@ pub fn copy(from: &Path, to: &Path) {
 pub fn pg_url() -> String {
     std::env::var("BULWARK_TEST_PG_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+/// `bulwark` run as an operator runs it, in `dir` (the folder holding
+/// `sites/`), with warnings only in its log.
+pub fn bulwark(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bulwark"));
+    cmd.current_dir(dir)
+        .env("BULWARK_LOG", "warn")
+        .env_remove("BULWARK_ADMIN_PASSWORD")
+        .env_remove("BULWARK_SITES");
+    cmd
+}
+
+/// Runs `bulwark args...` in `dir` with `stdin` as its standard input.
+pub fn run(dir: &Path, args: &[&str], stdin: &str) -> Output {
+    let mut child = bulwark(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// Runs `bulwark args...` in `dir` and asserts it succeeded (its error
+/// output otherwise).
+pub fn run_ok(dir: &Path, args: &[&str]) {
+    let out = run(dir, args, "");
+    assert!(
+        out.status.success(),
+        "bulwark {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

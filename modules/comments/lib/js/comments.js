@@ -31,7 +31,8 @@
 
     function askTicket() {
       if (!ticket) {
-        ticket = fetch("/api/form-ticket", { cache: "no-store", credentials: "same-origin" })
+        var url = "/api/form-ticket?for=" + encodeURIComponent(form.dataset.ticketFor || "");
+        ticket = fetch(url, { cache: "no-store", credentials: "same-origin" })
           .then(function (r) { if (!r.ok) throw new Error("no ticket"); return r.json(); })
           .then(function (answer) {
             form.elements._ticket.value = answer.ticket;
@@ -136,10 +137,10 @@
         .catch(function () { say(_("Your comment was not posted (no connection?); it is still here: try again."), "error"); })
         .then(function () {
           submit.disabled = false;
-          // A ticket is good for many posts, but a new one after each keeps
-          // the clock honest for the next.
+          // A ticket is good for one post: the next asks for a new one.
           ticket = null;
           ticketAt = 0;
+          form.elements._ticket.value = "";
         });
     });
   });

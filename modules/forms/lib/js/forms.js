@@ -1,5 +1,6 @@
 /* Forms built in the admin (the forms module's _form.tpl): a ticket from
- * /api/form-ticket when the visitor starts filling one in (the page is one
+ * /api/form-ticket?for=form:<id> (data-ticket-for: one post to this form,
+ * within an hour) when the visitor starts filling one in (the page is one
  * cached copy for everyone, so the ticket cannot be in it), and a form sent
  * by a quick visitor is held back until the ticket is old enough
  * (data-min-fill, milliseconds, 3500 by default: a little over the site's
@@ -14,7 +15,8 @@
     var gotAt = field.value ? Date.now() : 0;
     function ask() {
       if (!asked && !field.value) {
-        asked = fetch("/api/form-ticket", { cache: "no-store", credentials: "same-origin" })
+        var url = "/api/form-ticket?for=" + encodeURIComponent(form.dataset.ticketFor || "");
+        asked = fetch(url, { cache: "no-store", credentials: "same-origin" })
           .then(function (r) { if (!r.ok) throw new Error("no ticket"); return r.json(); })
           .then(function (answer) { field.value = answer.ticket; gotAt = Date.now(); })
           .catch(function () { asked = null; });
