@@ -364,6 +364,38 @@ fn sighup_and_reload_swap_in_changed_templates_and_configs_and_a_broken_site_kee
         "the shop serves as before"
     );
 
+    // A template broken at a reload: the site keeps the templates it ran
+    // with, and a page rendered again (purged) is still the good one.
+    let good_about = std::fs::read_to_string(news.join("templates/about.tpl")).unwrap();
+    std::fs::write(
+        news.join("templates/about.tpl"),
+        r#"{% extends "base.tpl" %}{% block body %}about {{ %}{% endblock %}"#,
+    )
+    .unwrap();
+    let out = bulwark(dir.path()).arg("reload").output().unwrap();
+    assert!(!out.status.success(), "a broken template is an error");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("site news: 1 broken template(s), the site keeps its last good ones"),
+        "{stderr}"
+    );
+    let out = bulwark(dir.path())
+        .args(["purge", "news", "--url", "/about"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let again = get("news", "/about");
+    assert!(
+        again.contains("about") && again != about,
+        "rendered again, from the good template: {again:?}"
+    );
+    assert_eq!(
+        get("news", "/new"),
+        "new page",
+        "the rest of the site as it ran"
+    );
+    std::fs::write(news.join("templates/about.tpl"), good_about).unwrap();
+
     // `bulwark status` names both sites; `bulwark purge` drops pages.
     let out = bulwark(dir.path())
         .args(["status", "--json"])

@@ -209,10 +209,22 @@ impl SiteTemplates {
     /// Compiles every template the site can see; returns the broken ones,
     /// and the translation catalogs that could not be read.
     pub fn check_all(&self) -> Vec<RenderError> {
-        self.names()
-            .iter()
-            .filter_map(|name| self.env.get_template(name).err().map(RenderError::from))
+        self.broken()
+            .into_iter()
+            .map(|(_, error)| error)
             .chain(self.catalogs.errors().iter().map(RenderError::other))
+            .collect()
+    }
+
+    /// The templates that do not compile, by name (a template compiled
+    /// before is not read again: it is the one this load serves).
+    pub fn broken(&self) -> Vec<(String, RenderError)> {
+        self.names()
+            .into_iter()
+            .filter_map(|name| {
+                let error = self.env.get_template(&name).err()?;
+                Some((name, RenderError::from(error)))
+            })
             .collect()
     }
 

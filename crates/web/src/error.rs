@@ -87,6 +87,10 @@ pub enum LoadError {
         #[source]
         source: OpenError,
     },
+    /// At a reload, templates that do not compile (the site keeps the ones it
+    /// ran with).
+    #[error("site {site}: {} broken template(s), the site keeps its last good ones: {}", broken.len(), broken.join("; "))]
+    Templates { site: String, broken: Vec<String> },
 }
 
 impl LoadError {
@@ -100,7 +104,9 @@ impl LoadError {
                         .canonicalize()
                         .is_ok_and(|path| path.starts_with(&site.dir))
             }
-            LoadError::Data { site: name, .. } => name == site.name().as_str(),
+            LoadError::Data { site: name, .. } | LoadError::Templates { site: name, .. } => {
+                name == site.name().as_str()
+            }
         }
     }
 }

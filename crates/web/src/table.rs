@@ -167,9 +167,12 @@ impl SiteTable {
         let mut errors = Vec::new();
         for folder in folders {
             let loaded = match folder.site {
-                Ok(site) => serve_site(Arc::new(site), options, modules, stores, reload)
-                    .await
-                    .map_err(|e| vec![e]),
+                Ok(site) => {
+                    let ran = running.and_then(|t| t.site_in(&folder.dir)).cloned();
+                    serve_site(Arc::new(site), options, modules, stores, reload, ran)
+                        .await
+                        .map_err(|e| vec![e])
+                }
                 Err(site_errors) => Err(site_errors.into_iter().map(LoadError::Site).collect()),
             };
             let served = match loaded {
@@ -268,14 +271,48 @@ impl SiteTable {
 }
 
 /// Opens a site's data, lets its modules plug in, and builds its controllers.
+/// `ran`: the site as it runs already (a reload), which keeps running when
+/// the reload breaks one of its templates.
 async fn serve_site(
     site: Arc<Site>,
     options: &SitesOptions,
     modules: &[Arc<dyn Module>],
     stores: &SiteStores,
     reload: &ReloadHandle,
+    ran: Option<Arc<ServedSite>>,
 ) -> Result<ServedSite, LoadError> {
     let file = site.dir.join("site.toml");
+    if let Some(ran) = ran.filter(|_| !options.dev) {
+        // A template the reload broke keeps the site as it ran (as a broken
+        // site.toml does): its pages keep their last good templates. One
+        // broken before stays as it was. Checked before anything of this
+        // load takes over (observers, commit hooks); compiling needs no
+        // module's functions (those are looked up when a page renders).
+        let check = SiteTemplates::with_extensions(site.clone(), options.template_options(), &[]);
+        let newly_broken = tokio::task::spawn_blocking(move || {
+            let before: Vec<String> = ran
+                .runtime
+                .templates()
+                .broken()
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect();
+            check
+                .broken()
+                .into_iter()
+                .filter(|(name, _)| !before.contains(name))
+                .map(|(_, error)| error.to_string())
+                .collect::<Vec<_>>()
+        })
+        .await
+        .unwrap_or_default();
+        if !newly_broken.is_empty() {
+            return Err(LoadError::Templates {
+                site: site.name().to_string(),
+                broken: newly_broken,
+            });
+        }
+    }
     let enabled = enabled_modules(&site, modules);
     let (open, store_in_use) =
         stores

@@ -68,7 +68,7 @@ pub struct WxrError {
 /// Reads a WXR file's entries one at a time.
 pub struct WxrReader {
     path: PathBuf,
-    reader: Reader<BufReader<File>>,
+    reader: Reader<Bounded>,
     buf: Vec<u8>,
     /// The names of the elements we are in, outermost first.
     open: Vec<String>,
@@ -82,6 +82,48 @@ pub struct WxrReader {
 
 const CHANNEL: [&str; 2] = ["rss", "channel"];
 
+/// The most one piece of the file may hold (a tag, or the text between two
+/// tags): a post's content is far smaller, and reading a larger one whole
+/// would cost several times its size (a 100 MB element took 760 MiB).
+pub const MAX_PIECE_BYTES: u64 = 32 << 20;
+const TOO_LARGE: &str = "an element of more than 32 MiB";
+
+/// The file as the XML reader reads it, counting the bytes of the piece
+/// being read ([`WxrReader::next_entry`] starts each count): past
+/// [`MAX_PIECE_BYTES`] the next read fails, so a huge element costs at most
+/// that much before it is refused. Written here rather than found: it is
+/// `BufRead` with one counter.
+struct Bounded {
+    inner: BufReader<File>,
+    piece: u64,
+}
+
+impl Read for Bounded {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.fill_buf()?.len().min(buf.len());
+        buf[..n].copy_from_slice(&self.inner.buffer()[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Bounded {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.piece > MAX_PIECE_BYTES {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                TOO_LARGE,
+            ));
+        }
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.piece += n as u64;
+        self.inner.consume(n);
+    }
+}
+
 impl WxrReader {
     pub fn open(path: &Path) -> Result<WxrReader, WxrError> {
         let file = File::open(path).map_err(|e| WxrError {
@@ -90,7 +132,10 @@ impl WxrReader {
             column: 0,
             message: e.to_string(),
         })?;
-        let mut reader = Reader::from_reader(BufReader::with_capacity(256 * 1024, file));
+        let mut reader = Reader::from_reader(Bounded {
+            inner: BufReader::with_capacity(256 * 1024, file),
+            piece: 0,
+        });
         reader.config_mut().trim_text(false);
         Ok(WxrReader {
             path: path.to_owned(),
@@ -127,12 +172,27 @@ impl WxrReader {
         }
         loop {
             self.buf.clear();
+            if self.buf.capacity() > 1 << 20 {
+                // A large piece is not kept for the rest of the file.
+                self.buf = Vec::with_capacity(64 * 1024);
+            }
+            self.reader.get_mut().piece = 0;
             let before = self.reader.buffer_position();
             let event = match self.reader.read_event_into(&mut self.buf) {
                 Ok(event) => event.into_owned(),
                 Err(e) => {
-                    let at = self.reader.error_position();
+                    let too_large =
+                        matches!(&e, quick_xml::Error::Io(io) if io.to_string() == TOO_LARGE);
+                    let at = if too_large {
+                        before
+                    } else {
+                        self.reader.error_position()
+                    };
                     let message = match e {
+                        quick_xml::Error::Io(_) if too_large => format!(
+                            "{TOO_LARGE} begins here: larger than any post a WordPress export \
+                             holds, so it is not read"
+                        ),
                         // The file ends inside a comment, a CDATA section or a tag.
                         quick_xml::Error::Syntax(s)
                             if !matches!(s, quick_xml::errors::SyntaxError::InvalidBangMarkup) =>
@@ -260,7 +320,7 @@ impl WxrReader {
 
 const NOT_WXR: &str = "this is not a WordPress export (WXR): it has no <rss><channel>";
 
-fn end_of(reader: &Reader<BufReader<File>>) -> u64 {
+fn end_of(reader: &Reader<Bounded>) -> u64 {
     reader.buffer_position()
 }
 
@@ -288,6 +348,42 @@ fn line_and_column(path: &Path, at: u64) -> (u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The most memory the process has held (Linux's `VmHWM`), in bytes.
+    fn peak_memory() -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+        kib * 1024
+    }
+
+    #[test]
+    fn an_element_of_a_hundred_megabytes_is_refused_before_it_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.xml");
+        let mut file = std::io::BufWriter::new(File::create(&path).unwrap());
+        use std::io::Write;
+        file.write_all(b"<rss><channel>\n<item><title>Big</title>\n<content:encoded>")
+            .unwrap();
+        let chunk = vec![b'a'; 1 << 20];
+        for _ in 0..100 {
+            file.write_all(&chunk).unwrap();
+        }
+        file.write_all(b"</content:encoded></item></channel></rss>\n")
+            .unwrap();
+        drop(file);
+        let before = peak_memory();
+        let mut reader = WxrReader::open(&path).unwrap();
+        let refused = reader.next_entry().unwrap_err();
+        let grew = peak_memory().saturating_sub(before);
+        assert!(
+            refused.message.contains("more than 32 MiB"),
+            "{}",
+            refused.message
+        );
+        assert_eq!(refused.line, 3, "where the element's text begins");
+        assert!(grew < 80 << 20, "reading it took {} MiB", grew >> 20);
+    }
 
     fn entries(xml: &str) -> Result<Vec<Node>, WxrError> {
         let dir = tempfile::tempdir().unwrap();

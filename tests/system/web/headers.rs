@@ -416,3 +416,55 @@ async fn a_reload_that_changes_what_a_render_reads_renders_that_sites_pages_agai
     assert_eq!(get(s.addr, "b.test", "/").await.text(), first[2]);
     s.shutdown().await;
 }
+
+/// Two nodes of a cluster on PostgreSQL, each with its own site.toml (as a
+/// cluster is run: the same file put on every node, each node reloaded). A
+/// renamed site reaches each node's cached pages when that node reloads, and
+/// only then: the other node, still on its old configuration, keeps its
+/// pages (they are right for it) until it reloads too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_two_nodes_each_reload_renders_its_own_pages_again() {
+    let schema = crate::accounts::fresh_schema("reload_nodes");
+    let (name_a, name_b) = (format!("a-{schema}"), format!("b-{schema}"));
+    let a =
+        crate::accounts::starter_node(&schema, &name_a, "", &[], bulwark_module_cluster::module())
+            .await;
+    let b =
+        crate::accounts::starter_node(&schema, &name_b, "", &[], bulwark_module_cluster::module())
+            .await;
+    let about = |node: &TestServer| {
+        let addr = node.addr;
+        async move { get(addr, "localhost", "/en/about").await.text() }
+    };
+    let (first_a, first_b) = (about(&a).await, about(&b).await);
+    assert!(first_a.contains(">Bulwark<"), "the starter's title");
+    assert_eq!(about(&a).await, first_a, "cached on A");
+    assert_eq!(about(&b).await, first_b, "cached on B");
+    let renamed = |node: &TestServer| {
+        let toml = node.sites().join("default/site.toml");
+        let text = std::fs::read_to_string(&toml).unwrap();
+        write(
+            &toml,
+            &text.replacen("title = \"Bulwark\"", "title = \"Bulwark, renamed\"", 1),
+        );
+    };
+    renamed(&a);
+    renamed(&b);
+
+    a.reload().await;
+    assert!(
+        about(&a).await.contains(">Bulwark, renamed<"),
+        "A renders again"
+    );
+    assert_eq!(
+        about(&b).await,
+        first_b,
+        "B, not reloaded yet, keeps its page"
+    );
+    b.reload().await;
+    assert!(
+        about(&b).await.contains(">Bulwark, renamed<"),
+        "B renders again"
+    );
+    crate::accounts::stop_nodes(vec![a, b], &schema).await;
+}
