@@ -306,7 +306,9 @@ fn keep_private(path: &Path) -> Result<()> {
     {
         Ok(_) => return Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(failed(e)),
+        // No folder, no right to make it: SQLite opening it says why, in
+        // its own words.
+        Err(_) => return Ok(()),
     }
     for suffix in ["", "-wal", "-shm"] {
         let file = PathBuf::from(format!("{}{suffix}", path.display()));

@@ -287,6 +287,20 @@ async fn keep(
         // Another node is ordering: its certificate shows up at a next look.
         return Ok(());
     }
+    // Another node may have finished its order between this look's first
+    // reading and the lock: read again, holding the lock.
+    let kept_now: Option<Kept> = {
+        let store = store.clone();
+        tokio::task::spawn_blocking(move || read_state(&store, "certificate"))
+            .await
+            .map_err(|e| e.to_string())??
+            .and_then(|text| serde_json::from_str(&text).ok())
+    };
+    if kept_now.as_ref().is_some_and(|k| !due(k)) {
+        let (store, holder) = (store.clone(), holder.to_owned());
+        let _ = tokio::task::spawn_blocking(move || unlock(&store, &holder)).await;
+        return Ok(()); // Installed at the next look.
+    }
     let ordered = order(site, store, settings, holder, &wanted).await;
     {
         let (store, holder) = (store.clone(), holder.to_owned());
