@@ -19,7 +19,6 @@ mod encoding;
 mod forwarded;
 mod response;
 mod server;
-mod site_path;
 
 pub use accept::weighted_choices;
 pub use access_log::AccessLogTarget;
@@ -29,4 +28,3 @@ pub use encoding::negotiate;
 pub use forwarded::{Networks, NotAnAddress, TrustedProxies, visitor_network};
 pub use response::{html_response, plain_error_page, plain_response};
 pub use server::{Handler, Peer, Server, ServerError, ServerOptions};
-pub use site_path::is_site_path;

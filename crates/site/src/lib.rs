@@ -35,6 +35,7 @@ mod dispatch;
 mod error;
 mod files;
 mod module;
+mod site_path;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -56,6 +57,7 @@ pub use files::{
     split_lib_path,
 };
 pub use module::{ManifestError, ModuleManifest, embedded_file};
+pub use site_path::is_site_path;
 
 /// A loaded, validated site.
 #[derive(Debug)]

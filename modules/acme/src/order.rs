@@ -113,16 +113,27 @@ fn orders_this_week(store: &Store, hosts: &str) -> Result<i64, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The certificate kept in the site's database, if any (one that does not
+/// parse counts as none: a new one is ordered).
+fn kept_certificate(store: &Store) -> Result<Option<Kept>, String> {
+    Ok(read_state(store, "certificate")?.and_then(|text| serde_json::from_str(&text).ok()))
+}
+
+/// [`kept_certificate`], off the runtime's workers.
+async fn read_kept(store: &Store) -> Result<Option<Kept>, String> {
+    let store = store.clone();
+    tokio::task::spawn_blocking(move || kept_certificate(&store))
+        .await
+        .map_err(|e| e.to_string())?
+}
+
 /// The site's samples for `/metrics`: when its certificate ends (none
 /// before there is one) and the orders placed for its names this week (a
 /// number that climbs while orders fail; [`ORDERS_PER_WEEK`] stops them).
 pub(crate) fn metrics(store: &Store, hosts: &[String]) -> Vec<bulwark_web::Metric> {
     use bulwark_web::Metric;
     let mut metrics = Vec::new();
-    let kept: Option<Kept> = read_state(store, "certificate")
-        .ok()
-        .flatten()
-        .and_then(|text| serde_json::from_str(&text).ok());
+    let kept = kept_certificate(store).ok().flatten();
     if let Some(k) = kept {
         metrics.push(Metric::gauge(
             "bulwark_certificate_expiry_timestamp_seconds",
@@ -241,13 +252,7 @@ async fn keep(
     certificates: &Certificates,
 ) -> Result<(), String> {
     let wanted = hosts(site);
-    let kept: Option<Kept> = {
-        let store = store.clone();
-        tokio::task::spawn_blocking(move || read_state(&store, "certificate"))
-            .await
-            .map_err(|e| e.to_string())??
-            .and_then(|text| serde_json::from_str(&text).ok())
-    };
+    let kept = read_kept(store).await?;
     let due = |k: &Kept| {
         let begins = validity(&k.chain).map_or(k.not_after, |(begins, _)| begins);
         k.hosts != wanted || Utc::now() >= renew_at(begins, k.not_after, settings.renew_days)
@@ -289,13 +294,7 @@ async fn keep(
     }
     // Another node may have finished its order between this look's first
     // reading and the lock: read again, holding the lock.
-    let kept_now: Option<Kept> = {
-        let store = store.clone();
-        tokio::task::spawn_blocking(move || read_state(&store, "certificate"))
-            .await
-            .map_err(|e| e.to_string())??
-            .and_then(|text| serde_json::from_str(&text).ok())
-    };
+    let kept_now = read_kept(store).await?;
     if kept_now.as_ref().is_some_and(|k| !due(k)) {
         let (store, holder) = (store.clone(), holder.to_owned());
         let _ = tokio::task::spawn_blocking(move || unlock(&store, &holder)).await;

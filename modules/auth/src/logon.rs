@@ -122,7 +122,7 @@ fn form(body: &[u8]) -> BTreeMap<String, String> {
 /// Only a path on this site: no scheme, no `//host`, no backslash tricks.
 fn safe_next(next: Option<&str>) -> String {
     match next {
-        Some(n) if bulwark_http::is_site_path(n) && !n.contains('\\') => n.to_string(),
+        Some(n) if bulwark_site::is_site_path(n) && !n.contains('\\') => n.to_string(),
         _ => "/".to_string(),
     }
 }

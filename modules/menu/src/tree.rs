@@ -91,7 +91,7 @@ impl Language {
 
     /// A plain link's URL: a path of this site gets the page's prefix.
     fn url(&self, url: String) -> String {
-        if !self.prefix.is_empty() && bulwark_http::is_site_path(&url) {
+        if !self.prefix.is_empty() && bulwark_site::is_site_path(&url) {
             format!("{}{url}", self.prefix)
         } else {
             url

@@ -82,7 +82,7 @@ impl NewRule {
         }
         if let Some(to) = to {
             let lower = to.to_ascii_lowercase();
-            if !(bulwark_http::is_site_path(to)
+            if !(bulwark_site::is_site_path(to)
                 || lower.starts_with("http://")
                 || lower.starts_with("https://"))
             {

@@ -23,7 +23,7 @@ impl Origin {
     /// `url` on the canonical host when it is a path of this site (with
     /// what follows it: a query, a fragment, a srcset's width), else as it is.
     fn absolute(&self, url: &str) -> String {
-        match bulwark_http::is_site_path(url) {
+        match bulwark_site::is_site_path(url) {
             true => format!("{}{url}", self.0),
             false => url.to_owned(),
         }
@@ -92,7 +92,7 @@ fn absolute_links(html: &str, origin: &Origin) -> String {
                 attributes.contains(&name)
                     && value
                         .split(',')
-                        .any(|v| bulwark_http::is_site_path(v.trim()))
+                        .any(|v| bulwark_site::is_site_path(v.trim()))
             };
             if !found.attrs.iter().any(|(n, v)| local(n, v)) {
                 continue;
